@@ -1,0 +1,583 @@
+"""The backend contract: what every implementation of the Model RI API offers the specs.
+
+One method per C function of the task-level API (and what the specs need around it),
+named the snake_case of the C name with its ``aclmdlRI`` / ``aclrt`` / ``acl`` prefix
+dropped, taking the C arguments in C order, and returning the ``aclError`` integer first
+and the out-parameters after it::
+
+    rc, model = b.capture_end(stream)
+    rc, tasks, n = b.get_tasks_by_stream(stream, capacity)
+
+API errors are return codes, never exceptions: the specs assert exact codes and what the
+out-parameters hold on failure. Exceptions are for harness faults only.
+
+Conventions shared by every backend:
+
+* Handles (streams, events, models, tasks, task groups, binaries, functions) are opaque
+  Python values compared with ``==``; ``None`` is NULL.
+* Device memory is addressed by plain ``int`` 64-bit device addresses.
+* Host memory is a numpy array (C-contiguous); counts are in bytes, as in C.
+* An out-parameter the call did not write comes back as :data:`UNWRITTEN`. Every array
+  out-parameter (``streams[]``, ``tasks[]``) is a list of ``capacity`` slots that the harness
+  prefilled with :data:`UNWRITTEN` before the call, so "the tail was set to NULL" and
+  "the tail was left alone" are distinguishable.
+* A NULL out-pointer is requested with the ``null_*`` keyword of the method; the value
+  returned in that position is then :data:`UNWRITTEN`.
+* Kernel arguments are the packed bytes of the kernel's argument struct (see
+  :mod:`kernel.catalog`), exactly what ``aclrtLaunchKernelWithHostArgs`` receives.
+
+Values of every enum, flag and error code below come from ``acl_rt.h`` /
+``rt_error_codes.h`` (see shared/ref/abi.md §4-§5).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+# ---------------------------------------------------------------------------------------------
+# Sentinels
+
+
+class _Unwritten:
+    """Marks an out-parameter (or an array slot) the backend left untouched."""
+
+    _instance: "_Unwritten | None" = None
+
+    def __new__(cls) -> "_Unwritten":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNWRITTEN"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "UNWRITTEN"
+
+
+UNWRITTEN: Any = _Unwritten()
+
+# ---------------------------------------------------------------------------------------------
+# Error codes (aclError)
+
+
+class Err(enum.IntEnum):
+    """``aclError`` values used by the Model RI API (abi.md §5.1)."""
+
+    SUCCESS = 0
+    INVALID_PARAM = 100000          # ACL-layer NULL check
+    UNINITIALIZE = 100001
+    REPEAT_INITIALIZE = 100002
+    RT_PARAM_INVALID = 107000       # runtime-layer check
+    RT_INVALID_DEVICEID = 107001
+    RT_CONTEXT_NULL = 107002
+    RT_STREAM_CONTEXT = 107003
+    RT_MODEL_CONTEXT = 107004
+    RT_STREAM_MODEL = 107005
+    RT_INVALID_HANDLE = 107017
+    RT_CAPTURE_DEPENDENCY = 107024
+    RT_STREAM_UNJOINED = 107025
+    RT_MODEL_CAPTURED = 107026
+    RT_STREAM_CAPTURED = 107027
+    RT_EVENT_CAPTURED = 107028
+    RT_STREAM_NOT_CAPTURED = 107029
+    RT_CAPTURE_MODE_NOT_SUPPORT = 107030
+    RT_STREAM_CAPTURE_IMPLICIT = 107031
+    STREAM_CAPTURE_CONFLICT = 107032
+    STREAM_TASK_GROUP_STATUS = 107033
+    STREAM_TASK_GROUP_INTR = 107034
+    RT_STREAM_CAPTURE_UNMATCHED = 107036
+    RT_MODEL_RUNNING = 107037
+    RT_STREAM_CAPTURE_WRONG_THREAD = 107038
+    RT_INSUFFICIENT_INPUT_ARRAY = 107039
+    RT_MODEL_UPDATE_FAILED = 107040
+    RT_CAPTURE_MODE_BLOCK_ASYNC = 107041
+    RT_SUB_ACLGRAPH_IS_CAPTURING = 107045
+    RT_FEATURE_NOT_SUPPORT = 207000
+    RT_MEMORY_ALLOCATION = 207001
+    RT_INTERNAL_ERROR = 507000
+    RT_STREAM_TASK_FULL = 507002
+    RT_TASK_TYPE_NOT_SUPPORT = 507009
+    RT_MODEL_EXECUTE = 507011
+    RT_STREAM_SYNC_TIMEOUT = 507046
+    RT_STREAM_CAPTURE_INVALIDATED = 507903
+
+
+def err_name(rc: int) -> str:
+    """``107039`` -> ``"107039 (RT_INSUFFICIENT_INPUT_ARRAY)"``; unknown codes print bare."""
+    try:
+        return f"{int(rc)} ({Err(rc).name})"
+    except ValueError:
+        return str(rc)
+
+
+# ---------------------------------------------------------------------------------------------
+# Enums (4-byte C enums)
+
+
+class TaskType(enum.IntEnum):
+    """``aclmdlRITaskType`` (TYPE-01)."""
+
+    DEFAULT = 0
+    KERNEL = 1
+    EVENT_RECORD = 2
+    EVENT_WAIT = 3
+    EVENT_RESET = 4
+    VALUE_WRITE = 5
+    VALUE_WAIT = 6
+
+
+class CaptureMode(enum.IntEnum):
+    """``aclmdlRICaptureMode``."""
+
+    GLOBAL = 0
+    THREAD_LOCAL = 1
+    RELAXED = 2
+
+
+class CaptureStatus(enum.IntEnum):
+    """``aclmdlRICaptureStatus``."""
+
+    NONE = 0
+    ACTIVE = 1
+    INVALIDATED = 2
+
+
+class MemcpyKind(enum.IntEnum):
+    """``aclrtMemcpyKind``."""
+
+    HOST_TO_HOST = 0
+    HOST_TO_DEVICE = 1
+    DEVICE_TO_HOST = 2
+    DEVICE_TO_DEVICE = 3
+    DEFAULT = 4
+
+
+class MallocPolicy(enum.IntEnum):
+    """``aclrtMemMallocPolicy`` (the values the suite uses)."""
+
+    HUGE_FIRST = 0
+    HUGE_ONLY = 1
+    NORMAL_ONLY = 2
+
+
+class StreamFlag(enum.IntFlag):
+    """``ACL_STREAM_*`` flags of ``aclrtCreateStreamWithConfig``."""
+
+    NONE = 0
+    FAST_LAUNCH = 0x1
+    FAST_SYNC = 0x2
+    PERSISTENT = 0x4
+    HUGE = 0x8
+    CPU_SCHEDULE = 0x10
+    DEVICE_USE_ONLY = 0x20
+
+
+class EventFlag(enum.IntFlag):
+    """``ACL_EVENT_*`` creation flags."""
+
+    NONE = 0
+    SYNC = 0x1
+    CAPTURE_STREAM_PROGRESS = 0x2
+    TIME_LINE = 0x8
+    DEVICE_USE_ONLY = 0x10
+    EXTERNAL = 0x20
+    IPC = 0x40
+
+
+class ValueWaitFlag(enum.IntEnum):
+    """``ACL_STREAM_WAIT_VALUE_*`` modes of ``aclrtValueWait``."""
+
+    GEQ = 0
+    EQ = 1
+    AND = 2
+    NOR = 3
+
+
+class StreamStatus(enum.IntEnum):
+    """``aclrtStreamStatus``."""
+
+    COMPLETE = 0
+    NOT_READY = 1
+
+
+# Timeouts (ms) with special meaning for aclrtSynchronizeStreamWithTimeout (TMO-01).
+WAIT_FOREVER = -1
+
+# ---------------------------------------------------------------------------------------------
+# Task parameters: a field-for-field mirror of aclmdlRITaskParams (abi.md §4.1-§4.4)
+
+
+@dataclass
+class KernelTaskParams:
+    """``aclmdlRIKernelTaskParams`` (88 bytes).
+
+    ``args`` is a device address (``int``) when ``is_host_args == 0`` and host bytes
+    (``bytes``) when ``is_host_args == 1``; ``None`` is NULL.
+    """
+
+    func_handle: Any = None
+    cfg: Any = None
+    args: int | bytes | None = None
+    is_host_args: int = 0
+    args_size: int = 0
+    num_blocks: int = 0
+    rsv: tuple[int, ...] = (0,) * 10
+
+
+@dataclass
+class EventRecordTaskParams:
+    """``aclmdlRIEventRecordTaskParams`` (16 bytes)."""
+
+    event: Any = None
+    event_flag: int = 0
+    record_flag: int = 0
+
+
+@dataclass
+class EventWaitTaskParams:
+    """``aclmdlRIEventWaitTaskParams`` (16 bytes)."""
+
+    event: Any = None
+    event_flag: int = 0
+    wait_flag: int = 0
+
+
+@dataclass
+class EventResetTaskParams:
+    """``aclmdlRIEventResetTaskParams`` (16 bytes)."""
+
+    event: Any = None
+    event_flag: int = 0
+    reset_flag: int = 0
+
+
+@dataclass
+class ValueWriteTaskParams:
+    """``aclmdlRIValueWriteTaskParams`` (16 bytes)."""
+
+    dev_addr: int | None = None
+    value: int = 0
+
+
+@dataclass
+class ValueWaitTaskParams:
+    """``aclmdlRIValueWaitTaskParams`` (24 bytes)."""
+
+    dev_addr: int | None = None
+    value: int = 0
+    flag: int = 0
+
+
+UNION_MEMBER_SIZE = {
+    TaskType.KERNEL: 88,
+    TaskType.EVENT_RECORD: 16,
+    TaskType.EVENT_WAIT: 16,
+    TaskType.EVENT_RESET: 16,
+    TaskType.VALUE_WRITE: 16,
+    TaskType.VALUE_WAIT: 24,
+}
+UNION_SIZE = 128
+
+
+@dataclass
+class TaskParams:
+    """``aclmdlRITaskParams`` (200 bytes, anonymous union at offset 72).
+
+    Exactly one union member is meaningful, the one named by ``type``; the others stay
+    ``None``. ``union_tail`` holds the union bytes past the active member (what GETP-02 says
+    reads 0 after GetParams), ``rsv0``/``rsv1`` the reserved fields.
+    """
+
+    type: int = TaskType.DEFAULT
+    rsv0: tuple[int, int, int] = (0, 0, 0)
+    task_grp: Any = None
+    op_info_ptr: Any = None
+    op_info_size: int = 0
+    rsv1: bytes = bytes(32)
+    kernel: KernelTaskParams | None = None
+    event_record: EventRecordTaskParams | None = None
+    event_wait: EventWaitTaskParams | None = None
+    event_reset: EventResetTaskParams | None = None
+    value_write: ValueWriteTaskParams | None = None
+    value_wait: ValueWaitTaskParams | None = None
+    union_tail: bytes = b""
+
+    def member(self) -> Any:
+        """The union member selected by ``type`` (``None`` for DEFAULT or unknown types)."""
+        return {
+            TaskType.KERNEL: self.kernel,
+            TaskType.EVENT_RECORD: self.event_record,
+            TaskType.EVENT_WAIT: self.event_wait,
+            TaskType.EVENT_RESET: self.event_reset,
+            TaskType.VALUE_WRITE: self.value_write,
+            TaskType.VALUE_WAIT: self.value_wait,
+        }.get(self.type)
+
+
+# ---------------------------------------------------------------------------------------------
+# Capabilities
+
+
+class Cap(str, enum.Enum):
+    """What a backend may or may not implement. A spec needing an absent one is UNSUPPORTED."""
+
+    CAPTURE = "capture"                  # CaptureBegin/End/GetInfo
+    CAPTURE_MODES = "capture_modes"      # unsafe-call blocking per mode, ThreadExchangeMode
+    CROSS_STREAM = "cross_stream"        # fork/join through events during capture
+    LISTING = "listing"                  # GetStreams, GetTasksByStream
+    TASK_TYPE = "task_type"
+    SEQ_ID = "seq_id"
+    GET_PARAMS = "get_params"
+    SET_PARAMS = "set_params"
+    DISABLE = "disable"
+    UPDATE = "update"
+    VALUE_TASKS = "value_tasks"          # aclrtValueWrite / aclrtValueWait
+    KERNELS = "kernels"                  # binary load + launch with host args
+    SYNC_TIMEOUT = "sync_timeout"        # aclrtSynchronizeStreamWithTimeout
+    THREADS = "threads"                  # calls from several host threads
+    HANDLE_VALIDATION = "handle_validation"  # stale handles -> 107017 (LIFE-06/08, Q-01)
+    INTERNAL_TASKS = "internal_tasks"    # EVENT_RESET at CaptureEnd, NOP after Update (impl.)
+
+
+ALL_CAPS: frozenset[Cap] = frozenset(Cap)
+
+# ---------------------------------------------------------------------------------------------
+# The protocol
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """One implementation of the Model RI API, as the specs see it.
+
+    Methods are grouped as in acl_rt.h. Every method returns ``rc`` (``int``) first.
+    """
+
+    name: str
+    capabilities: frozenset[Cap]
+
+    # -- identity and teardown ------------------------------------------------------------
+    def version(self) -> str:
+        """A free-form version string of the implementation (CANN version, simulator version)."""
+        ...
+
+    def kernel_binary_path(self) -> str:
+        """Absolute path of the kernel binary that holds the catalog's kernels."""
+        ...
+
+    def close(self) -> None:
+        """Release everything the backend holds (harness call, not an ACL function)."""
+        ...
+
+    # -- device --------------------------------------------------------------------------
+    def set_device(self, device_id: int) -> int:
+        """aclrtSetDevice: binds the device to the calling thread."""
+        ...
+
+    # -- streams -------------------------------------------------------------------------
+    def create_stream(self) -> tuple[int, Any]:
+        """aclrtCreateStream -> (rc, stream)."""
+        ...
+
+    def create_stream_with_config(self, priority: int, flag: int) -> tuple[int, Any]:
+        """aclrtCreateStreamWithConfig -> (rc, stream)."""
+        ...
+
+    def destroy_stream(self, stream: Any) -> int:
+        """aclrtDestroyStream."""
+        ...
+
+    def synchronize_stream(self, stream: Any) -> int:
+        """aclrtSynchronizeStream: waits for all work on the stream."""
+        ...
+
+    def synchronize_stream_with_timeout(self, stream: Any, timeout_ms: int) -> int:
+        """aclrtSynchronizeStreamWithTimeout: -1 forever, >0 ms, 507046 on expiry."""
+        ...
+
+    def stream_query(self, stream: Any) -> tuple[int, int]:
+        """aclrtStreamQuery -> (rc, StreamStatus)."""
+        ...
+
+    # -- memory --------------------------------------------------------------------------
+    def malloc(self, size: int, policy: int = MallocPolicy.HUGE_FIRST) -> tuple[int, int]:
+        """aclrtMalloc -> (rc, device address)."""
+        ...
+
+    def free(self, dev_ptr: int | None) -> int:
+        """aclrtFree."""
+        ...
+
+    def malloc_host(self, size: int) -> tuple[int, np.ndarray | None]:
+        """aclrtMallocHost -> (rc, pinned host buffer as a uint8 numpy array)."""
+        ...
+
+    def free_host(self, host: np.ndarray) -> int:
+        """aclrtFreeHost."""
+        ...
+
+    def memcpy(self, dst: int | np.ndarray, dest_max: int, src: int | np.ndarray,
+               count: int, kind: int) -> int:
+        """aclrtMemcpy (synchronous; an "unsafe" call under capture modes, MODE-01)."""
+        ...
+
+    def memcpy_async(self, dst: int | np.ndarray, dest_max: int, src: int | np.ndarray,
+                     count: int, kind: int, stream: Any) -> int:
+        """aclrtMemcpyAsync (captured on a capturing stream; host side must be pinned)."""
+        ...
+
+    def memset(self, dev_ptr: int, max_count: int, value: int, count: int) -> int:
+        """aclrtMemset (synchronous; "unsafe")."""
+        ...
+
+    def memset_async(self, dev_ptr: int, max_count: int, value: int, count: int,
+                     stream: Any) -> int:
+        """aclrtMemsetAsync."""
+        ...
+
+    # -- events --------------------------------------------------------------------------
+    def create_event(self) -> tuple[int, Any]:
+        """aclrtCreateEvent (an "old-mode" event, XS-04)."""
+        ...
+
+    def create_event_with_flag(self, flag: int) -> tuple[int, Any]:
+        """aclrtCreateEventWithFlag."""
+        ...
+
+    def create_event_ex_with_flag(self, flag: int) -> tuple[int, Any]:
+        """aclrtCreateEventExWithFlag (the kind capture fork/join needs, with SYNC)."""
+        ...
+
+    def destroy_event(self, event: Any) -> int:
+        """aclrtDestroyEvent."""
+        ...
+
+    def record_event(self, event: Any, stream: Any) -> int:
+        """aclrtRecordEvent."""
+        ...
+
+    def stream_wait_event(self, stream: Any, event: Any) -> int:
+        """aclrtStreamWaitEvent."""
+        ...
+
+    def reset_event(self, event: Any, stream: Any) -> int:
+        """aclrtResetEvent."""
+        ...
+
+    # -- value write / wait --------------------------------------------------------------
+    def value_write(self, dev_addr: int | None, value: int, flag: int, stream: Any) -> int:
+        """aclrtValueWrite: 64-bit store to device memory, in stream order."""
+        ...
+
+    def value_wait(self, dev_addr: int | None, value: int, flag: int, stream: Any) -> int:
+        """aclrtValueWait: the stream blocks until the condition on *dev_addr holds."""
+        ...
+
+    # -- kernels -------------------------------------------------------------------------
+    def binary_load_from_file(self, bin_path: str, options: Any = None) -> tuple[int, Any]:
+        """aclrtBinaryLoadFromFile -> (rc, binary handle)."""
+        ...
+
+    def binary_get_function(self, bin_handle: Any, kernel_name: str) -> tuple[int, Any]:
+        """aclrtBinaryGetFunction -> (rc, function handle)."""
+        ...
+
+    def binary_unload(self, bin_handle: Any) -> int:
+        """aclrtBinaryUnLoad."""
+        ...
+
+    def launch_kernel_with_host_args(self, func_handle: Any, num_blocks: int, stream: Any,
+                                     cfg: Any, host_args: bytes | None, args_size: int,
+                                     placeholders: Any = None,
+                                     placeholder_num: int = 0) -> int:
+        """aclrtLaunchKernelWithHostArgs: the runtime copies ``host_args`` at the call."""
+        ...
+
+    # -- capture -------------------------------------------------------------------------
+    def capture_begin(self, stream: Any, mode: int) -> int:
+        """aclmdlRICaptureBegin."""
+        ...
+
+    def capture_get_info(self, stream: Any, *, null_status: bool = False,
+                         null_model: bool = False) -> tuple[int, Any, Any]:
+        """aclmdlRICaptureGetInfo -> (rc, status, model)."""
+        ...
+
+    def capture_thread_exchange_mode(self, mode: int | None) -> tuple[int, Any]:
+        """aclmdlRICaptureThreadExchangeMode: in ``mode`` (None = NULL pointer), out the
+        value left in ``*mode`` (the previous mode on success, the input on failure)."""
+        ...
+
+    def capture_end(self, stream: Any, *, null_model: bool = False) -> tuple[int, Any]:
+        """aclmdlRICaptureEnd -> (rc, model) where model is UNWRITTEN when not written."""
+        ...
+
+    # -- introspection and update --------------------------------------------------------
+    def get_streams(self, model: Any, capacity: int | None, *,
+                    null_count: bool = False) -> tuple[int, list[Any] | None, Any]:
+        """aclmdlRIGetStreams, two-phase: ``capacity=None`` passes streams=NULL.
+
+        Returns (rc, slots, num): ``slots`` is None for the NULL array, else the
+        ``capacity`` slots after the call; ``num`` is the value left in ``*numStreams``.
+        """
+        ...
+
+    def get_tasks_by_stream(self, stream: Any, capacity: int | None, *,
+                            null_count: bool = False) -> tuple[int, list[Any] | None, Any]:
+        """aclmdlRIGetTasksByStream, same convention as :meth:`get_streams`."""
+        ...
+
+    def task_get_type(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRITaskGetType -> (rc, TaskType value)."""
+        ...
+
+    def task_get_seq_id(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRITaskGetSeqId -> (rc, id)."""
+        ...
+
+    def task_get_params(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRITaskGetParams -> (rc, TaskParams)."""
+        ...
+
+    def task_set_params(self, task: Any, params: TaskParams | None) -> int:
+        """aclmdlRITaskSetParams (deferred until :meth:`update`)."""
+        ...
+
+    def task_disable(self, task: Any) -> int:
+        """aclmdlRITaskDisable (deferred until :meth:`update`)."""
+        ...
+
+    def update(self, model: Any) -> int:
+        """aclmdlRIUpdate: commits pending SetParams/Disable."""
+        ...
+
+    # -- execute / destroy ---------------------------------------------------------------
+    def execute_async(self, model: Any, stream: Any) -> int:
+        """aclmdlRIExecuteAsync."""
+        ...
+
+    def destroy(self, model: Any) -> int:
+        """aclmdlRIDestroy."""
+        ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Leak accounting (optional)
+
+
+@dataclass
+class LiveCounts:
+    """Live resources a backend can count; used to report leaks per spec."""
+
+    models: int = 0
+    streams: int = 0
+    events: int = 0
+    allocations: int = 0
+    extra: dict[str, int] = field(default_factory=dict)

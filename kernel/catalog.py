@@ -1,0 +1,184 @@
+"""The kernels the specs launch: names, argument-struct layouts, numpy semantics.
+
+Every kernel takes one argument struct, passed as packed bytes with C natural alignment
+(x86_64/aarch64 LP64): pointers are 8-byte device addresses, scalars are int32. The
+same layouts are used by the Ascend C sources (kernel/ascendc/) and the host C versions
+(kernel/host/) so that ``TaskSetParams`` on ``args`` means the same thing everywhere.
+
+Semantics are pure functions over a :class:`DeviceMemory` and the decoded argument
+values. They run the whole operation whatever ``numBlocks`` is, like the seed example's
+kernels, which have no ``block_idx`` partitioning (scenarios.md S6).
+
+Seed pair (scenarios.md S6): ``fallback_main`` (``out[i] = in[i] + 10``) and
+``fallback_postprocess`` (``out[i] = in[i] * 2``), 8 x int32, one block.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Callable, Mapping, Protocol
+
+import numpy as np
+
+I32 = np.dtype("<i4")
+
+#: the seed example's element count and constants (scenarios.md S6)
+SEED_ELEMENTS = 8
+SEED_MAIN_BIAS = 10
+SEED_POST_SCALE = 2
+
+
+class DeviceMemory(Protocol):
+    """What a kernel body needs: byte-addressed reads and writes of device memory."""
+
+    def read(self, addr: int, nbytes: int) -> np.ndarray:
+        """Return a copy of ``nbytes`` bytes at ``addr`` as a uint8 array."""
+        ...
+
+    def write(self, addr: int, data: np.ndarray) -> None:
+        """Store the bytes of ``data`` at ``addr``."""
+        ...
+
+
+def read_i32(mem: DeviceMemory, addr: int, n: int) -> np.ndarray:
+    """Read ``n`` int32 values at ``addr``."""
+    return mem.read(addr, 4 * n).view(I32).copy()
+
+
+def write_i32(mem: DeviceMemory, addr: int, values: np.ndarray) -> None:
+    """Write int32 values at ``addr`` (wrapping like C int32 arithmetic)."""
+    mem.write(addr, np.ascontiguousarray(values, dtype=I32).view(np.uint8))
+
+
+@dataclass(frozen=True)
+class Field:
+    """One member of an argument struct: ``ptr`` (device address) or ``i32``."""
+
+    name: str
+    kind: str  # "ptr" | "i32"
+    role: str = ""  # "in" | "out" | "inout" for pointers, "" for scalars
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A catalog entry: the kernel's name, its argument struct and its semantics."""
+
+    name: str
+    fields: tuple[Field, ...]
+    body: Callable[[DeviceMemory, Mapping[str, int]], None]
+    doc: str
+
+    @property
+    def struct_format(self) -> str:
+        """``struct`` format with C natural alignment and tail padding to 8."""
+        fmt = "<"
+        offset = 0
+        for f in self.fields:
+            size = 8 if f.kind == "ptr" else 4
+            pad = (-offset) % size
+            fmt += "x" * pad
+            offset += pad
+            fmt += "Q" if f.kind == "ptr" else "i"
+            offset += size
+        fmt += "x" * ((-offset) % 8)
+        return fmt
+
+    @property
+    def args_size(self) -> int:
+        """sizeof the argument struct."""
+        return struct.calcsize(self.struct_format)
+
+    def pack(self, **values: int) -> bytes:
+        """Pack named argument values into the struct's bytes."""
+        missing = [f.name for f in self.fields if f.name not in values]
+        extra = sorted(set(values) - {f.name for f in self.fields})
+        if missing or extra:
+            raise ValueError(f"{self.name}: missing {missing}, unknown {extra}")
+        return struct.pack(self.struct_format, *(int(values[f.name]) for f in self.fields))
+
+    def unpack(self, data: bytes) -> dict[str, int]:
+        """Decode argument bytes into named values."""
+        vals = struct.unpack(self.struct_format, bytes(data[: self.args_size]))
+        return {f.name: v for f, v in zip(self.fields, vals)}
+
+    def run(self, mem: DeviceMemory, args: bytes) -> None:
+        """Execute the kernel's semantics on ``mem`` with packed ``args``."""
+        self.body(mem, self.unpack(args))
+
+
+# ---------------------------------------------------------------------------------------------
+# Bodies
+
+
+def _fallback_main(mem: DeviceMemory, a: Mapping[str, int]) -> None:
+    x = read_i32(mem, a["input"], SEED_ELEMENTS)
+    write_i32(mem, a["output"], x + SEED_MAIN_BIAS)
+
+
+def _fallback_postprocess(mem: DeviceMemory, a: Mapping[str, int]) -> None:
+    x = read_i32(mem, a["input"], SEED_ELEMENTS)
+    write_i32(mem, a["output"], x * SEED_POST_SCALE)
+
+
+def _affine(mem: DeviceMemory, a: Mapping[str, int]) -> None:
+    x = read_i32(mem, a["x"], a["n"])
+    write_i32(mem, a["y"], x * np.int32(a["a"]) + np.int32(a["b"]))
+
+
+def _add(mem: DeviceMemory, a: Mapping[str, int]) -> None:
+    x = read_i32(mem, a["a"], a["n"])
+    y = read_i32(mem, a["b"], a["n"])
+    write_i32(mem, a["out"], x + y)
+
+
+def _accumulate(mem: DeviceMemory, a: Mapping[str, int]) -> None:
+    acc = read_i32(mem, a["acc"], a["n"])
+    x = read_i32(mem, a["x"], a["n"])
+    write_i32(mem, a["acc"], acc + x)
+
+
+def _fill(mem: DeviceMemory, a: Mapping[str, int]) -> None:
+    write_i32(mem, a["out"], np.full(a["n"], a["value"], dtype=I32))
+
+
+def _copy(mem: DeviceMemory, a: Mapping[str, int]) -> None:
+    write_i32(mem, a["dst"], read_i32(mem, a["src"], a["n"]))
+
+
+def _p(name: str, role: str) -> Field:
+    return Field(name, "ptr", role)
+
+
+def _i(name: str) -> Field:
+    return Field(name, "i32")
+
+
+KERNELS: dict[str, KernelSpec] = {
+    k.name: k
+    for k in (
+        KernelSpec("fallback_main", (_p("input", "in"), _p("output", "out")), _fallback_main,
+                   "output[i] = input[i] + 10 over 8 x int32 (seed example)"),
+        KernelSpec("fallback_postprocess", (_p("input", "in"), _p("output", "out")),
+                   _fallback_postprocess,
+                   "output[i] = input[i] * 2 over 8 x int32 (seed example)"),
+        KernelSpec("affine", (_p("x", "in"), _p("y", "out"), _i("n"), _i("a"), _i("b")), _affine,
+                   "y[i] = a * x[i] + b"),
+        KernelSpec("add", (_p("a", "in"), _p("b", "in"), _p("out", "out"), _i("n")), _add,
+                   "out[i] = a[i] + b[i]"),
+        KernelSpec("accumulate", (_p("acc", "inout"), _p("x", "in"), _i("n")), _accumulate,
+                   "acc[i] += x[i]"),
+        KernelSpec("fill", (_p("out", "out"), _i("n"), _i("value")), _fill,
+                   "out[i] = value"),
+        KernelSpec("copy", (_p("src", "in"), _p("dst", "out"), _i("n")), _copy,
+                   "dst[i] = src[i]"),
+    )
+}
+
+
+def get(name: str) -> KernelSpec:
+    """Look a kernel up by name; KeyError names the known ones."""
+    try:
+        return KERNELS[name]
+    except KeyError:
+        raise KeyError(f"unknown kernel {name!r}; known: {', '.join(KERNELS)}") from None
