@@ -1,0 +1,97 @@
+"""One assertion-message format for every spec.
+
+Every failed check reads ``[CLAUSE] what: expected X, observed Y`` so a report line names
+the clause, the observable and both values. The clause ids come from the running spec's
+``clause`` marker (set by the plugin), so specs do not repeat them.
+
+A ``207000`` (feature not supported) where the spec expected something else raises
+:class:`Unsupported`, which the plugin reports as UNSUPPORTED, never FAIL (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any, Iterable
+
+from backends.contract import UNWRITTEN, Err, err_name
+
+#: clause ids of the spec that is running (set by the plugin around each test call)
+current_clauses: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
+    "current_clauses", default=())
+
+
+class Unsupported(Exception):
+    """The backend does not support what the spec needs (207000 or a missing capability)."""
+
+
+class ConformanceFailure(AssertionError):
+    """A check failed; the message is in the suite's single format."""
+
+
+def _tag(clause: str | None) -> str:
+    ids = (clause,) if clause else current_clauses.get()
+    return "[" + ",".join(ids) + "]" if ids else "[?]"
+
+
+def _show(v: Any) -> str:
+    if v is UNWRITTEN:
+        return "UNWRITTEN"
+    if hasattr(v, "tolist"):
+        return repr(v.tolist())
+    return repr(v)
+
+
+def fail(what: str, expected: Any, observed: Any, clause: str | None = None) -> None:
+    """Raise the suite's failure for one observable."""
+    raise ConformanceFailure(f"{_tag(clause)} {what}: expected {_show(expected)}, "
+                             f"observed {_show(observed)}")
+
+
+def _unsupported_guard(observed: int, expected: Iterable[int], what: str) -> None:
+    if observed == Err.RT_FEATURE_NOT_SUPPORT and Err.RT_FEATURE_NOT_SUPPORT not in expected:
+        raise Unsupported(f"{what} returned {err_name(observed)}")
+
+
+def rc(observed: int, expected: int | Iterable[int], what: str,
+       clause: str | None = None) -> None:
+    """Check a return code (or one of a set of accepted codes)."""
+    exp = (expected,) if isinstance(expected, int) else tuple(expected)
+    _unsupported_guard(observed, exp, what)
+    if observed not in exp:
+        want = err_name(exp[0]) if len(exp) == 1 else "one of " + ", ".join(map(err_name, exp))
+        raise ConformanceFailure(f"{_tag(clause)} {what} rc: expected {want}, "
+                                 f"observed {err_name(observed)}")
+
+
+def ok(observed: int, what: str, clause: str | None = None) -> None:
+    """Check that a call succeeded (rc 0)."""
+    rc(observed, Err.SUCCESS, what, clause)
+
+
+def eq(observed: Any, expected: Any, what: str, clause: str | None = None) -> None:
+    """Check equality (numpy arrays compare element-wise and by shape)."""
+    if hasattr(observed, "tolist") or hasattr(expected, "tolist"):
+        o = observed.tolist() if hasattr(observed, "tolist") else list(observed)
+        e = expected.tolist() if hasattr(expected, "tolist") else list(expected)
+        if o != e:
+            fail(what, expected, observed, clause)
+        return
+    if observed is UNWRITTEN or expected is UNWRITTEN:
+        if observed is not expected:
+            fail(what, expected, observed, clause)
+        return
+    if not observed == expected:
+        fail(what, expected, observed, clause)
+
+
+def ne(observed: Any, unexpected: Any, what: str, clause: str | None = None) -> None:
+    """Check inequality."""
+    if observed == unexpected:
+        fail(what, f"anything but {_show(unexpected)}", observed, clause)
+
+
+def true(cond: bool, what: str, expected: Any = True, observed: Any = False,
+         clause: str | None = None) -> None:
+    """Check a condition; ``expected``/``observed`` describe it in the message."""
+    if not cond:
+        fail(what, expected, observed, clause)

@@ -1,0 +1,284 @@
+"""The spec-side helpers: resources with cleanup, buffers, kernels, capture, listing.
+
+A :class:`Dev` wraps one backend for one spec. Everything it creates is released when the
+spec ends (in reverse order, after open captures are closed and streams drained), so a
+failing spec does not leak into the next one. Helper calls that are not the observable a
+spec checks use ``expect.ok`` (a failure there names the helper step); the observable
+itself is always asserted in the spec with the raw backend call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from backends.contract import (
+    Backend, Cap, CaptureMode, CaptureStatus, Err, EventFlag, MemcpyKind, TaskType,
+)
+from kernel import catalog
+
+from . import expect
+
+#: int32 sentinel written into outputs before a run (scenarios.md S6 uses -1)
+SENTINEL = -1
+#: the default timed sync of the specs, in ms (the seed example's 5000 ms)
+SYNC_MS = 5000
+
+
+@dataclass(frozen=True)
+class Buf:
+    """A device buffer of ``n`` int32 values at device address ``addr``."""
+
+    addr: int
+    n: int
+
+    @property
+    def nbytes(self) -> int:
+        return 4 * self.n
+
+    def __int__(self) -> int:
+        return self.addr
+
+    def at(self, index: int) -> int:
+        """Device address of element ``index``."""
+        return self.addr + 4 * index
+
+
+class Dev:
+    """Resource-tracking convenience layer over a :class:`Backend` for one spec."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.b = backend
+        self._undo: list[tuple[str, Callable[[], Any]]] = []
+        self._streams: list[Any] = []
+        self._bin: Any = None
+        self._funcs: dict[str, Any] = {}
+        self._models: list[Any] = []
+
+    # -- resources -------------------------------------------------------------------------
+    def _track(self, what: str, fn: Callable[[], Any]) -> None:
+        self._undo.append((what, fn))
+
+    def stream(self) -> Any:
+        """A new ordinary stream, destroyed at the end of the spec."""
+        rc, s = self.b.create_stream()
+        expect.ok(rc, "aclrtCreateStream (setup)")
+        self._streams.append(s)
+        self._track("destroy_stream", lambda: self.b.destroy_stream(s))
+        return s
+
+    def event(self, flag: int = EventFlag.SYNC) -> Any:
+        """A new capture-capable event (aclrtCreateEventExWithFlag(SYNC) by default)."""
+        rc, e = self.b.create_event_ex_with_flag(flag)
+        expect.ok(rc, "aclrtCreateEventExWithFlag (setup)")
+        self._track("destroy_event", lambda: self.b.destroy_event(e))
+        return e
+
+    def buffer(self, values: Any = None, *, n: int | None = None,
+               fill: int | None = SENTINEL) -> Buf:
+        """A device int32 buffer holding ``values``, or ``n`` copies of ``fill``."""
+        if values is not None:
+            arr = np.asarray(values, dtype=np.int32)
+        else:
+            if n is None:
+                raise ValueError("buffer() needs values or n")
+            arr = np.full(n, 0 if fill is None else fill, dtype=np.int32)
+        rc, addr = self.b.malloc(max(arr.nbytes, 4))
+        expect.ok(rc, "aclrtMalloc (setup)")
+        self._track("free", lambda: self.b.free(addr))
+        buf = Buf(addr, len(arr))
+        if values is not None or fill is not None:
+            self.write(buf, arr)
+        return buf
+
+    def buffer64(self, value: int = 0) -> int:
+        """An 8-byte device word (for value write/wait), initialised to ``value``."""
+        rc, addr = self.b.malloc(64)
+        expect.ok(rc, "aclrtMalloc (setup)")
+        self._track("free", lambda: self.b.free(addr))
+        self.write64(addr, value)
+        return addr
+
+    def model(self, model: Any) -> Any:
+        """Register a model for destruction at the end of the spec."""
+        self._models.append(model)
+        return model
+
+    def destroy(self, model: Any) -> int:
+        """Destroy a tracked model now (it is not destroyed again at cleanup); returns rc.
+
+        Specs must use this rather than ``b.destroy`` on a tracked model: a second destroy
+        of a freed handle is use-after-free on real hardware (LIFE-06).
+        """
+        rc = self.b.destroy(model)
+        if rc == Err.SUCCESS:
+            self._models = [m for m in self._models if m is not model]
+        return rc
+
+    def forget(self, model: Any) -> None:
+        """Stop tracking a model the spec destroyed (or that the runtime destroyed)."""
+        self._models = [m for m in self._models if m is not model]
+
+    # -- host <-> device -------------------------------------------------------------------
+    def write(self, buf: Buf, values: Any) -> None:
+        """Synchronous H2D copy of int32 values into ``buf``."""
+        arr = np.ascontiguousarray(values, dtype=np.int32)
+        expect.ok(self.b.memcpy(buf.addr, buf.nbytes, arr, arr.nbytes,
+                                MemcpyKind.HOST_TO_DEVICE), "aclrtMemcpy H2D (setup)")
+
+    def read(self, buf: Buf) -> np.ndarray:
+        """Synchronous D2H copy of ``buf``."""
+        out = np.zeros(buf.n, dtype=np.int32)
+        expect.ok(self.b.memcpy(out, out.nbytes, buf.addr, buf.nbytes,
+                                MemcpyKind.DEVICE_TO_HOST), "aclrtMemcpy D2H (readback)")
+        return out
+
+    def write64(self, addr: int, value: int) -> None:
+        """Synchronous H2D store of one uint64."""
+        arr = np.array([value & 0xFFFF_FFFF_FFFF_FFFF], dtype=np.uint64)
+        expect.ok(self.b.memcpy(addr, 8, arr, 8, MemcpyKind.HOST_TO_DEVICE),
+                  "aclrtMemcpy H2D (setup)")
+
+    def read64(self, addr: int) -> int:
+        """Synchronous D2H load of one uint64."""
+        out = np.zeros(1, dtype=np.uint64)
+        expect.ok(self.b.memcpy(out, 8, addr, 8, MemcpyKind.DEVICE_TO_HOST),
+                  "aclrtMemcpy D2H (readback)")
+        return int(out[0])
+
+    def read_bytes(self, addr: int, nbytes: int) -> bytes:
+        """Synchronous D2H copy of raw bytes."""
+        out = np.zeros(nbytes, dtype=np.uint8)
+        expect.ok(self.b.memcpy(out, nbytes, addr, nbytes, MemcpyKind.DEVICE_TO_HOST),
+                  "aclrtMemcpy D2H (readback)")
+        return out.tobytes()
+
+    # -- kernels ---------------------------------------------------------------------------
+    def func(self, name: str) -> Any:
+        """The function handle of catalog kernel ``name`` (binary loaded once per spec)."""
+        if self._bin is None:
+            rc, h = self.b.binary_load_from_file(self.b.kernel_binary_path(), None)
+            expect.ok(rc, "aclrtBinaryLoadFromFile (setup)")
+            self._bin = h
+            self._track("binary_unload", lambda: self.b.binary_unload(h))
+        if name not in self._funcs:
+            rc, f = self.b.binary_get_function(self._bin, name)
+            expect.ok(rc, f"aclrtBinaryGetFunction {name} (setup)")
+            self._funcs[name] = f
+        return self._funcs[name]
+
+    @staticmethod
+    def args(name: str, **values: Any) -> bytes:
+        """Packed argument bytes of kernel ``name``; buffers may be passed as :class:`Buf`."""
+        return catalog.get(name).pack(**{k: int(v) for k, v in values.items()})
+
+    def launch_rc(self, name: str, stream: Any, num_blocks: int = 1, **values: Any) -> int:
+        """Launch catalog kernel ``name`` with host args; returns the rc."""
+        data = self.args(name, **values)
+        return self.b.launch_kernel_with_host_args(self.func(name), num_blocks, stream, None,
+                                                   data, len(data))
+
+    def launch(self, name: str, stream: Any, num_blocks: int = 1, **values: Any) -> None:
+        """Launch and require success."""
+        expect.ok(self.launch_rc(name, stream, num_blocks, **values),
+                  f"aclrtLaunchKernelWithHostArgs {name}")
+
+    # -- capture ---------------------------------------------------------------------------
+    def begin(self, stream: Any, mode: int = CaptureMode.RELAXED) -> None:
+        """CaptureBegin, required to succeed."""
+        expect.ok(self.b.capture_begin(stream, mode), "aclmdlRICaptureBegin")
+
+    def end(self, stream: Any) -> Any:
+        """CaptureEnd, required to succeed; the model is destroyed at the end of the spec."""
+        rc, m = self.b.capture_end(stream)
+        expect.ok(rc, "aclmdlRICaptureEnd")
+        expect.true(m is not None, "aclmdlRICaptureEnd model", "non-NULL", m)
+        return self.model(m)
+
+    def execute(self, model: Any, stream: Any, timeout_ms: int = SYNC_MS) -> None:
+        """ExecuteAsync then a timed sync, both required to succeed."""
+        expect.ok(self.b.execute_async(model, stream), "aclmdlRIExecuteAsync")
+        self.sync(stream, timeout_ms)
+
+    def sync(self, stream: Any, timeout_ms: int = SYNC_MS) -> None:
+        """Timed stream sync, required to succeed."""
+        expect.ok(self.b.synchronize_stream_with_timeout(stream, timeout_ms),
+                  "aclrtSynchronizeStreamWithTimeout")
+
+    # -- listing ---------------------------------------------------------------------------
+    def streams_of(self, model: Any) -> list[Any]:
+        """Two-phase GetStreams, required to succeed."""
+        rc, _, n = self.b.get_streams(model, None)
+        expect.ok(rc, "aclmdlRIGetStreams (count)")
+        rc, slots, got = self.b.get_streams(model, n)
+        expect.ok(rc, "aclmdlRIGetStreams (fill)")
+        return list(slots[:got])
+
+    def tasks_of(self, stream: Any) -> list[Any]:
+        """Two-phase GetTasksByStream, required to succeed."""
+        rc, _, n = self.b.get_tasks_by_stream(stream, None)
+        expect.ok(rc, "aclmdlRIGetTasksByStream (count)")
+        rc, slots, got = self.b.get_tasks_by_stream(stream, n)
+        expect.ok(rc, "aclmdlRIGetTasksByStream (fill)")
+        return list(slots[:got])
+
+    def all_tasks(self, model: Any) -> list[Any]:
+        """Every task of every stream of ``model`` (streams in GetStreams order)."""
+        return [t for s in self.streams_of(model) for t in self.tasks_of(s)]
+
+    def type_of(self, task: Any) -> int:
+        rc, t = self.b.task_get_type(task)
+        expect.ok(rc, "aclmdlRITaskGetType")
+        return t
+
+    def seq_of(self, task: Any) -> int:
+        rc, i = self.b.task_get_seq_id(task)
+        expect.ok(rc, "aclmdlRITaskGetSeqId")
+        return i
+
+    def params_of(self, task: Any) -> Any:
+        rc, p = self.b.task_get_params(task)
+        expect.ok(rc, "aclmdlRITaskGetParams")
+        return p
+
+    def tasks_of_type(self, model: Any, ttype: int) -> list[Any]:
+        """Tasks of one type, in GetStreams then list order."""
+        return [t for t in self.all_tasks(model) if self.type_of(t) == ttype]
+
+    def kernel_tasks(self, model: Any) -> list[Any]:
+        return self.tasks_of_type(model, TaskType.KERNEL)
+
+    # -- teardown --------------------------------------------------------------------------
+    def close(self) -> list[str]:
+        """Release everything; returns a line per cleanup step that failed."""
+        problems: list[str] = []
+        for s in self._streams:
+            rc, st, _ = self.b.capture_get_info(s)
+            if rc == Err.SUCCESS and st != CaptureStatus.NONE:
+                self.b.capture_end(s)
+        for s in self._streams:
+            self.b.synchronize_stream_with_timeout(s, 2000)
+        for m in reversed(self._models):
+            rc = self.b.destroy(m)
+            if rc != Err.SUCCESS:
+                problems.append(f"destroy model: rc {rc}")
+        self._models.clear()
+        for what, fn in reversed(self._undo):
+            try:
+                rc = fn()
+            except Exception as exc:  # harness cleanup must go on
+                problems.append(f"{what}: {exc}")
+                continue
+            if isinstance(rc, int) and rc not in (Err.SUCCESS,):
+                problems.append(f"{what}: rc {rc}")
+        self._undo.clear()
+        if Cap.CAPTURE_MODES in self.b.capabilities:
+            self.b.capture_thread_exchange_mode(CaptureMode.GLOBAL)  # MODE-05 initial value
+        return problems
+
+
+def iter_pairs(items: list[Any]) -> Iterator[tuple[Any, Any]]:
+    """Consecutive pairs of a list."""
+    return zip(items, items[1:])

@@ -1,0 +1,297 @@
+"""The pytest plugin of the suite: options, backend selection, markers, outcomes, results.
+
+Options: ``--backend`` (``sim`` or ``package.module:factory``), ``--profile``,
+``--report-dir``. Markers: ``clause(*ids)`` (required on every spec), ``requires(*caps)``.
+
+Outcomes (DESIGN.md "Behaviour levels"): a failing spec of level *documented* is FAIL; of
+level *implementation* it is CHANGED (a behaviour change, reported but not failing the
+run); *undefined* specs record a fingerprint and pass. A missing capability or a 207000
+is UNSUPPORTED with its reason. Every result is appended to ``results.jsonl`` in the report
+directory as it happens, so an interrupted run keeps what it recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from backends.contract import Cap
+from . import expect, registry
+from .backend_loader import BackendLoadError, load_backend
+from .harness import Dev
+
+SPEC_DIR = Path(__file__).parent / "specs"
+OUTCOMES = ("PASS", "FAIL", "CHANGED", "UNSUPPORTED", "ERROR", "SKIP")
+_KEY = "mdlri"
+_backend_key = pytest.StashKey[Any]()
+_state_key = pytest.StashKey["RunState"]()
+
+
+class RunState:
+    """What the controller process accumulates for the summary."""
+
+    def __init__(self, report_dir: Path, backend_name: str) -> None:
+        self.report_dir = report_dir
+        self.backend_name = backend_name
+        self.results: list[dict[str, Any]] = []
+        self.cited: set[str] = set()
+        report_dir.mkdir(parents=True, exist_ok=True)
+        self.jsonl = (report_dir / "results.jsonl").open("a", encoding="utf-8")
+
+    def record(self, row: dict[str, Any]) -> None:
+        self.results.append(row)
+        self.jsonl.write(json.dumps(row, sort_keys=True) + "\n")
+        self.jsonl.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# options and configuration
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("mdlri", "Model RI conformance")
+    g.addoption("--backend", default=os.environ.get("MDLRI_BACKEND", "sim"),
+                help="backend under test: 'sim' or package.module:factory (default: sim)")
+    g.addoption("--profile", default="ci", choices=("ci", "dev", "thorough"),
+                help="hypothesis settings profile (default: ci)")
+    g.addoption("--report-dir", default=None,
+                help="where results go (default: reports/out/<run-id>)")
+
+
+def _default_report_dir() -> Path:
+    run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+    return Path("reports") / "out" / run_id
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "clause(*ids): the catalog clause ids a spec checks")
+    config.addinivalue_line("markers", "requires(*caps): backend capabilities a spec needs")
+    name = config.getoption("--backend")
+    try:
+        config.stash[_backend_key] = load_backend(name)
+    except BackendLoadError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if hasattr(config, "workerinput"):
+        return  # xdist worker: the controller records results
+    rd = config.getoption("--report-dir")
+    report_dir = Path(rd) if rd else _default_report_dir()
+    config.stash[_state_key] = RunState(report_dir, name)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    backend = config.stash.get(_backend_key, None)
+    if backend is not None:
+        backend.close()
+    state = config.stash.get(_state_key, None)
+    if state is not None:
+        state.jsonl.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# collection: every spec cites known clauses
+
+
+def _clause_ids(item: pytest.Item) -> tuple[str, ...]:
+    ids: list[str] = []
+    for m in item.iter_markers("clause"):
+        ids.extend(m.args)
+    return tuple(dict.fromkeys(ids))
+
+
+def _is_spec(item: pytest.Item) -> bool:
+    return SPEC_DIR in Path(str(item.fspath)).parents
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    problems: list[str] = []
+    state = config.stash.get(_state_key, None)
+    for item in items:
+        if not _is_spec(item):
+            continue
+        ids = _clause_ids(item)
+        if not ids:
+            problems.append(f"{item.nodeid}: no clause marker")
+            continue
+        bad = registry.unknown(ids)
+        if bad:
+            problems.append(f"{item.nodeid}: unknown clause id(s) {', '.join(bad)}")
+        elif state is not None:
+            state.cited.update(ids)
+    if problems:
+        raise pytest.UsageError("specs citing unknown or no clauses:\n  " + "\n  ".join(problems))
+
+
+# ---------------------------------------------------------------------------------------------
+# fixtures
+
+
+@pytest.fixture(scope="session")
+def backend(request: pytest.FixtureRequest) -> Any:
+    """The backend under test (one per process)."""
+    return request.config.stash[_backend_key]
+
+
+@pytest.fixture
+def dev(backend: Any) -> Iterator[Dev]:
+    """A :class:`Dev` over the backend; everything it made is released after the spec."""
+    d = Dev(backend)
+    yield d
+    d.close()
+
+
+class Fingerprint:
+    """Observed values of undefined- and implementation-level behaviour, per spec."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    def record(self, key: str, value: Any) -> None:
+        """Record ``value`` under ``key`` (a clause id, optionally ``ID:detail``)."""
+        self.values[key] = value if isinstance(value, (int, float, str, bool, type(None))) \
+            else repr(value)
+
+
+@pytest.fixture
+def fingerprint(request: pytest.FixtureRequest) -> Iterator[Fingerprint]:
+    """Record observed behaviour; stored with the spec's result."""
+    fp = Fingerprint()
+    yield fp
+    request.node.user_properties.append(("mdlri_fingerprint", fp.values))
+
+
+# ---------------------------------------------------------------------------------------------
+# running: capabilities, clause context, outcome mapping
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if not _is_spec(item):
+        return
+    backend = item.config.stash[_backend_key]
+    missing = [str(c.value if isinstance(c, Cap) else c)
+               for m in item.iter_markers("requires") for c in m.args
+               if Cap(c) not in backend.capabilities]
+    if missing:
+        pytest.skip(f"UNSUPPORTED: backend {backend.name!r} lacks {', '.join(missing)}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    token = expect.current_clauses.set(_clause_ids(item))
+    try:
+        return (yield)
+    except expect.Unsupported as exc:
+        pytest.skip(f"UNSUPPORTED: {exc}")
+    finally:
+        expect.current_clauses.reset(token)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    rep = yield
+    if not _is_spec(item):
+        return rep
+    ids = _clause_ids(item)
+    level = registry.level_of(ids) if ids and not registry.unknown(ids) else "documented"
+    outcome = None
+    message = ""
+    if rep.when == "call" or rep.outcome != "passed":
+        if rep.passed and rep.when == "call":
+            outcome = "PASS"
+        elif rep.skipped:
+            reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+            message = reason.removeprefix("Skipped: ")
+            outcome = "UNSUPPORTED" if message.startswith("UNSUPPORTED") else "SKIP"
+        elif rep.failed and rep.when == "call":
+            message = _failure_line(call)
+            if level == "implementation" and isinstance(call.excinfo.value, AssertionError):
+                outcome = "CHANGED"
+                rep.outcome = "skipped"
+                rep.wasxfail = f"CHANGED {message}"
+            else:
+                outcome = "FAIL" if isinstance(call.excinfo.value, AssertionError) else "ERROR"
+        elif rep.failed:
+            message = _failure_line(call)
+            outcome = "ERROR"
+    if outcome is not None:
+        rep.user_properties.append((_KEY, {
+            "outcome": outcome, "clauses": list(ids), "level": level,
+            "area": _area_of(item, ids), "message": message,
+        }))
+    return rep
+
+
+def _failure_line(call: pytest.CallInfo[None]) -> str:
+    exc = call.excinfo.value if call.excinfo else None
+    if exc is None:
+        return ""
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else type(exc).__name__
+    return first if isinstance(exc, AssertionError) else f"{type(exc).__name__}: {first}"
+
+
+def _area_of(item: pytest.Item, ids: tuple[str, ...]) -> str:
+    stem = Path(str(item.fspath)).stem
+    if stem.startswith("test_"):
+        return stem[len("test_"):]
+    return registry.get(ids[0]).area if ids else "other"
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    info = dict(report.user_properties).get(_KEY)
+    if not info:
+        return None
+    if info["outcome"] == "CHANGED":
+        return "changed", "C", ("CHANGED", {"yellow": True})
+    if info["outcome"] == "UNSUPPORTED":
+        return "unsupported", "U", ("UNSUPPORTED", {"yellow": True})
+    return None
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    props = dict(report.user_properties)
+    info = props.get(_KEY)
+    if not info:
+        return
+    state = _STATE.get("state")
+    if state is None:
+        return
+    row = {"nodeid": report.nodeid, "backend": state.backend_name,
+           "duration_s": round(report.duration, 4), **info}
+    if props.get("mdlri_fingerprint"):
+        row["fingerprint"] = props["mdlri_fingerprint"]
+    state.record(row)
+
+
+_STATE: dict[str, RunState] = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    state = session.config.stash.get(_state_key, None)
+    if state is not None:
+        _STATE["state"] = state
+
+
+# ---------------------------------------------------------------------------------------------
+# summary
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(_state_key, None)
+    if state is None or not state.results:
+        return
+    from .summary import build_summary, format_table
+    summary = build_summary(state.results, state.cited, state.backend_name)
+    (state.report_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    tr = terminalreporter
+    tr.section("Model RI conformance")
+    for line in format_table(summary):
+        tr.write_line(line)
+    tr.write_line(f"results: {state.report_dir}")

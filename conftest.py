@@ -1,0 +1,3 @@
+"""Top-level conftest: the suite's pytest plugin lives in conformance/plugin.py."""
+
+pytest_plugins = ["conformance.plugin"]
