@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -81,7 +80,9 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # xdist worker: the controller records results
     rd = config.getoption("--report-dir")
     report_dir = Path(rd) if rd else _default_report_dir()
-    config.stash[_state_key] = RunState(report_dir, name)
+    state = RunState(report_dir, name)
+    config.stash[_state_key] = state
+    config.pluginmanager.register(Recorder(state), "mdlri-recorder")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -105,7 +106,8 @@ def _clause_ids(item: pytest.Item) -> tuple[str, ...]:
 
 
 def _is_spec(item: pytest.Item) -> bool:
-    return SPEC_DIR in Path(str(item.fspath)).parents
+    """A spec is any test under conformance/specs/, or any test carrying a clause marker."""
+    return SPEC_DIR in Path(str(item.fspath)).parents or item.get_closest_marker("clause") is not None
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
@@ -162,8 +164,10 @@ class Fingerprint:
 def fingerprint(request: pytest.FixtureRequest) -> Iterator[Fingerprint]:
     """Record observed behaviour; stored with the spec's result."""
     fp = Fingerprint()
-    yield fp
+    # the dict is shared with the reports made later, so values recorded during the call
+    # travel with the call's report (also through xdist)
     request.node.user_properties.append(("mdlri_fingerprint", fp.values))
+    yield fp
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,29 +258,22 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     return None
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    props = dict(report.user_properties)
-    info = props.get(_KEY)
-    if not info:
-        return
-    state = _STATE.get("state")
-    if state is None:
-        return
-    row = {"nodeid": report.nodeid, "backend": state.backend_name,
-           "duration_s": round(report.duration, 4), **info}
-    if props.get("mdlri_fingerprint"):
-        row["fingerprint"] = props["mdlri_fingerprint"]
-    state.record(row)
+class Recorder:
+    """Per-config plugin object that appends each result to results.jsonl (controller only)."""
 
+    def __init__(self, state: RunState) -> None:
+        self.state = state
 
-_STATE: dict[str, RunState] = {}
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    state = session.config.stash.get(_state_key, None)
-    if state is not None:
-        _STATE["state"] = state
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        info = props.get(_KEY)
+        if not info:
+            return
+        row = {"nodeid": report.nodeid, "backend": self.state.backend_name,
+               "duration_s": round(report.duration, 4), **info}
+        if props.get("mdlri_fingerprint"):
+            row["fingerprint"] = props["mdlri_fingerprint"]
+        self.state.record(row)
 
 
 # ---------------------------------------------------------------------------------------------

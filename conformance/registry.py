@@ -13,7 +13,10 @@ implementation-level one in the same spec.
 
 from __future__ import annotations
 
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib  # type: ignore[no-redef]
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path

@@ -1,0 +1,388 @@
+"""The device: FIFO queues of operations and a deterministic, eager progress engine.
+
+Every user stream owns a :class:`Queue`; every running model execution owns one transient
+queue per internal model stream (EXE-01, EXE-15). After each API call that enqueues work or
+changes device/host state, the backend calls :meth:`Engine.progress`, which repeatedly runs the
+head operation of every queue until no queue can advance. An operation may be *blocked*: an
+event wait whose event is not set, a value wait whose condition fails (abi.md §3.5), or an
+:class:`ExecuteOp` whose model queues have not drained yet.
+
+Events use *flag* semantics: a record sets the flag, a wait blocks until it is set (and does not
+clear it), a reset clears it.
+
+Device errors: an access outside any allocation (:class:`~backends.sim.memory.DeviceAccessError`)
+or a :class:`DeviceFault` raised by an operation is caught here. On a plain stream the operation is
+dropped and the queue gets a sticky error (507000, returned and cleared by the next sync). Inside a
+model execution every queue of that execution is abandoned and the execute operation completes
+with a sticky 507011 on the execution stream. The message is kept in :attr:`Engine.faults`.
+
+The engine has no lock of its own: the backend calls it under its big lock.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+
+from backends.contract import Err, ValueWaitFlag
+
+from .memory import DeviceAccessError, DeviceMemorySpace
+
+U64 = 0xFFFF_FFFF_FFFF_FFFF
+
+
+class DeviceFault(RuntimeError):
+    """A device-side error raised while executing an operation."""
+
+
+@dataclass
+class EventState:
+    """The device flag of an event (a user event, or a model's internal capture event)."""
+
+    is_set: bool = False
+
+
+# ---------------------------------------------------------------------------------------------
+# Operations
+
+
+class Op:
+    """One device operation. :meth:`step` returns True once the operation has completed."""
+
+    label = "op"
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def step(self, engine: "Engine", queue: "Queue") -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """Called once after the op completed or faulted (release resources)."""
+
+    def __repr__(self) -> str:
+        return f"<{self.label}>"
+
+
+#: a memory endpoint: a device address or a flat uint8 view of a host buffer
+Endpoint = "int | np.ndarray"
+
+
+def read_endpoint(mem: DeviceMemorySpace, src: "int | np.ndarray", count: int) -> np.ndarray:
+    """``count`` bytes from a device address or a host byte view."""
+    if isinstance(src, np.ndarray):
+        if count > src.size:
+            raise DeviceFault(f"host read of {count} bytes from a {src.size}-byte buffer")
+        return src[:count].copy()
+    return mem.read(src, count)
+
+
+def write_endpoint(mem: DeviceMemorySpace, dst: "int | np.ndarray", data: np.ndarray) -> None:
+    """Store bytes at a device address or into a host byte view."""
+    if isinstance(dst, np.ndarray):
+        if data.size > dst.size:
+            raise DeviceFault(f"host write of {data.size} bytes into a {dst.size}-byte buffer")
+        dst[:data.size] = data
+    else:
+        mem.write(dst, data)
+
+
+class NopOp(Op):
+    """Does nothing (the NOP added by Update to emptied streams, DIS-07)."""
+
+    label = "nop"
+
+    def step(self, engine: "Engine", queue: "Queue") -> bool:
+        return True
+
+
+class MemcpyOp(Op):
+    """A copy between device and/or host memory, reading the source when it runs (CAP-19)."""
+
+    label = "memcpy"
+
+    def __init__(self, dst: "int | np.ndarray", src: "int | np.ndarray", count: int) -> None:
+        super().__init__()
+        self.dst, self.src, self.count = dst, src, count
+
+    def step(self, engine: "Engine", queue: "Queue") -> bool:
+        if self.count:
+            write_endpoint(engine.mem, self.dst, read_endpoint(engine.mem, self.src, self.count))
+        return True
+
+
+class MemsetOp(Op):
+    """Byte fill of device (or host) memory."""
+
+    label = "memset"
+
+    def __init__(self, dst: "int | np.ndarray", value: int, count: int) -> None:
+        super().__init__()
+        self.dst, self.value, self.count = dst, value, count
+
+    def step(self, engine: "Engine", queue: "Queue") -> bool:
+        if self.count:
+            write_endpoint(engine.mem, self.dst,
+                           np.full(self.count, self.value & 0xFF, dtype=np.uint8))
+        return True
+
+
+class KernelOp(Op):
+    """Runs a catalog kernel with the argument bytes read from device memory at ``args_addr``."""
+
+    label = "kernel"
+
+    def __init__(self, spec, args_addr: int, args_size: int,
+                 release: Callable[[], None] | None = None) -> None:
+        super().__init__()
+        self.spec, self.args_addr, self.args_size = spec, args_addr, args_size
+        self._release = release
+
+    def step(self, engine: "Engine", queue: "Queue") -> bool:
+        args = engine.mem.read(self.args_addr, self.args_size)
+        if self.args_size < self.spec.args_size:
+            raise DeviceFault(f"kernel {self.spec.name}: {self.args_size} argument bytes, "
+                              f"the struct needs {self.spec.args_size}")
+        self.spec.run(engine.mem, args.tobytes())
+        return True
+
+    def finish(self) -> None:
+        if self._release is not None:
+            self._release()
+            self._release = None
+
+
+class RecordOp(Op):
+    """Event record: sets the flag."""
+
+    label = "record"
+
+    def __init__(self, state: EventState) -> None:
+        super().__init__()
+        self.state = state
+
+    def step(self, engine: "Engine", queue: "Queue") -> bool:
+        self.state.is_set = True
+        return True
+
+
+class WaitOp(Op):
+    """Event wait: blocks until the flag is set; does not clear it."""
+
+    label = "wait"
+
+    def __init__(self, state: EventState) -> None:
+        super().__init__()
+        self.state = state
+
+    def step(self, engine: "Engine", queue: "Queue") -> bool:
+        return self.state.is_set
+
+
+class ResetOp(Op):
+    """Event reset: clears the flag."""
+
+    label = "reset"
+
+    def __init__(self, state: EventState) -> None:
+        super().__init__()
+        self.state = state
+
+    def step(self, engine: "Engine", queue: "Queue") -> bool:
+        self.state.is_set = False
+        return True
+
+
+class ValueWriteOp(Op):
+    """64-bit little-endian store (aclrtValueWrite)."""
+
+    label = "value_write"
+
+    def __init__(self, addr: int, value: int) -> None:
+        super().__init__()
+        self.addr, self.value = addr, value & U64
+
+    def step(self, engine: "Engine", queue: "Queue") -> bool:
+        engine.mem.write_u64(self.addr, self.value)
+        return True
+
+
+def value_condition(current: int, value: int, flag: int) -> bool:
+    """The aclrtValueWait condition on uint64 values (abi.md §3.5)."""
+    current &= U64
+    value &= U64
+    if flag == ValueWaitFlag.GEQ:
+        return ((current - value) & U64) < (1 << 63)  # (int64)(*a - v) >= 0
+    if flag == ValueWaitFlag.EQ:
+        return current == value
+    if flag == ValueWaitFlag.AND:
+        return (current & value) != 0
+    if flag == ValueWaitFlag.NOR:
+        return (~(current | value) & U64) != 0
+    raise DeviceFault(f"value wait flag {flag} is not supported")
+
+
+class ValueWaitOp(Op):
+    """Blocks the queue until the condition on ``*addr`` holds (aclrtValueWait)."""
+
+    label = "value_wait"
+
+    def __init__(self, addr: int, value: int, flag: int) -> None:
+        super().__init__()
+        self.addr, self.value, self.flag = addr, value & U64, flag
+
+    def step(self, engine: "Engine", queue: "Queue") -> bool:
+        return value_condition(engine.mem.read_u64(self.addr), self.value, self.flag)
+
+
+class ExecuteOp(Op):
+    """One model execution on a stream (EXE-01).
+
+    When it reaches the head of its stream, ``start()`` returns one op list per internal model
+    stream; each becomes a transient queue and they all run at once (cross-queue order only
+    through events). The op completes when every one of those queues has drained; then
+    ``on_finish(ok)`` runs (the model's running count is decremented there).
+    """
+
+    label = "execute"
+
+    def __init__(self, start: Callable[[], list[list[Op]]],
+                 on_finish: Callable[[bool], None]) -> None:
+        super().__init__()
+        self._start = start
+        self._on_finish = on_finish
+        self.queues: list[Queue] | None = None
+        self.failed = False
+
+    def step(self, engine: "Engine", queue: "Queue") -> bool:
+        if self.queues is None:
+            op_lists = self._start()
+            self.queues = []
+            for i, lst in enumerate(op_lists):
+                q = Queue(f"{queue.name}/exec-q{i}", transient=True, group=self)
+                q.ops.extend(lst)
+                self.queues.append(q)
+                if q.ops:
+                    engine.attach(q)
+        if any(q.ops for q in self.queues):
+            return False
+        if self.failed:
+            queue.error = queue.error or int(Err.RT_MODEL_EXECUTE)
+        return True
+
+    def abandon(self, engine: "Engine") -> None:
+        """Drop every queued op of this execution (device error or backend close)."""
+        self.failed = True
+        for q in self.queues or ():
+            while q.ops:
+                op = q.ops.popleft()
+                op.finish()
+                op.done = True
+
+    def finish(self) -> None:
+        cb, self._on_finish = self._on_finish, None
+        if cb is not None:
+            cb(not self.failed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Queues and the engine
+
+
+@dataclass(eq=False)
+class Queue:
+    """A FIFO of device operations (a user stream's, or one execution's model stream's)."""
+
+    name: str
+    ops: deque = field(default_factory=deque)
+    error: int = 0
+    transient: bool = False
+    group: ExecuteOp | None = None
+
+    def idle(self) -> bool:
+        return not self.ops
+
+    def take_error(self) -> int:
+        err, self.error = self.error, 0
+        return err
+
+
+class Engine:
+    """Runs queued operations until nothing can advance."""
+
+    def __init__(self, mem: DeviceMemorySpace) -> None:
+        self.mem = mem
+        self.queues: list[Queue] = []
+        self.faults: list[str] = []
+        self._poked = False
+
+    def attach(self, queue: Queue) -> None:
+        if queue not in self.queues:
+            self.queues.append(queue)
+            self._poked = True
+
+    def detach(self, queue: Queue) -> None:
+        if queue in self.queues:
+            self.queues.remove(queue)
+
+    def enqueue(self, queue: Queue, op: Op) -> Op:
+        self.attach(queue)
+        queue.ops.append(op)
+        return op
+
+    def _step_head(self, queue: Queue) -> bool:
+        op = queue.ops[0]
+        try:
+            done = op.step(self, queue)
+        except (DeviceAccessError, DeviceFault) as exc:
+            self._fault(queue, op, exc)
+            return True
+        if done:
+            queue.ops.popleft()
+            op.finish()
+            op.done = True
+        return done
+
+    def _fault(self, queue: Queue, op: Op, exc: Exception) -> None:
+        self.faults.append(f"{queue.name}: {op.label}: {exc}")
+        if queue.ops and queue.ops[0] is op:
+            queue.ops.popleft()
+        op.finish()
+        op.done = True
+        if queue.group is not None:
+            queue.group.abandon(self)
+        else:
+            queue.error = queue.error or int(Err.RT_INTERNAL_ERROR)
+
+    def run_queues(self, queues: Iterable[Queue]) -> bool:
+        """One pass: advance each given queue as far as it goes. True if anything ran."""
+        progressed = False
+        for q in list(queues):
+            while q.ops and self._step_head(q):
+                progressed = True
+        return progressed
+
+    def progress(self) -> bool:
+        """Run until no queue can advance. True if anything ran."""
+        any_progress = False
+        while True:
+            self._poked = False
+            progressed = self.run_queues(self.queues) or self._poked
+            self.queues = [q for q in self.queues if q.ops or not q.transient]
+            if not progressed:
+                return any_progress
+            any_progress = True
+
+    def abandon_all(self) -> None:
+        """Drop all queued work (backend close)."""
+        for q in list(self.queues):
+            while q.ops:
+                op = q.ops.popleft()
+                if isinstance(op, ExecuteOp):
+                    op.abandon(self)
+                op.finish()
+                op.done = True
+        self.queues.clear()

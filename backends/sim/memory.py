@@ -1,0 +1,201 @@
+"""Simulated device memory (a flat 64-bit address space) and pinned host memory.
+
+Device memory implements :class:`kernel.catalog.DeviceMemory`: ``read``/``write`` by plain
+``int`` address. Allocations are 64-byte aligned, separated by unmapped guard gaps, never
+reused (addresses only grow, so a use-after-free always faults), and **not zeroed**: each new
+allocation is filled with a deterministic garbage byte (abi.md §3.3 "not zeroed"), so a spec
+cannot rely on fresh memory reading 0.
+
+An access outside every live allocation raises :class:`DeviceAccessError`. Host-side API calls
+check ranges first and return 107000; inside the progress engine the exception is turned into a
+device error (see :mod:`backends.sim.device`).
+
+Host memory is plain numpy arrays. ``aclrtMallocHost`` buffers are registered as *pinned*
+by the address range of their data; any array whose bytes lie inside a registered range (a view
+of a pinned buffer included) counts as pinned (MODE-01, MODE-14).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: first device address handed out
+DEFAULT_BASE = 0x12C0_4000_0000
+#: alignment of every allocation (abi.md §3.3)
+ALIGN = 64
+#: unmapped bytes between two allocations
+DEFAULT_GUARD = 4096
+#: byte every fresh allocation is filled with
+DEFAULT_FILL = 0xA5
+
+
+class DeviceAccessError(RuntimeError):
+    """A device access that touches bytes outside every live allocation."""
+
+
+@dataclass
+class Allocation:
+    """One device allocation: ``[base, base + size)`` backed by a uint8 array."""
+
+    base: int
+    size: int
+    data: np.ndarray
+    owner: str = "user"  # "user" (aclrtMalloc) | "internal" (runtime copies of kernel args)
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+
+def _align_up(value: int, align: int) -> int:
+    return (value + align - 1) // align * align
+
+
+class DeviceMemorySpace:
+    """The flat device address space (implements ``kernel.catalog.DeviceMemory``)."""
+
+    def __init__(self, base: int = DEFAULT_BASE, guard: int = DEFAULT_GUARD,
+                 fill: int = DEFAULT_FILL) -> None:
+        self._next = _align_up(base, ALIGN)
+        self._guard = max(int(guard), ALIGN)
+        self._fill = int(fill) & 0xFF
+        self._bases: list[int] = []
+        self._allocs: dict[int, Allocation] = {}
+
+    # -- allocation ------------------------------------------------------------------------
+    def alloc(self, size: int, owner: str = "user") -> int:
+        """Reserve ``size`` (> 0) bytes and return the 64-byte aligned base address."""
+        if size <= 0:
+            raise ValueError("allocation size must be > 0")
+        base = self._next
+        data = np.full(size, self._fill, dtype=np.uint8)
+        self._allocs[base] = Allocation(base, size, data, owner)
+        bisect.insort(self._bases, base)
+        self._next = _align_up(base + size + self._guard, ALIGN)
+        return base
+
+    def free(self, base: int) -> bool:
+        """Release the allocation starting exactly at ``base``; False if there is none."""
+        alloc = self._allocs.pop(base, None)
+        if alloc is None:
+            return False
+        i = bisect.bisect_left(self._bases, base)
+        del self._bases[i]
+        return True
+
+    def is_base(self, addr: int) -> bool:
+        """True if ``addr`` is the start of a live allocation."""
+        return addr in self._allocs
+
+    def find(self, addr: int) -> Allocation | None:
+        """The live allocation containing ``addr`` (or None)."""
+        i = bisect.bisect_right(self._bases, addr) - 1
+        if i < 0:
+            return None
+        alloc = self._allocs[self._bases[i]]
+        return alloc if alloc.base <= addr < alloc.end else None
+
+    def valid_range(self, addr: int, nbytes: int) -> bool:
+        """True if ``[addr, addr + nbytes)`` lies inside one live allocation."""
+        if not isinstance(addr, (int, np.integer)) or isinstance(addr, bool):
+            return False
+        alloc = self.find(int(addr))
+        return alloc is not None and int(addr) + max(int(nbytes), 0) <= alloc.end
+
+    def count(self, owner: str | None = None) -> int:
+        """Number of live allocations (of one owner kind, or all)."""
+        return sum(1 for a in self._allocs.values() if owner is None or a.owner == owner)
+
+    def clear(self) -> None:
+        """Drop every allocation (backend close)."""
+        self._allocs.clear()
+        self._bases.clear()
+
+    # -- access (kernel.catalog.DeviceMemory) ----------------------------------------------
+    def _slice(self, addr: int, nbytes: int) -> np.ndarray:
+        addr = int(addr)
+        nbytes = int(nbytes)
+        alloc = self.find(addr)
+        if alloc is None or addr + nbytes > alloc.end or nbytes < 0:
+            raise DeviceAccessError(
+                f"device access of {nbytes} bytes at {addr:#x} is outside every live allocation"
+                + (f" (nearest allocation {alloc.base:#x}+{alloc.size})" if alloc else ""))
+        off = addr - alloc.base
+        return alloc.data[off:off + nbytes]
+
+    def read(self, addr: int, nbytes: int) -> np.ndarray:
+        """Return a copy of ``nbytes`` bytes at ``addr`` as a uint8 array."""
+        return self._slice(addr, nbytes).copy()
+
+    def write(self, addr: int, data: np.ndarray | bytes) -> None:
+        """Store the bytes of ``data`` at ``addr``."""
+        raw = as_bytes_view(data) if isinstance(data, np.ndarray) else np.frombuffer(
+            bytes(data), dtype=np.uint8)
+        self._slice(addr, raw.size)[:] = raw
+
+    def read_u64(self, addr: int) -> int:
+        """64-bit little-endian load."""
+        return int(self.read(addr, 8).view("<u8")[0])
+
+    def write_u64(self, addr: int, value: int) -> None:
+        """64-bit little-endian store (value wrapped to uint64)."""
+        self.write(addr, np.array([value & 0xFFFF_FFFF_FFFF_FFFF], dtype="<u8").view(np.uint8))
+
+    def fill(self, addr: int, value: int, nbytes: int) -> None:
+        """memset semantics: ``nbytes`` bytes at ``addr`` set to ``value & 0xFF``."""
+        self._slice(addr, nbytes)[:] = int(value) & 0xFF
+
+
+# ---------------------------------------------------------------------------------------------
+# Host memory
+
+
+def data_ptr(arr: np.ndarray) -> int:
+    """Address of the first byte of a numpy array."""
+    return int(arr.__array_interface__["data"][0])
+
+
+def as_bytes_view(arr: np.ndarray) -> np.ndarray:
+    """A flat writable-if-possible uint8 view of a C-contiguous array's bytes."""
+    if not arr.flags.c_contiguous:
+        raise ValueError("host buffers must be C-contiguous")
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    return arr.reshape(-1).view(np.uint8)
+
+
+@dataclass
+class PinnedRegistry:
+    """Pinned host buffers from ``aclrtMallocHost``, tracked by their data address range."""
+
+    _buffers: dict[int, np.ndarray] = field(default_factory=dict)
+
+    def alloc(self, size: int) -> np.ndarray:
+        """A new pinned uint8 buffer (filled with garbage like device memory)."""
+        arr = np.full(size, DEFAULT_FILL, dtype=np.uint8)
+        self._buffers[data_ptr(arr)] = arr
+        return arr
+
+    def free(self, arr: np.ndarray) -> bool:
+        """Unregister the buffer whose data starts where ``arr``'s does."""
+        if not isinstance(arr, np.ndarray):
+            return False
+        return self._buffers.pop(data_ptr(arr), None) is not None
+
+    def is_pinned(self, arr: np.ndarray) -> bool:
+        """True if every byte of ``arr`` lies inside one registered pinned buffer."""
+        start = data_ptr(arr)
+        end = start + arr.nbytes
+        for base, buf in self._buffers.items():
+            if base <= start and end <= base + buf.nbytes:
+                return True
+        return False
+
+    def count(self) -> int:
+        return len(self._buffers)
+
+    def clear(self) -> None:
+        self._buffers.clear()

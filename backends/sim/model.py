@@ -1,0 +1,218 @@
+"""Capture models: internal streams, tasks, sequence ids, deferred update, execution plans.
+
+* A :class:`SimModel` goes CAPTURE_ACTIVE -> READY (CaptureEnd) -> UPDATING (SetParams/Disable)
+  -> READY (Update), or -> FAULT (failed SetParams/Disable, terminal) (semantics.md §0.3).
+* Each participating user stream gets one internal :class:`ModelStream` (LIST-01). They are
+  listed in reverse attachment order, the origin last (LIST-02).
+* Every appended task, internal ones included, takes the model's next sequence id, starting
+  at 0 (SEQ-01..07). Ids are never renumbered (SEQ-05).
+* Every task keeps two records: ``host`` (what GetType/GetParams see; SetParams changes it at
+  once, GETP-06, TYPE-07) and ``dev`` (what executions run; changed only by Update, SETP-01,
+  UPD-05). Disabled tasks are dropped from their stream at Update (DIS-05); a stream emptied by
+  that gets a NOP with a new id (DIS-07). Task handles survive Update (Q-23).
+* Each user event used in a capture maps to an internal :class:`ModelEvent` with its own device
+  flag (GETP-04, Q-13).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from backends.contract import TaskType
+
+from .device import (EventState, KernelOp, MemcpyOp, MemsetOp, NopOp, Op, RecordOp, ResetOp,
+                     ValueWaitOp, ValueWriteOp, WaitOp)
+from .handles import Handle
+
+
+class ModelStatus(enum.Enum):
+    """Model states of the capture model (semantics.md §0.3)."""
+
+    CAPTURE_ACTIVE = "capture_active"
+    READY = "ready"
+    UPDATING = "updating"
+    FAULT = "fault"
+
+
+@dataclass(eq=False)
+class TaskRecord:
+    """One version of a task's parameters. ``type`` is a :class:`TaskType` value.
+
+    DEFAULT tasks carry ``default_kind`` ("memcpy" | "memset" | "nop") and the payload the
+    device needs to run them (host buffers are kept by reference, read at execution, CAP-19).
+    """
+
+    type: int
+    # kernel
+    func: Any = None
+    args_addr: int | None = None
+    args_size: int = 0
+    num_blocks: int = 0
+    # event record / wait / reset
+    event: "ModelEvent | None" = None
+    event_flag: int = 0
+    # value write / wait
+    dev_addr: int | None = None
+    value: int = 0
+    flag: int = 0
+    # DEFAULT payload
+    default_kind: str = ""
+    dst: Any = None
+    src: Any = None
+    count: int = 0
+    fill: int = 0
+    # shape info (SETP-16, DIS-10)
+    op_info_ptr: Any = None
+    op_info_size: int = 0
+
+    def replace(self, **changes: Any) -> "TaskRecord":
+        return dataclasses.replace(self, **changes)
+
+
+class ModelEvent(Handle):
+    """The model-internal event a captured user event maps to (GETP-04)."""
+
+    kind = "model-event"
+
+    def __init__(self, user_event: Any, order: int) -> None:
+        super().__init__()
+        self.user_event = user_event
+        self.flags = int(user_event.flags)
+        self.order = order  # order of first capture (used for the CaptureEnd resets, Q-04)
+        self.state = EventState()
+        self.recorded = False  # recorded inside the capture (XS-06)
+
+
+class Task(Handle):
+    """An ``aclmdlRITask``: a listed entry of an internal model stream."""
+
+    kind = "task"
+
+    def __init__(self, model: "SimModel", stream: "ModelStream", seq_id: int,
+                 record: TaskRecord) -> None:
+        super().__init__()
+        self.model = model
+        self.stream = stream
+        self.seq_id = seq_id
+        self.host = record
+        self.dev = record
+        self.disabled = False
+
+    @property
+    def type(self) -> int:
+        """The host-side type (what GetType reports, TYPE-07)."""
+        return self.host.type
+
+
+class ModelStream(Handle):
+    """An internal capture stream of a model (LIST-01)."""
+
+    kind = "model-stream"
+
+    def __init__(self, model: "SimModel", user_stream: Any) -> None:
+        super().__init__()
+        self.model = model
+        self.user_stream = user_stream
+        self.tasks: list[Task] = []
+
+
+class SimModel(Handle):
+    """An ``aclmdlRI`` created by CaptureBegin."""
+
+    kind = "model"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.status = ModelStatus.CAPTURE_ACTIVE
+        self.streams: list[ModelStream] = []  # attachment order
+        self._seq = itertools.count(0)
+        self.running = 0
+        self.events: dict[Any, ModelEvent] = {}  # user event -> internal event, capture order
+        self.internal_allocs: list[int] = []  # device copies of kernel args owned by the model
+        self.session: Any = None  # CaptureSession while capturing
+
+    # -- building ---------------------------------------------------------------------------
+    def new_stream(self, user_stream: Any) -> ModelStream:
+        """Attach a new internal stream (mirroring ``user_stream``)."""
+        ms = ModelStream(self, user_stream)
+        self.streams.append(ms)
+        return ms
+
+    def next_seq(self) -> int:
+        return next(self._seq)
+
+    def append(self, stream: ModelStream, record: TaskRecord) -> Task:
+        """Append a task with the next sequence id (SEQ-01)."""
+        task = Task(self, stream, self.next_seq(), record)
+        stream.tasks.append(task)
+        return task
+
+    def model_event(self, user_event: Any) -> ModelEvent:
+        """The internal event for ``user_event``, created at its first capture."""
+        me = self.events.get(user_event)
+        if me is None:
+            me = ModelEvent(user_event, len(self.events))
+            self.events[user_event] = me
+        return me
+
+    # -- listing ----------------------------------------------------------------------------
+    def listed_streams(self) -> list[ModelStream]:
+        """Streams in listing order: most recently attached first, origin last (LIST-02)."""
+        return list(reversed(self.streams))
+
+    # -- update -----------------------------------------------------------------------------
+    def commit_update(self) -> None:
+        """Apply pending SetParams/Disable (UPD-02, DIS-05, DIS-07, SEQ-05)."""
+        for ms in self.streams:
+            before = len(ms.tasks)
+            kept: list[Task] = []
+            for t in ms.tasks:
+                if t.disabled:
+                    t.alive = False
+                else:
+                    t.dev = t.host
+                    kept.append(t)
+            ms.tasks = kept
+            if before and not kept:
+                self.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="nop"))
+
+    # -- execution --------------------------------------------------------------------------
+    def execution_plan(self) -> list[list[Op]]:
+        """One op list per internal stream, from the device records (EXE-01, EXE-02)."""
+        return [[record_to_op(t.dev) for t in ms.tasks] for ms in self.streams]
+
+    def invalidate_handles(self) -> None:
+        """Destroy: the model, its internal streams and tasks become invalid (LIFE-01)."""
+        self.alive = False
+        for ms in self.streams:
+            ms.alive = False
+            for t in ms.tasks:
+                t.alive = False
+        for me in self.events.values():
+            me.alive = False
+
+
+def record_to_op(rec: TaskRecord) -> Op:
+    """The device operation that runs one task record."""
+    t = rec.type
+    if t == TaskType.KERNEL:
+        return KernelOp(rec.func.spec, rec.args_addr, rec.args_size)
+    if t == TaskType.EVENT_RECORD:
+        return RecordOp(rec.event.state)
+    if t == TaskType.EVENT_WAIT:
+        return WaitOp(rec.event.state)
+    if t == TaskType.EVENT_RESET:
+        return ResetOp(rec.event.state)
+    if t == TaskType.VALUE_WRITE:
+        return ValueWriteOp(rec.dev_addr, rec.value)
+    if t == TaskType.VALUE_WAIT:
+        return ValueWaitOp(rec.dev_addr, rec.value, rec.flag)
+    if rec.default_kind == "memcpy":
+        return MemcpyOp(rec.dst, rec.src, rec.count)
+    if rec.default_kind == "memset":
+        return MemsetOp(rec.dst, rec.fill, rec.count)
+    return NopOp()

@@ -1,0 +1,103 @@
+"""The ``mdlri-conformance`` command line: ``run`` the suite, run an ``example`` scenario.
+
+Exit codes: 0 when the gate passes (no FAIL, no ERROR), 1 when it fails, 2 for usage and
+input errors (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .backend_loader import BackendLoadError, load_backend, resolve
+
+PROG = "mdlri-conformance"
+SPEC_DIR = Path(__file__).parent / "specs"
+
+
+def _usage_error(msg: str) -> int:
+    print(f"{PROG}: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _cmd_run(ns: argparse.Namespace) -> int:
+    try:
+        resolve(ns.backend)
+    except BackendLoadError as exc:
+        return _usage_error(str(exc))
+    report_dir = Path(ns.report_dir) if ns.report_dir else (
+        Path("reports") / "out" / (time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"))
+    report_dir.mkdir(parents=True, exist_ok=True)
+    args = [str(SPEC_DIR), "-p", "conformance.plugin", "--backend", ns.backend,
+            "--profile", ns.profile, "--report-dir", str(report_dir),
+            "--junitxml", str(report_dir / "junit.xml"),
+            "--alluredir", str(report_dir / "allure-results"),
+            "-o", "junit_family=xunit2", "-q", "-rfE", "--tb=short"]
+    if ns.workers is not None:
+        args += ["-n", str(ns.workers)]
+    if ns.keyword:
+        args += ["-k", ns.keyword]
+    args += ns.pytest_args
+    import pytest
+    code = int(pytest.main(args))
+    return {0: 0, 1: 1}.get(code, 2)
+
+
+def _cmd_example(ns: argparse.Namespace) -> int:
+    from .scenarios import EXAMPLES
+    if ns.name not in EXAMPLES:
+        return _usage_error(f"unknown example {ns.name!r}; known: {', '.join(sorted(EXAMPLES))}")
+    try:
+        backend = load_backend(ns.backend)
+    except BackendLoadError as exc:
+        return _usage_error(str(exc))
+    try:
+        ok = EXAMPLES[ns.name](backend, print)
+    finally:
+        backend.close()
+    return 0 if ok else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Conformance suite for the CANN Model RI API.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    run = sub.add_parser("run", help="run the conformance suite on a backend",
+                         description="Run the specs; print a per-area summary; write results "
+                                     "(results.jsonl, summary.json, junit.xml, allure-results) "
+                                     "under the report directory.")
+    run.add_argument("--backend", default="sim", help="sim (default) or package.module:factory")
+    run.add_argument("--report-dir", help="default: reports/out/<run-id>")
+    run.add_argument("--profile", default="ci", choices=("ci", "dev", "thorough"))
+    run.add_argument("-n", "--workers", help="parallel workers (pytest-xdist), e.g. 2 or auto")
+    run.add_argument("-k", dest="keyword", help="only specs matching this pytest -k expression")
+    run.add_argument("pytest_args", nargs=argparse.REMAINDER,
+                     help="extra pytest arguments after --")
+    run.set_defaults(func=_cmd_run)
+
+    ex = sub.add_parser("example", help="run a CANN example scenario and print its lines",
+                        description="Reproduce a CANN example end to end through the contract.")
+    ex.add_argument("name", help="scenario name, e.g. fallback")
+    ex.add_argument("--backend", default="sim", help="sim (default) or package.module:factory")
+    ex.set_defaults(func=_cmd_example)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        ns = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed its one-line usage error
+        return int(exc.code or 0) and 2
+    if getattr(ns, "pytest_args", None) and ns.pytest_args[:1] == ["--"]:
+        ns.pytest_args = ns.pytest_args[1:]
+    func: Callable[[argparse.Namespace], int] = ns.func
+    return func(ns)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""A do-nothing backend for testing the plugin and CLI without a simulator.
+
+Every contract method answers rc 0 (or what ``answers`` says); capabilities are chosen
+per test through the factory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from backends.contract import ALL_CAPS, Cap
+
+
+class NullBackend:
+    """Meets the Backend protocol's shape; every API call returns ``answers.get(name, 0)``."""
+
+    name = "null"
+
+    def __init__(self, caps: frozenset[Cap] = ALL_CAPS, answers: dict[str, Any] | None = None):
+        self.capabilities = caps
+        self.answers = answers or {}
+        self.closed = False
+
+    def version(self) -> str:
+        return "null 0"
+
+    def kernel_binary_path(self) -> str:
+        return "/nonexistent"
+
+    def close(self) -> None:
+        self.closed = True
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *a, **k: self.answers.get(name, 0)
+
+
+def create(**_: Any) -> NullBackend:
+    return NullBackend()
+
+
+def create_no_kernels(**_: Any) -> NullBackend:
+    return NullBackend(ALL_CAPS - {Cap.KERNELS})
+
+
+def create_not_a_backend(**_: Any) -> object:
+    return object()

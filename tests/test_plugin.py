@@ -1,0 +1,114 @@
+"""The pytest plugin: clause checks, outcome mapping, results file, summary, backend choice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+SPECS = '''
+import pytest
+from backends.contract import Cap, Err
+from conformance import expect
+
+@pytest.mark.clause("CAP-01")
+def test_documented_pass():
+    expect.ok(0, "call")
+
+@pytest.mark.clause("CAP-04")
+def test_documented_fail():
+    expect.rc(107000, Err.SUCCESS, "aclmdlRICaptureEnd")
+
+@pytest.mark.clause("LIST-05")
+def test_implementation_fail():
+    expect.eq(3, 2, "*numTasks")
+
+@pytest.mark.clause("Q-10")
+def test_undefined_records(fingerprint):
+    fingerprint.record("Q-10", 0)
+
+@pytest.mark.clause("CAP-01")
+@pytest.mark.requires(Cap.KERNELS)
+def test_needs_kernels():
+    pass
+
+@pytest.mark.clause("CAP-01")
+def test_feature_not_supported():
+    expect.ok(207000, "aclmdlRIGetStreams")
+
+@pytest.mark.clause("CAP-01")
+def test_harness_error():
+    raise RuntimeError("boom")
+'''
+
+
+def _run(pytester: pytest.Pytester, backend: str, *extra: str) -> tuple[pytest.RunResult, Path]:
+    pytester.makepyfile(test_specs=SPECS)
+    out = pytester.path / "out"
+    res = pytester.runpytest("-p", "conformance.plugin", "--backend", backend,
+                             "--report-dir", str(out), *extra)
+    return res, out
+
+
+def _rows(out: Path) -> dict[str, dict]:
+    rows = [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines()]
+    return {r["nodeid"].split("::")[-1]: r for r in rows}
+
+
+def test_outcomes_follow_the_level(pytester: pytest.Pytester) -> None:
+    res, out = _run(pytester, "tests.fakes:create_no_kernels")
+    assert res.ret == 1  # the documented failure and the harness error fail the run
+    rows = _rows(out)
+    assert rows["test_documented_pass"]["outcome"] == "PASS"
+    assert rows["test_documented_fail"]["outcome"] == "FAIL"
+    assert rows["test_documented_fail"]["message"] == (
+        "[CAP-04] aclmdlRICaptureEnd rc: expected 0 (SUCCESS), observed 107000 (RT_PARAM_INVALID)")
+    assert rows["test_implementation_fail"]["outcome"] == "CHANGED"
+    assert rows["test_implementation_fail"]["level"] == "implementation"
+    assert rows["test_undefined_records"]["outcome"] == "PASS"
+    assert rows["test_undefined_records"]["fingerprint"] == {"Q-10": 0}
+    assert rows["test_needs_kernels"]["outcome"] == "UNSUPPORTED"
+    assert "kernels" in rows["test_needs_kernels"]["message"]
+    assert rows["test_feature_not_supported"]["outcome"] == "UNSUPPORTED"
+    assert "207000" in rows["test_feature_not_supported"]["message"]
+    assert rows["test_harness_error"]["outcome"] == "ERROR"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["totals"] == {"PASS": 2, "FAIL": 1, "CHANGED": 1, "UNSUPPORTED": 2, "ERROR": 1}
+    assert summary["gate"] == "fail"
+    assert summary["fingerprint"] == {"Q-10": 0}
+    res.stdout.fnmatch_lines(["*Model RI conformance*", "*total*", "*gate: FAIL*"])
+
+
+def test_changed_alone_does_not_fail_the_run(pytester: pytest.Pytester) -> None:
+    res, out = _run(pytester, "tests.fakes:create", "-k", "implementation_fail or documented_pass")
+    assert res.ret == 0
+    res.stdout.fnmatch_lines(["*1 passed*1 changed*"])
+
+
+def test_unknown_clause_id_fails_collection(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_bad='''
+import pytest
+@pytest.mark.clause("CAP-99")
+def test_x():
+    pass
+''')
+    res = pytester.runpytest("-p", "conformance.plugin", "--backend", "tests.fakes:create",
+                             "--report-dir", str(pytester.path / "o"))
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines(["*unknown clause id(s) CAP-99*"])
+
+
+@pytest.mark.parametrize("name, message", [
+    ("bogus", "*unknown backend 'bogus'*"),
+    ("no_such_module_xyz:create", "*cannot import*"),
+    ("tests.fakes:nothing_here", "*has no callable*"),
+    ("tests.fakes:create_not_a_backend", "*does not implement*"),
+])
+def test_bad_backend_is_a_one_line_usage_error(pytester: pytest.Pytester, name: str,
+                                               message: str) -> None:
+    pytester.makepyfile(test_ok="def test_x():\n    pass\n")
+    res = pytester.runpytest("-p", "conformance.plugin", "--backend", name)
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stderr.fnmatch_lines([message])
+    assert "Traceback" not in res.stderr.str()
