@@ -43,11 +43,13 @@ def _show(v: Any) -> str:
 
 def fail(what: str, expected: Any, observed: Any, clause: str | None = None) -> None:
     """Raise the suite's failure for one observable."""
+    __tracebackhide__ = True
     raise ConformanceFailure(f"{_tag(clause)} {what}: expected {_show(expected)}, "
                              f"observed {_show(observed)}")
 
 
 def _unsupported_guard(observed: int, expected: Iterable[int], what: str) -> None:
+    __tracebackhide__ = True
     if observed == Err.RT_FEATURE_NOT_SUPPORT and Err.RT_FEATURE_NOT_SUPPORT not in expected:
         raise Unsupported(f"{what} returned {err_name(observed)}")
 
@@ -55,6 +57,7 @@ def _unsupported_guard(observed: int, expected: Iterable[int], what: str) -> Non
 def rc(observed: int, expected: int | Iterable[int], what: str,
        clause: str | None = None) -> None:
     """Check a return code (or one of a set of accepted codes)."""
+    __tracebackhide__ = True
     exp = (expected,) if isinstance(expected, int) else tuple(expected)
     _unsupported_guard(observed, exp, what)
     if observed not in exp:
@@ -65,11 +68,13 @@ def rc(observed: int, expected: int | Iterable[int], what: str,
 
 def ok(observed: int, what: str, clause: str | None = None) -> None:
     """Check that a call succeeded (rc 0)."""
+    __tracebackhide__ = True
     rc(observed, Err.SUCCESS, what, clause)
 
 
 def eq(observed: Any, expected: Any, what: str, clause: str | None = None) -> None:
     """Check equality (numpy arrays compare element-wise and by shape)."""
+    __tracebackhide__ = True
     if hasattr(observed, "tolist") or hasattr(expected, "tolist"):
         o = observed.tolist() if hasattr(observed, "tolist") else list(observed)
         e = expected.tolist() if hasattr(expected, "tolist") else list(expected)
@@ -86,6 +91,7 @@ def eq(observed: Any, expected: Any, what: str, clause: str | None = None) -> No
 
 def ne(observed: Any, unexpected: Any, what: str, clause: str | None = None) -> None:
     """Check inequality."""
+    __tracebackhide__ = True
     if observed == unexpected:
         fail(what, f"anything but {_show(unexpected)}", observed, clause)
 
@@ -93,5 +99,6 @@ def ne(observed: Any, unexpected: Any, what: str, clause: str | None = None) -> 
 def true(cond: bool, what: str, expected: Any = True, observed: Any = False,
          clause: str | None = None) -> None:
     """Check a condition; ``expected``/``observed`` describe it in the message."""
+    __tracebackhide__ = True
     if not cond:
         fail(what, expected, observed, clause)
