@@ -71,6 +71,7 @@ def _default_report_dir() -> Path:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "clause(*ids): the catalog clause ids a spec checks")
     config.addinivalue_line("markers", "requires(*caps): backend capabilities a spec needs")
+    _load_hypothesis_profile(config.getoption("--profile"))
     name = config.getoption("--backend")
     try:
         config.stash[_backend_key] = load_backend(name)
@@ -83,6 +84,16 @@ def pytest_configure(config: pytest.Config) -> None:
     state = RunState(report_dir, name)
     config.stash[_state_key] = state
     config.pluginmanager.register(Recorder(state), "mdlri-recorder")
+
+
+def _load_hypothesis_profile(profile: str) -> None:
+    """ci: derandomized and bounded; dev: quick; thorough: many examples."""
+    from hypothesis import HealthCheck, settings
+    common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("ci", derandomize=True, max_examples=60, print_blob=True, **common)
+    settings.register_profile("dev", max_examples=20, **common)
+    settings.register_profile("thorough", max_examples=1000, **common)
+    settings.load_profile(profile)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -292,3 +303,27 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for line in format_table(summary):
         tr.write_line(line)
     tr.write_line(f"results: {state.report_dir}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Allure labels (when allure-pytest is active)
+
+
+@pytest.fixture(autouse=True)
+def _mdlri_allure_labels(request: pytest.FixtureRequest) -> None:
+    """Label each spec with area, clause ids, level and backend for the Allure report."""
+    item = request.node
+    if not _is_spec(item) or not request.config.pluginmanager.hasplugin("allure_pytest"):
+        return
+    import allure
+    ids = _clause_ids(item)
+    if not ids or registry.unknown(ids):
+        return
+    allure.dynamic.feature(_area_of(item, ids))
+    for cid in ids:
+        allure.dynamic.story(cid)
+        allure.dynamic.label("clause", cid)
+    allure.dynamic.label("level", registry.level_of(ids))
+    allure.dynamic.label("backend", request.config.getoption("--backend"))
+    allure.dynamic.description("\n".join(f"{c}: {registry.get(c).title} ({registry.get(c).src})"
+                                         for c in ids))

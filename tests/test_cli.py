@@ -1,0 +1,36 @@
+"""The command line: usage errors are one line with exit 2; help works."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conformance import cli
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("run", "--backend", "nosuch"), "unknown backend 'nosuch'"),
+    (("example", "nosuch"), "unknown example 'nosuch'"),
+    (("example", "fallback", "--backend", "tests.fakes:create_not_a_backend"), "does not implement"),
+    (("frobnicate",), "invalid choice"),
+])
+def test_usage_errors_are_one_line(args: tuple[str, ...], fragment: str) -> None:
+    res = _cli(*args)
+    assert res.returncode == 2
+    assert fragment in res.stderr
+    assert "Traceback" not in res.stderr
+    assert res.stdout == ""
+
+
+def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--help"]) == 0
+    assert "run" in capsys.readouterr().out
+    assert cli.main(["run", "--help"]) == 0
+    assert "--backend" in capsys.readouterr().out
