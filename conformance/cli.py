@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "under the report directory.")
     run.add_argument("--backend", default="sim", help="sim (default) or package.module:factory")
     run.add_argument("--report-dir", help="default: reports/out/<run-id>")
-    run.add_argument("--profile", default="ci", choices=("ci", "dev", "thorough"))
+    run.add_argument("--profile", default="ci", choices=("ci", "dev", "deep", "hw"))
     run.add_argument("-n", "--workers", help="parallel workers (pytest-xdist), e.g. 2 or auto")
     run.add_argument("-k", dest="keyword", help="only specs matching this pytest -k expression")
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,

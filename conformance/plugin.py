@@ -57,7 +57,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("mdlri", "Model RI conformance")
     g.addoption("--backend", default=os.environ.get("MDLRI_BACKEND", "sim"),
                 help="backend under test: 'sim' or package.module:factory (default: sim)")
-    g.addoption("--profile", default="ci", choices=("ci", "dev", "thorough"),
+    g.addoption("--profile", default="ci", choices=("ci", "dev", "deep", "hw"),
                 help="hypothesis settings profile (default: ci)")
     g.addoption("--report-dir", default=None,
                 help="where results go (default: reports/out/<run-id>)")
@@ -87,12 +87,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _load_hypothesis_profile(profile: str) -> None:
-    """ci: derandomized and bounded; dev: quick; thorough: many examples."""
+    """ci: derandomized and bounded; dev: quick; deep: nightly; hw: few examples, no deadline."""
     from hypothesis import HealthCheck, settings
     common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
     settings.register_profile("ci", derandomize=True, max_examples=60, print_blob=True, **common)
     settings.register_profile("dev", max_examples=20, **common)
-    settings.register_profile("thorough", max_examples=1000, **common)
+    settings.register_profile("deep", max_examples=2000, **common)
+    settings.register_profile("hw", max_examples=25, **common)
     settings.load_profile(profile)
 
 
