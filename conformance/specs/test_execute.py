@@ -1,0 +1,239 @@
+"""Executing captured models: aclmdlRIExecuteAsync (EXE-01..EXE-09, EXE-15).
+
+Not tested here:
+
+* EXE-08 (sub-model): the contract has no AddCondTask, so no sub-model can be made.
+* EXE-10, EXE-11, EXE-12, EXE-13 (aclmdlRIExecute, the synchronous variant): not in the
+  contract. EXE-13 would also need it.
+* EXE-14 (stream from another context): the contract has no contexts.
+* EXE-16 (ACL_STREAM_FORBIDDEN_DEFAULT streams): the contract has no such stream flag.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import pytest
+
+from backends.contract import (
+    Cap, Err, KernelTaskParams, StreamStatus, TaskParams, TaskType, ValueWaitFlag,
+)
+from conformance import expect
+from conformance.harness import SENTINEL, Buf, Dev
+
+pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)
+
+X = np.arange(1, 9, dtype=np.int32)
+
+
+def main_model(dev: Dev, s: Any, x: Buf, out: Buf) -> Any:
+    """Capture fallback_main(x -> out) on ``s``."""
+    dev.begin(s)
+    dev.launch("fallback_main", s, input=x, output=out)
+    return dev.end(s)
+
+
+def gated_model(dev: Dev, s: Any, flag: int, kernel: str, **args: Any) -> Any:
+    """Capture value_wait(flag == 1) then one kernel: each execution blocks until the host writes 1."""
+    dev.begin(s)
+    expect.ok(dev.b.value_wait(flag, 1, ValueWaitFlag.EQ, s), "aclrtValueWait in capture")
+    dev.launch(kernel, s, **args)
+    return dev.end(s)
+
+
+def faulted_model(dev: Dev, s: Any) -> Any:
+    """A model driven into FAULT by disabling its captured memset (DIS-06)."""
+    scratch, x, y = dev.buffer(n=8), dev.buffer(X), dev.buffer(n=8)
+    dev.begin(s)
+    dev.launch("fallback_main", s, input=x, output=y)
+    expect.ok(dev.b.memset_async(scratch.addr, scratch.nbytes, 0, scratch.nbytes, s),
+              "aclrtMemsetAsync in capture (setup)")
+    model = dev.end(s)
+    default = dev.tasks_of_type(model, TaskType.DEFAULT)
+    expect.true(len(default) >= 1, "a DEFAULT task listed (setup)", ">= 1", 0)
+    expect.rc(dev.b.task_disable(default[0]), Err.RT_PARAM_INVALID,
+              "aclmdlRITaskDisable(DEFAULT) to fault the model (setup)")
+    return model
+
+
+# ---------------------------------------------------------------------------------------------
+# EXE-01 .. EXE-03
+
+
+@pytest.mark.clause("EXE-01")
+def test_execute_is_stream_ordered(dev: Dev) -> None:
+    """EXE-01: the model runs after earlier work on the stream and before later work on it."""
+    cap, s = dev.stream(), dev.stream()
+    x, mid, after = dev.buffer(X), dev.buffer(n=8), dev.buffer(n=8)
+    model = main_model(dev, cap, x, mid)
+    value = 40
+    dev.launch("fill", s, out=x, n=8, value=value)          # before: the model must read 40s
+    expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
+    dev.launch("copy", s, src=mid, dst=after, n=8)          # after: must see the model's output
+    dev.sync(s)
+    expect.eq(dev.read(mid), np.full(8, value + 10), "model output (input written before it)")
+    expect.eq(dev.read(after), np.full(8, value + 10), "copy enqueued after the model")
+
+
+@pytest.mark.clause("EXE-01")
+@pytest.mark.requires(Cap.VALUE_TASKS, Cap.THREADS)
+def test_execute_async_returns_before_completion(dev: Dev) -> None:
+    """EXE-01: ExecuteAsync returns while the model is still blocked; sync waits for it."""
+    s = dev.stream()
+    flag = dev.buffer64(0)
+    x, out = dev.buffer(X), dev.buffer(n=8)
+    model = gated_model(dev, s, flag, "fallback_main", input=x, output=out)
+    result: dict[str, int] = {}
+    returned = threading.Event()
+
+    def enqueue() -> None:
+        dev.b.set_device(0)
+        result["rc"] = dev.b.execute_async(model, s)
+        returned.set()
+
+    t = threading.Thread(target=enqueue, daemon=True)
+    t.start()
+    try:
+        came_back = returned.wait(2.0)
+        expect.true(came_back, "aclmdlRIExecuteAsync returned while the model is blocked",
+                    "returned within 2 s", "still blocked")
+        expect.ok(result["rc"], "aclmdlRIExecuteAsync")
+        expect.eq(dev.read(out), np.full(8, SENTINEL), "output while the model is blocked")
+    finally:
+        dev.write64(flag, 1)
+        t.join(5.0)
+    dev.sync(s)
+    expect.eq(dev.read(out), X + 10, "output after sync")
+
+
+@pytest.mark.clause("EXE-02")
+def test_repeated_execution_reapplies_effects(dev: Dev) -> None:
+    """EXE-02: N executions of an accumulating model add its input N times."""
+    s = dev.stream()
+    acc0 = np.arange(100, 108, dtype=np.int32)
+    acc, x = dev.buffer(acc0), dev.buffer(X * 3)
+    dev.begin(s)
+    dev.launch("accumulate", s, acc=acc, x=x, n=8)
+    model = dev.end(s)
+    expect.eq(dev.read(acc), acc0, "accumulator after capture (nothing executed)")
+    for k in range(1, 4):
+        dev.execute(model, s)
+        expect.eq(dev.read(acc), acc0 + k * X * 3, f"accumulator after {k} execution(s)")
+
+
+@pytest.mark.clause("EXE-03")
+def test_origin_stream_executes_its_model(dev: Dev) -> None:
+    """EXE-03: the stream that captured the model can execute it after CaptureEnd."""
+    s = dev.stream()
+    x, out = dev.buffer(X), dev.buffer(n=8)
+    model = main_model(dev, s, x, out)
+    expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync on the origin stream")
+    dev.sync(s)
+    expect.eq(dev.read(out), X + 10, "output")
+
+
+# ---------------------------------------------------------------------------------------------
+# EXE-04 .. EXE-09
+
+
+@pytest.mark.clause("EXE-04")
+def test_execute_capturing_model(dev: Dev) -> None:
+    """EXE-04: executing a model that is still capturing returns 107026."""
+    s, other = dev.stream(), dev.stream()
+    x, out = dev.buffer(X), dev.buffer(n=8)
+    dev.begin(s)
+    dev.launch("fallback_main", s, input=x, output=out)
+    rc, _, capturing = dev.b.capture_get_info(s)
+    expect.ok(rc, "aclmdlRICaptureGetInfo (setup)")
+    expect.rc(dev.b.execute_async(capturing, other), Err.RT_MODEL_CAPTURED,
+              "aclmdlRIExecuteAsync of a capturing model")
+    dev.end(s)
+    dev.sync(other)
+    expect.eq(dev.read(out), np.full(8, SENTINEL), "output (nothing executed)")
+
+
+@pytest.mark.clause("EXE-05")
+def test_execute_on_capturing_stream(dev: Dev) -> None:
+    """EXE-05: executing a model on a capturing stream returns 107027."""
+    s, other = dev.stream(), dev.stream()
+    x, out, scratch = dev.buffer(X), dev.buffer(n=8), dev.buffer(n=8)
+    model = main_model(dev, s, x, out)
+    dev.begin(other)
+    dev.launch("fill", other, out=scratch, n=8, value=3)
+    expect.rc(dev.b.execute_async(model, other), Err.RT_STREAM_CAPTURED,
+              "aclmdlRIExecuteAsync on a capturing stream")
+    dev.end(other)
+
+
+@pytest.mark.clause("EXE-06")
+@pytest.mark.requires(Cap.LISTING)
+def test_execute_on_model_stream(dev: Dev) -> None:
+    """EXE-06: executing on a stream obtained from GetStreams returns 107000."""
+    s = dev.stream()
+    x, out = dev.buffer(X), dev.buffer(n=8)
+    model = main_model(dev, s, x, out)
+    internal = dev.streams_of(model)
+    expect.true(len(internal) >= 1, "GetStreams (setup)", ">= 1 stream", len(internal))
+    expect.rc(dev.b.execute_async(model, internal[0]), Err.RT_PARAM_INVALID,
+              "aclmdlRIExecuteAsync on the model's own stream")
+
+
+@pytest.mark.clause("EXE-07")
+@pytest.mark.requires(Cap.LISTING, Cap.TASK_TYPE, Cap.SET_PARAMS)
+def test_execute_updating_model(dev: Dev) -> None:
+    """EXE-07: executing a model with a pending SetParams (UPDATING) returns 507011."""
+    s = dev.stream()
+    x, out = dev.buffer(X), dev.buffer(n=8)
+    model = main_model(dev, s, x, out)
+    (k,) = dev.kernel_tasks(model)
+    data = dev.args("fallback_main", input=x, output=out)
+    params = TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
+        func_handle=dev.func("fallback_main"), args=data, is_host_args=1,
+        args_size=len(data), num_blocks=1))
+    expect.ok(dev.b.task_set_params(k, params), "aclmdlRITaskSetParams (setup)")
+    expect.rc(dev.b.execute_async(model, s), Err.RT_MODEL_EXECUTE,
+              "aclmdlRIExecuteAsync while UPDATING")
+    dev.sync(s)
+    expect.eq(dev.read(out), np.full(8, SENTINEL), "output (nothing executed)")
+
+
+@pytest.mark.clause("EXE-07")
+@pytest.mark.requires(Cap.LISTING, Cap.TASK_TYPE, Cap.DISABLE)
+def test_execute_faulted_model(dev: Dev) -> None:
+    """EXE-07: executing a FAULT model returns 507011."""
+    s = dev.stream()
+    model = faulted_model(dev, s)
+    expect.rc(dev.b.execute_async(model, s), Err.RT_MODEL_EXECUTE,
+              "aclmdlRIExecuteAsync on a FAULT model")
+
+
+@pytest.mark.clause("EXE-09")
+def test_execute_null_model(dev: Dev) -> None:
+    """EXE-09: ExecuteAsync(NULL model) returns 100000."""
+    expect.rc(dev.b.execute_async(None, dev.stream()), Err.INVALID_PARAM,
+              "aclmdlRIExecuteAsync(NULL)")
+
+
+# ---------------------------------------------------------------------------------------------
+# EXE-15
+
+
+@pytest.mark.clause("EXE-15")
+@pytest.mark.requires(Cap.VALUE_TASKS)
+def test_two_executions_in_flight(dev: Dev) -> None:
+    """EXE-15: a second ExecuteAsync while the first is in flight returns 0; both complete."""
+    s = dev.stream()
+    flag = dev.buffer64(0)
+    acc0 = np.zeros(8, dtype=np.int32)
+    acc, x = dev.buffer(acc0), dev.buffer(X)
+    model = gated_model(dev, s, flag, "accumulate", acc=acc, x=x, n=8)
+    try:
+        expect.ok(dev.b.execute_async(model, s), "first aclmdlRIExecuteAsync")
+        expect.ok(dev.b.execute_async(model, s), "second aclmdlRIExecuteAsync (first in flight)")
+        expect.eq(dev.read(acc), acc0, "accumulator while both executions are blocked")
+    finally:
+        dev.write64(flag, 1)
+    dev.sync(s)
+    expect.eq(dev.read(acc), acc0 + 2 * X, "accumulator after both executions")
