@@ -1,0 +1,394 @@
+"""Multi-stream capture: fork and join through events.
+
+Clause group: XS (fork/join, join requirement, event kinds, events recorded outside the
+capture, cross-model event use, internal EVENT_RESET tasks, event release at CaptureEnd).
+
+Not covered here: XS-09 (the catalog does not name the event-creation flag whose events
+"have no wait task", so no spec can create one deliberately), XS-10 (needs
+aclrtRecordEventWithFlag / aclrtStreamWaitEventWithFlag with the EXTERNAL flags, which the
+contract does not have).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+from backends.contract import UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, TaskType
+from conformance import expect
+from conformance.harness import SENTINEL, Buf, Dev
+from kernel import catalog
+
+pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.CROSS_STREAM)
+
+N = catalog.SEED_ELEMENTS
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+def _inputs(seed: int = 3) -> np.ndarray:
+    return (np.arange(N, dtype=np.int32) * seed - 4).astype(np.int32)
+
+
+def _sentinel() -> np.ndarray:
+    return np.full(N, SENTINEL, dtype=np.int32)
+
+
+def _status(dev: Dev, stream: Any, what: str) -> tuple[Any, Any]:
+    rc, st, m = dev.b.capture_get_info(stream)
+    expect.ok(rc, f"aclmdlRICaptureGetInfo {what}")
+    return st, m
+
+
+def _fork(dev: Dev, origin: Any, sub: Any, event: Any = None) -> Any:
+    """Record an event on ``origin``; ``sub`` waits on it and so joins the capture."""
+    e = dev.event() if event is None else event
+    expect.ok(dev.b.record_event(e, origin), "aclrtRecordEvent (fork)")
+    expect.ok(dev.b.stream_wait_event(sub, e), "aclrtStreamWaitEvent (fork)")
+    return e
+
+
+def _join(dev: Dev, origin: Any, sub: Any, event: Any = None) -> Any:
+    """Record an event on ``sub``; ``origin`` waits on it (sub rejoins)."""
+    e = dev.event() if event is None else event
+    expect.ok(dev.b.record_event(e, sub), "aclrtRecordEvent (join)")
+    expect.ok(dev.b.stream_wait_event(origin, e), "aclrtStreamWaitEvent (join)")
+    return e
+
+
+def _end_failing(dev: Dev, stream: Any) -> tuple[int, Any]:
+    """CaptureEnd the spec expects to fail; a model it returns anyway is tracked."""
+    rc, m = dev.b.capture_end(stream)
+    if rc == Err.SUCCESS and m not in (None, UNWRITTEN):
+        dev.model(m)
+    return rc, m
+
+
+def _diamond(dev: Dev, s1: Any, s2: Any, inp: Buf, mid: Buf, out: Buf,
+             events: tuple[Any, Any] | None = None) -> Any:
+    """Capture main(inp->mid) on s1, fork to s2 for postprocess(mid->out), join; returns model."""
+    dev.begin(s1)
+    dev.launch("fallback_main", s1, input=inp, output=mid)
+    _fork(dev, s1, s2, events[0] if events else None)
+    dev.launch("fallback_postprocess", s2, input=mid, output=out)
+    _join(dev, s1, s2, events[1] if events else None)
+    return dev.end(s1)
+
+
+def _load_seed(dev: Dev) -> None:
+    """Load the seed kernels before any capture begins."""
+    dev.func("fallback_main")
+    dev.func("fallback_postprocess")
+
+
+def _expected_diamond(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mid = x + catalog.SEED_MAIN_BIAS
+    return mid, mid * catalog.SEED_POST_SCALE
+
+
+# ---------------------------------------------------------------------------------------------
+# XS-01: fork
+
+
+@pytest.mark.clause("XS-01")
+@pytest.mark.requires(Cap.KERNELS)
+def test_xs01_fork_join_is_captured(dev: Dev) -> None:
+    """XS-01 A stream waiting on a captured event joins the capture; its work runs only on execute."""
+    s1, s2 = dev.stream(), dev.stream()
+    x = _inputs()
+    inp, mid, out = dev.buffer(x), dev.buffer(n=N), dev.buffer(n=N)
+    _load_seed(dev)
+    dev.begin(s1)
+    _, model = _status(dev, s1, "(origin)")
+    dev.launch("fallback_main", s1, input=inp, output=mid)
+    _fork(dev, s1, s2)
+    st, joined = _status(dev, s2, "(sub) after the wait")
+    expect.eq(st, CaptureStatus.ACTIVE, "sub stream status after waiting on a captured event")
+    expect.eq(joined, model, "sub stream modelRI")
+    dev.launch("fallback_postprocess", s2, input=mid, output=out)
+    _join(dev, s1, s2)
+    m = dev.end(s1)
+    dev.sync(s1)
+    dev.sync(s2)
+    expect.eq(dev.read(mid), _sentinel(), "origin output before execute")
+    expect.eq(dev.read(out), _sentinel(), "sub stream output before execute")
+    dev.execute(m, s1)
+    want_mid, want_out = _expected_diamond(x)
+    expect.eq(dev.read(mid), want_mid, "origin output after execute")
+    expect.eq(dev.read(out), want_out, "sub stream output after execute (ordered after origin)")
+
+
+@pytest.mark.clause("XS-01")
+@pytest.mark.requires(Cap.KERNELS)
+def test_xs01_fork_is_transitive(dev: Dev) -> None:
+    """XS-01 A stream waiting on an event recorded by a joined stream joins the same capture."""
+    s1, s2, s3 = dev.stream(), dev.stream(), dev.stream()
+    x = _inputs(7)
+    inp, a, b = dev.buffer(x), dev.buffer(n=N), dev.buffer(n=N)
+    _load_seed(dev)
+    dev.begin(s1)
+    _, model = _status(dev, s1, "(origin)")
+    _fork(dev, s1, s2)
+    dev.launch("fallback_main", s2, input=inp, output=a)
+    _fork(dev, s2, s3)
+    st, joined = _status(dev, s3, "(sub-sub)")
+    expect.eq(st, CaptureStatus.ACTIVE, "status of the stream that waited on the sub stream")
+    expect.eq(joined, model, "modelRI of the stream that waited on the sub stream")
+    dev.launch("fallback_postprocess", s3, input=a, output=b)
+    _join(dev, s2, s3)
+    _join(dev, s1, s2)
+    m = dev.end(s1)
+    dev.sync(s3)
+    expect.eq(dev.read(b), _sentinel(), "sub-sub stream output before execute")
+    dev.execute(m, s1)
+    want_a, want_b = _expected_diamond(x)
+    expect.eq(dev.read(a), want_a, "sub stream output after execute")
+    expect.eq(dev.read(b), want_b, "sub-sub stream output after execute")
+
+
+# ---------------------------------------------------------------------------------------------
+# XS-02 / XS-03: join requirement
+
+
+@pytest.mark.clause("XS-02")
+@pytest.mark.requires(Cap.KERNELS)
+@pytest.mark.parametrize("tail", ["last_task_kernel", "record_never_waited"])
+def test_xs02_unjoined_stream_fails_end(dev: Dev, tail: str) -> None:
+    """XS-02 CaptureEnd with a sub stream that did not rejoin the origin returns 107025."""
+    s1, s2 = dev.stream(), dev.stream()
+    inp, out = dev.buffer(_inputs()), dev.buffer(n=N)
+    dev.func("fallback_main")
+    dev.begin(s1)
+    _fork(dev, s1, s2)
+    dev.launch("fallback_main", s2, input=inp, output=out)
+    if tail == "record_never_waited":
+        # the sub stream ends with a record, but the origin never waits on it
+        expect.ok(dev.b.record_event(dev.event(), s2), "aclrtRecordEvent on the sub stream")
+    rc, _ = _end_failing(dev, s1)
+    expect.rc(rc, Err.RT_STREAM_UNJOINED, "aclmdlRICaptureEnd with an unjoined sub stream")
+
+
+@pytest.mark.clause("XS-03")
+@pytest.mark.requires(Cap.KERNELS)
+def test_xs03_task_after_rejoin_fails_end(dev: Dev) -> None:
+    """XS-03 A task issued on a sub stream after it rejoined makes CaptureEnd return 107025."""
+    s1, s2 = dev.stream(), dev.stream()
+    inp, out = dev.buffer(_inputs()), dev.buffer(n=N)
+    dev.func("fallback_main")
+    dev.begin(s1)
+    _fork(dev, s1, s2)
+    dev.launch("fallback_main", s2, input=inp, output=out)
+    _join(dev, s1, s2)
+    dev.launch("fallback_main", s2, input=inp, output=out)  # after the rejoin
+    rc, _ = _end_failing(dev, s1)
+    expect.rc(rc, Err.RT_STREAM_UNJOINED, "aclmdlRICaptureEnd after a task on the rejoined stream")
+
+
+# ---------------------------------------------------------------------------------------------
+# XS-04: old-mode events
+
+
+def _with_old_event(dev: Dev, body: Callable[[Any], None]) -> None:
+    """Run ``body`` with an "old-mode" event (aclrtCreateEvent), destroyed afterwards."""
+    rc, e = dev.b.create_event()
+    expect.ok(rc, "aclrtCreateEvent (setup)")
+    try:
+        body(e)
+    finally:
+        dev.b.destroy_event(e)
+
+
+@pytest.mark.clause("XS-04")
+def test_xs04_record_old_event_in_capture(dev: Dev) -> None:
+    """XS-04 Recording an aclrtCreateEvent event on a capturing stream returns 207000."""
+    s = dev.stream()
+
+    def body(e: Any) -> None:
+        dev.begin(s)
+        expect.rc(dev.b.record_event(e, s), Err.RT_FEATURE_NOT_SUPPORT,
+                  "aclrtRecordEvent(old-mode event) on a capturing stream")
+        dev.end(s)
+    _with_old_event(dev, body)
+
+
+@pytest.mark.clause("XS-04")
+def test_xs04_wait_old_event_in_capture(dev: Dev) -> None:
+    """XS-04 A capturing stream waiting on an uncaptured old-mode event returns 207000."""
+    s, other = dev.stream(), dev.stream()
+
+    def body(e: Any) -> None:
+        expect.ok(dev.b.record_event(e, other), "aclrtRecordEvent outside capture (setup)")
+        dev.sync(other)
+        dev.begin(s)
+        expect.rc(dev.b.stream_wait_event(s, e), Err.RT_FEATURE_NOT_SUPPORT,
+                  "aclrtStreamWaitEvent(old-mode event) on a capturing stream")
+        dev.end(s)
+    _with_old_event(dev, body)
+
+
+# ---------------------------------------------------------------------------------------------
+# XS-05 / XS-06: events not recorded in the capture
+
+
+@pytest.mark.clause("XS-05")
+def test_xs05_wait_on_event_recorded_outside(dev: Dev) -> None:
+    """XS-05 Waiting in capture on an event recorded outside it returns 107024; capture survives."""
+    s, other = dev.stream(), dev.stream()
+    e = dev.event()
+    expect.ok(dev.b.record_event(e, other), "aclrtRecordEvent outside capture (setup)")
+    dev.sync(other)
+    dev.begin(s)
+    expect.rc(dev.b.stream_wait_event(s, e), Err.RT_CAPTURE_DEPENDENCY,
+              "aclrtStreamWaitEvent on an event recorded outside the capture")
+    st, _ = _status(dev, s, "after the rejected wait")
+    expect.eq(st, CaptureStatus.ACTIVE, "status after the rejected wait")
+    rc, m = dev.b.capture_end(s)
+    if m not in (None, UNWRITTEN):
+        dev.model(m)
+    expect.ok(rc, "aclmdlRICaptureEnd after the rejected wait")
+
+
+@pytest.mark.clause("XS-06")
+def test_xs06_captured_event_never_recorded(dev: Dev) -> None:
+    """XS-06 A captured wait on an event never recorded in the capture makes CaptureEnd return 107024."""
+    s = dev.stream()
+    e = dev.event()
+    dev.begin(s)
+    expect.ok(dev.b.stream_wait_event(s, e), "aclrtStreamWaitEvent on a never-recorded event")
+    rc, m = _end_failing(dev, s)
+    expect.rc(rc, Err.RT_CAPTURE_DEPENDENCY, "aclmdlRICaptureEnd")
+    expect.eq(m, None, "modelRI out-param of the failed CaptureEnd")
+
+
+# ---------------------------------------------------------------------------------------------
+# XS-07: cross-model event use
+
+
+@pytest.mark.clause("XS-07")
+@pytest.mark.parametrize("op", ["wait", "record"])
+def test_xs07_cross_model_event_invalidates_both(dev: Dev, op: str) -> None:
+    """XS-07 Using capture A's event on a stream capturing into B returns 107032; both ends give 507903."""
+    s_a, s_b = dev.stream(), dev.stream()
+    e = dev.event()
+    dev.begin(s_a)
+    dev.begin(s_b)
+    expect.ok(dev.b.record_event(e, s_a), "aclrtRecordEvent in capture A")
+    if op == "wait":
+        rc = dev.b.stream_wait_event(s_b, e)
+    else:
+        rc = dev.b.record_event(e, s_b)
+    expect.rc(rc, Err.STREAM_CAPTURE_CONFLICT, f"cross-model {op} on capture B")
+    for name, s in (("A", s_a), ("B", s_b)):
+        rc, _ = _end_failing(dev, s)
+        expect.rc(rc, Err.RT_STREAM_CAPTURE_INVALIDATED, f"aclmdlRICaptureEnd (capture {name})")
+
+
+# ---------------------------------------------------------------------------------------------
+# XS-08: internal EVENT_RESET tasks
+
+
+def _origin_and_others(dev: Dev) -> tuple[list[tuple[Any, int]], list[list[tuple[Any, int]]]]:
+    """Capture a fork/join with two events; returns the origin's (task, type) listing and the rest's.
+
+    The origin launches two kernels and the sub stream one, which tells the model streams apart.
+    """
+    s1, s2 = dev.stream(), dev.stream()
+    inp, a, b, c = dev.buffer(_inputs()), dev.buffer(n=N), dev.buffer(n=N), dev.buffer(n=N)
+    _load_seed(dev)
+    dev.begin(s1)
+    dev.launch("fallback_main", s1, input=inp, output=a)
+    dev.launch("fallback_postprocess", s1, input=a, output=b)
+    _fork(dev, s1, s2)
+    dev.launch("fallback_main", s2, input=b, output=c)
+    _join(dev, s1, s2)
+    m = dev.end(s1)
+    listings = [[(t, dev.type_of(t)) for t in dev.tasks_of(s)] for s in dev.streams_of(m)]
+    kernel_counts = [sum(1 for _, ty in ts if ty == TaskType.KERNEL) for ts in listings]
+    expect.eq(kernel_counts.count(2), 1, "model streams holding the origin's two kernels")
+    i = kernel_counts.index(2)
+    return listings[i], listings[:i] + listings[i + 1:]
+
+
+_USER_TYPES = (TaskType.KERNEL, TaskType.EVENT_RECORD, TaskType.EVENT_WAIT)
+_CAPTURED_EVENTS = 2  # the fork event and the join event
+
+
+@pytest.mark.clause("XS-08")
+@pytest.mark.requires(Cap.INTERNAL_TASKS, Cap.LISTING, Cap.TASK_TYPE, Cap.KERNELS)
+def test_xs08_event_reset_tasks_on_origin(dev: Dev) -> None:
+    """XS-08 CaptureEnd appends one EVENT_RESET per captured event to the origin, after user tasks."""
+    origin, others = _origin_and_others(dev)
+    types = [ty for _, ty in origin]
+    resets = [i for i, ty in enumerate(types) if ty == TaskType.EVENT_RESET]
+    expect.eq(len(resets), _CAPTURED_EVENTS, "EVENT_RESET tasks on the origin stream")
+    user = [i for i, ty in enumerate(types) if ty in _USER_TYPES]
+    expect.true(min(resets) > max(user), "EVENT_RESET position on the origin stream",
+                "after every user task", [int(t) for t in types])
+    elsewhere = sum(1 for ts in others for _, ty in ts if ty == TaskType.EVENT_RESET)
+    expect.eq(elsewhere, 0, "EVENT_RESET tasks on the other model streams")
+
+
+@pytest.mark.clause("XS-08")
+@pytest.mark.requires(Cap.INTERNAL_TASKS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID, Cap.KERNELS)
+def test_xs08_event_reset_tasks_consume_seq_ids(dev: Dev) -> None:
+    """XS-08 The appended EVENT_RESET tasks have their own seqIds, after the origin's user tasks."""
+    origin, others = _origin_and_others(dev)
+    ids = [dev.seq_of(t) for ts in [origin, *others] for t, _ in ts]
+    expect.eq(len(set(ids)), len(ids), "seqIds of all tasks (EVENT_RESET included) are unique")
+    reset_ids = [dev.seq_of(t) for t, ty in origin if ty == TaskType.EVENT_RESET]
+    user_ids = [dev.seq_of(t) for t, ty in origin if ty in _USER_TYPES]
+    expect.eq(len(reset_ids), _CAPTURED_EVENTS, "EVENT_RESET tasks on the origin stream")
+    expect.true(min(reset_ids) > max(user_ids), "EVENT_RESET seqIds",
+                f"greater than the origin's user-task seqIds {user_ids}", reset_ids)
+
+
+# ---------------------------------------------------------------------------------------------
+# XS-11: event release at CaptureEnd
+
+
+@pytest.mark.clause("XS-11")
+@pytest.mark.requires(Cap.KERNELS)
+def test_xs11_events_reusable_after_end(dev: Dev) -> None:
+    """XS-11 After CaptureEnd the fork/join events can be captured again and used outside capture."""
+    s1, s2, s3 = dev.stream(), dev.stream(), dev.stream()
+    x = _inputs()
+    inp = dev.buffer(x)
+    mid1, out1, mid2, out2 = (dev.buffer(n=N) for _ in range(4))
+    _load_seed(dev)
+    events = (dev.event(), dev.event())
+    m1 = _diamond(dev, s1, s2, inp, mid1, out1, events)
+    # a second capture from another origin with the same events
+    m2 = _diamond(dev, s3, s2, inp, mid2, out2, events)
+    # and ordinary use outside any capture
+    expect.ok(dev.b.record_event(events[0], s1), "aclrtRecordEvent outside capture")
+    expect.ok(dev.b.stream_wait_event(s3, events[0]), "aclrtStreamWaitEvent outside capture")
+    dev.sync(s1)
+    dev.sync(s3)
+    want_mid, want_out = _expected_diamond(x)
+    dev.execute(m1, s1)
+    dev.execute(m2, s3)
+    expect.eq(dev.read(out1), want_out, "first model output")
+    expect.eq(dev.read(out2), want_out, "second model output (same events)")
+    expect.eq(dev.read(mid2), want_mid, "second model origin output")
+
+
+@pytest.mark.clause("XS-11")
+def test_xs11_sub_stream_can_begin_after_end(dev: Dev) -> None:
+    """XS-11 A stream that joined a capture can begin its own capture after CaptureEnd."""
+    s1, s2 = dev.stream(), dev.stream()
+    e_fork, e_join = dev.event(), dev.event()
+    dev.begin(s1)
+    _fork(dev, s1, s2, e_fork)
+    _join(dev, s1, s2, e_join)
+    dev.end(s1)
+    expect.ok(dev.b.capture_begin(s2, CaptureMode.RELAXED), "aclmdlRICaptureBegin on the former sub stream")
+    _fork(dev, s2, s1, e_join)
+    _join(dev, s2, s1, e_fork)
+    rc, m = dev.b.capture_end(s2)
+    if m not in (None, UNWRITTEN):
+        dev.model(m)
+    expect.ok(rc, "aclmdlRICaptureEnd of the second capture (roles and events swapped)")
