@@ -39,7 +39,6 @@ class RunState:
         self.report_dir = report_dir
         self.backend_name = backend_name
         self.results: list[dict[str, Any]] = []
-        self.cited: set[str] = set()
         report_dir.mkdir(parents=True, exist_ok=True)
         self.jsonl = (report_dir / "results.jsonl").open("a", encoding="utf-8")
 
@@ -125,7 +124,6 @@ def _is_spec(item: pytest.Item) -> bool:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
     problems: list[str] = []
-    state = config.stash.get(_state_key, None)
     for item in items:
         if not _is_spec(item):
             continue
@@ -136,8 +134,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         bad = registry.unknown(ids)
         if bad:
             problems.append(f"{item.nodeid}: unknown clause id(s) {', '.join(bad)}")
-        elif state is not None:
-            state.cited.update(ids)
     if problems:
         raise pytest.UsageError("specs citing unknown or no clauses:\n  " + "\n  ".join(problems))
 
@@ -160,6 +156,21 @@ def dev(backend: Any) -> Iterator[Dev]:
     d.close()
 
 
+def _plain(value: Any) -> Any:
+    """A JSON- and xdist-serialisable copy (enums become their integer, unknowns their repr)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return repr(value)
+
+
 class Fingerprint:
     """Observed values of undefined- and implementation-level behaviour, per spec."""
 
@@ -168,8 +179,7 @@ class Fingerprint:
 
     def record(self, key: str, value: Any) -> None:
         """Record ``value`` under ``key`` (a clause id, optionally ``ID:detail``)."""
-        self.values[key] = value if isinstance(value, (int, float, str, bool, type(None))) \
-            else repr(value)
+        self.values[key] = _plain(value)
 
 
 @pytest.fixture
@@ -297,7 +307,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if state is None or not state.results:
         return
     from .summary import build_summary, format_table
-    summary = build_summary(state.results, state.cited, state.backend_name)
+    cited = {c for row in state.results for c in row["clauses"]}
+    summary = build_summary(state.results, cited, state.backend_name)
     (state.report_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     tr = terminalreporter
     tr.section("Model RI conformance")
