@@ -162,7 +162,7 @@ def test_cap01_captured_pinned_h2d_memcpy_async_runs_only_on_execute(dev: Dev) -
                   "aclrtMemcpyAsync H2D (pinned) in capture")
         m = dev.end(s)
         dev.sync(s)
-        expect.eq(dev.read(dst), _sentinel(), "destination after CaptureEnd + sync (before execute)")
+        expect.eq(dev.read(dst), _sentinel(), "destination after CaptureEnd + sync")
         dev.execute(m, s)
         expect.eq(dev.read(dst), x, "destination after ExecuteAsync + sync")
     finally:
@@ -352,7 +352,7 @@ def test_cap10_end_twice(dev: Dev) -> None:
 @pytest.mark.clause("CAP-11")
 @pytest.mark.requires(Cap.CROSS_STREAM)
 def test_cap11_end_on_joined_stream(dev: Dev) -> None:
-    """CAP-11 CaptureEnd on a joined (non-origin) stream returns 107036; the capture stays ACTIVE."""
+    """CAP-11 CaptureEnd on a joined (non-origin) stream returns 107036; capture stays ACTIVE."""
     s1, s2 = dev.stream(), dev.stream()
     dev.begin(s1)
     _fork(dev, s1, s2)
@@ -402,7 +402,8 @@ def test_cap13_failed_end_clears_model_and_streams(dev: Dev) -> None:
     for name, s in (("origin", s1), ("joined", s2)):
         st, _ = _status(dev, s, f"({name}) after the failed end")
         expect.eq(st, CaptureStatus.NONE, f"{name} stream status after the failed end")
-    expect.ok(dev.b.capture_begin(s1, CaptureMode.RELAXED), "new aclmdlRICaptureBegin on the origin")
+    expect.ok(dev.b.capture_begin(s1, CaptureMode.RELAXED),
+              "new aclmdlRICaptureBegin on the origin")
     dev.end(s1)
     dev.sync(s2)
     expect.eq(dev.read(out), _sentinel(), "output of the discarded capture")
@@ -410,7 +411,8 @@ def test_cap13_failed_end_clears_model_and_streams(dev: Dev) -> None:
 
 @pytest.mark.clause("CAP-14")
 @pytest.mark.requires(Cap.THREADS)
-@pytest.mark.parametrize("mode", [CaptureMode.GLOBAL, CaptureMode.THREAD_LOCAL], ids=lambda m: m.name)
+@pytest.mark.parametrize("mode", [CaptureMode.GLOBAL, CaptureMode.THREAD_LOCAL],
+                         ids=lambda m: m.name)
 def test_cap14_end_from_wrong_thread(dev: Dev, fingerprint: Any, mode: CaptureMode) -> None:
     """CAP-14 CaptureEnd from another thread of a GLOBAL/THREAD_LOCAL capture returns 107038."""
     s = dev.stream()
@@ -420,7 +422,8 @@ def test_cap14_end_from_wrong_thread(dev: Dev, fingerprint: Any, mode: CaptureMo
         dev.model(m)
     # the state after the rejected end is undocumented (Q-05): record, do not assert
     rc_info, st, _ = dev.b.capture_get_info(s)
-    fingerprint.record("Q-05:status_after_wrong_thread_end", st if rc_info == 0 else f"rc {rc_info}")
+    fingerprint.record("Q-05:status_after_wrong_thread_end",
+                       st if rc_info == 0 else f"rc {rc_info}")
     expect.rc(rc, Err.RT_STREAM_CAPTURE_WRONG_THREAD, "aclmdlRICaptureEnd from another thread")
 
 
@@ -645,7 +648,7 @@ def test_stat04_joined_streams_none_after_end(dev: Dev) -> None:
 @pytest.mark.clause("STAT-05")
 @pytest.mark.requires(Cap.CROSS_STREAM)
 def test_stat05_model_level_invalidation_reports_active(dev: Dev, fingerprint: Any) -> None:
-    """STAT-05 After model-level invalidation GetInfo still reports ACTIVE; CaptureEnd gives 507903."""
+    """STAT-05 After model-level invalidation GetInfo reports ACTIVE; CaptureEnd gives 507903."""
     s1, s2, rc_wait = _invalidate_two(dev)
     expect.rc(rc_wait, Err.STREAM_CAPTURE_CONFLICT, "cross-model aclrtStreamWaitEvent (setup)")
     for name, s in (("A", s1), ("B", s2)):
@@ -722,7 +725,7 @@ def test_stat08_failed_end_of_invalidated_capture(dev: Dev) -> None:
 
 @pytest.mark.clause("ERR-01")
 def test_err01_capture_begin_errors(dev: Dev) -> None:
-    """ERR-01 CaptureBegin: NULL stream 100000, bad mode 107000, capturing 107027, DEVICE_USE_ONLY 507000."""
+    """ERR-01 CaptureBegin: NULL 100000, bad mode 107000, capturing 107027, DEVICE_USE_ONLY 507000."""
     s = dev.stream()
     expect.rc(dev.b.capture_begin(None, CaptureMode.GLOBAL), Err.INVALID_PARAM,
               "aclmdlRICaptureBegin(NULL)")
@@ -751,7 +754,7 @@ def test_err01_capture_begin_stale_stream(dev: Dev) -> None:
 
 @pytest.mark.clause("ERR-02")
 def test_err02_capture_get_info_errors(dev: Dev) -> None:
-    """ERR-02 CaptureGetInfo: NULL stream 100000, both outputs NULL 100000, NONE gives NULL model."""
+    """ERR-02 CaptureGetInfo: NULL stream 100000, both outputs NULL 100000, NONE -> NULL model."""
     s = dev.stream()
     rc, _, _ = dev.b.capture_get_info(None)
     expect.rc(rc, Err.INVALID_PARAM, "aclmdlRICaptureGetInfo(NULL stream)")

@@ -13,6 +13,7 @@ thread.
 
 from __future__ import annotations
 
+import queue
 import threading
 from typing import Any, Callable
 
@@ -82,6 +83,44 @@ def _in_thread(backend: Any, fn: Callable[[], Any], *, set_device: bool = True) 
     if set_device:
         expect.ok(box["dev_rc"], "aclrtSetDevice (worker thread)")
     return box["value"]
+
+
+class _Worker:
+    """One long-lived host thread that runs calls on request (for begin/end in the same thread)."""
+
+    def __init__(self, backend: Any) -> None:
+        self._jobs: "queue.Queue[Callable[[], Any] | None]" = queue.Queue()
+        self._results: "queue.Queue[tuple[bool, Any]]" = queue.Queue()
+        self._thread = threading.Thread(target=self._loop, args=(backend,),
+                                        name="mdlri-spec-worker", daemon=True)
+        self._thread.start()
+        expect.ok(self._answer(), "aclrtSetDevice (worker thread)")
+
+    def _loop(self, backend: Any) -> None:
+        self._results.put((True, backend.set_device(0)))
+        while (job := self._jobs.get()) is not None:
+            try:
+                self._results.put((True, job()))
+            except BaseException as exc:  # re-raised in the spec's thread
+                self._results.put((False, exc))
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` in the worker and return its result."""
+        self._jobs.put(fn)
+        return self._answer()
+
+    def _answer(self) -> Any:
+        try:
+            ok, value = self._results.get(timeout=THREAD_JOIN_S)
+        except queue.Empty:
+            expect.fail("worker thread", f"answer within {THREAD_JOIN_S} s", "no answer")
+        if not ok:
+            raise value
+        return value
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        self._thread.join(THREAD_JOIN_S)
 
 
 def _exchange(b: Any, mode: int, what: str) -> Any:
@@ -191,17 +230,19 @@ def test_mode03_thread_local_capture_in_other_thread(dev: Dev) -> None:
     """MODE-03 A THREAD_LOCAL capture begun in another thread does not block this thread."""
     s = dev.stream()
     buf = dev.buffer(n=N)
-    begin_rc, inner = _in_thread(dev.b, lambda: (dev.b.capture_begin(s, CaptureMode.THREAD_LOCAL),
-                                                 _unsafe_rcs(dev.b, buf)))
+    worker = _Worker(dev.b)
     try:
+        begin_rc = worker.call(lambda: dev.b.capture_begin(s, CaptureMode.THREAD_LOCAL))
+        inner = worker.call(lambda: _unsafe_rcs(dev.b, buf))
         expect.ok(begin_rc, "aclmdlRICaptureBegin(THREAD_LOCAL) in the worker thread")
         here = _unsafe_rcs(dev.b, buf)
     finally:
-        # THREAD_LOCAL end must come from the capturing thread (CAP-14)
-        end_rc, m = _in_thread(dev.b, lambda: dev.b.capture_end(s))
+        # a THREAD_LOCAL capture must be ended by the thread that began it (CAP-14)
+        end_rc, m = worker.call(lambda: dev.b.capture_end(s))
         if m not in (None, UNWRITTEN):
             dev.model(m)
-    expect.ok(end_rc, "aclmdlRICaptureEnd in a worker thread")
+        worker.close()
+    expect.ok(end_rc, "aclmdlRICaptureEnd in the worker thread")
     _expect_rcs(inner, BLOCKED, "in the capturing worker thread")
     _expect_rcs(here, Err.SUCCESS, "in the spec's thread (capture in another thread)")
 
@@ -222,7 +263,7 @@ def test_mode04_relaxed_blocks_nothing(dev: Dev) -> None:
 
 @pytest.mark.clause("MODE-04")
 def test_mode04_relaxed_unsafe_call_takes_effect(dev: Dev) -> None:
-    """MODE-04 An aclrtMemcpy made during a RELAXED capture runs immediately (it is not captured)."""
+    """MODE-04 An aclrtMemcpy during a RELAXED capture runs immediately (it is not captured)."""
     s = dev.stream()
     buf = dev.buffer(n=N)
     dev.begin(s, CaptureMode.RELAXED)
@@ -270,7 +311,8 @@ def test_mode06_relaxed_exchange_unblocks_capturing_thread(dev: Dev, mode: Captu
 
 @pytest.mark.clause("MODE-07")
 @pytest.mark.parametrize("mode", STRICT_MODES, ids=lambda m: m.name)
-def test_mode07_thread_local_exchange_not_enough_when_capturing(dev: Dev, mode: CaptureMode) -> None:
+def test_mode07_thread_local_exchange_not_enough_when_capturing(dev: Dev,
+                                                               mode: CaptureMode) -> None:
     """MODE-07 In the capturing thread, exchange mode THREAD_LOCAL leaves unsafe calls blocked."""
     s = dev.stream()
     buf = dev.buffer(n=N)
@@ -337,7 +379,7 @@ def test_mode09_exchange_mode_is_per_thread(dev: Dev) -> None:
 
 @pytest.mark.clause("MODE-10")
 def test_mode10_invalid_exchange_mode(dev: Dev) -> None:
-    """MODE-10 *mode>=3 returns 107000 and NULL returns 100000, *mode and the thread mode unchanged."""
+    """MODE-10 *mode>=3 gives 107000, NULL gives 100000; *mode and the thread mode unchanged."""
     original = _exchange(dev.b, CaptureMode.THREAD_LOCAL, "THREAD_LOCAL")
     try:
         results = {bad: dev.b.capture_thread_exchange_mode(bad) for bad in (3, 4, 0x7FFF_FFFF)}
@@ -392,7 +434,7 @@ def test_mode11_strictest_active_capture_governs(dev: Dev) -> None:
 @pytest.mark.clause("MODE-12")
 @pytest.mark.requires(Cap.KERNELS)
 def test_mode12_blocked_call_does_not_invalidate(dev: Dev) -> None:
-    """MODE-12 After unsafe calls rejected with 107030 the capture still ends and the model works."""
+    """MODE-12 After unsafe calls rejected with 107030 the capture ends and the model works."""
     s = dev.stream()
     x = _payload()
     inp, mid, out, probe = dev.buffer(x), dev.buffer(n=N), dev.buffer(n=N), dev.buffer(n=N)
@@ -452,8 +494,9 @@ def test_mode14_pageable_async_on_capturing_stream(dev: Dev, mode: CaptureMode) 
     rc_d2h = dev.b.memcpy_async(host, host.nbytes, dst.addr, dst.nbytes,
                                 MemcpyKind.DEVICE_TO_HOST, s)
     _end_ok(dev, s)
-    expect.rc(rc_h2d, Err.RT_PARAM_INVALID, f"pageable H2D aclrtMemcpyAsync in capture ({mode.name})")
-    expect.rc(rc_d2h, Err.RT_PARAM_INVALID, f"pageable D2H aclrtMemcpyAsync in capture ({mode.name})")
+    for kind, rc in (("H2D", rc_h2d), ("D2H", rc_d2h)):
+        expect.rc(rc, Err.RT_PARAM_INVALID,
+                  f"pageable {kind} aclrtMemcpyAsync in capture ({mode.name})")
 
 
 # ---------------------------------------------------------------------------------------------

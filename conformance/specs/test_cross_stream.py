@@ -97,7 +97,7 @@ def _expected_diamond(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.clause("XS-01")
 @pytest.mark.requires(Cap.KERNELS)
 def test_xs01_fork_join_is_captured(dev: Dev) -> None:
-    """XS-01 A stream waiting on a captured event joins the capture; its work runs only on execute."""
+    """XS-01 A stream waiting on a captured event joins the capture; its work runs on execute."""
     s1, s2 = dev.stream(), dev.stream()
     x = _inputs()
     inp, mid, out = dev.buffer(x), dev.buffer(n=N), dev.buffer(n=N)
@@ -254,11 +254,12 @@ def test_xs05_wait_on_event_recorded_outside(dev: Dev) -> None:
 
 @pytest.mark.clause("XS-06")
 def test_xs06_captured_event_never_recorded(dev: Dev) -> None:
-    """XS-06 A captured wait on an event never recorded in the capture makes CaptureEnd return 107024."""
+    """XS-06 An event captured by a reset but never recorded makes CaptureEnd return 107024."""
     s = dev.stream()
     e = dev.event()
     dev.begin(s)
-    expect.ok(dev.b.stream_wait_event(s, e), "aclrtStreamWaitEvent on a never-recorded event")
+    # aclrtResetEvent on a capturing stream captures the event without recording it
+    expect.ok(dev.b.reset_event(e, s), "aclrtResetEvent in capture (setup)")
     rc, m = _end_failing(dev, s)
     expect.rc(rc, Err.RT_CAPTURE_DEPENDENCY, "aclmdlRICaptureEnd")
     expect.eq(m, None, "modelRI out-param of the failed CaptureEnd")
@@ -271,7 +272,7 @@ def test_xs06_captured_event_never_recorded(dev: Dev) -> None:
 @pytest.mark.clause("XS-07")
 @pytest.mark.parametrize("op", ["wait", "record"])
 def test_xs07_cross_model_event_invalidates_both(dev: Dev, op: str) -> None:
-    """XS-07 Using capture A's event on a stream capturing into B returns 107032; both ends give 507903."""
+    """XS-07 Capture A's event used on a stream capturing into B: 107032, then both ends 507903."""
     s_a, s_b = dev.stream(), dev.stream()
     e = dev.event()
     dev.begin(s_a)
@@ -292,7 +293,8 @@ def test_xs07_cross_model_event_invalidates_both(dev: Dev, op: str) -> None:
 
 
 def _origin_and_others(dev: Dev) -> tuple[list[tuple[Any, int]], list[list[tuple[Any, int]]]]:
-    """Capture a fork/join with two events; returns the origin's (task, type) listing and the rest's.
+    """Capture a fork/join with two events; returns the origin's (task, type) listing and the
+    other streams'.
 
     The origin launches two kernels and the sub stream one, which tells the model streams apart.
     """
@@ -320,7 +322,7 @@ _CAPTURED_EVENTS = 2  # the fork event and the join event
 @pytest.mark.clause("XS-08")
 @pytest.mark.requires(Cap.INTERNAL_TASKS, Cap.LISTING, Cap.TASK_TYPE, Cap.KERNELS)
 def test_xs08_event_reset_tasks_on_origin(dev: Dev) -> None:
-    """XS-08 CaptureEnd appends one EVENT_RESET per captured event to the origin, after user tasks."""
+    """XS-08 CaptureEnd appends one EVENT_RESET per captured event to the origin after user tasks."""
     origin, others = _origin_and_others(dev)
     types = [ty for _, ty in origin]
     resets = [i for i, ty in enumerate(types) if ty == TaskType.EVENT_RESET]
@@ -353,7 +355,7 @@ def test_xs08_event_reset_tasks_consume_seq_ids(dev: Dev) -> None:
 @pytest.mark.clause("XS-11")
 @pytest.mark.requires(Cap.KERNELS)
 def test_xs11_events_reusable_after_end(dev: Dev) -> None:
-    """XS-11 After CaptureEnd the fork/join events can be captured again and used outside capture."""
+    """XS-11 After CaptureEnd the fork/join events can be captured again and used normally."""
     s1, s2, s3 = dev.stream(), dev.stream(), dev.stream()
     x = _inputs()
     inp = dev.buffer(x)
@@ -385,7 +387,8 @@ def test_xs11_sub_stream_can_begin_after_end(dev: Dev) -> None:
     _fork(dev, s1, s2, e_fork)
     _join(dev, s1, s2, e_join)
     dev.end(s1)
-    expect.ok(dev.b.capture_begin(s2, CaptureMode.RELAXED), "aclmdlRICaptureBegin on the former sub stream")
+    expect.ok(dev.b.capture_begin(s2, CaptureMode.RELAXED),
+              "aclmdlRICaptureBegin on the former sub stream")
     _fork(dev, s2, s1, e_join)
     _join(dev, s2, s1, e_fork)
     rc, m = dev.b.capture_end(s2)
