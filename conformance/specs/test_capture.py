@@ -725,7 +725,7 @@ def test_stat08_failed_end_of_invalidated_capture(dev: Dev) -> None:
 
 @pytest.mark.clause("ERR-01")
 def test_err01_capture_begin_errors(dev: Dev) -> None:
-    """ERR-01 CaptureBegin: NULL 100000, bad mode 107000, capturing 107027, DEVICE_USE_ONLY 507000."""
+    """ERR-01 CaptureBegin: NULL 100000, bad mode 107000, capturing 107027, DEVICE_USE_ONLY 507000"""
     s = dev.stream()
     expect.rc(dev.b.capture_begin(None, CaptureMode.GLOBAL), Err.INVALID_PARAM,
               "aclmdlRICaptureBegin(NULL)")

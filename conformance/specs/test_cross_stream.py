@@ -322,7 +322,7 @@ _CAPTURED_EVENTS = 2  # the fork event and the join event
 @pytest.mark.clause("XS-08")
 @pytest.mark.requires(Cap.INTERNAL_TASKS, Cap.LISTING, Cap.TASK_TYPE, Cap.KERNELS)
 def test_xs08_event_reset_tasks_on_origin(dev: Dev) -> None:
-    """XS-08 CaptureEnd appends one EVENT_RESET per captured event to the origin after user tasks."""
+    """XS-08 CaptureEnd appends an EVENT_RESET per captured event to the origin after user tasks."""
     origin, others = _origin_and_others(dev)
     types = [ty for _, ty in origin]
     resets = [i for i, ty in enumerate(types) if ty == TaskType.EVENT_RESET]
