@@ -115,6 +115,7 @@ def test_value_wait_unblocked_by_host_memcpy_from_another_thread(b):
     ok(b.value_write(out, 42, 0, s))
 
     def writer():
+        b.set_device(0)
         time.sleep(0.05)
         v = np.array([7], dtype="<u8")
         return b.memcpy(flag, 8, v, 8, H2D)
@@ -163,7 +164,7 @@ def test_sync_timeouts(b):
     assert b.synchronize_stream_with_timeout(s, 80) == Err.RT_STREAM_SYNC_TIMEOUT
     assert 0.07 <= time.monotonic() - t0 < 1.0
     # the work stays queued and completes once unblocked, from another thread
-    threading.Timer(0.03, lambda: b.record_event(e, None)).start()
+    threading.Timer(0.03, lambda: (b.set_device(0), b.record_event(e, None))).start()
     assert b.synchronize_stream_with_timeout(s, 2000) == 0
 
 

@@ -21,10 +21,20 @@ def _unsafe(b, x):
 def test_exchange_mode_is_per_thread_and_sticky(b):
     assert b.capture_thread_exchange_mode(T) == (0, G)  # MODE-05
     assert b.capture_thread_exchange_mode(R) == (0, T)
-    assert in_thread(lambda: b.capture_thread_exchange_mode(G)) == (0, G)  # per thread
+    assert in_thread(b, lambda: b.capture_thread_exchange_mode(G)) == (0, G)  # per thread
     assert b.capture_thread_exchange_mode(3) == (Err.RT_PARAM_INVALID, 3)  # MODE-10
     assert b.capture_thread_exchange_mode(None) == (Err.INVALID_PARAM, UNWRITTEN)
     assert b.capture_thread_exchange_mode(G) == (0, R)  # unchanged by the failure
+
+
+def test_thread_without_context(b):
+    assert in_thread(b, lambda: b.capture_thread_exchange_mode(R), set_device=False) == (
+        Err.RT_CONTEXT_NULL, R)
+    assert in_thread(b, lambda: b.create_stream(), set_device=False) == (
+        Err.RT_CONTEXT_NULL, UNWRITTEN)
+    assert in_thread(b, lambda: b.get_streams(None, 2), set_device=False) == (
+        Err.RT_CONTEXT_NULL, [UNWRITTEN] * 2, UNWRITTEN)
+    assert in_thread(b, lambda: b.set_device(1)) == Err.RT_INVALID_DEVICEID
 
 
 def test_no_capture_nothing_blocked(b):
@@ -43,13 +53,13 @@ def test_blocking_per_mode(b, mode, own, other_global, other_tl):
     ok(b.capture_begin(s, mode))
     assert _unsafe(b, x) == own
     assert b.memset(x, 8, 0, 8) == own
-    assert in_thread(lambda: _unsafe(b, x)) == other_global
+    assert in_thread(b, lambda: _unsafe(b, x)) == other_global
 
     def other_thread_local():
         b.capture_thread_exchange_mode(T)
         return _unsafe(b, x)
 
-    assert in_thread(other_thread_local) == other_tl
+    assert in_thread(b, other_thread_local) == other_tl
     m = ok(b.capture_end(s))  # MODE-12: a blocked call does not invalidate
     ok(b.destroy(m))
 
@@ -71,9 +81,9 @@ def test_context_mode_relaxes_as_captures_end(b):
     x = ok(b.malloc(8))
     ok(b.capture_begin(s1, G))
     ok(b.capture_begin(s2, R))
-    assert in_thread(lambda: _unsafe(b, x)) == BLOCKED
+    assert in_thread(b, lambda: _unsafe(b, x)) == BLOCKED
     ok(b.destroy(ok(b.capture_end(s1))))  # MODE-11
-    assert in_thread(lambda: _unsafe(b, x)) == 0
+    assert in_thread(b, lambda: _unsafe(b, x)) == 0
     assert _unsafe(b, x) == 0
     ok(b.destroy(ok(b.capture_end(s2))))
 
@@ -97,7 +107,7 @@ def test_wrong_thread_end(b):
     ok(b.capture_begin(s, G))
     ok(b.value_write(x, 3, 0, s))
     m = ok(b.capture_get_info(s))[1]
-    assert in_thread(lambda: b.capture_end(s)) == (Err.RT_STREAM_CAPTURE_WRONG_THREAD,
+    assert in_thread(b, lambda: b.capture_end(s)) == (Err.RT_STREAM_CAPTURE_WRONG_THREAD,
                                                    UNWRITTEN)  # CAP-14
     assert tuple(ok(b.capture_get_info(s))) == (CaptureStatus.NONE, None)
     assert b.capture_end(s) == (Err.RT_STREAM_NOT_CAPTURED, UNWRITTEN)
@@ -113,7 +123,7 @@ def test_wrong_thread_end(b):
 def test_relaxed_end_from_other_thread(b):
     s = ok(b.create_stream())
     ok(b.capture_begin(s, R))
-    rc, m = in_thread(lambda: b.capture_end(s))  # CAP-15
+    rc, m = in_thread(b, lambda: b.capture_end(s))  # CAP-15
     assert rc == 0 and m is not None
     assert len(streams(b, m)) == 1
     ok(b.destroy(m))

@@ -66,10 +66,16 @@ def types(b: SimBackend, stream: Any) -> list[int]:
     return [int(ok(b.task_get_type(t))) for t in tasks(b, stream)]
 
 
-def in_thread(fn: Callable[[], Any]) -> Any:
-    """Run ``fn`` in another thread and return its result."""
+def in_thread(backend: SimBackend, fn: Callable[[], Any], set_device: bool = True) -> Any:
+    """Run ``fn`` in another thread (after set_device) and return its result."""
     box: list[Any] = []
-    t = threading.Thread(target=lambda: box.append(fn()))
+
+    def body() -> None:
+        if set_device:
+            assert backend.set_device(0) == 0
+        box.append(fn())
+
+    t = threading.Thread(target=body)
     t.start()
     t.join(5)
     assert box, "thread did not finish"

@@ -94,7 +94,10 @@ CHOICES: dict[str, str] = {
                       "discards what is left.",
     "get-tasks-dead-model": "GetTasksByStream on an internal stream of a destroyed model "
                             "returns 107000 (not a model stream).",
-    "set-device": "set_device is not required before other calls (no 107002).",
+    "context": "The thread that creates the backend has an implicit current context (as if "
+               "it had called aclrtSetDevice(0)); any other thread must call set_device first, "
+               "otherwise every API call returns 107002 (ERR-03, abi.md §6.1). set_device with "
+               "an id >= device_count (default 1) returns 107001.",
 }
 
 

@@ -14,6 +14,7 @@ for the open questions are in :data:`backends.sim.CHOICES`.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import time
 from typing import Any, Callable
@@ -50,14 +51,46 @@ class BackendClosed(RuntimeError):
     """A call on a backend after :meth:`SimBackend.close` (a harness fault)."""
 
 
+E_CTX = int(Err.RT_CONTEXT_NULL)          # 107002
+
+#: methods returning (rc, out) whose out stays UNWRITTEN when the thread has no context
+_ONE_OUT = {"create_stream", "create_stream_with_config", "stream_query", "malloc",
+            "malloc_host", "create_event", "create_event_with_flag",
+            "create_event_ex_with_flag", "binary_load_from_file", "binary_get_function",
+            "capture_end", "task_get_type", "task_get_seq_id", "task_get_params"}
+
+
+def _no_context(fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """The result of a call from a thread without a current context (abi.md §6.1: 107002)."""
+    name = fn.__name__
+    bound = inspect.signature(fn).bind(None, *args, **kwargs)
+    bound.apply_defaults()
+    a = bound.arguments
+    if name == "capture_thread_exchange_mode":
+        return (E_NULL, UNWRITTEN) if a["mode"] is None else (E_CTX, a["mode"])
+    if name in ("get_streams", "get_tasks_by_stream"):
+        cap = a["capacity"]
+        return E_CTX, (None if cap is None else [UNWRITTEN] * cap), UNWRITTEN
+    if name == "capture_get_info":
+        return E_CTX, UNWRITTEN, UNWRITTEN
+    if name in _ONE_OUT:
+        return E_CTX, UNWRITTEN
+    return E_CTX
+
+
 def _api(fn: Callable) -> Callable:
-    """Run a public method under the big lock, then let the device make progress."""
+    """Run a public method under the big lock, then let the device make progress.
+
+    A thread without a current context (no set_device; the creating thread has one
+    implicitly) gets 107002 (abi.md §6.1, ERR-03)."""
 
     @functools.wraps(fn)
     def wrapper(self: "SimBackend", *args: Any, **kwargs: Any) -> Any:
         with self._cond:
             if self._closed:
                 raise BackendClosed(f"{fn.__name__} called on a closed SimBackend")
+            if fn.__name__ != "set_device" and not self._has_context():
+                return _no_context(fn, args, kwargs)
             try:
                 return fn(self, *args, **kwargs)
             finally:
@@ -104,9 +137,14 @@ class SimBackend:
         self._binaries: list[BinHandle] = []
         self._sessions: list[CaptureSession] = []
         self._modes = ThreadModes()
+        self._tls = threading.local()
+        self._tls.context = True  # the creating thread has the implicit context of device 0
 
     # =========================================================================================
     # plumbing
+
+    def _has_context(self) -> bool:
+        return getattr(self._tls, "context", False)
 
     def _kick(self) -> None:
         """Run the progress engine; wake waiters if anything happened."""
@@ -276,9 +314,10 @@ class SimBackend:
 
     @_api
     def set_device(self, device_id: int) -> int:
-        """aclrtSetDevice: only device ids < device_count (default 1) exist."""
+        """aclrtSetDevice: gives the calling thread a context; only ids < device_count exist."""
         if not _is_int(device_id) or not 0 <= device_id < self.device_count:
             return int(Err.RT_INVALID_DEVICEID)
+        self._tls.context = True
         return OK
 
     # =========================================================================================
