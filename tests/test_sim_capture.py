@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from backends.contract import (UNWRITTEN, CaptureStatus, Err, EventFlag, StreamFlag, TaskType)
+import numpy as np
+
+from backends.contract import UNWRITTEN, CaptureStatus, Err, EventFlag, StreamFlag, TaskType
 
 from .test_sim_support import (SYNC, b, func, i32, launch, ok, put_i32, streams,  # noqa: F401
                                tasks, types)
@@ -121,7 +123,7 @@ def test_listing_and_seq_ids_cross_stream(b):
     assert i32(b, y, 8) == [4] * 8 and b.mem.read_u64(z) == 1
     ok(b.destroy(m))
     assert b.get_tasks_by_stream(origin, None)[0] == Err.RT_PARAM_INVALID  # LIFE-01 choice
-    assert b.task_get_type(tasks and None)[0] == Err.RT_PARAM_INVALID
+    assert b.task_get_type(None)[0] == Err.RT_PARAM_INVALID
 
 
 def test_seq_ids_restart_per_model(b):
@@ -239,7 +241,6 @@ def test_captured_memcpy_reads_host_at_execution(b):
     s = ok(b.create_stream())
     h = ok(b.malloc_host(8))
     x = ok(b.malloc(8))
-    import numpy as np
     ok(b.capture_begin(s, 0))
     assert b.memcpy_async(x, 8, np.zeros(8, np.uint8), 8, 1, s) == Err.RT_PARAM_INVALID  # MODE-14
     ok(b.memcpy_async(x, 8, h, 8, 1, s))

@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 
-from backends.contract import (UNWRITTEN, Err, TaskParams, TaskType, ValueWaitTaskParams,
+from backends.contract import (Err, TaskParams, TaskType, ValueWaitTaskParams,
                                ValueWriteTaskParams)
 
-from .test_sim_support import (SYNC, b, func, i32, launch, ok, put_i32, streams,  # noqa: F401
+from .test_sim_support import (SYNC, b, func, i32, launch, ok, streams,  # noqa: F401
                                tasks, types)
 
 
@@ -225,4 +225,3 @@ def test_broken_dependency_blocks(b):
     assert b.mem.read_u64(x) == 5  # the sub stream ran up to the removed record
     assert b.destroy(m) == Err.RT_MODEL_RUNNING
     assert b.get_tasks_by_stream(origin, None)[0] == 0  # LIST-11 during execution
-    assert UNWRITTEN is not None

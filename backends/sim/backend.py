@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from backends.contract import (ALL_CAPS, UNION_MEMBER_SIZE, UNION_SIZE, UNWRITTEN, CaptureMode,
-                               CaptureStatus, Err, EventFlag, EventRecordTaskParams,
+                               CaptureStatus, Err, EventRecordTaskParams,
                                EventResetTaskParams, EventWaitTaskParams, KernelTaskParams,
                                LiveCounts, MallocPolicy, StreamStatus, TaskParams, TaskType,
                                ValueWaitTaskParams, ValueWriteTaskParams)
@@ -34,8 +34,8 @@ from .device import (U64, Engine, ExecuteOp, KernelOp, MemcpyOp, MemsetOp, Op, Q
 from .events import EX_ALLOWED, WITH_FLAG_ALLOWED, SimEvent, valid_flags
 from .handles import live
 from .kernels import MANIFEST_PATH, BinHandle, FuncHandle, parse_manifest
-from .memory import (DEFAULT_BASE, DEFAULT_FILL, DEFAULT_GUARD, DeviceAccessError,
-                     DeviceMemorySpace, PinnedRegistry, as_bytes_view)
+from .memory import (DEFAULT_BASE, DEFAULT_FILL, DEFAULT_GUARD, DeviceMemorySpace,
+                     PinnedRegistry, as_bytes_view)
 from .model import ModelStatus, ModelStream, SimModel, Task, TaskRecord
 from .streams import CAPTURE_FORBIDDEN_FLAGS, SYNC_NOOP_FLAGS, SimStream
 
@@ -199,9 +199,6 @@ class SimBackend:
         if live(task, Task) and task.model.alive:
             return OK, task
         return E_HANDLE, None
-
-    def _open_sessions(self) -> list[CaptureSession]:
-        return list(self._sessions)
 
     def _unsafe_blocked(self) -> bool:
         """MODE-02/03/04/06/07/08/11 for the calling thread."""
