@@ -202,7 +202,7 @@ class SimBackend:
 
     def _unsafe_blocked(self) -> bool:
         """MODE-02/03/04/06/07/08/11 for the calling thread."""
-        return unsafe_blocked(self._sessions, threading.get_ident(), self._modes.get())
+        return unsafe_blocked(self._sessions, threading.current_thread(), self._modes.get())
 
     def _append(self, st: SimStream, record: TaskRecord) -> Task:
         """Append a task issued on capturing stream ``st`` to its internal stream (CAP-01)."""
@@ -824,7 +824,7 @@ class SimBackend:
         if stream.capturing:
             return int(Err.RT_STREAM_CAPTURED)
         model = SimModel()
-        sess = CaptureSession(model, stream, int(mode), threading.get_ident())
+        sess = CaptureSession(model, stream, int(mode), threading.current_thread())
         model.session = sess
         sess.join(stream)
         self._sessions.append(sess)
@@ -872,7 +872,7 @@ class SimBackend:
             return E_PARAM, UNWRITTEN  # CAP-12: capture kept
         if stream is not sess.origin:
             return int(Err.RT_STREAM_CAPTURE_UNMATCHED), UNWRITTEN  # CAP-11
-        if sess.mode != CaptureMode.RELAXED and threading.get_ident() != sess.thread:
+        if sess.mode != CaptureMode.RELAXED and threading.current_thread() != sess.thread:
             return self._end_wrong_thread(sess), UNWRITTEN  # CAP-14
         rc = self._end_check(sess)
         if rc:

@@ -36,7 +36,7 @@ class CaptureSession:
     model: SimModel
     origin: Any  # SimStream
     mode: int
-    thread: int
+    thread: threading.Thread  # the Thread object, not its ident: idents are reused
     streams: dict = field(default_factory=dict)  # SimStream -> ModelStream, origin first
     invalidated: bool = False  # model-level invalidation (STAT-05, XS-07)
 
@@ -75,7 +75,8 @@ class ThreadModes:
         return prev
 
 
-def unsafe_blocked(sessions: Iterable[CaptureSession], thread: int, exchange_mode: int) -> bool:
+def unsafe_blocked(sessions: Iterable[CaptureSession], thread: threading.Thread,
+                   exchange_mode: int) -> bool:
     """True if an unsafe call from ``thread`` is refused under the open captures (MODE-*)."""
     sessions = list(sessions)
     if not sessions:
