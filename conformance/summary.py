@@ -57,5 +57,7 @@ def format_table(summary: dict[str, Any]) -> list[str]:
     cov = summary["coverage"]
     lines.append(f"clauses cited by specs: {cov['cited']} of {cov['catalog']} "
                  f"(the rest are the coverage gap, listed in summary.json)")
+    lines.append("per group: " + " ".join(f"{g} {v['covered']}/{v['total']}"
+                                           for g, v in cov["groups"].items()))
     lines.append(f"gate: {summary['gate'].upper()} (backend {summary['backend']})")
     return lines
