@@ -1,0 +1,553 @@
+"""The independent oracle: what a conforming runtime must show for a task-graph case.
+
+From a :class:`~conformance.graphs.Case` alone, :func:`expected` computes the list of
+:class:`~conformance.observe.Observation` that replaying the case on a conforming backend
+produces, in the order of :mod:`conformance.observe`. It shares no code with the simulator
+(``backends/sim``): only the case description (:mod:`conformance.graphs`) and the kernels'
+specification (:mod:`kernel.catalog`).
+
+Three parts, each usable on its own:
+
+* :class:`ModelState`: the model state machine of the catalog (§0.3): NONE, CAPTURE_ACTIVE,
+  READY, UPDATING, FAULT, with the return code of every host call (SETP-01/02/03/10/13,
+  DIS-02/06/09, UPD-01..04, EXE-04/07, TMO-02, LIFE-02).
+* :class:`Program`: the captured program with its committed and pending changes (SETP-01:
+  SetParams and Disable take effect at Update; DIS-04: the last of SetParams/Disable on a
+  task wins; DIS-01/DIS-05: disabled tasks leave the listing and stop running; UPD-05: set
+  tasks run their new parameters), and an interpreter that runs it once per execution
+  (EXE-02) on an :class:`OracleMemory`.
+* :func:`expected`: the two above driven by a case's plan.
+
+Execution order: a case that passes :func:`conformance.graphs.check` has no two unordered
+ops touching the same buffer or word with a write, so every schedule that respects stream
+order and record->wait edges gives the same memory. Host issue order is such a schedule
+(records come before their waits), so the interpreter runs surviving ops in issue order.
+A program that a plan made undefined (a value wait that would block, a wait whose record
+was disabled, a race created by Disable or SetParams, a side stream no longer joined)
+raises :class:`UndefinedCase` when it would be executed.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from typing import Iterable, Union
+
+import numpy as np
+
+from backends.contract import Err, TaskType, ValueWaitFlag
+from kernel import catalog
+
+from .graphs import (
+    Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType, SetKernel, SetValue, Step,
+    Sync, Update, ValueWait, ValueWrite, Wait, check,
+)
+from .observe import Observation
+
+__all__ = [
+    "UndefinedCase", "State", "ModelState", "OracleMemory", "Program", "expected",
+    "listing_observations", "task_type", "USER_VISIBLE", "WORD_MASK", "SEQ_IDS_OK",
+]
+
+#: op kinds whose tasks have a user-visible type (memset tasks are DEFAULT, TYPE-02)
+USER_VISIBLE = (Launch, Record, Wait, ValueWrite, ValueWait)
+#: device words are 64-bit unsigned
+WORD_MASK = (1 << 64) - 1
+#: the seq-id properties every conforming listing has (SEQ-03, SEQ-04, SEQ-05)
+SEQ_IDS_OK = {"unique": True, "increasing": True, "stable": True}
+
+#: the types SetParams accepts (SETP-03)
+SETTABLE_TYPES = frozenset({TaskType.KERNEL, TaskType.VALUE_WRITE, TaskType.VALUE_WAIT})
+
+
+class UndefinedCase(Exception):
+    """The case (or what its plan made of it) leaves defined behaviour; one-line message."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the model state machine
+
+
+class State(enum.Enum):
+    """Model status (semantics.md §0.3). NONE: no model (never captured, or destroyed)."""
+
+    NONE = "NONE"
+    CAPTURE_ACTIVE = "CAPTURE_ACTIVE"
+    READY = "READY"
+    UPDATING = "UPDATING"
+    FAULT = "FAULT"
+
+
+class ModelState:
+    """Expected return codes and transitions of one model's host calls.
+
+    Every method returns the rc a conforming runtime gives in the current state and moves
+    to the next state. The model is assumed idle (synchronised) whenever SetParams,
+    Disable or Update is called: a running model is outside this machine (SETP-12).
+    """
+
+    def __init__(self, state: State = State.NONE) -> None:
+        self.state = state
+
+    def __repr__(self) -> str:
+        return f"ModelState({self.state.name})"
+
+    # -- capture ---------------------------------------------------------------------------
+    def begin_capture(self) -> int:
+        """CaptureBegin on an idle stream: NONE -> CAPTURE_ACTIVE (CAP-04)."""
+        if self.state is not State.NONE:
+            raise UndefinedCase(f"begin_capture with a model in {self.state.name}")
+        self.state = State.CAPTURE_ACTIVE
+        return Err.SUCCESS
+
+    def end_capture(self) -> int:
+        """CaptureEnd of a well-joined capture: CAPTURE_ACTIVE -> READY (CAP-04, XS-02)."""
+        if self.state is not State.CAPTURE_ACTIVE:
+            raise UndefinedCase(f"end_capture with a model in {self.state.name}")
+        self.state = State.READY
+        return Err.SUCCESS
+
+    # -- SetParams / Disable / Update ------------------------------------------------------
+    def _can_change(self) -> bool:
+        """The preliminary state check of SetParams/Disable (SETP-10, SETP-11, SETP-13)."""
+        return self.state in (State.READY, State.UPDATING)
+
+    def set_params(self, kind: int, target: int = TaskType.KERNEL) -> int:
+        """TaskSetParams with ``params->type == kind`` on a task of type ``target``.
+
+        CAPTURE_ACTIVE or FAULT: 107040, no change (SETP-13, SETP-10). A type other than
+        KERNEL/VALUE_WRITE/VALUE_WAIT, KERNEL on a non-kernel task, or a value type on a
+        DEFAULT task: 107000 and FAULT (SETP-03, SETP-04, SETP-07). Otherwise 0 and
+        UPDATING (SETP-01).
+        """
+        if not self._can_change():
+            return Err.RT_MODEL_UPDATE_FAILED
+        ok = kind in SETTABLE_TYPES and (
+            target == TaskType.KERNEL if kind == TaskType.KERNEL else target != TaskType.DEFAULT)
+        if not ok:
+            self.state = State.FAULT
+            return Err.RT_PARAM_INVALID
+        self.state = State.UPDATING
+        return Err.SUCCESS
+
+    def disable(self, is_default: bool = False) -> int:
+        """TaskDisable: 107040 unless READY/UPDATING (DIS-09); a DEFAULT task gives 107000
+        and FAULT (DIS-06); otherwise 0 and UPDATING (DIS-02)."""
+        if not self._can_change():
+            return Err.RT_MODEL_UPDATE_FAILED
+        if is_default:
+            self.state = State.FAULT
+            return Err.RT_PARAM_INVALID
+        self.state = State.UPDATING
+        return Err.SUCCESS
+
+    def update(self) -> int:
+        """Update: READY no-op 0 (UPD-01, UPD-03), UPDATING -> READY 0 (UPD-02), else
+        107040 (UPD-04)."""
+        if self.state is State.READY:
+            return Err.SUCCESS
+        if self.state is State.UPDATING:
+            self.state = State.READY
+            return Err.SUCCESS
+        return Err.RT_MODEL_UPDATE_FAILED
+
+    # -- execution -------------------------------------------------------------------------
+    def execute(self) -> int:
+        """ExecuteAsync: 0 when READY (EXE-03), 507011 when UPDATING or FAULT (SETP-02,
+        DIS-02, EXE-07), 107026 while capturing (EXE-04)."""
+        if self.state is State.READY:
+            return Err.SUCCESS
+        if self.state in (State.UPDATING, State.FAULT):
+            return Err.RT_MODEL_EXECUTE
+        if self.state is State.CAPTURE_ACTIVE:
+            return Err.RT_MODEL_CAPTURED
+        raise UndefinedCase("execute without a model")
+
+    @staticmethod
+    def sync(timeout_ms: int) -> int:
+        """SynchronizeStreamWithTimeout of a stream whose work completes: 107000 for a
+        timeout of 0 or below -1 (TMO-02), else 0 (TMO-01)."""
+        if timeout_ms == 0 or timeout_ms < -1:
+            return Err.RT_PARAM_INVALID
+        return Err.SUCCESS
+
+    def destroy(self) -> int:
+        """Destroy: 107026 while capturing (LIFE-02), else 0 and NONE (LIFE-01)."""
+        if self.state is State.CAPTURE_ACTIVE:
+            return Err.RT_MODEL_CAPTURED
+        if self.state is State.NONE:
+            raise UndefinedCase("destroy without a model (use after free, LIFE-06)")
+        self.state = State.NONE
+        return Err.SUCCESS
+
+
+def task_type(op: Op) -> TaskType:
+    """The task type GetType reports for an op's task (TYPE-02)."""
+    return {Launch: TaskType.KERNEL, Record: TaskType.EVENT_RECORD, Wait: TaskType.EVENT_WAIT,
+            ValueWrite: TaskType.VALUE_WRITE, ValueWait: TaskType.VALUE_WAIT,
+            Memset: TaskType.DEFAULT}[type(op)]
+
+
+# ---------------------------------------------------------------------------------------------
+# device memory
+
+
+BUF_BASE = 0x1000_0000
+BUF_STRIDE = 0x0010_0000
+WORD_BASE = 0x7000_0000
+WORD_STRIDE = 64
+
+
+class OracleMemory:
+    """A byte-addressed memory holding the case's buffers and words at fake addresses.
+
+    Implements :class:`kernel.catalog.DeviceMemory`; an access outside a region raises
+    :class:`UndefinedCase`.
+    """
+
+    def __init__(self, buffers: Iterable[Iterable[int]], words: Iterable[int]) -> None:
+        self._bufs = [np.asarray(list(b), dtype=np.int64).astype(np.int32).view(np.uint8).copy()
+                      for b in buffers]
+        self._words = [np.array([int(w) & WORD_MASK], dtype=np.uint64).view(np.uint8).copy()
+                       for w in words]
+
+    @staticmethod
+    def buffer_addr(b: int) -> int:
+        return BUF_BASE + b * BUF_STRIDE
+
+    @staticmethod
+    def word_addr(w: int) -> int:
+        return WORD_BASE + w * WORD_STRIDE
+
+    def _region(self, addr: int, nbytes: int) -> tuple[np.ndarray, int]:
+        if addr >= WORD_BASE:
+            w, off = divmod(addr - WORD_BASE, WORD_STRIDE)
+            regions, idx = self._words, w
+        else:
+            idx, off = divmod(addr - BUF_BASE, BUF_STRIDE)
+            regions = self._bufs
+        if addr < BUF_BASE or not 0 <= idx < len(regions) or off + nbytes > len(regions[idx]):
+            raise UndefinedCase(f"access of {nbytes} bytes at {addr:#x} is outside every buffer")
+        return regions[idx], off
+
+    def read(self, addr: int, nbytes: int) -> np.ndarray:
+        region, off = self._region(addr, nbytes)
+        return region[off:off + nbytes].copy()
+
+    def write(self, addr: int, data: np.ndarray) -> None:
+        raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+        region, off = self._region(addr, len(raw))
+        region[off:off + len(raw)] = raw
+
+    # -- convenience -----------------------------------------------------------------------
+    def buffer(self, b: int) -> list[int]:
+        """Buffer ``b`` as int32 values."""
+        return [int(v) for v in self._bufs[b].view(np.int32)]
+
+    def word(self, w: int) -> int:
+        """Word ``w`` as an unsigned 64-bit value."""
+        return int(self._words[w].view(np.uint64)[0])
+
+    def set_word(self, w: int, value: int) -> None:
+        self._words[w][:] = np.array([value & WORD_MASK], dtype=np.uint64).view(np.uint8)
+
+    def fill_bytes(self, b: int, value: int) -> None:
+        """Set every byte of buffer ``b`` to ``value & 0xFF`` (aclrtMemsetAsync)."""
+        self._bufs[b][:] = value & 0xFF
+
+    def buffers(self) -> list[list[int]]:
+        return [self.buffer(b) for b in range(len(self._bufs))]
+
+    def words(self) -> list[int]:
+        return [self.word(w) for w in range(len(self._words))]
+
+
+# ---------------------------------------------------------------------------------------------
+# the program: committed ops, pending changes, interpreter
+
+
+@dataclass(frozen=True)
+class _Disabled:
+    """Pending marker: the op's task is disabled at the next Update."""
+
+
+DISABLED = _Disabled()
+Pending = Union[Op, _Disabled]
+
+
+class Program:
+    """A captured program: the committed ops (``None`` where a task was removed) and the
+    changes pending until the next Update.
+
+    ``memory`` persists across executions (EXE-02); pass one to share it between models.
+    """
+
+    def __init__(self, case: Case, memory: OracleMemory | None = None) -> None:
+        self.streams = case.streams
+        self.ops: list[Op | None] = list(case.ops)
+        self.captured: list[Op] = list(case.ops)
+        self.pending: dict[int, Pending] = {}
+        self.memory = memory if memory is not None else OracleMemory(case.buffers, case.words)
+        self._validated = False
+
+    # -- host-side changes (only recorded; ModelState decides whether they are accepted) ----
+    def live(self, i: int) -> Op:
+        if not 0 <= i < len(self.ops):
+            raise UndefinedCase(f"op {i} does not exist")
+        op = self.ops[i]
+        if op is None:
+            raise UndefinedCase(f"op {i} was disabled and removed by an Update; its task handle "
+                                "is dangling (DIS-05, LIFE-07)")
+        return op
+
+    def current(self, i: int) -> Op:
+        """The op as it stands now including pending SetParams (GETP-06); not removed."""
+        pend = self.pending.get(i)
+        return pend if isinstance(pend, USER_VISIBLE + (Memset,)) else self.live(i)
+
+    def set_op(self, i: int, op: Op) -> None:
+        """Pending SetParams: op ``i`` runs ``op`` after Update (SETP-01, DIS-04)."""
+        self.live(i)
+        self.pending[i] = op
+
+    def disable(self, i: int) -> None:
+        """Pending Disable of op ``i`` (DIS-02; DIS-03 twice is once; DIS-04 last wins)."""
+        self.live(i)
+        self.pending[i] = DISABLED
+
+    def commit(self) -> None:
+        """Update: apply the pending changes (UPD-02, DIS-05, UPD-05)."""
+        for i, change in self.pending.items():
+            self.ops[i] = None if change is DISABLED else change
+        if self.pending:
+            self._validated = False
+        self.pending.clear()
+
+    def discard(self) -> None:
+        """Drop pending changes (the model faulted; they never take effect)."""
+        self.pending.clear()
+
+    # -- observations ----------------------------------------------------------------------
+    def listing(self) -> dict[int, list[int]]:
+        """Per user stream, the indices of the surviving user-visible ops in issue order
+        (LIST-08, DIS-05; memset tasks are DEFAULT and unmapped)."""
+        out: dict[int, list[int]] = {s: [] for s in range(self.streams)}
+        for i, op in enumerate(self.ops):
+            if op is not None and isinstance(self.captured[i], USER_VISIBLE):
+                out[self.captured[i].stream].append(i)
+        return out
+
+    # -- execution -------------------------------------------------------------------------
+    def run(self) -> None:
+        """One execution of the committed program (EXE-02): surviving ops in issue order."""
+        if not self._validated:
+            validate(self.ops, self.streams)
+            self._validated = True
+        for i, op in enumerate(self.ops):
+            if op is not None:
+                self._run_op(i, op)
+
+    def _run_op(self, i: int, op: Op) -> None:
+        mem = self.memory
+        if isinstance(op, Launch):
+            run_launch(mem, op, f"ops[{i}]")
+        elif isinstance(op, ValueWrite):
+            mem.set_word(op.word, op.value)
+        elif isinstance(op, ValueWait):
+            have = mem.word(op.word)
+            if not wait_satisfied(have, op.value, op.flag):
+                raise UndefinedCase(f"ops[{i}]: value wait for {op.value} on word {op.word} "
+                                    f"would block (word holds {have})")
+        elif isinstance(op, Memset):
+            mem.fill_bytes(op.buffer, op.value)
+
+
+def run_launch(mem: OracleMemory, op: Launch, where: str = "launch") -> None:
+    """Run a catalog kernel with buffer-index pointer args mapped to ``mem`` addresses."""
+    try:
+        spec = catalog.get(op.kernel)
+        values = {f.name: mem.buffer_addr(op.args[f.name]) if f.kind == "ptr"
+                  else op.args[f.name] for f in spec.fields}
+        packed = spec.pack(**values)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise UndefinedCase(f"{where}: bad kernel launch ({exc})") from None
+    spec.run(mem, packed)
+
+
+def wait_satisfied(have: int, want: int, flag: int) -> bool:
+    """Whether a value wait's condition holds (only EQ is used by generated cases)."""
+    if flag == ValueWaitFlag.EQ:
+        return have == want & WORD_MASK
+    raise UndefinedCase(f"value wait flag {flag} is not modelled by the oracle")
+
+
+def validate(ops: list[Op | None], streams: int) -> None:
+    """Raise UndefinedCase unless the surviving ops form a defined program: every wait's
+    record survives (DIS-08), no unordered conflicting accesses, and every side-stream op
+    with a side effect still happens before the origin stream's last op (XS-02)."""
+    before = _happens_before(ops)
+    recorded = {op.event for op in ops if isinstance(op, Record)}
+    for i, op in enumerate(ops):
+        if isinstance(op, Wait) and op.event not in recorded:
+            raise UndefinedCase(f"ops[{i}]: waits on event {op.event} whose record was disabled "
+                                "(DIS-08: the execution blocks)")
+    foot = {i: _footprint(op) for i, op in enumerate(ops) if op is not None}
+    for i in foot:
+        ri, wi = foot[i]
+        for j in foot:
+            if j >= i or j in before[i]:
+                continue
+            rj, wj = foot[j]
+            if (wi & (rj | wj)) | (wj & ri):
+                raise UndefinedCase(f"ops[{j}] and ops[{i}] race after the plan's changes")
+    origin = [i for i in foot if ops[i].stream == 0]
+    last0 = origin[-1] if origin else None
+    for i, (r, w) in foot.items():
+        if ops[i].stream != 0 and (r or w) and (last0 is None or i not in before[last0]):
+            raise UndefinedCase(f"ops[{i}]: side-stream op no longer joined to the origin stream")
+
+
+def _footprint(op: Op) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
+    """(reads, writes) of a surviving op as ("buf", i) / ("word", i) sets."""
+    reads: set[tuple[str, int]] = set()
+    writes: set[tuple[str, int]] = set()
+    if isinstance(op, Launch):
+        try:
+            fields = catalog.get(op.kernel).fields
+        except KeyError as exc:
+            raise UndefinedCase(str(exc.args[0])) from None
+        for f in fields:
+            if f.kind == "ptr" and f.role in ("in", "inout"):
+                reads.add(("buf", op.args[f.name]))
+            if f.kind == "ptr" and f.role in ("out", "inout"):
+                writes.add(("buf", op.args[f.name]))
+    elif isinstance(op, ValueWrite):
+        writes.add(("word", op.word))
+    elif isinstance(op, ValueWait):
+        reads.add(("word", op.word))
+    elif isinstance(op, Memset):
+        writes.add(("buf", op.buffer))
+    return reads, writes
+
+
+def _happens_before(ops: list[Op | None]) -> list[set[int]]:
+    """Transitive predecessors of every surviving op: stream order and record->wait."""
+    before: list[set[int]] = []
+    last_on: dict[int, int] = {}
+    record_of: dict[int, int] = {}
+    for i, op in enumerate(ops):
+        preds: set[int] = set()
+        if op is not None:
+            if op.stream in last_on:
+                j = last_on[op.stream]
+                preds |= before[j] | {j}
+            if isinstance(op, Wait) and op.event in record_of:
+                j = record_of[op.event]
+                preds |= before[j] | {j}
+            if isinstance(op, Record):
+                record_of[op.event] = i
+            last_on[op.stream] = i
+        before.append(preds)
+    return before
+
+
+# ---------------------------------------------------------------------------------------------
+# expected observations of a case
+
+
+def listing_observations(index: int, listing: dict[int, list[int]]) -> list[Observation]:
+    """The listing block of observe.py item 2 for ``index`` (-1 after the capture)."""
+    obs = [Observation("listing", index, f"stream {s} ops", list(ids))
+           for s, ids in sorted(listing.items())]
+    obs.append(Observation("listing", index, "seq ids", dict(SEQ_IDS_OK)))
+    return obs
+
+
+def sync_observations(index: int, memory: OracleMemory) -> list[Observation]:
+    """Every buffer (int32 list), then every word (int), after the Sync of step ``index``."""
+    obs = [Observation("sync", index, f"buffer {b}", vals)
+           for b, vals in enumerate(memory.buffers())]
+    obs += [Observation("sync", index, f"word {w}", v) for w, v in enumerate(memory.words())]
+    return obs
+
+
+def expected(case: Case) -> list[Observation]:
+    """The observations a conforming runtime shows when ``case`` is replayed.
+
+    Raises :class:`conformance.graphs.GraphError` for a case outside defined behaviour at
+    capture, and :class:`UndefinedCase` when its plan leads outside defined behaviour.
+    """
+    check(case)
+    model = ModelState()
+    model.begin_capture()
+    model.end_capture()
+    program = Program(case)
+    obs = [Observation("capture", -1, "rc", int(Err.SUCCESS))]
+    obs += listing_observations(-1, program.listing())
+    for i, step in enumerate(case.plan):
+        obs += _step(i, step, model, program)
+    return obs
+
+
+def _step(i: int, step: Step, model: ModelState, program: Program) -> list[Observation]:
+    """Apply one plan step; its observations."""
+    if isinstance(step, Execute):
+        rcs = []
+        for _ in range(step.times):
+            rc = model.execute()
+            if rc == Err.SUCCESS:
+                program.run()
+            rcs.append(int(rc))
+        return [Observation("step", i, "rc", rcs)]
+    if isinstance(step, Sync):
+        rc = model.sync(step.timeout_ms)
+        return [Observation("step", i, "rc", int(rc))] + sync_observations(i, program.memory)
+    if isinstance(step, Update):
+        rc = model.update()
+        obs = [Observation("step", i, "rc", int(rc))]
+        if rc == Err.SUCCESS:
+            program.commit()
+            obs += listing_observations(i, program.listing())
+        return obs
+    rc = _change(i, step, model, program)
+    if model.state is State.FAULT:
+        program.discard()
+    return [Observation("step", i, "rc", int(rc))]
+
+
+def _change(i: int, step: Step, model: ModelState, program: Program) -> int:
+    """SetKernel / SetValue / SetBadType / Disable: the rc, recording accepted changes."""
+    where = f"plan[{i}]"
+    if isinstance(step, Disable):
+        captured = program.captured[step.op]
+        program.live(step.op)
+        rc = model.disable(is_default=isinstance(captured, Memset))
+        if rc == Err.SUCCESS:
+            program.disable(step.op)
+        return rc
+    if isinstance(step, SetBadType):
+        if step.type in SETTABLE_TYPES:
+            raise UndefinedCase(f"{where}: set_bad_type with the accepted type {step.type}")
+        program.live(step.op)
+        return model.set_params(step.type, task_type(program.captured[step.op]))
+    if isinstance(step, SetKernel):
+        target = program.captured[step.op]
+        if not isinstance(target, Launch):
+            raise UndefinedCase(f"{where}: set_kernel on a non-launch op")
+        # the new kernel is step.kernel, else the captured op's kernel (as graphs.check reads it)
+        new: Op = Launch(target.stream, step.kernel or target.kernel, dict(step.args),
+                         target.num_blocks)
+        kind = TaskType.KERNEL
+    elif isinstance(step, SetValue):
+        target = program.captured[step.op]
+        if not isinstance(target, ValueWrite):
+            raise UndefinedCase(f"{where}: set_value on a non-value-write op")
+        new = replace(target, value=step.value)
+        kind = TaskType.VALUE_WRITE
+    else:
+        raise UndefinedCase(f"{where}: unknown step {step!r}")
+    program.live(step.op)
+    rc = model.set_params(kind, task_type(target))
+    if rc == Err.SUCCESS:
+        program.set_op(step.op, new)
+    return rc
