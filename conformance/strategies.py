@@ -1,0 +1,498 @@
+"""Hypothesis strategies for task graphs that stay inside defined behaviour.
+
+Every :class:`~conformance.graphs.Case` drawn from :func:`cases` passes
+:func:`conformance.graphs.check`: streams fork from the origin (or from a stream that already
+joined) through an event record/wait pair (XS-01) and join back to the origin with a record
+the origin waits on (XS-02); no two unordered ops touch a buffer or word with a write; value
+waits are satisfied by an ordered value write. Plans (:func:`plans`) only use SetParams and
+Disable in the ways the documented clauses define (SETP-01, DIS-01, UPD-05), always Update
+before Execute, Sync (5000 ms) after every Execute, and end with Execute + Sync (EXE-02).
+
+Negative strategies (:func:`negative_cases`) add exactly one out-of-contract step whose
+outcome is an error code: execute while UPDATING (SETP-02, EXE-07), disable a DEFAULT task
+(DIS-06), SetParams with a type it rejects (SETP-03, SETP-10), sync with timeout 0 (TMO-02).
+
+Generation is driven by small abstract "items" (a kernel launch, a value write/wait, a memset,
+an event edge) drawn with ``st.lists`` and interpreted by a builder that repairs them into a
+race-free program (a buffer that would race is replaced by a fresh one). Deleting items
+deletes ops, and every integer choice shrinks toward the origin stream and existing buffers,
+so counterexamples shrink to few tasks and streams.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Sequence
+
+from hypothesis import strategies as st
+
+from backends.contract import TaskType
+from kernel import catalog
+
+from . import graphs
+from .graphs import (Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType,
+                     SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait)
+
+#: int32 elements per buffer (the seed example's size, scenarios.md S6)
+N = catalog.SEED_ELEMENTS
+SYNC_MS = 5000
+#: the kernels generated, simplest first (shrinking moves toward the front)
+KERNELS: tuple[str, ...] = ("fill", "copy", "affine", "add", "accumulate",
+                            "fallback_main", "fallback_postprocess")
+SEED_PAIR = ("fallback_main", "fallback_postprocess")
+#: SetParams types that SetParams rejects with 107000 + FAULT (SETP-03)
+BAD_TYPES: tuple[int, ...] = (int(TaskType.EVENT_RECORD), int(TaskType.EVENT_WAIT),
+                              int(TaskType.EVENT_RESET), int(TaskType.DEFAULT))
+
+Ref = tuple[str, int]
+
+# ---------------------------------------------------------------------------------------------
+# the builder: abstract items -> a race-free op list
+
+
+@dataclass
+class _Builder:
+    """Accumulates ops with their happens-before sets and footprints (graphs.op_footprint)."""
+
+    buffers: list[list[int]] = field(default_factory=list)
+    words: list[int] = field(default_factory=list)
+    ops: list[Op] = field(default_factory=list)
+    before: list[set[int]] = field(default_factory=list)
+    foot: list[tuple[set[Ref], set[Ref]]] = field(default_factory=list)
+    last_on: dict[int, int] = field(default_factory=dict)
+    record_of: dict[int, int] = field(default_factory=dict)
+    stream_of: dict[int, int] = field(default_factory=lambda: {0: 0})  # drawn id -> case id
+    events: int = 0
+
+    # -- resources -------------------------------------------------------------------------
+    def fresh_buffer(self, data: bool) -> int:
+        """A new buffer: deterministic input data, or the sentinel for an output."""
+        b = len(self.buffers)
+        self.buffers.append([b * N + i + 1 for i in range(N)] if data
+                            else [graphs.SENTINEL] * N)
+        return b
+
+    def fresh_word(self) -> int:
+        w = len(self.words)
+        self.words.append(100 + w)
+        return w
+
+    # -- ordering ----------------------------------------------------------------------------
+    def preds(self, stream: int) -> set[int]:
+        """Ops that happen before the next op issued on ``stream``."""
+        j = self.last_on.get(stream)
+        return set() if j is None else self.before[j] | {j}
+
+    def can_read(self, ref: Ref, preds: set[int], exclude: int = -1) -> bool:
+        return not any(ref in self.foot[j][1] for j in range(len(self.ops))
+                       if j not in preds and j != exclude)
+
+    def can_write(self, ref: Ref, preds: set[int], exclude: int = -1) -> bool:
+        return not any(ref in self.foot[j][0] or ref in self.foot[j][1]
+                       for j in range(len(self.ops)) if j not in preds and j != exclude)
+
+    def emit(self, op: Op) -> int:
+        """Append an op, tracking happens-before (graphs.happens_before) and footprints."""
+        i = len(self.ops)
+        preds = self.preds(op.stream)
+        if isinstance(op, Wait):
+            j = self.record_of[op.event]
+            preds |= self.before[j] | {j}
+        if isinstance(op, Record):
+            self.record_of[op.event] = i
+        self.ops.append(op)
+        self.before.append(preds)
+        self.foot.append(graphs.op_footprint(self._view(), op))
+        self.last_on[op.stream] = i
+        return i
+
+    def _view(self) -> Case:
+        return Case(streams=1, buffers=self.buffers, words=self.words, events=self.events,
+                    ops=self.ops, plan=[])
+
+    def edge(self, src: int, dst: int) -> None:
+        """Record on ``src``, wait on ``dst`` (a fork when ``dst`` has not joined, XS-01)."""
+        e = self.events
+        self.events += 1
+        self.emit(Record(src, e))
+        self.emit(Wait(dst, e))
+
+    def stream(self, drawn: int, parent: int) -> int:
+        """The case stream for a drawn stream id, forking it on first use."""
+        if drawn in self.stream_of:
+            return self.stream_of[drawn]
+        joined = sorted(self.stream_of.values())
+        s = len(self.stream_of)
+        self.stream_of[drawn] = s
+        self.edge(joined[parent % len(joined)], s)
+        return s
+
+    # -- choosing buffers ----------------------------------------------------------------------
+    def pick_buffer(self, pick: int, write: bool, preds: set[int], avoid: set[int],
+                    data: bool, exclude: int = -1) -> int:
+        """An existing race-free buffer (``pick``-th candidate) or a fresh one."""
+        ok = self.can_write if write else self.can_read
+        cands = [b for b in range(len(self.buffers))
+                 if b not in avoid and ok(("buf", b), preds, exclude)]
+        return cands[pick] if pick < len(cands) else self.fresh_buffer(data)
+
+    def kernel_args(self, kernel: str, picks: Sequence[int], scalars: Sequence[int],
+                    preds: set[int], exclude: int = -1) -> dict[str, int]:
+        """Race-free args for ``kernel``: inputs first (they may be shared), then outputs."""
+        spec = catalog.get(kernel)
+        args: dict[str, int] = {}
+        ptrs = [f for f in spec.fields if f.kind == "ptr"]
+        for k, f in enumerate(sorted(ptrs, key=lambda f: f.role != "in")):
+            pick = picks[k % len(picks)]
+            if f.role == "in":
+                args[f.name] = self.pick_buffer(pick, False, preds, set(), True, exclude)
+            else:
+                args[f.name] = self.pick_buffer(pick, True, preds, set(args.values()),
+                                                f.role == "inout", exclude)
+        scalar_vals = iter(scalars)
+        for f in spec.fields:
+            if f.kind == "i32":
+                args[f.name] = N if f.name == "n" else next(scalar_vals)
+        return {f.name: args[f.name] for f in spec.fields}
+
+    # -- the items ---------------------------------------------------------------------------
+    def launch(self, item: tuple[Any, ...]) -> None:
+        _, kernel, drawn, parent, picks, scalars = item
+        s = self.stream(drawn, parent)
+        self.emit(Launch(s, kernel, self.kernel_args(kernel, picks, scalars, self.preds(s))))
+
+    def value_write(self, item: tuple[Any, ...]) -> None:
+        _, drawn, parent, pick, value = item
+        s = self.stream(drawn, parent)
+        preds = self.preds(s)
+        cands = [w for w in range(len(self.words)) if self.can_write(("word", w), preds)]
+        w = cands[pick] if pick < len(cands) else self.fresh_word()
+        self.emit(ValueWrite(s, w, value))
+
+    def value_wait(self, item: tuple[Any, ...]) -> None:
+        """A wait for the value the last ordered write stored (satisfied by construction)."""
+        _, drawn, parent, pick = item
+        s = self.stream(drawn, parent)
+        preds = self.preds(s)
+        written: dict[int, int] = {}
+        for j in sorted(preds):
+            op = self.ops[j]
+            if isinstance(op, ValueWrite):
+                written[op.word] = op.value
+        cands = [w for w in sorted(written) if self.can_read(("word", w), preds)]
+        if cands:
+            w = cands[pick % len(cands)]
+            self.emit(ValueWait(s, w, written[w]))
+
+    def memset(self, item: tuple[Any, ...]) -> None:
+        _, drawn, parent, pick, byte = item
+        s = self.stream(drawn, parent)
+        b = self.pick_buffer(pick, True, self.preds(s), set(), False)
+        self.emit(Memset(s, b, byte))
+
+    def event_edge(self, item: tuple[Any, ...]) -> None:
+        _, src, dst, parent = item
+        a = self.stream(src, parent)
+        if dst in self.stream_of and self.stream_of[dst] == a:
+            return
+        if dst in self.stream_of:
+            self.edge(a, self.stream_of[dst])
+        else:
+            self.stream_of[dst] = len(self.stream_of)
+            self.edge(a, self.stream_of[dst])
+
+    def finish(self) -> Case:
+        """Join every side stream back to the origin (XS-02) and build the case."""
+        streams = len(self.stream_of)
+        for s in range(1, streams):
+            e = self.events
+            self.events += 1
+            self.emit(Record(s, e))
+            self.emit(Wait(0, e))
+        return Case(streams=streams, buffers=self.buffers, words=self.words,
+                    events=self.events, ops=list(self.ops), plan=[])
+
+
+# ---------------------------------------------------------------------------------------------
+# item strategies
+
+_streams = st.integers(0, graphs.MAX_STREAMS - 1)
+_parent = st.integers(0, 3)
+_pick = st.integers(0, 3)
+_scalars = st.tuples(st.integers(-3, 3), st.integers(-9, 9))
+
+
+def _launch_item(kernels: Sequence[str]) -> st.SearchStrategy[tuple[Any, ...]]:
+    return st.tuples(st.just("launch"), st.sampled_from(list(kernels)), _streams, _parent,
+                     st.tuples(_pick, _pick, _pick), _scalars)
+
+
+_value_write_item = st.tuples(st.just("value_write"), _streams, _parent, _pick,
+                              st.integers(0, 50))
+_value_wait_item = st.tuples(st.just("value_wait"), _streams, _parent, _pick)
+_memset_item = st.tuples(st.just("memset"), _streams, _parent, _pick, st.sampled_from([0, 1]))
+_edge_item = st.tuples(st.just("event_edge"), _streams, _streams, _parent)
+
+
+@st.composite
+def cases(draw: st.DrawFn, *, max_ops: int = 8, values: bool = True, memsets: bool = True,
+          kernels: Sequence[str] = KERNELS) -> Case:
+    """A captured program (no plan yet) inside defined behaviour (graphs.check passes).
+
+    At least one kernel launch; 1-4 streams; ``max_ops`` abstract items (each item is one op
+    plus the fork of its stream the first time a stream is used).
+    """
+    launch = _launch_item(kernels)
+    kinds = [launch, _edge_item]
+    if values:
+        kinds += [_value_write_item, _value_wait_item]
+    if memsets:
+        kinds.append(_memset_item)
+    first = draw(launch)
+    rest = draw(st.lists(st.one_of(*kinds), max_size=max_ops - 1))
+    b = _Builder()
+    for item in [first, *rest]:
+        getattr(b, item[0])(item)
+    return b.finish()
+
+
+# ---------------------------------------------------------------------------------------------
+# plans
+
+
+@dataclass
+class _PlanState:
+    """What the plan builder knows: current (committed or pending) args and disabled ops."""
+
+    case: Case
+    current: dict[int, Launch] = field(default_factory=dict)
+    values: dict[int, int] = field(default_factory=dict)
+    disabled: set[int] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.current = {i: op for i, op in enumerate(self.case.ops) if isinstance(op, Launch)}
+        self.values = {i: op.value for i, op in enumerate(self.case.ops)
+                       if isinstance(op, ValueWrite)}
+
+    @property
+    def waited_words(self) -> set[int]:
+        return {op.word for op in self.case.ops if isinstance(op, ValueWait)}
+
+    def kernel_targets(self, touched: set[int]) -> list[int]:
+        return [i for i in self.current if i not in self.disabled and i not in touched]
+
+    def value_targets(self, touched: set[int]) -> list[int]:
+        waited = self.waited_words
+        return [i for i, op in enumerate(self.case.ops) if isinstance(op, ValueWrite)
+                and op.word not in waited and i not in self.disabled and i not in touched]
+
+    def effective_ops(self) -> list[Op]:
+        return [self.current.get(i, op) for i, op in enumerate(self.case.ops)]
+
+    def race_free(self, i: int, new: Launch) -> bool:
+        ops = self.effective_ops()
+        ops[i] = new
+        try:
+            graphs._check_races(replace(self.case, ops=ops))
+        except graphs.GraphError:
+            return False
+        return True
+
+
+def _set_kernel(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> Step | None:
+    """SetParams(KERNEL) keeping the layout: swap a buffer, change a scalar, or switch
+    between the seed pair (SETP-01, SETP-05)."""
+    targets = state.kernel_targets(touched)
+    if not targets:
+        return None
+    _, op_pick, how, field_pick, value = item
+    i = targets[op_pick % len(targets)]
+    old = state.current[i]
+    spec = catalog.get(old.kernel)
+    args = dict(old.args)
+    kernel = None
+    scalars = [f for f in spec.fields if f.kind == "i32" and f.name != "n"]
+    if how == 2 and old.kernel in SEED_PAIR:
+        kernel = SEED_PAIR[1 - SEED_PAIR.index(old.kernel)]
+    elif how == 1 and scalars:
+        f = scalars[field_pick % len(scalars)]
+        args[f.name] = value if value != args[f.name] else value + 1
+    else:
+        ptrs = [f for f in spec.fields if f.kind == "ptr"]
+        f = ptrs[field_pick % len(ptrs)]
+        taken = {v for k, v in old.args.items() if k != f.name
+                 and any(p.name == k and p.kind == "ptr" for p in spec.fields)}
+        cands = [b for b in range(len(state.case.buffers)) if b != old.args[f.name]
+                 and (f.role == "in" or b not in taken)
+                 and state.race_free(i, replace(old, args={**args, f.name: b}))]
+        pick = value % (len(cands) + 1)
+        if pick < len(cands):
+            args[f.name] = cands[pick]
+        else:
+            b = len(state.case.buffers)
+            data = f.role != "out"
+            state.case.buffers.append([b * N + k + 1 for k in range(N)] if data
+                                      else [graphs.SENTINEL] * N)
+            args[f.name] = b
+    new = Launch(old.stream, kernel or old.kernel, args, old.num_blocks)
+    if not state.race_free(i, new):
+        return None
+    state.current[i] = new
+    touched.add(i)
+    return SetKernel(i, args, kernel)
+
+
+def _set_value(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> Step | None:
+    """SetParams(VALUE_WRITE) on a write no value wait depends on (SETP-07, UPD-05)."""
+    targets = state.value_targets(touched)
+    if not targets:
+        return None
+    _, op_pick, _, _, value = item
+    i = targets[op_pick % len(targets)]
+    if value == state.values[i]:
+        value += 1
+    state.values[i] = value
+    touched.add(i)
+    return SetValue(i, value)
+
+
+def _disable(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> Step | None:
+    """Disable a kernel, or a value write no wait reads (DIS-01); never an event task."""
+    targets = sorted(state.kernel_targets(touched) + state.value_targets(touched))
+    if not targets:
+        return None
+    i = targets[item[1] % len(targets)]
+    state.disabled.add(i)
+    touched.add(i)
+    return Disable(i)
+
+
+_MODS: dict[int, Callable[[_PlanState, tuple[int, ...], set[int]], Step | None]] = {
+    0: _set_kernel, 1: _disable, 2: _set_value}
+_mod_item = st.tuples(st.integers(0, 2), st.integers(0, 7), st.integers(0, 2),
+                      st.integers(0, 3), st.integers(-9, 9))
+_round = st.tuples(st.lists(_mod_item, max_size=3), st.integers(1, 3))
+
+
+def build_plan(case: Case, rounds: Sequence[tuple[Sequence[tuple[int, ...]], int]]) -> list[Step]:
+    """Interpret abstract rounds: modifications, Update (if any), Execute(times), Sync.
+
+    Mutates ``case.buffers`` when a swap needs a fresh buffer.
+    """
+    state = _PlanState(case)
+    plan: list[Step] = []
+    for mods, times in rounds:
+        touched: set[int] = set()
+        steps = [s for s in (_MODS[m[0]](state, m, touched) for m in mods) if s is not None]
+        plan += steps
+        if steps:
+            plan.append(Update())
+        plan += [Execute(times), Sync(SYNC_MS)]
+    return plan
+
+
+@st.composite
+def plans_for(draw: st.DrawFn, case: Case, max_rounds: int = 3) -> list[Step]:
+    """A defined plan for ``case`` (mutates ``case.buffers`` for fresh swap targets)."""
+    rounds = draw(st.lists(_round, min_size=1, max_size=max_rounds))
+    return build_plan(case, rounds)
+
+
+@st.composite
+def positive_cases(draw: st.DrawFn, **kw: Any) -> Case:
+    """A case with a defined plan; ``graphs.check`` passes (SETP-01, DIS-01, UPD-05, EXE-02)."""
+    case = draw(cases(**kw))
+    case.plan = draw(plans_for(case))
+    case.name = "generated"
+    return case
+
+
+# ---------------------------------------------------------------------------------------------
+# negative plans
+
+
+def _first_mod_round(plan: list[Step]) -> int | None:
+    for i, s in enumerate(plan):
+        if isinstance(s, Update):
+            return i
+    return None
+
+
+@st.composite
+def execute_while_updating(draw: st.DrawFn, **kw: Any) -> Case:
+    """Execute between a SetParams/Disable and Update: 507011, nothing runs (SETP-02,
+    DIS-02, EXE-07); the model stays UPDATING and the later Update commits."""
+    case = draw(positive_cases(**kw))
+    at = _first_mod_round(case.plan)
+    if at is None:
+        launch = min(i for i, op in enumerate(case.ops) if isinstance(op, Launch))
+        case.plan = [Disable(launch), Update(), Execute(1), Sync(SYNC_MS), *case.plan]
+        at = 1
+    times = draw(st.integers(1, 2))
+    case.plan[at:at] = [Execute(times), Sync(SYNC_MS)]
+    case.name = "execute-while-updating"
+    return case
+
+
+def _with_memset(case: Case) -> int:
+    """The index of a memset op, adding one on a fresh buffer at the start if needed."""
+    for i, op in enumerate(case.ops):
+        if isinstance(op, Memset):
+            return i
+    b = len(case.buffers)
+    case.buffers.append([graphs.SENTINEL] * N)
+    shift = {"op": lambda i: i + 1}
+    case.ops.insert(0, Memset(0, b, 0))
+    case.plan = [replace(s, op=shift["op"](s.op)) if hasattr(s, "op") else s for s in case.plan]
+    return 0
+
+
+def _insert_at_round(draw: st.DrawFn, case: Case, step: Step) -> None:
+    """Insert ``step`` at the start of a drawn round (after a Sync, or at the plan start)."""
+    starts = [0] + [i + 1 for i, s in enumerate(case.plan[:-1]) if isinstance(s, Sync)]
+    at = starts[draw(st.integers(0, len(starts) - 1))]
+    case.plan.insert(at, step)
+
+
+@st.composite
+def disable_default(draw: st.DrawFn, **kw: Any) -> Case:
+    """Disable of a memset (DEFAULT) task: 107000 and FAULT (DIS-06, ERR-16, SETP-10)."""
+    case = draw(positive_cases(**kw))
+    m = _with_memset(case)
+    _insert_at_round(draw, case, Disable(m))
+    case.name = "disable-default"
+    return case
+
+
+@st.composite
+def set_bad_type(draw: st.DrawFn, **kw: Any) -> Case:
+    """SetParams with EVENT_RECORD/EVENT_WAIT/EVENT_RESET/DEFAULT: 107000 and FAULT
+    (SETP-03, SETP-10, ERR-14)."""
+    case = draw(positive_cases(**kw))
+    targets = [i for i, op in enumerate(case.ops) if not isinstance(op, Memset)]
+    op = targets[draw(st.integers(0, len(targets) - 1))]
+    _insert_at_round(draw, case, SetBadType(op, draw(st.sampled_from(BAD_TYPES))))
+    case.name = "set-bad-type"
+    return case
+
+
+@st.composite
+def sync_timeout_zero(draw: st.DrawFn, **kw: Any) -> Case:
+    """aclrtSynchronizeStreamWithTimeout(origin, 0) with nothing in flight: 107000 (TMO-02)."""
+    case = draw(positive_cases(**kw))
+    _insert_at_round(draw, case, Sync(0))
+    case.name = "sync-timeout-zero"
+    return case
+
+
+NEGATIVE: dict[str, Callable[..., st.SearchStrategy[Case]]] = {
+    "execute-while-updating": execute_while_updating,
+    "disable-default": disable_default,
+    "set-bad-type": set_bad_type,
+    "sync-timeout-zero": sync_timeout_zero,
+}
+
+
+def negative_cases(**kw: Any) -> st.SearchStrategy[Case]:
+    """Any one of the negative plans."""
+    return st.one_of(*(f(**kw) for f in NEGATIVE.values()))
