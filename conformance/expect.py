@@ -25,7 +25,25 @@ class Unsupported(Exception):
 
 
 class ConformanceFailure(AssertionError):
-    """A check failed; the message is in the suite's single format."""
+    """A check failed; the message is in the suite's single format.
+
+    ``details`` optionally carries the structured divergence (the case as a dict, the
+    expected and observed values, the replay command) for the reports.
+    """
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or {}
+
+
+def diverge(what: str, expected: Any, observed: Any, *, case: dict[str, Any] | None = None,
+            replay: str = "", extra: str = "", clause: str | None = None) -> None:
+    """Fail with a divergence record: the one-line message plus the structured details."""
+    __tracebackhide__ = True
+    msg = f"{_tag(clause)} {what}: expected {_show(expected)}, observed {_show(observed)}"
+    raise ConformanceFailure(msg + (f"\n{extra}" if extra else ""),
+                             {"expected": _show(expected), "observed": _show(observed),
+                              "case": case, "replay": replay})
 
 
 def _tag(clause: str | None) -> str:

@@ -246,10 +246,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             message = _failure_line(call)
             outcome = "ERROR"
     if outcome is not None:
-        rep.user_properties.append((_KEY, {
-            "outcome": outcome, "clauses": list(ids), "level": level,
-            "area": _area_of(item, ids), "message": message,
-        }))
+        info = {"outcome": outcome, "clauses": list(ids), "level": level,
+                "area": _area_of(item, ids), "message": message}
+        details = getattr(call.excinfo.value, "details", None) if call.excinfo else None
+        if details:
+            info["divergence"] = details
+        rep.user_properties.append((_KEY, info))
     return rep
 
 

@@ -1,0 +1,72 @@
+"""The static HTML report (jinja2): area table, clause x outcome matrix, divergences."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+import jinja2
+
+from conformance import graphs, registry
+
+from .svg import case_svg
+
+COLUMNS = ("PASS", "FAIL", "CHANGED", "XFAIL", "XPASS", "UNSUPPORTED", "ERROR", "TIMEOUT",
+           "CRASH", "SKIP")
+NOT_PASSING = {"FAIL", "CHANGED", "XPASS", "ERROR", "TIMEOUT", "CRASH"}
+SHOWN = NOT_PASSING | {"XFAIL"}
+
+
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).with_name("templates"))),
+        autoescape=jinja2.select_autoescape(["html", "j2"]), keep_trailing_newline=True)
+
+
+def divergence_view(row: dict[str, Any]) -> dict[str, Any]:
+    """A result row prepared for the template (with the SVG of its case, if any)."""
+    d = dict(row)
+    div = row.get("divergence") or {}
+    d.update({k: div.get(k) for k in ("expected", "observed", "replay")})
+    case = div.get("case")
+    d["case"] = json.dumps(case, indent=1) if case else None
+    d["svg"] = None
+    if case:
+        try:
+            d["svg"] = case_svg(graphs.from_dict(case), title=row["nodeid"].split("::")[-1])
+        except graphs.GraphError:
+            d["svg"] = None
+    return d
+
+
+def render(summary: dict[str, Any], rows: Iterable[dict[str, Any]],
+           kill_matrix_html: str = "") -> str:
+    """The report page as a string."""
+    rows = list(rows)
+    per_clause: dict[str, Counter[str]] = defaultdict(Counter)
+    for r in rows:
+        for c in r.get("clauses", []):
+            per_clause[c][r["outcome"]] += 1
+    matrix: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    group_bad: dict[str, int] = defaultdict(int)
+    for c in registry.clauses().values():
+        counts = per_clause.get(c.id, Counter())
+        key = f"{c.group} ({c.area})"
+        matrix[key].append({"id": c.id, "level": c.level, "title": c.title,
+                            "disagree": c.disagree, "counts": counts})
+        if any(counts.get(o) for o in NOT_PASSING):
+            group_bad[key] += 1
+    divergences = [divergence_view(r) for r in rows if r["outcome"] in SHOWN]
+    return _env().get_template("report.html.j2").render(
+        summary=summary, columns=COLUMNS, matrix=matrix, group_bad=group_bad,
+        divergences=divergences, fingerprint=summary.get("fingerprint", {}),
+        kill_matrix=kill_matrix_html)
+
+
+def write(report_dir: Path, summary: dict[str, Any], rows: Iterable[dict[str, Any]]) -> Path:
+    """Write index.html into the report directory; returns its path."""
+    out = report_dir / "index.html"
+    out.write_text(render(summary, rows), encoding="utf-8")
+    return out
