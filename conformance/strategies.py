@@ -22,7 +22,7 @@ so counterexamples shrink to few tasks and streams.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 from hypothesis import strategies as st
 
@@ -339,7 +339,9 @@ def _set_kernel(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> 
         return None
     state.current[i] = new
     touched.add(i)
-    return SetKernel(i, args, kernel)
+    captured = cast(Launch, state.case.ops[i])
+    # SetKernel.kernel is relative to the captured op (graphs.check, oracle)
+    return SetKernel(i, args, new.kernel if new.kernel != captured.kernel else None)
 
 
 def _set_value(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> Step | None:
@@ -441,9 +443,8 @@ def _with_memset(case: Case) -> int:
             return i
     b = len(case.buffers)
     case.buffers.append([graphs.SENTINEL] * N)
-    shift = {"op": lambda i: i + 1}
     case.ops.insert(0, Memset(0, b, 0))
-    case.plan = [replace(s, op=shift["op"](s.op)) if hasattr(s, "op") else s for s in case.plan]
+    case.plan = [replace(s, op=s.op + 1) if hasattr(s, "op") else s for s in case.plan]
     return 0
 
 
