@@ -1,4 +1,5 @@
-"""The ``mdlri-conformance`` command line: ``run`` the suite, run an ``example`` scenario.
+"""The ``mdlri-conformance`` command line: ``run`` the suite, run an ``example`` scenario,
+``replay`` a task-graph case file against the oracle.
 
 Exit codes: 0 when the gate passes (no FAIL, no ERROR), 1 when it fails, 2 for usage and
 input errors (one line on stderr, never a traceback).
@@ -62,6 +63,45 @@ def _cmd_example(ns: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _cmd_replay(ns: argparse.Namespace) -> int:
+    """Replay one case file on a backend and compare with the oracle (issue 3): prints
+    ``conforms`` (exit 0) or the first difference with both values (exit 1)."""
+    from . import graphs
+    try:
+        text = Path(ns.case).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return _usage_error(f"cannot read {ns.case}: {exc}")
+    try:
+        case = graphs.from_json(text)
+        graphs.check(case)
+    except graphs.GraphError as exc:
+        return _usage_error(f"{ns.case}: {exc}")
+    from . import oracle
+    try:
+        expected = oracle.expected(case)
+    except (oracle.UndefinedCase, graphs.GraphError) as exc:
+        return _usage_error(f"{ns.case}: undefined behaviour: {exc}")
+    try:
+        backend = load_backend(ns.backend)
+    except BackendLoadError as exc:
+        return _usage_error(str(exc))
+    from .observe import first_difference
+    from .runner import replay
+    try:
+        observed = replay(backend, case)
+    finally:
+        backend.close()
+    diff = first_difference(expected, observed)
+    if diff is None:
+        print(f"conforms ({len(observed)} observations, backend {ns.backend})")
+        return 0
+    print(f"differs at observation {diff.position}: {diff.describe()}")
+    for label, o in (("expected", diff.expected), ("observed", diff.observed)):
+        print(f"  {label}: " + ("nothing" if o is None
+                                else f"{o.phase}[{o.index}] {o.what} = {o.value!r}"))
+    return 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Conformance suite for the CANN Model RI API.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -84,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("name", help="scenario name, e.g. fallback")
     ex.add_argument("--backend", default="sim", help="sim (default) or package.module:factory")
     ex.set_defaults(func=_cmd_example)
+
+    rp = sub.add_parser("replay", help="replay a task-graph case (JSON) and compare with the oracle",
+                        description="Replay CASE.json on a backend without Hypothesis; print "
+                                    "'conforms' or the first differing observation.")
+    rp.add_argument("case", help="path of a case JSON file (conformance/cases/*.json)")
+    rp.add_argument("--backend", default="sim", help="sim (default) or package.module:factory")
+    rp.set_defaults(func=_cmd_replay)
     return p
 
 
