@@ -494,6 +494,6 @@ NEGATIVE: dict[str, Callable[..., st.SearchStrategy[Case]]] = {
 }
 
 
-def negative_cases(**kw: Any) -> st.SearchStrategy[Case]:
-    """Any one of the negative plans."""
-    return st.one_of(*(f(**kw) for f in NEGATIVE.values()))
+def negative_cases(kinds: Sequence[str] = tuple(NEGATIVE), **kw: Any) -> st.SearchStrategy[Case]:
+    """Any one of the negative plans named in ``kinds`` (keys of :data:`NEGATIVE`)."""
+    return st.one_of(*(NEGATIVE[k](**kw) for k in kinds))
