@@ -111,11 +111,16 @@ class Err(enum.IntEnum):
 
 
 def err_name(rc: int) -> str:
-    """``107039`` -> ``"107039 (RT_INSUFFICIENT_INPUT_ARRAY)"``; unknown codes print bare."""
+    """``107039`` -> ``"107039 (RT_INSUFFICIENT_INPUT_ARRAY)"``; unknown codes print bare.
+
+    An rc carrying a ``detail`` string (the ``acl`` backend's ``aclGetRecentErrMsg`` text or
+    missing-symbol reason) has it appended after a colon."""
+    detail = getattr(rc, "detail", "")
+    suffix = f": {detail}" if detail else ""
     try:
-        return f"{int(rc)} ({Err(rc).name})"
-    except ValueError:
-        return str(rc)
+        return f"{int(rc)} ({Err(rc).name}){suffix}"
+    except (ValueError, TypeError):
+        return f"{int(rc) if isinstance(rc, int) else rc}{suffix}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 from backends.contract import Backend, Cap
 
 #: built-in backend names and the factory each one stands for
-BUILTIN = {"sim": "backends.sim:create"}
+BUILTIN = {"sim": "backends.sim:create", "acl": "backends.acl:create"}
 
 
 class BackendLoadError(Exception):
@@ -23,6 +23,42 @@ def resolve(name: str) -> str:
         return name
     known = ", ".join(sorted(BUILTIN))
     raise BackendLoadError(f"unknown backend {name!r}: use one of {known} or package.module:factory")
+
+
+def parse_devices(devices: str | None) -> list[int]:
+    """``"0,1,2"`` -> ``[0, 1, 2]`` (None or empty -> ``[0]``)."""
+    if not devices:
+        return [0]
+    try:
+        ids = [int(x) for x in str(devices).replace(" ", "").split(",") if x != ""]
+    except ValueError:
+        raise BackendLoadError(f"--devices {devices!r}: expected comma-separated integers") \
+            from None
+    if not ids or any(i < 0 for i in ids):
+        raise BackendLoadError(f"--devices {devices!r}: expected non-negative device ids")
+    return ids
+
+
+def worker_index(worker: str | None) -> int:
+    """The index of an xdist worker id (``gw3`` -> 3; None or the controller -> 0)."""
+    digits = "".join(ch for ch in (worker or "") if ch.isdigit())
+    return int(digits) if digits else 0
+
+
+def backend_options(name: str, *, acl_lib: str | None = None,
+                    kernel_binary: str | None = None, devices: str | None = None,
+                    worker: str | None = None) -> dict[str, Any]:
+    """Factory keywords for backend ``name``: only ``acl`` takes any (lib, kernel binary,
+    the device of this xdist worker: ``devices[worker index % len(devices)]``)."""
+    if name != "acl":
+        return {}
+    ids = parse_devices(devices)
+    opts: dict[str, Any] = {"device": ids[worker_index(worker) % len(ids)]}
+    if acl_lib:
+        opts["lib"] = acl_lib
+    if kernel_binary:
+        opts["kernel_binary"] = kernel_binary
+    return opts
 
 
 def load_backend(name: str, **options: Any) -> Backend:

@@ -22,7 +22,7 @@ import pytest
 
 from backends.contract import Cap
 from . import expect, registry
-from .backend_loader import BackendLoadError, load_backend
+from .backend_loader import BackendLoadError, backend_options, load_backend
 from .harness import Dev
 
 SPEC_DIR = Path(__file__).parent / "specs"
@@ -60,6 +60,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="hypothesis settings profile (default: ci)")
     g.addoption("--report-dir", default=None,
                 help="where results go (default: reports/out/<run-id>)")
+    g.addoption("--acl-lib", default=None,
+                help="acl backend: libacl_rt.so path or directory, or 'emulator' "
+                     "(default: $MDLRI_ACL_LIB, then discovery)")
+    g.addoption("--kernel-binary", default=None,
+                help="acl backend: the catalog kernels' binary (default: "
+                     "$MDLRI_KERNEL_BINARY, then the kernels cache)")
+    g.addoption("--devices", default=None,
+                help="acl backend: device ids, e.g. 0,1,2,3; xdist worker k binds "
+                     "devices[k %% len] (default: 0)")
 
 
 def _default_report_dir() -> Path:
@@ -73,7 +82,11 @@ def pytest_configure(config: pytest.Config) -> None:
     _load_hypothesis_profile(config.getoption("--profile"))
     name = config.getoption("--backend")
     try:
-        config.stash[_backend_key] = load_backend(name)
+        worker = getattr(config, "workerinput", {}).get("workerid")
+        options = backend_options(name, acl_lib=config.getoption("--acl-lib"),
+                                  kernel_binary=config.getoption("--kernel-binary"),
+                                  devices=config.getoption("--devices"), worker=worker)
+        config.stash[_backend_key] = load_backend(name, **options)
     except BackendLoadError as exc:
         raise pytest.UsageError(str(exc)) from None
     if hasattr(config, "workerinput"):
@@ -200,11 +213,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if not _is_spec(item):
         return
     backend = item.config.stash[_backend_key]
-    missing = [str(c.value if isinstance(c, Cap) else c)
-               for m in item.iter_markers("requires") for c in m.args
+    whole = _unsupported_reason(backend, None)
+    if whole:
+        pytest.skip(f"UNSUPPORTED: {backend.name} backend: {whole}")
+    missing = [Cap(c) for m in item.iter_markers("requires") for c in m.args
                if Cap(c) not in backend.capabilities]
     if missing:
-        pytest.skip(f"UNSUPPORTED: backend {backend.name!r} lacks {', '.join(missing)}")
+        why = "; ".join(r for r in (_unsupported_reason(backend, c.value) for c in missing) if r)
+        pytest.skip(f"UNSUPPORTED: backend {backend.name!r} lacks "
+                    f"{', '.join(c.value for c in missing)}" + (f" ({why})" if why else ""))
+
+
+def _unsupported_reason(backend: Any, what: str | None) -> str | None:
+    """The backend's own reason for something unsupported (``unsupported_reason`` extra)."""
+    fn = getattr(backend, "unsupported_reason", None)
+    return fn(what) if callable(fn) else None
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,0 +1,714 @@
+"""AclBackend: the contract (backends/contract.py) over the real C ABI through ctypes.
+
+One method per C function; every method returns the ``aclError`` first and its outs after it.
+The conventions of the contract map onto C like this:
+
+* handles are :class:`~backends.acl.convert.Handle` (NULL is ``None``); device addresses are
+  ints; host memory is numpy (its data pointer is passed, the array kept alive while the
+  runtime may still read it);
+* out-parameters and array slots are prefilled with sentinels and read back as
+  ``UNWRITTEN`` when the runtime left them alone; ``null_*`` keywords pass NULL pointers;
+* a failing call's rc is an :class:`AclRc` (an ``int``) whose ``detail`` holds
+  ``aclGetRecentErrMsg()``; a missing symbol answers ``207000`` with the reason as detail,
+  which the suite reports as UNSUPPORTED with that reason.
+
+Threads: the creating thread gets ``aclrtSetDevice(device)``; every other thread calls
+:meth:`set_device` itself, as on real ACL (abi.md §6.1). ``set_device(i)`` binds physical
+device ``device + i``, so the specs' ``set_device(0)`` means "this backend's device" under
+``--devices`` too.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from ctypes import byref, c_int, c_int32, c_uint32, c_uint64, c_void_p
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from backends.contract import (ALL_CAPS, UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err,
+                               LiveCounts, MallocPolicy, StreamStatus, TaskParams, TaskType)
+
+from . import structs as S
+from .convert import (PTR_SENTINEL, U32_SENTINEL, Handle, KeepAlive, as_ptr, handle,
+                      out_handle, out_u32, params_from_c, params_to_c, sentinel_params,
+                      untouched)
+from .symbols import SymbolTable
+
+OK = 0
+UNSUPPORTED_RC = int(Err.RT_FEATURE_NOT_SUPPORT)
+#: aclInit's "already initialised" (ignored)
+REPEAT_INITIALIZE = int(Err.REPEAT_INITIALIZE)
+
+#: capability -> the C functions it needs
+CAP_SYMBOLS: dict[Cap, tuple[str, ...]] = {
+    Cap.CAPTURE: ("aclmdlRICaptureBegin", "aclmdlRICaptureEnd", "aclmdlRICaptureGetInfo"),
+    Cap.CAPTURE_MODES: ("aclmdlRICaptureThreadExchangeMode", "aclrtMemcpy", "aclrtMemset"),
+    Cap.CROSS_STREAM: ("aclrtCreateEventExWithFlag", "aclrtRecordEvent",
+                       "aclrtStreamWaitEvent"),
+    Cap.LISTING: ("aclmdlRIGetStreams", "aclmdlRIGetTasksByStream"),
+    Cap.TASK_TYPE: ("aclmdlRITaskGetType",),
+    Cap.SEQ_ID: ("aclmdlRITaskGetSeqId",),
+    Cap.GET_PARAMS: ("aclmdlRITaskGetParams",),
+    Cap.SET_PARAMS: ("aclmdlRITaskSetParams",),
+    Cap.DISABLE: ("aclmdlRITaskDisable",),
+    Cap.UPDATE: ("aclmdlRIUpdate",),
+    Cap.VALUE_TASKS: ("aclrtValueWrite", "aclrtValueWait"),
+    Cap.KERNELS: ("aclrtBinaryLoadFromFile", "aclrtBinaryGetFunction",
+                  "aclrtLaunchKernelWithHostArgs"),
+    Cap.SYNC_TIMEOUT: ("aclrtSynchronizeStreamWithTimeout",),
+    Cap.THREADS: ("aclrtSetDevice",),
+    Cap.HANDLE_VALIDATION: (),
+    Cap.INTERNAL_TASKS: (),
+}
+#: left out on a real CANN library: stale handles are use-after-free there (abi.md §6.4),
+#: internal task counts are implementation-specific
+HARDWARE_EXCLUDED: dict[Cap, str] = {
+    Cap.HANDLE_VALIDATION: "stale handles are use-after-free on real CANN (abi.md §6.4)",
+    Cap.INTERNAL_TASKS: "runtime-internal task counts are implementation-specific",
+}
+
+_init_lock = threading.Lock()
+_initialised: dict[str, int] = {}
+
+
+class AclRc(int):
+    """A non-zero ``aclError`` with the runtime's explanation in ``detail``."""
+
+    detail: str = ""
+
+    def __new__(cls, rc: int, detail: str = "") -> "AclRc":
+        obj = super().__new__(cls, rc)
+        obj.detail = detail
+        return obj
+
+    def __repr__(self) -> str:
+        return f"{int(self)}" + (f" ({self.detail})" if self.detail else "")
+
+    def __reduce__(self) -> Any:
+        return (AclRc, (int(self), self.detail))
+
+
+class AclBackend:
+    """The ``acl`` backend. Build it with :func:`backends.acl.create`."""
+
+    name = "acl"
+
+    def __init__(self, lib: ctypes.CDLL | None, *, lib_path: Path | None = None,
+                 device: int = 0, kernel_binary: str | None = None, emulator: bool = False,
+                 unavailable: str = "") -> None:
+        self.lib_path = lib_path
+        self.device = int(device)
+        self.emulator = emulator
+        self._unavailable = unavailable
+        self._kernel_binary = kernel_binary
+        desc = str(lib_path) if lib_path else "the ACL library"
+        self.sym = SymbolTable(lib, desc, unavailable)
+        self._tls = threading.local()
+        self._keep: dict[int, KeepAlive] = {}      # task ptr -> SetParams buffers
+        self._async_keep = KeepAlive()              # host arrays of async copies
+        self._pinned: dict[int, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self._cap_reasons: dict[Cap, str] = {}
+        self._closed = False
+        self.capabilities: frozenset[Cap] = frozenset()
+        if lib is None:
+            return
+        self._init_runtime()
+        self.capabilities = self._detect_capabilities()
+        if emulator:
+            self.live_counts = self._live_counts
+
+    # =========================================================================================
+    # plumbing
+
+    def _init_runtime(self) -> None:
+        """aclInit once per process and library (100002 ignored), then bind this thread."""
+        key = str(self.lib_path)
+        with _init_lock:
+            if key not in _initialised:
+                fn = self.sym.get("aclInit")
+                rc = fn(None) if fn else OK
+                _initialised[key] = OK if rc == REPEAT_INITIALIZE else int(rc)
+            rc = _initialised[key]
+        if rc != OK:
+            self._unavailable = f"aclInit failed with {rc}{self._detail_suffix()}"
+            return
+        rc = self.set_device(0)
+        if rc != OK:
+            self._unavailable = (f"aclrtSetDevice({self.device}) failed with "
+                                 f"{int(rc)}{self._detail_suffix(rc)}")
+
+    def _detail_suffix(self, rc: Any = None) -> str:
+        detail = getattr(rc, "detail", "") or self._recent_error()
+        return f": {detail}" if detail else ""
+
+    def _detect_capabilities(self) -> frozenset[Cap]:
+        if self._unavailable:
+            return frozenset()
+        caps: set[Cap] = set()
+        for cap in ALL_CAPS:
+            if not self.emulator and cap in HARDWARE_EXCLUDED:
+                self._cap_reasons[cap] = HARDWARE_EXCLUDED[cap]
+                continue
+            missing = [n for n in CAP_SYMBOLS[cap] if not self.sym.has(n)]
+            if missing:
+                self._cap_reasons[cap] = self.sym.reason(missing[0]) or ""
+                continue
+            if cap == Cap.KERNELS and not self._kernel_path_ok():
+                continue
+            caps.add(cap)
+        return frozenset(caps)
+
+    def _kernel_path_ok(self) -> bool:
+        path = self._kernel_binary
+        if not path:
+            self._cap_reasons[Cap.KERNELS] = (
+                "no kernel binary: build it with `mdlri-conformance kernels build`, or pass "
+                "--kernel-binary PATH / MDLRI_KERNEL_BINARY")
+            return False
+        if not os.path.isfile(path):
+            self._cap_reasons[Cap.KERNELS] = f"kernel binary {path} does not exist"
+            return False
+        return True
+
+    def _recent_error(self) -> str:
+        fn = self.sym.get("aclGetRecentErrMsg")
+        if fn is None:
+            return ""
+        try:
+            msg = fn()
+        except Exception:  # the runtime's text is a courtesy, never a harness fault
+            return ""
+        return msg.decode(errors="replace").strip() if msg else ""
+
+    def _rc(self, rc: int) -> int:
+        """A call's rc: plain 0, or an AclRc carrying aclGetRecentErrMsg()."""
+        if rc == OK:
+            return OK
+        return AclRc(rc, self._recent_error())
+
+    def _fn(self, name: str) -> Callable[..., int] | None:
+        if self._closed:
+            raise RuntimeError(f"{name} called on a closed AclBackend")
+        return self.sym.get(name)
+
+    def _missing(self, name: str) -> AclRc:
+        reason = self.sym.reason(name) or self._unavailable or f"{name} unavailable"
+        return AclRc(UNSUPPORTED_RC, reason)
+
+    def _call(self, name: str, *args: Any) -> int:
+        fn = self._fn(name)
+        if fn is None:
+            return self._missing(name)
+        return self._rc(fn(*args))
+
+    def _out_call(self, name: str, kind: str, *args: Any) -> tuple[int, Any]:
+        """A call whose last argument is a ``void**`` out-parameter."""
+        fn = self._fn(name)
+        if fn is None:
+            return self._missing(name), UNWRITTEN
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(*args, byref(out)))
+        return rc, out_handle(out.value, kind)
+
+    # =========================================================================================
+    # identity, extras, teardown
+
+    def unsupported_reason(self, what: str | None = None) -> str | None:
+        """Why something is unsupported here (None when it is supported).
+
+        ``what`` None: the whole backend (no library, aclInit or SetDevice failed);
+        a :class:`Cap` value: why that capability is absent; a C or contract method name:
+        the missing-symbol reason."""
+        if what is None:
+            return self._unavailable or None
+        if self._unavailable:
+            return self._unavailable
+        try:
+            cap = Cap(what)
+        except ValueError:
+            cap = None
+        if cap is not None:
+            return None if cap in self.capabilities else self._cap_reasons.get(cap, "")
+        c_name = what if what.startswith("acl") else _C_NAMES.get(what, what)
+        return self.sym.reason(c_name) if c_name in _SIG_NAMES else None
+
+    def version(self) -> str:
+        """``ACL x.y.z (path)``, plus the emulator version for the emulator."""
+        if self._unavailable and self.sym.lib is None:
+            return f"unavailable: {self._unavailable}"
+        parts = []
+        fn = self.sym.get("aclrtGetVersion")
+        if fn is not None:
+            v = [c_int32(-1) for _ in range(3)]
+            rc = fn(*[byref(x) for x in v])
+            parts.append(f"ACL {'.'.join(str(x.value) for x in v)}" if rc == OK
+                         else f"ACL version unknown (rc {rc})")
+        emu = self.sym.get("mdlriEmuVersion")
+        if emu is not None:
+            raw = emu()
+            parts.append(raw.decode(errors="replace") if raw else "mdlri-emu")
+        return " + ".join(parts) + f" ({self.lib_path})"
+
+    def soc_name(self) -> str | None:
+        """aclrtGetSocName() (None when absent or NULL)."""
+        fn = self.sym.get("aclrtGetSocName")
+        raw = fn() if fn else None
+        return raw.decode(errors="replace") if raw else None
+
+    def kernel_binary_path(self) -> str:
+        """The kernel binary the specs load (emulator: the host kernel library)."""
+        return str(self._kernel_binary or "")
+
+    def _live_counts(self) -> LiveCounts:
+        """Live resources the emulator counts (models, streams, events, allocations)."""
+        fn = self.sym.get("mdlriEmuLiveCounts")
+        vals = [c_uint64(0) for _ in range(4)]
+        if fn is not None:
+            fn(*[byref(v) for v in vals])
+        return LiveCounts(models=vals[0].value, streams=vals[1].value, events=vals[2].value,
+                          allocations=vals[3].value)
+
+    def recent_error(self) -> str:
+        """aclGetRecentErrMsg() of the calling thread (consumes it)."""
+        return self._recent_error()
+
+    def close(self) -> None:
+        """Drop the keep-alive buffers and release this thread's device binding (never
+        aclFinalize: it may not be called again in this process)."""
+        if self._closed:
+            return
+        if self.sym.lib is not None and not self._unavailable:
+            fn = self.sym.get("aclrtResetDevice")
+            if fn is not None and getattr(self._tls, "device", None) is not None:
+                fn(self._tls.device)
+        self._closed = True
+        self._keep.clear()
+        self._async_keep.clear()
+        self._pinned.clear()
+
+    # =========================================================================================
+    # device
+
+    def set_device(self, device_id: int) -> int:
+        """aclrtSetDevice(device + device_id) for the calling thread."""
+        physical = self.device + int(device_id)
+        rc = self._call("aclrtSetDevice", physical)
+        if rc == OK:
+            self._tls.device = physical
+        return rc
+
+    # =========================================================================================
+    # streams
+
+    def create_stream(self) -> tuple[int, Any]:
+        """aclrtCreateStream -> (rc, stream)."""
+        return self._out_call("aclrtCreateStream", "stream")
+
+    def create_stream_with_config(self, priority: int, flag: int) -> tuple[int, Any]:
+        """aclrtCreateStreamWithConfig -> (rc, stream)."""
+        fn = self._fn("aclrtCreateStreamWithConfig")
+        if fn is None:
+            return self._missing("aclrtCreateStreamWithConfig"), UNWRITTEN
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(byref(out), int(priority) & 0xFFFFFFFF, int(flag) & 0xFFFFFFFF))
+        return rc, out_handle(out.value, "stream")
+
+    def destroy_stream(self, stream: Any) -> int:
+        """aclrtDestroyStream."""
+        return self._call("aclrtDestroyStream", as_ptr(stream))
+
+    def synchronize_stream(self, stream: Any) -> int:
+        """aclrtSynchronizeStream."""
+        return self._call("aclrtSynchronizeStream", as_ptr(stream))
+
+    def synchronize_stream_with_timeout(self, stream: Any, timeout_ms: int) -> int:
+        """aclrtSynchronizeStreamWithTimeout (int32 timeout: -1 forever)."""
+        return self._call("aclrtSynchronizeStreamWithTimeout", as_ptr(stream), int(timeout_ms))
+
+    def stream_query(self, stream: Any) -> tuple[int, Any]:
+        """aclrtStreamQuery -> (rc, StreamStatus)."""
+        fn = self._fn("aclrtStreamQuery")
+        if fn is None:
+            return self._missing("aclrtStreamQuery"), UNWRITTEN
+        st = c_int(U32_SENTINEL - (1 << 32))
+        rc = self._rc(fn(as_ptr(stream), byref(st)))
+        v = out_u32(st.value)
+        return rc, _enum(StreamStatus, v)
+
+    # =========================================================================================
+    # memory
+
+    def malloc(self, size: int, policy: int = MallocPolicy.HUGE_FIRST) -> tuple[int, Any]:
+        """aclrtMalloc -> (rc, device address)."""
+        fn = self._fn("aclrtMalloc")
+        if fn is None:
+            return self._missing("aclrtMalloc"), UNWRITTEN
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(byref(out), int(size), int(policy)))
+        if out.value == PTR_SENTINEL:
+            return rc, UNWRITTEN
+        return rc, out.value
+
+    def free(self, dev_ptr: int | None) -> int:
+        """aclrtFree."""
+        return self._call("aclrtFree", as_ptr(dev_ptr))
+
+    def malloc_host(self, size: int) -> tuple[int, Any]:
+        """aclrtMallocHost -> (rc, uint8 numpy array over the pinned memory)."""
+        fn = self._fn("aclrtMallocHost")
+        if fn is None:
+            return self._missing("aclrtMallocHost"), UNWRITTEN
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(byref(out), int(size)))
+        if out.value == PTR_SENTINEL:
+            return rc, UNWRITTEN
+        if not out.value:
+            return rc, None
+        arr = np.ctypeslib.as_array((ctypes.c_uint8 * int(size)).from_address(out.value))
+        with self._lock:
+            self._pinned[out.value] = arr
+        return rc, arr
+
+    def free_host(self, host: np.ndarray) -> int:
+        """aclrtFreeHost (of an array from :meth:`malloc_host`, or a raw pointer)."""
+        ptr = host.__array_interface__["data"][0] if isinstance(host, np.ndarray) \
+            else as_ptr(host)
+        rc = self._call("aclrtFreeHost", ptr)
+        if rc == OK:
+            with self._lock:
+                self._pinned.pop(ptr, None)
+        return rc
+
+    @staticmethod
+    def _mem_ptr(x: Any, nbytes: int = 0) -> int | None:
+        """A memcpy endpoint: numpy host memory (its data pointer) or a device address.
+
+        A host array smaller than what the runtime would touch is a harness fault
+        (ValueError), never a host-memory overrun."""
+        if isinstance(x, np.ndarray):
+            if not x.flags.c_contiguous or x.nbytes < nbytes:
+                raise ValueError(f"host array of {x.nbytes} bytes (contiguous: "
+                                 f"{x.flags.c_contiguous}) for a {nbytes}-byte copy")
+            return x.__array_interface__["data"][0]
+        return as_ptr(x)
+
+    def memcpy(self, dst: Any, dest_max: int, src: Any, count: int, kind: int) -> int:
+        """aclrtMemcpy (synchronous)."""
+        n = min(int(count), int(dest_max))
+        return self._call("aclrtMemcpy", self._mem_ptr(dst, n), int(dest_max),
+                          self._mem_ptr(src, n), int(count), int(kind))
+
+    def memcpy_async(self, dst: Any, dest_max: int, src: Any, count: int, kind: int,
+                     stream: Any) -> int:
+        """aclrtMemcpyAsync; host arrays are kept alive (a captured copy reads them later)."""
+        for x in (dst, src):
+            if isinstance(x, np.ndarray):
+                self._async_keep.append(x)
+        n = min(int(count), int(dest_max))
+        return self._call("aclrtMemcpyAsync", self._mem_ptr(dst, n), int(dest_max),
+                          self._mem_ptr(src, n), int(count), int(kind), as_ptr(stream))
+
+    def memset(self, dev_ptr: int, max_count: int, value: int, count: int) -> int:
+        """aclrtMemset (synchronous)."""
+        return self._call("aclrtMemset", self._mem_ptr(dev_ptr), int(max_count), int(value),
+                          int(count))
+
+    def memset_async(self, dev_ptr: int, max_count: int, value: int, count: int,
+                     stream: Any) -> int:
+        """aclrtMemsetAsync."""
+        return self._call("aclrtMemsetAsync", self._mem_ptr(dev_ptr), int(max_count),
+                          int(value), int(count), as_ptr(stream))
+
+    # =========================================================================================
+    # events
+
+    def create_event(self) -> tuple[int, Any]:
+        """aclrtCreateEvent -> (rc, event)."""
+        return self._out_call("aclrtCreateEvent", "event")
+
+    def _event_with(self, name: str, flag: int) -> tuple[int, Any]:
+        fn = self._fn(name)
+        if fn is None:
+            return self._missing(name), UNWRITTEN
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(byref(out), int(flag) & 0xFFFFFFFF))
+        return rc, out_handle(out.value, "event")
+
+    def create_event_with_flag(self, flag: int) -> tuple[int, Any]:
+        """aclrtCreateEventWithFlag -> (rc, event)."""
+        return self._event_with("aclrtCreateEventWithFlag", flag)
+
+    def create_event_ex_with_flag(self, flag: int) -> tuple[int, Any]:
+        """aclrtCreateEventExWithFlag -> (rc, event)."""
+        return self._event_with("aclrtCreateEventExWithFlag", flag)
+
+    def destroy_event(self, event: Any) -> int:
+        """aclrtDestroyEvent."""
+        return self._call("aclrtDestroyEvent", as_ptr(event))
+
+    def record_event(self, event: Any, stream: Any) -> int:
+        """aclrtRecordEvent."""
+        return self._call("aclrtRecordEvent", as_ptr(event), as_ptr(stream))
+
+    def stream_wait_event(self, stream: Any, event: Any) -> int:
+        """aclrtStreamWaitEvent."""
+        return self._call("aclrtStreamWaitEvent", as_ptr(stream), as_ptr(event))
+
+    def reset_event(self, event: Any, stream: Any) -> int:
+        """aclrtResetEvent."""
+        return self._call("aclrtResetEvent", as_ptr(event), as_ptr(stream))
+
+    # =========================================================================================
+    # value write / wait
+
+    def value_write(self, dev_addr: int | None, value: int, flag: int, stream: Any) -> int:
+        """aclrtValueWrite."""
+        return self._call("aclrtValueWrite", as_ptr(dev_addr), int(value) & 0xFFFF_FFFF_FFFF_FFFF,
+                          int(flag) & 0xFFFFFFFF, as_ptr(stream))
+
+    def value_wait(self, dev_addr: int | None, value: int, flag: int, stream: Any) -> int:
+        """aclrtValueWait."""
+        return self._call("aclrtValueWait", as_ptr(dev_addr), int(value) & 0xFFFF_FFFF_FFFF_FFFF,
+                          int(flag) & 0xFFFFFFFF, as_ptr(stream))
+
+    # =========================================================================================
+    # kernels
+
+    def binary_load_from_file(self, bin_path: str, options: Any = None) -> tuple[int, Any]:
+        """aclrtBinaryLoadFromFile -> (rc, binary handle); ``options`` an
+        :class:`~backends.acl.structs.BinaryLoadOptions` or None."""
+        fn = self._fn("aclrtBinaryLoadFromFile")
+        if fn is None:
+            return self._missing("aclrtBinaryLoadFromFile"), UNWRITTEN
+        path = os.fsencode(bin_path) if bin_path is not None else None
+        out = c_void_p(PTR_SENTINEL)
+        opts = byref(options) if options is not None else None
+        rc = self._rc(fn(path, opts, byref(out)))
+        return rc, out_handle(out.value, "binary")
+
+    def binary_get_function(self, bin_handle: Any, kernel_name: str) -> tuple[int, Any]:
+        """aclrtBinaryGetFunction -> (rc, function handle)."""
+        fn = self._fn("aclrtBinaryGetFunction")
+        if fn is None:
+            return self._missing("aclrtBinaryGetFunction"), UNWRITTEN
+        name = kernel_name.encode() if kernel_name is not None else None
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(as_ptr(bin_handle), name, byref(out)))
+        return rc, out_handle(out.value, "func")
+
+    def binary_unload(self, bin_handle: Any) -> int:
+        """aclrtBinaryUnLoad."""
+        return self._call("aclrtBinaryUnLoad", as_ptr(bin_handle))
+
+    def launch_kernel_with_host_args(self, func_handle: Any, num_blocks: int, stream: Any,
+                                     cfg: Any, host_args: bytes | None, args_size: int,
+                                     placeholders: Any = None,
+                                     placeholder_num: int = 0) -> int:
+        """aclrtLaunchKernelWithHostArgs; the runtime copies ``host_args`` during the call
+        (the buffer is zero-padded to ``args_size`` so a short one is never over-read)."""
+        keep = KeepAlive()
+        args = keep.buffer(host_args, args_size or 0)
+        cfg_p = byref(cfg) if isinstance(cfg, S.LaunchKernelCfg) else cfg
+        ph = placeholders if placeholders is None or not isinstance(placeholders, list) \
+            else (S.PlaceHolderInfo * len(placeholders))(*placeholders)
+        return self._call("aclrtLaunchKernelWithHostArgs", as_ptr(func_handle),
+                          int(num_blocks) & 0xFFFFFFFF, as_ptr(stream), cfg_p, args,
+                          int(args_size), ph, int(placeholder_num))
+
+    # =========================================================================================
+    # capture
+
+    def capture_begin(self, stream: Any, mode: int) -> int:
+        """aclmdlRICaptureBegin."""
+        return self._call("aclmdlRICaptureBegin", as_ptr(stream), int(mode))
+
+    def capture_get_info(self, stream: Any, *, null_status: bool = False,
+                         null_model: bool = False) -> tuple[int, Any, Any]:
+        """aclmdlRICaptureGetInfo -> (rc, status, model)."""
+        fn = self._fn("aclmdlRICaptureGetInfo")
+        if fn is None:
+            return self._missing("aclmdlRICaptureGetInfo"), UNWRITTEN, UNWRITTEN
+        st = c_int(U32_SENTINEL - (1 << 32))
+        model = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(as_ptr(stream), None if null_status else byref(st),
+                         None if null_model else byref(model)))
+        status = UNWRITTEN if null_status else _enum(CaptureStatus, out_u32(st.value))
+        m = UNWRITTEN if null_model else out_handle(model.value, "model")
+        return rc, status, m
+
+    def capture_thread_exchange_mode(self, mode: int | None) -> tuple[int, Any]:
+        """aclmdlRICaptureThreadExchangeMode: in ``mode`` (None = NULL), out ``*mode``."""
+        fn = self._fn("aclmdlRICaptureThreadExchangeMode")
+        if fn is None:
+            return self._missing("aclmdlRICaptureThreadExchangeMode"), UNWRITTEN
+        if mode is None:
+            return self._rc(fn(None)), UNWRITTEN
+        m = c_int(int(mode))
+        rc = self._rc(fn(byref(m)))
+        return rc, _enum(CaptureMode, m.value)
+
+    def capture_end(self, stream: Any, *, null_model: bool = False) -> tuple[int, Any]:
+        """aclmdlRICaptureEnd -> (rc, model)."""
+        fn = self._fn("aclmdlRICaptureEnd")
+        if fn is None:
+            return self._missing("aclmdlRICaptureEnd"), UNWRITTEN
+        if null_model:
+            return self._rc(fn(as_ptr(stream), None)), UNWRITTEN
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(as_ptr(stream), byref(out)))
+        return rc, out_handle(out.value, "model")
+
+    # =========================================================================================
+    # introspection
+
+    def _two_phase(self, name: str, target: Any, capacity: int | None, null_count: bool,
+                   kind: str) -> tuple[int, list[Any] | None, Any]:
+        """The GetStreams / GetTasksByStream convention (abi.md §6.2)."""
+        if capacity is not None and (not isinstance(capacity, int) or capacity < 0):
+            raise ValueError(f"capacity must be None or a non-negative int, got {capacity!r}")
+        fn = self._fn(name)
+        if fn is None:
+            return (self._missing(name), None if capacity is None else [UNWRITTEN] * capacity,
+                    UNWRITTEN)
+        arr = None
+        num = c_uint32(U32_SENTINEL if capacity is None else capacity)
+        if capacity is not None:
+            arr = (c_void_p * max(capacity, 1))(*([PTR_SENTINEL] * max(capacity, 1)))
+        rc = self._rc(fn(as_ptr(target), arr, None if null_count else byref(num)))
+        slots = None if arr is None else [out_handle(arr[i], kind) for i in range(capacity)]
+        if null_count:
+            n: Any = UNWRITTEN
+        elif capacity is None:
+            n = out_u32(num.value)
+        else:
+            n = num.value
+        return rc, slots, n
+
+    def get_streams(self, model: Any, capacity: int | None, *,
+                    null_count: bool = False) -> tuple[int, list[Any] | None, Any]:
+        """aclmdlRIGetStreams (two-phase)."""
+        return self._two_phase("aclmdlRIGetStreams", model, capacity, null_count, "stream")
+
+    def get_tasks_by_stream(self, stream: Any, capacity: int | None, *,
+                            null_count: bool = False) -> tuple[int, list[Any] | None, Any]:
+        """aclmdlRIGetTasksByStream (two-phase)."""
+        return self._two_phase("aclmdlRIGetTasksByStream", stream, capacity, null_count, "task")
+
+    def task_get_type(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRITaskGetType -> (rc, TaskType)."""
+        fn = self._fn("aclmdlRITaskGetType")
+        if fn is None:
+            return self._missing("aclmdlRITaskGetType"), UNWRITTEN
+        if null_out:
+            return self._rc(fn(as_ptr(task), None)), UNWRITTEN
+        t = c_int(U32_SENTINEL - (1 << 32))
+        rc = self._rc(fn(as_ptr(task), byref(t)))
+        return rc, _enum(TaskType, out_u32(t.value))
+
+    def task_get_seq_id(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRITaskGetSeqId -> (rc, id)."""
+        fn = self._fn("aclmdlRITaskGetSeqId")
+        if fn is None:
+            return self._missing("aclmdlRITaskGetSeqId"), UNWRITTEN
+        if null_out:
+            return self._rc(fn(as_ptr(task), None)), UNWRITTEN
+        i = c_uint32(U32_SENTINEL)
+        rc = self._rc(fn(as_ptr(task), byref(i)))
+        return rc, out_u32(i.value)
+
+    def task_get_params(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRITaskGetParams -> (rc, TaskParams); the struct is prefilled with 0xA5 so
+        what the runtime zeroes (reserved fields, union tail) is observable."""
+        fn = self._fn("aclmdlRITaskGetParams")
+        if fn is None:
+            return self._missing("aclmdlRITaskGetParams"), UNWRITTEN
+        if null_out:
+            return self._rc(fn(as_ptr(task), None)), UNWRITTEN
+        c = sentinel_params()
+        rc = self._rc(fn(as_ptr(task), byref(c)))
+        return rc, (UNWRITTEN if untouched(c) else params_from_c(c))
+
+    def task_set_params(self, task: Any, params: TaskParams | None) -> int:
+        """aclmdlRITaskSetParams; host buffers (host args, opInfo blob) stay alive with the
+        task until the backend closes."""
+        fn = self._fn("aclmdlRITaskSetParams")
+        if fn is None:
+            return self._missing("aclmdlRITaskSetParams")
+        if params is None:
+            return self._rc(fn(as_ptr(task), None))
+        keep = KeepAlive()
+        c = params_to_c(params, keep)
+        rc = self._rc(fn(as_ptr(task), byref(c)))
+        if keep:
+            with self._lock:
+                self._keep.setdefault(as_ptr(task) or 0, KeepAlive()).extend(keep)
+        return rc
+
+    def task_disable(self, task: Any) -> int:
+        """aclmdlRITaskDisable."""
+        return self._call("aclmdlRITaskDisable", as_ptr(task))
+
+    def update(self, model: Any) -> int:
+        """aclmdlRIUpdate."""
+        return self._call("aclmdlRIUpdate", as_ptr(model))
+
+    # =========================================================================================
+    # execute / destroy
+
+    def execute_async(self, model: Any, stream: Any) -> int:
+        """aclmdlRIExecuteAsync."""
+        return self._call("aclmdlRIExecuteAsync", as_ptr(model), as_ptr(stream))
+
+    def destroy(self, model: Any) -> int:
+        """aclmdlRIDestroy."""
+        return self._call("aclmdlRIDestroy", as_ptr(model))
+
+
+def _enum(cls: Any, value: Any) -> Any:
+    """``cls(value)`` when it is a known enumerator, else the raw value (or UNWRITTEN)."""
+    if value is UNWRITTEN:
+        return value
+    try:
+        return cls(value)
+    except ValueError:
+        return value
+
+
+#: contract method -> C function (for unsupported_reason(method_name))
+_C_NAMES: dict[str, str] = {
+    "set_device": "aclrtSetDevice", "create_stream": "aclrtCreateStream",
+    "create_stream_with_config": "aclrtCreateStreamWithConfig",
+    "destroy_stream": "aclrtDestroyStream", "synchronize_stream": "aclrtSynchronizeStream",
+    "synchronize_stream_with_timeout": "aclrtSynchronizeStreamWithTimeout",
+    "stream_query": "aclrtStreamQuery", "malloc": "aclrtMalloc", "free": "aclrtFree",
+    "malloc_host": "aclrtMallocHost", "free_host": "aclrtFreeHost", "memcpy": "aclrtMemcpy",
+    "memcpy_async": "aclrtMemcpyAsync", "memset": "aclrtMemset",
+    "memset_async": "aclrtMemsetAsync", "create_event": "aclrtCreateEvent",
+    "create_event_with_flag": "aclrtCreateEventWithFlag",
+    "create_event_ex_with_flag": "aclrtCreateEventExWithFlag",
+    "destroy_event": "aclrtDestroyEvent", "record_event": "aclrtRecordEvent",
+    "stream_wait_event": "aclrtStreamWaitEvent", "reset_event": "aclrtResetEvent",
+    "value_write": "aclrtValueWrite", "value_wait": "aclrtValueWait",
+    "binary_load_from_file": "aclrtBinaryLoadFromFile",
+    "binary_get_function": "aclrtBinaryGetFunction", "binary_unload": "aclrtBinaryUnLoad",
+    "launch_kernel_with_host_args": "aclrtLaunchKernelWithHostArgs",
+    "capture_begin": "aclmdlRICaptureBegin", "capture_get_info": "aclmdlRICaptureGetInfo",
+    "capture_thread_exchange_mode": "aclmdlRICaptureThreadExchangeMode",
+    "capture_end": "aclmdlRICaptureEnd", "get_streams": "aclmdlRIGetStreams",
+    "get_tasks_by_stream": "aclmdlRIGetTasksByStream", "task_get_type": "aclmdlRITaskGetType",
+    "task_get_seq_id": "aclmdlRITaskGetSeqId", "task_get_params": "aclmdlRITaskGetParams",
+    "task_set_params": "aclmdlRITaskSetParams", "task_disable": "aclmdlRITaskDisable",
+    "update": "aclmdlRIUpdate", "execute_async": "aclmdlRIExecuteAsync",
+    "destroy": "aclmdlRIDestroy",
+}
+
+from .symbols import SIGNATURES as _SIGNATURES  # noqa: E402
+
+_SIG_NAMES = frozenset(_SIGNATURES)
+
+__all__ = ["AclBackend", "AclRc", "Handle", "handle"]
