@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .backend_loader import BackendLoadError, load_backend, resolve
+from .backend_loader import BackendLoadError, backend_options, load_backend, resolve
 
 PROG = "mdlri-conformance"
 SPEC_DIR = Path(__file__).parent / "specs"
@@ -25,11 +25,34 @@ def _usage_error(msg: str) -> int:
     return 2
 
 
+def _acl_unavailable(ns: argparse.Namespace) -> str | None:
+    """For ``--backend acl``: the one-line reason no library is usable (None if one is)."""
+    if ns.backend != "acl":
+        return None
+    from backends.acl import availability
+    return availability(ns.acl_lib)
+
+
+def _acl_args(ns: argparse.Namespace) -> list[str]:
+    """The acl options forwarded to pytest."""
+    args: list[str] = []
+    for opt, value in (("--acl-lib", ns.acl_lib), ("--kernel-binary", ns.kernel_binary),
+                       ("--devices", ns.devices)):
+        if value:
+            args += [opt, str(value)]
+    return args
+
+
 def _cmd_run(ns: argparse.Namespace) -> int:
     try:
         resolve(ns.backend)
+        backend_options(ns.backend, devices=ns.devices)
     except BackendLoadError as exc:
         return _usage_error(str(exc))
+    reason = _acl_unavailable(ns)
+    if reason:
+        print(f"UNSUPPORTED: acl backend: {reason}")
+        return 0
     report_dir = Path(ns.report_dir) if ns.report_dir else (
         Path("reports") / "out" / (time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"))
     report_dir.mkdir(parents=True, exist_ok=True)
@@ -37,7 +60,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
             "--profile", ns.profile, "--report-dir", str(report_dir),
             "--junitxml", str(report_dir / "junit.xml"),
             "--alluredir", str(report_dir / "allure-results"),
-            "-o", "junit_family=xunit2", "-q", "-rfE", "--tb=short"]
+            "-o", "junit_family=xunit2", "-q", "-rfE", "--tb=short", *_acl_args(ns)]
     if ns.workers is not None:
         args += ["-n", str(ns.workers)]
     if ns.keyword:
@@ -53,9 +76,15 @@ def _cmd_example(ns: argparse.Namespace) -> int:
     if ns.name not in EXAMPLES:
         return _usage_error(f"unknown example {ns.name!r}; known: {', '.join(sorted(EXAMPLES))}")
     try:
-        backend = load_backend(ns.backend)
+        backend = load_backend(ns.backend, **backend_options(
+            ns.backend, acl_lib=ns.acl_lib, kernel_binary=ns.kernel_binary, devices=ns.devices))
     except BackendLoadError as exc:
         return _usage_error(str(exc))
+    why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
+    if why:
+        backend.close()
+        print(f"UNSUPPORTED: {ns.backend} backend: {why}")
+        return 0
     try:
         ok = EXAMPLES[ns.name](backend, print)
     finally:
@@ -102,6 +131,75 @@ def _cmd_replay(ns: argparse.Namespace) -> int:
     return 1
 
 
+def _cmd_doctor(ns: argparse.Namespace) -> int:
+    """Print what the acl backend finds: library, version, SoC, devices, what is missing."""
+    from backends.acl import cache_root, default_kernel_binary, resolve as acl_resolve
+    from backends.acl.probe import run_probe
+    try:
+        device = backend_options("acl", devices=ns.devices)["device"]
+    except BackendLoadError as exc:
+        return _usage_error(str(exc))
+    d, reason = acl_resolve(ns.acl_lib)
+    if reason:
+        print(f"library: not found: {reason}")
+        for t in d.tried[:40]:
+            print(f"  searched: {t}")
+        print(f"UNSUPPORTED: acl backend: {reason}")
+        return 1
+    path = d.path
+    if d.emulator:
+        try:
+            from backends.acl.emulator import build
+            path = Path(build.emulator_library())
+        except Exception as exc:
+            print(f"UNSUPPORTED: acl backend: cannot build the ACL emulator: {exc}")
+            return 1
+    print(f"library: {path} (found via {d.source})")
+    info = run_probe(Path(str(path)), device)
+    problems = [info[k] for k in ("load_error", "probe_error") if k in info]
+    print(f"version: ACL {info.get('version', 'unknown')}"
+          + (f" + {info['emulator']}" if info.get("emulator") else ""))
+    print(f"soc: {info.get('soc') or 'unknown (aclrtGetSocName returned NULL or is absent)'}")
+    if "init_rc" in info:
+        print(f"aclInit: rc {info['init_rc']}")
+        if info["init_rc"] not in (0, 100002):
+            problems.append(f"aclInit failed with {info['init_rc']}")
+    if "device_count" in info:
+        print(f"devices: {info['device_count']} (rc {info.get('device_count_rc')})")
+        if info.get("device_count_rc") or not info["device_count"]:
+            problems.append("no NPU visible (check the driver, ASCEND_RT_VISIBLE_DEVICES)")
+    if "set_device_rc" in info:
+        print(f"aclrtSetDevice({device}): rc {info['set_device_rc']}")
+        if info["set_device_rc"]:
+            problems.append(f"aclrtSetDevice({device}) failed with {info['set_device_rc']}")
+    for msg in info.get("errors", []):
+        print(f"runtime message: {msg}")
+    if info.get("missing"):
+        print(f"missing symbols ({len(info['missing'])}): {', '.join(info['missing'])}")
+    kb = ns.kernel_binary or os.environ.get("MDLRI_KERNEL_BINARY")
+    if not kb and not info.get("emulator"):
+        kb = str(default_kernel_binary(info.get("soc")))
+    if kb:
+        state = "present" if os.path.isfile(kb) else (
+            "MISSING: build it with `mdlri-conformance kernels build` or pass --kernel-binary")
+        print(f"kernel binary: {kb} ({state})")
+    else:
+        print("kernel binary: the emulator's host kernel library (built on demand)")
+    print(f"cache: {cache_root()}")
+    for p in problems:
+        print(f"problem: {p}")
+    print("status: " + ("ready" if not problems else "UNSUPPORTED"))
+    return 0 if not problems else 1
+
+
+def _add_acl_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--acl-lib", help="acl: libacl_rt.so path or directory, or 'emulator' "
+                                     "(default: $MDLRI_ACL_LIB, then discovery)")
+    p.add_argument("--kernel-binary", help="acl: the catalog kernels' binary")
+    p.add_argument("--devices", help="acl: device ids, e.g. 0,1,2,3 (xdist worker k binds "
+                                     "devices[k %% len])")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Conformance suite for the CANN Model RI API.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -110,7 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Run the specs; print a per-area summary; write results "
                                      "(results.jsonl, summary.json, junit.xml, allure-results) "
                                      "under the report directory.")
-    run.add_argument("--backend", default="sim", help="sim (default) or package.module:factory")
+    run.add_argument("--backend", default="sim",
+                     help="sim (default), acl or package.module:factory")
+    _add_acl_options(run)
     run.add_argument("--report-dir", help="default: reports/out/<run-id>")
     run.add_argument("--profile", default="ci", choices=("ci", "dev", "deep", "hw"))
     run.add_argument("-n", "--workers", help="parallel workers (pytest-xdist), e.g. 2 or auto")
@@ -122,8 +222,16 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("example", help="run a CANN example scenario and print its lines",
                         description="Reproduce a CANN example end to end through the contract.")
     ex.add_argument("name", help="scenario name, e.g. fallback")
-    ex.add_argument("--backend", default="sim", help="sim (default) or package.module:factory")
+    ex.add_argument("--backend", default="sim",
+                    help="sim (default), acl or package.module:factory")
+    _add_acl_options(ex)
     ex.set_defaults(func=_cmd_example)
+
+    doc = sub.add_parser("doctor", help="what the acl backend finds on this machine",
+                         description="Find the ACL library and probe it in a subprocess: "
+                                     "path, version, SoC, device count, what is missing.")
+    _add_acl_options(doc)
+    doc.set_defaults(func=_cmd_doctor)
 
     rp = sub.add_parser("replay", help="replay a task-graph case (JSON) and compare with the oracle",
                         description="Replay CASE.json on a backend without Hypothesis; print "

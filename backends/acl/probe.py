@@ -1,0 +1,101 @@
+"""The doctor's probe of an ACL library, run in a subprocess (``aclInit`` works once per
+process, and a broken driver can hang or abort).
+
+``python -m backends.acl.probe LIB [--device N]`` prints one JSON object: ``version``,
+``emulator``, ``soc``, ``init_rc``, ``device_count`` / ``device_count_rc``,
+``set_device_rc``, ``errors`` (aclGetRecentErrMsg texts), ``missing`` (absent symbols of
+the contract). :func:`run_probe` runs it and returns the dict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from ctypes import byref, c_int32, c_uint32
+from pathlib import Path
+from typing import Any
+
+from .library import LibraryNotFound, load
+from .symbols import SIGNATURES, SymbolTable
+
+#: the probe's wall-clock limit (a hung driver must not hang the doctor)
+TIMEOUT_S = 120
+
+
+def probe(lib_path: Path, device: int = 0) -> dict[str, Any]:
+    """Load the library and ask it what the doctor reports (in this process)."""
+    out: dict[str, Any] = {"library": str(lib_path), "errors": []}
+    try:
+        lib = load(lib_path)
+    except LibraryNotFound as exc:
+        out["load_error"] = str(exc)
+        return out
+    sym = SymbolTable(lib, str(lib_path))
+    out["missing"] = sorted(n for n in SIGNATURES
+                            if not n.startswith("mdlriEmu") and not sym.has(n))
+
+    def err() -> None:
+        fn = sym.get("aclGetRecentErrMsg")
+        msg = fn() if fn else None
+        if msg:
+            out["errors"].append(msg.decode(errors="replace").strip())
+
+    if (fn := sym.get("aclrtGetVersion")) is not None:
+        v = [c_int32(-1) for _ in range(3)]
+        rc = fn(*[byref(x) for x in v])
+        out["version"] = ".".join(str(x.value) for x in v) if rc == 0 else f"rc {rc}"
+    if (fn := sym.get("mdlriEmuVersion")) is not None:
+        raw = fn()
+        out["emulator"] = raw.decode(errors="replace") if raw else "mdlri-emu"
+    if (fn := sym.get("aclrtGetSocName")) is not None:
+        raw = fn()
+        out["soc"] = raw.decode(errors="replace") if raw else None
+    if (fn := sym.get("aclInit")) is not None:
+        out["init_rc"] = int(fn(None))
+        if out["init_rc"] not in (0, 100002):
+            err()
+            return out
+    if (fn := sym.get("aclrtGetDeviceCount")) is not None:
+        n = c_uint32(0)
+        out["device_count_rc"] = int(fn(byref(n)))
+        out["device_count"] = n.value
+        if out["device_count_rc"]:
+            err()
+    if (fn := sym.get("aclrtSetDevice")) is not None:
+        out["set_device_rc"] = int(fn(device))
+        if out["set_device_rc"]:
+            err()
+        elif (reset := sym.get("aclrtResetDevice")) is not None:
+            reset(device)
+    return out
+
+
+def run_probe(lib_path: Path, device: int = 0, timeout_s: float = TIMEOUT_S) -> dict[str, Any]:
+    """Run :func:`probe` in a fresh interpreter; a crash or hang becomes ``probe_error``."""
+    cmd = [sys.executable, "-m", "backends.acl.probe", str(lib_path), "--device", str(device)]
+    root = Path(__file__).resolve().parents[2]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=root)
+    except subprocess.TimeoutExpired:
+        return {"library": str(lib_path), "probe_error": f"probe timed out after {timeout_s} s"}
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
+    if res.returncode != 0 or not lines:
+        tail = (res.stderr.strip().splitlines() or [f"exit status {res.returncode}"])[-1]
+        return {"library": str(lib_path),
+                "probe_error": f"probe exited with {res.returncode}: {tail}"}
+    return json.loads(lines[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m backends.acl.probe")
+    ap.add_argument("lib")
+    ap.add_argument("--device", type=int, default=0)
+    ns = ap.parse_args(argv)
+    print(json.dumps(probe(Path(ns.lib), ns.device)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
