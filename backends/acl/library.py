@@ -29,7 +29,7 @@ import platform
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 #: library names, preferred first (abi.md §0)
 LIB_NAMES = ("libacl_rt.so", "libascendcl.so")
@@ -235,9 +235,14 @@ def dependency_dirs(lib: Path, env: Mapping[str, str] | None = None) -> list[Pat
     return seen
 
 
-def preload_dependencies(lib: Path, dirs: list[Path] | None = None) -> list[str]:
-    """Preload (RTLD_GLOBAL, absolute paths, deepest first) the DT_NEEDED libraries of
-    ``lib`` that are found in ``dirs``; returns one line per dependency that failed."""
+def _dlopen_global(path: Path) -> None:
+    ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+
+
+def preload_dependencies(lib: Path, dirs: list[Path] | None = None,
+                         loader: Callable[[Path], None] = _dlopen_global) -> list[str]:
+    """Preload (``loader``: RTLD_GLOBAL by absolute path), deepest first, the DT_NEEDED
+    libraries of ``lib`` found in ``dirs``; returns one line per dependency that failed."""
     dirs = dependency_dirs(lib) if dirs is None else dirs
     failures: list[str] = []
     done: set[str] = set()
@@ -252,7 +257,7 @@ def preload_dependencies(lib: Path, dirs: list[Path] | None = None) -> list[str]
                 continue  # a system library (libc, libstdc++): the loader finds it
             visit(dep)
             try:
-                ctypes.CDLL(str(dep), mode=ctypes.RTLD_GLOBAL)
+                loader(dep)
             except OSError as exc:
                 failures.append(f"{dep}: {exc}")
 

@@ -1,0 +1,203 @@
+"""The acl binding without a runtime: TaskParams <-> ctypes round trips, handles, sentinels,
+and the no-library path (every spec UNSUPPORTED with one reason; the CLI prints one line)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from backends.acl import create
+from backends.acl import structs as S
+from backends.acl.backend import AclRc
+from backends.acl.convert import (BYTE_SENTINEL, PTR_SENTINEL, Handle, KeepAlive, handle,
+                                  out_handle, params_from_c, params_to_c, sentinel_params,
+                                  untouched)
+from backends.contract import (UNION_MEMBER_SIZE, UNION_SIZE, UNWRITTEN, Backend, Err,
+                               EventRecordTaskParams, EventResetTaskParams,
+                               EventWaitTaskParams, KernelTaskParams, TaskParams, TaskType,
+                               ValueWaitTaskParams, ValueWriteTaskParams, err_name)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+u32 = st.integers(0, 2**32 - 1)
+u64 = st.integers(0, 2**64 - 1)
+ptr = st.one_of(st.none(), st.integers(1, 2**63 - 1))
+
+
+def handles(kind: str) -> st.SearchStrategy:
+    return ptr.map(lambda p: handle(p, kind))
+
+
+def _tail(ttype: TaskType) -> st.SearchStrategy[bytes]:
+    n = UNION_SIZE - UNION_MEMBER_SIZE[ttype]
+    return st.binary(min_size=n, max_size=n)
+
+
+@st.composite
+def task_params(draw: st.DrawFn) -> TaskParams:
+    """Any TaskParams whose values fit the C fields (device-address args, int opInfo)."""
+    ttype = draw(st.sampled_from([t for t in TaskType if t != TaskType.DEFAULT]))
+    p = TaskParams(type=ttype, rsv0=tuple(draw(st.lists(u32, min_size=3, max_size=3))),
+                   task_grp=draw(handles("taskgrp")), op_info_ptr=draw(ptr),
+                   op_info_size=draw(u64), rsv1=draw(st.binary(min_size=32, max_size=32)),
+                   union_tail=draw(_tail(ttype)))
+    if ttype == TaskType.KERNEL:
+        p.kernel = KernelTaskParams(draw(handles("func")), draw(ptr), draw(ptr), draw(u32),
+                                    draw(u64), draw(u32),
+                                    tuple(draw(st.lists(u32, min_size=10, max_size=10))))
+    elif ttype == TaskType.EVENT_RECORD:
+        p.event_record = EventRecordTaskParams(draw(handles("event")), draw(u32), draw(u32))
+    elif ttype == TaskType.EVENT_WAIT:
+        p.event_wait = EventWaitTaskParams(draw(handles("event")), draw(u32), draw(u32))
+    elif ttype == TaskType.EVENT_RESET:
+        p.event_reset = EventResetTaskParams(draw(handles("event")), draw(u32), draw(u32))
+    elif ttype == TaskType.VALUE_WRITE:
+        p.value_write = ValueWriteTaskParams(draw(ptr), draw(u64))
+    else:
+        p.value_wait = ValueWaitTaskParams(draw(ptr), draw(u64), draw(u32))
+    return p
+
+
+@given(task_params())
+def test_task_params_round_trip(p: TaskParams) -> None:
+    keep = KeepAlive()
+    c = params_to_c(p, keep)
+    assert ctypes.sizeof(c) == 200
+    back = params_from_c(c)
+    assert back == p
+    # and C -> Python -> C reproduces every byte
+    assert bytes(params_to_c(back, KeepAlive())) == bytes(c)
+
+
+def test_kernel_params_land_at_the_abi_offsets() -> None:
+    p = TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
+        func_handle=handle(0x1111, "func"), cfg=None, args=0x2222, is_host_args=0,
+        args_size=0x33, num_blocks=0x44), union_tail=bytes(40))
+    raw = bytes(params_to_c(p, KeepAlive()))
+    assert int.from_bytes(raw[0:4], "little") == TaskType.KERNEL
+    assert int.from_bytes(raw[72:80], "little") == 0x1111          # funcHandle
+    assert int.from_bytes(raw[88:96], "little") == 0x2222          # args (72 + 16)
+    assert int.from_bytes(raw[104:112], "little") == 0x33          # argsSize (72 + 32)
+    assert int.from_bytes(raw[112:116], "little") == 0x44          # numBlocks (72 + 40)
+
+
+def test_host_bytes_are_kept_alive_and_padded() -> None:
+    keep = KeepAlive()
+    p = TaskParams(type=TaskType.KERNEL, op_info_ptr=b"\x01\x02\x03",
+                   kernel=KernelTaskParams(func_handle=handle(0x10, "func"), args=b"\xAA" * 8,
+                                           is_host_args=1, args_size=16, num_blocks=1))
+    c = params_to_c(p, keep)
+    assert len(keep) == 2
+    assert ctypes.string_at(c.kernelTaskParams.args, 16) == b"\xAA" * 8 + bytes(8)
+    assert ctypes.string_at(c.opInfoPtr, 3) == b"\x01\x02\x03"
+
+
+def test_only_the_member_named_by_type_is_written() -> None:
+    p = TaskParams(type=TaskType.VALUE_WRITE, kernel=KernelTaskParams(func_handle=handle(7, "f")),
+                   union_tail=bytes(112))
+    c = params_to_c(p, KeepAlive())
+    assert bytes(c.u.rsv2) == bytes(128)
+
+
+def test_sentinel_struct_detects_untouched() -> None:
+    c = sentinel_params()
+    assert untouched(c) and bytes(c)[:1] == bytes([BYTE_SENTINEL])
+    c.type = 1
+    assert not untouched(c)
+
+
+def test_handles_are_interned_and_compare_by_pointer() -> None:
+    a = handle(0x1234, "model")
+    assert handle(0x1234, "model") is a and a == handle(0x1234, "model")
+    assert handle(0, "model") is None and handle(None, "model") is None
+    assert out_handle(PTR_SENTINEL, "model") is UNWRITTEN
+    assert a != 0x1234 and a not in (None, UNWRITTEN)
+    assert isinstance(a, Handle) and int(a) == 0x1234
+
+
+def test_rc_detail_reaches_err_name() -> None:
+    rc = AclRc(207000, "symbol aclmdlRITaskGetParams not found in libacl_rt.so")
+    assert rc == Err.RT_FEATURE_NOT_SUPPORT and isinstance(rc, int)
+    assert err_name(rc) == ("207000 (RT_FEATURE_NOT_SUPPORT): symbol aclmdlRITaskGetParams "
+                            "not found in libacl_rt.so")
+    assert err_name(107000) == "107000 (RT_PARAM_INVALID)"
+
+
+# ---------------------------------------------------------------------------------------------
+# no library
+
+
+@pytest.fixture
+def no_cann(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """An environment where discovery finds nothing (HOME and env roots emptied)."""
+    for var in ("MDLRI_ACL_LIB", "ASCEND_HOME_PATH", "ASCEND_INSTALL_PATH",
+                "ASCEND_TOOLKIT_HOME", "LD_LIBRARY_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return dict(os.environ)
+
+
+def _system_cann() -> bool:
+    return any(Path(p).exists() for p in ("/usr/local/Ascend", "/opt/Ascend"))
+
+
+@pytest.mark.skipif(_system_cann(), reason="a system CANN install exists on this machine")
+def test_no_library_backend_declares_nothing(no_cann: dict[str, str]) -> None:
+    b = create()
+    assert isinstance(b, Backend)
+    assert b.capabilities == frozenset()
+    reason = b.unsupported_reason()
+    assert reason and "no CANN runtime library" in reason and "\n" not in reason
+    rc, s = b.create_stream()
+    assert rc == Err.RT_FEATURE_NOT_SUPPORT and s is UNWRITTEN and rc.detail == reason
+    rc, slots, n = b.get_streams(None, 3)
+    assert slots == [UNWRITTEN] * 3 and n is UNWRITTEN
+    b.close()
+
+
+@pytest.mark.skipif(_system_cann(), reason="a system CANN install exists on this machine")
+def test_cli_run_without_library_prints_one_unsupported_line(no_cann: dict[str, str],
+                                                             tmp_path: Path) -> None:
+    res = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--backend", "acl",
+                          "--report-dir", str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT, env=no_cann)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("UNSUPPORTED: acl backend: ")
+    assert not (tmp_path / "out" / "results.jsonl").exists()  # pytest did not run
+
+
+@pytest.mark.skipif(_system_cann(), reason="a system CANN install exists on this machine")
+def test_pytest_without_library_reports_every_spec_unsupported(no_cann: dict[str, str],
+                                                               tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    res = subprocess.run([sys.executable, "-m", "pytest", "conformance/specs/test_update.py",
+                          "-p", "no:cacheprovider", "-q", "--backend", "acl",
+                          "--report-dir", str(out)],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT, env=no_cann)
+    assert res.returncode == 0, res.stdout[-2000:]
+    import json
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert rows and all(r["outcome"] == "UNSUPPORTED" for r in rows)
+    assert all(r["message"].startswith("UNSUPPORTED: acl backend: no CANN runtime library")
+               for r in rows)
+
+
+def test_explicit_bad_path_is_the_reason(tmp_path: Path) -> None:
+    b = create(lib=str(tmp_path / "nope.so"))
+    assert b.capabilities == frozenset()
+    assert "no such file" in (b.unsupported_reason() or "")
+
+
+def test_struct_field_types_follow_the_abi() -> None:
+    k = {name: t for name, t in S.KernelTaskParams._fields_}
+    assert k["isHostArgs"] is ctypes.c_uint32 and k["argsSize"] is ctypes.c_size_t
+    assert S.TaskParams._anonymous_ == ("u",)
+    assert not hasattr(S.TaskParams, "_pack_")
