@@ -46,7 +46,8 @@ from .observe import Observation
 
 __all__ = [
     "UndefinedCase", "State", "ModelState", "OracleMemory", "Program", "expected",
-    "listing_observations", "task_type", "USER_VISIBLE", "WORD_MASK", "SEQ_IDS_OK",
+    "listing_observations", "sync_observations", "task_type", "validate", "footprint",
+    "happens_before_ops", "effective_ops", "USER_VISIBLE", "WORD_MASK", "SEQ_IDS_OK", "DISABLED",
 ]
 
 #: op kinds whose tasks have a user-visible type (memset tasks are DEFAULT, TYPE-02)
@@ -287,6 +288,7 @@ class Program:
         self.ops: list[Op | None] = list(case.ops)
         self.captured: list[Op] = list(case.ops)
         self.pending: dict[int, Pending] = {}
+        self.host: dict[int, Op] = {}
         self.memory = memory if memory is not None else OracleMemory(case.buffers, case.words)
         self._validated = False
 
@@ -301,30 +303,30 @@ class Program:
         return op
 
     def current(self, i: int) -> Op:
-        """The op as it stands now including pending SetParams (GETP-06); not removed."""
-        pend = self.pending.get(i)
-        return pend if isinstance(pend, USER_VISIBLE + (Memset,)) else self.live(i)
+        """The parameters GetParams shows for op ``i``: those of its latest accepted
+        SetParams, even before Update and even if a Disable followed (GETP-06)."""
+        return self.host.get(i, self.live(i))
 
     def set_op(self, i: int, op: Op) -> None:
         """Pending SetParams: op ``i`` runs ``op`` after Update (SETP-01, DIS-04)."""
         self.live(i)
         self.pending[i] = op
+        self.host[i] = op
 
     def disable(self, i: int) -> None:
         """Pending Disable of op ``i`` (DIS-02; DIS-03 twice is once; DIS-04 last wins)."""
         self.live(i)
         self.pending[i] = DISABLED
 
+    def effective(self, override: dict[int, Pending] | None = None) -> list[Op | None]:
+        """The ops the next Update would commit (pending changes, then ``override``)."""
+        return effective_ops(self.ops, {**self.pending, **(override or {})})
+
     def commit(self) -> None:
         """Update: apply the pending changes (UPD-02, DIS-05, UPD-05)."""
-        for i, change in self.pending.items():
-            self.ops[i] = None if change is DISABLED else change
         if self.pending:
+            self.ops = self.effective()
             self._validated = False
-        self.pending.clear()
-
-    def discard(self) -> None:
-        """Drop pending changes (the model faulted; they never take effect)."""
         self.pending.clear()
 
     # -- observations ----------------------------------------------------------------------
@@ -362,6 +364,14 @@ class Program:
             mem.fill_bytes(op.buffer, op.value)
 
 
+def effective_ops(ops: list[Op | None], changes: dict[int, Pending]) -> list[Op | None]:
+    """``ops`` with ``changes`` applied (DISABLED removes an op)."""
+    out = list(ops)
+    for i, change in changes.items():
+        out[i] = None if change is DISABLED else change
+    return out
+
+
 def run_launch(mem: OracleMemory, op: Launch, where: str = "launch") -> None:
     """Run a catalog kernel with buffer-index pointer args mapped to ``mem`` addresses."""
     try:
@@ -385,13 +395,13 @@ def validate(ops: list[Op | None], streams: int) -> None:
     """Raise UndefinedCase unless the surviving ops form a defined program: every wait's
     record survives (DIS-08), no unordered conflicting accesses, and every side-stream op
     with a side effect still happens before the origin stream's last op (XS-02)."""
-    before = _happens_before(ops)
+    before = happens_before_ops(ops)
     recorded = {op.event for op in ops if isinstance(op, Record)}
     for i, op in enumerate(ops):
         if isinstance(op, Wait) and op.event not in recorded:
             raise UndefinedCase(f"ops[{i}]: waits on event {op.event} whose record was disabled "
                                 "(DIS-08: the execution blocks)")
-    foot = {i: _footprint(op) for i, op in enumerate(ops) if op is not None}
+    foot = {i: footprint(op) for i, op in enumerate(ops) if op is not None}
     for i in foot:
         ri, wi = foot[i]
         for j in foot:
@@ -407,7 +417,7 @@ def validate(ops: list[Op | None], streams: int) -> None:
             raise UndefinedCase(f"ops[{i}]: side-stream op no longer joined to the origin stream")
 
 
-def _footprint(op: Op) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
+def footprint(op: Op) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
     """(reads, writes) of a surviving op as ("buf", i) / ("word", i) sets."""
     reads: set[tuple[str, int]] = set()
     writes: set[tuple[str, int]] = set()
@@ -430,7 +440,7 @@ def _footprint(op: Op) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
     return reads, writes
 
 
-def _happens_before(ops: list[Op | None]) -> list[set[int]]:
+def happens_before_ops(ops: list[Op | None]) -> list[set[int]]:
     """Transitive predecessors of every surviving op: stream order and record->wait."""
     before: list[set[int]] = []
     last_on: dict[int, int] = {}
@@ -510,8 +520,6 @@ def _step(i: int, step: Step, model: ModelState, program: Program) -> list[Obser
             obs += listing_observations(i, program.listing())
         return obs
     rc = _change(i, step, model, program)
-    if model.state is State.FAULT:
-        program.discard()
     return [Observation("step", i, "rc", int(rc))]
 
 
