@@ -201,10 +201,26 @@ class _Builder:
             self.stream_of[dst] = len(self.stream_of)
             self.edge(a, self.stream_of[dst])
 
+    def join(self, item: tuple[Any, ...]) -> None:
+        """Join a side stream back to the origin now (record on it, wait on the origin), so
+        later origin ops may consume its results (XS-02)."""
+        _, drawn, parent = item
+        s = self.stream(drawn, parent)
+        if s != 0:
+            self.edge(s, 0)
+
+    def joined_back(self, s: int) -> bool:
+        """Whether side stream ``s`` already ends with a record the origin's last op follows."""
+        last, last0 = self.last_on.get(s), self.last_on.get(0)
+        return (last is not None and last0 is not None and isinstance(self.ops[last], Record)
+                and last in self.before[last0])
+
     def finish(self) -> Case:
-        """Join every side stream back to the origin (XS-02) and build the case."""
+        """Join every side stream not yet joined back to the origin (XS-02); build the case."""
         streams = len(self.stream_of)
         for s in range(1, streams):
+            if self.joined_back(s):
+                continue
             e = self.events
             self.events += 1
             self.emit(Record(s, e))
@@ -232,6 +248,7 @@ _value_write_item = st.tuples(st.just("value_write"), _streams, _parent, _pick,
 _value_wait_item = st.tuples(st.just("value_wait"), _streams, _parent, _pick)
 _memset_item = st.tuples(st.just("memset"), _streams, _parent, _pick, st.sampled_from([0, 1]))
 _edge_item = st.tuples(st.just("event_edge"), _streams, _streams, _parent)
+_join_item = st.tuples(st.just("join"), _streams, _parent)
 
 
 @st.composite
@@ -243,7 +260,7 @@ def cases(draw: st.DrawFn, *, max_ops: int = 8, values: bool = True, memsets: bo
     plus the fork of its stream the first time a stream is used).
     """
     launch = _launch_item(kernels)
-    kinds = [launch, _edge_item]
+    kinds = [launch, _join_item, _edge_item]
     if values:
         kinds += [_value_write_item, _value_wait_item]
     if memsets:
@@ -470,8 +487,10 @@ def set_bad_type(draw: st.DrawFn, **kw: Any) -> Case:
     """SetParams with EVENT_RECORD/EVENT_WAIT/EVENT_RESET/DEFAULT: 107000 and FAULT
     (SETP-03, SETP-10, ERR-14)."""
     case = draw(positive_cases(**kw))
-    targets = [i for i, op in enumerate(case.ops) if not isinstance(op, Memset)]
-    op = targets[draw(st.integers(0, len(targets) - 1))]
+    disabled = {s.op for s in case.plan if isinstance(s, Disable)}  # dangling after Update
+    targets = [i for i, op in enumerate(case.ops)
+               if not isinstance(op, Memset) and i not in disabled]
+    op = targets[draw(st.integers(0, len(targets) - 1))] if targets else _with_memset(case)
     _insert_at_round(draw, case, SetBadType(op, draw(st.sampled_from(BAD_TYPES))))
     case.name = "set-bad-type"
     return case

@@ -105,7 +105,7 @@ def test_generated_execute_while_updating(backend: Any, pytestconfig: pytest.Con
                                           case: graphs.Case) -> None:
     """ExecuteAsync between SetParams/Disable and Update returns 507011 and runs nothing;
     the later Update commits and execution resumes."""
-    compare(backend, pytestconfig, case)
+    compare(backend, pytestconfig, case, RESULTS)
 
 
 @pytest.mark.clause("SETP-03", "SETP-10", "DIS-06", "TMO-02", "UPD-04")
@@ -115,20 +115,31 @@ def test_generated_negative(backend: Any, pytestconfig: pytest.Config,
                             case: graphs.Case) -> None:
     """Disable of a DEFAULT task and SetParams with a rejected type give 107000 and a FAULT
     model (later Update 107040, Execute 507011); a sync timeout of 0 gives 107000."""
-    compare(backend, pytestconfig, case)
+    compare(backend, pytestconfig, case, RESULTS)
 
 
 def _case_files() -> list[Path]:
     return sorted(CASES_DIR.glob("*.json"))
 
 
-@pytest.mark.clause("CAP-01", "XS-01", "XS-02", "SETP-01", "DIS-01", "UPD-05", "EXE-02")
-@pytest.mark.parametrize("path", _case_files(), ids=lambda p: p.stem)
-def test_case_file(backend: Any, pytestconfig: pytest.Config, path: Path) -> None:
-    """Every kept case under conformance/cases/ replays like the oracle says."""
+def _load(path: Path) -> graphs.Case:
     try:
         case = graphs.from_json(path.read_text(encoding="utf-8"))
         graphs.check(case)
     except graphs.GraphError as exc:
         expect.fail(f"case file {path.name}", "a valid case", str(exc))
-    compare(backend, pytestconfig, case, path=path)
+    return case
+
+
+@pytest.mark.clause("CAP-01", "XS-01", "XS-02", "SETP-01", "DIS-01", "UPD-05", "EXE-02")
+@pytest.mark.parametrize("path", _case_files(), ids=lambda p: p.stem)
+def test_case_file_results(backend: Any, pytestconfig: pytest.Config, path: Path) -> None:
+    """Every kept case under conformance/cases/: return codes and buffers/words."""
+    compare(backend, pytestconfig, _load(path), RESULTS, path=path)
+
+
+@pytest.mark.clause("LIST-08", "SEQ-03", "SEQ-04", "SEQ-05", "DIS-05")
+@pytest.mark.parametrize("path", _case_files(), ids=lambda p: p.stem)
+def test_case_file_listing(backend: Any, pytestconfig: pytest.Config, path: Path) -> None:
+    """Every kept case under conformance/cases/: listing and seq-id properties."""
+    compare(backend, pytestconfig, _load(path), LISTING, path=path)
