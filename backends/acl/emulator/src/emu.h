@@ -1,0 +1,227 @@
+/* emu.h -- internal declarations shared by the emulator's translation units. */
+#ifndef MDLRI_EMU_H
+#define MDLRI_EMU_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mdlri_acl_rt.h"
+
+#define EMU_VERSION "mdlri-acl-emu 0.1.0 (ACL ABI 1.17.0 subset, host emulator)"
+
+/* type magics of every user-visible handle (abi.md §6.4); zeroed on destroy */
+#define MAGIC_STRM 0x5354524Du
+#define MAGIC_EVNT 0x45564E54u
+#define MAGIC_MODL 0x4D4F444Cu
+#define MAGIC_FUNC 0x46554E43u
+#define MAGIC_BINH 0x42494E48u
+#define MAGIC_TASK 0x5441534Bu
+
+/* internal operation kinds (a superset of aclmdlRITaskType) */
+enum {
+    OP_NOP = 0,
+    OP_KERNEL,
+    OP_EV_RECORD,
+    OP_EV_WAIT,
+    OP_EV_RESET,
+    OP_VAL_WRITE,
+    OP_VAL_WAIT,
+    OP_MEMCPY,
+    OP_MEMSET,
+    OP_MODEL, /* a whole model execution, on a user stream only */
+};
+
+/* model status (semantics.md §0.3) */
+enum { M_CAPTURING = 1, M_READY, M_UPDATING, M_FAULT, M_DEAD };
+
+/* per-task pending update flag */
+enum { UPD_NONE = 0, UPD_SET, UPD_DISABLE };
+
+/* allocation kinds */
+enum { A_NONE = 0, A_DEV, A_HOST, A_INTERNAL };
+
+typedef struct emu_func emu_func;
+typedef struct emu_bin emu_bin;
+typedef struct emu_event emu_event;
+typedef struct emu_stream emu_stream;
+typedef struct emu_model emu_model;
+typedef struct emu_task emu_task;
+
+typedef void (*emu_kernel_fn)(void *args, size_t args_size, uint32_t block_idx,
+                              uint32_t num_blocks);
+
+/* One operation: what a stream work item or a model task does. */
+typedef struct {
+    int op;
+    /* OP_KERNEL */
+    emu_func *func;
+    void *args; /* device address of the argument block */
+    size_t args_size;
+    uint32_t num_blocks;
+    void *opinfo; /* emulator-owned copy of the shape-info blob */
+    size_t opinfo_size;
+    /* OP_MEMCPY / OP_MEMSET */
+    void *dst;
+    const void *src;
+    size_t count;
+    int byte;
+    /* OP_EV_* */
+    emu_event *event;
+    /* OP_VAL_* */
+    void *addr;
+    uint64_t value;
+    uint32_t flag;
+} emu_op;
+
+struct emu_bin {
+    uint32_t magic;
+    void *dl;
+    emu_func **funcs;
+    size_t nfuncs, capfuncs;
+};
+
+struct emu_func {
+    uint32_t magic;
+    emu_bin *bin;
+    emu_kernel_fn fn;
+    char name[128];
+};
+
+struct emu_event {
+    uint32_t magic;
+    uint32_t flags;
+    int new_mode;    /* created by aclrtCreateEventExWithFlag (or EXTERNAL): capturable */
+    int internal;    /* a model's internal capture event */
+    int set;         /* flag semantics: record sets, reset clears, wait blocks until set */
+    /* user event bound to an open capture */
+    emu_model *cap_model;
+    emu_event *cap_internal;
+    /* internal event */
+    emu_model *owner;
+    int recorded; /* recorded inside the capture */
+};
+
+typedef struct emu_item {
+    struct emu_item *next;
+    emu_op o;
+    void *owned;     /* buffer released when the item completes (launch args copy) */
+    emu_model *model; /* OP_MODEL */
+    size_t *pcs;     /* OP_MODEL: per internal stream program counter */
+    int started;
+} emu_item;
+
+struct emu_stream {
+    uint32_t magic;
+    uint32_t flags;
+    int is_default;
+    /* user stream: work queue */
+    emu_item *head, *tail;
+    uint64_t enq, done;
+    /* user stream taking part in a capture */
+    emu_model *cap_model;
+    emu_stream *cap_is; /* the model's internal stream that records this stream's work */
+    /* model internal stream */
+    emu_model *owner;
+    emu_stream *user;
+    emu_task **tasks;
+    size_t ntasks, captasks;
+};
+
+struct emu_task {
+    uint32_t magic;
+    emu_model *m;
+    emu_stream *is;
+    uint32_t seq;
+    emu_op host; /* host-side record: what GetType/GetParams report (changed by SetParams) */
+    emu_op dev;  /* device-side record: what executes (changed only by Update) */
+    int pending;
+};
+
+struct emu_model {
+    uint32_t magic;
+    int status;
+    int invalidated; /* model-level invalidation (XS-07): CaptureEnd fails with 507903 */
+    int mode;
+    uint64_t begin_tid;
+    emu_stream *origin;
+    emu_stream **streams; /* internal streams in attachment order (listed newest first) */
+    size_t nstreams, capstreams;
+    emu_event **bound; /* user events bound to the open capture, in binding order */
+    emu_event **ievents; /* their internal events (same index) */
+    size_t nbound, capbound, capievents;
+    emu_event **allievents; /* every internal event ever created (freed with the model) */
+    size_t nalli, capalli;
+    uint32_t next_seq;
+    int running; /* executions enqueued and not yet finished */
+    void **owned; /* internal device buffers (args copies, opinfo) released at destroy */
+    size_t nowned, capowned;
+};
+
+/* globals (core.c) */
+extern pthread_mutex_t g_lock;
+extern pthread_cond_t g_engine_cv; /* wakes the device thread */
+extern pthread_cond_t g_done_cv;   /* broadcast whenever the device made progress */
+extern emu_stream *g_default_stream;
+extern uint64_t g_live_models, g_live_streams, g_live_events, g_live_allocs;
+extern emu_model **g_models; /* models whose capture is open (for the capture-mode rules) */
+extern size_t g_nmodels, g_capmodels;
+
+extern _Thread_local int tl_device;
+extern _Thread_local int tl_xmode;
+
+/* core.c */
+aclError emu_err(aclError code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void emu_ensure_started(void);
+uint64_t emu_tid(void);
+int emu_valid(const void *h, uint32_t magic);
+void *emu_grow(void *arr, size_t *cap, size_t need, size_t elem);
+#define EMU_PUSH(arr, n, cap, v)                                                            \
+    do {                                                                                    \
+        (arr) = emu_grow((arr), &(cap), (n) + 1, sizeof(*(arr)));                           \
+        (arr)[(n)++] = (v);                                                                 \
+    } while (0)
+void emu_abs_deadline(struct timespec *ts, int64_t ms);
+void emu_model_unregister_capture(emu_model *m);
+
+#define LOCK() pthread_mutex_lock(&g_lock)
+#define UNLOCK() pthread_mutex_unlock(&g_lock)
+#define NEED_CTX()                                                                          \
+    do {                                                                                    \
+        if (tl_device < 0)                                                                  \
+            return emu_err(ACL_ERROR_RT_CONTEXT_NULL,                                       \
+                           "%s: the calling thread has no current context "                 \
+                           "(call aclrtSetDevice first)", __func__);                        \
+    } while (0)
+
+/* memory.c */
+int emu_mem_class(const void *p, size_t n); /* A_DEV (incl. internal), A_HOST, A_NONE */
+void *emu_internal_alloc(size_t n);
+void emu_internal_free(void *p);
+int emu_unsafe_blocked(void); /* capture-mode rules (MODE-02..11) for the calling thread */
+
+/* engine.c */
+aclError emu_stream_get(aclrtStream h, emu_stream **out, int allow_null, const char *what);
+void emu_enqueue(emu_stream *s, emu_item *it);
+void emu_op_run_immediate(const emu_op *o); /* memcpy/memset/kernel/value write */
+aclError emu_wait_ticket(emu_stream *s, uint64_t ticket, int64_t timeout_ms);
+void emu_item_free(emu_item *it);
+
+/* capture.c */
+emu_task *emu_capture_append(emu_stream *user, const emu_op *o);
+int emu_is_capturing(const emu_stream *s);
+emu_stream *emu_internal_stream_new(emu_model *m, emu_stream *user);
+void emu_model_invalidate(emu_model *m);
+aclError emu_capture_event_op(emu_stream *s, emu_event *e, int op);
+
+/* model.c */
+void emu_model_kill(emu_model *m);
+int emu_op_task_type(int op);
+
+#endif

@@ -1,0 +1,275 @@
+/* engine.c -- streams, their work queues and the device thread that executes them.
+ *
+ * Execution model: one background "device" thread. Every user stream has a FIFO of work
+ * items; the device thread runs the head item of each stream whenever it can make progress
+ * (an event wait blocks until the event is set, a value wait until its condition holds, a
+ * model execution until all its internal streams have run to the end). Host threads enqueue
+ * and wait on condition variables; everything is serialized by the one global mutex, and
+ * kernels run on the device thread with that mutex held. Value waits are re-checked every
+ * millisecond, so a host write that bypasses the API (a numpy store into pinned memory) also
+ * releases them. */
+#include "emu.h"
+
+static emu_stream **g_ustreams; /* live user streams, the default stream included */
+static size_t g_nustreams, g_capustreams;
+
+#define SPECIAL_SYNC_FLAGS (ACL_STREAM_PERSISTENT | ACL_STREAM_DEVICE_USE_ONLY | ACL_STREAM_CPU_SCHEDULE)
+
+static emu_stream *stream_new(uint32_t flags) {
+    emu_stream *s = calloc(1, sizeof *s);
+    s->magic = MAGIC_STRM;
+    s->flags = flags;
+    EMU_PUSH(g_ustreams, g_nustreams, g_capustreams, s);
+    return s;
+}
+
+/* Resolve a stream handle (caller holds g_lock). NULL means the default stream when
+ * null_is_default, else 107000. Model-internal streams are refused with 107000. */
+aclError emu_stream_get(aclrtStream h, emu_stream **out, int null_is_default, const char *what) {
+    if (!h) {
+        if (!null_is_default) return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: stream is NULL", what);
+        *out = g_default_stream;
+        return ACL_SUCCESS;
+    }
+    if (!emu_valid(h, MAGIC_STRM))
+        return emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed stream %p", what, h);
+    emu_stream *s = h;
+    if (s->owner)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID,
+                       "%s: stream %p is a model stream (from aclmdlRIGetStreams)", what, h);
+    *out = s;
+    return ACL_SUCCESS;
+}
+
+void emu_enqueue(emu_stream *s, emu_item *it) {
+    it->next = NULL;
+    if (s->tail) s->tail->next = it;
+    else s->head = it;
+    s->tail = it;
+    s->enq++;
+    pthread_cond_signal(&g_engine_cv);
+}
+
+void emu_item_free(emu_item *it) {
+    if (it->o.op == OP_MODEL && it->model) {
+        it->model->running--;
+    }
+    free(it->pcs);
+    if (it->owned) emu_internal_free(it->owned);
+    free(it);
+}
+
+static int value_cond(const emu_op *o) {
+    uint64_t a = __atomic_load_n((uint64_t *)o->addr, __ATOMIC_ACQUIRE), v = o->value;
+    switch (o->flag) {
+    case ACL_STREAM_WAIT_VALUE_GEQ: return (int64_t)(a - v) >= 0;
+    case ACL_STREAM_WAIT_VALUE_EQ: return a == v;
+    case ACL_STREAM_WAIT_VALUE_AND: return (a & v) != 0;
+    case ACL_STREAM_WAIT_VALUE_NOR: return ~(a | v) != 0;
+    default: return 1;
+    }
+}
+
+/* Run one operation; 1 = done, 0 = blocked. */
+static int run_op(const emu_op *o, int *polling) {
+    switch (o->op) {
+    case OP_KERNEL:
+        /* once per launch, block_idx 0: the catalog kernels do the whole operation */
+        o->func->fn(o->args, o->args_size, 0, o->num_blocks);
+        return 1;
+    case OP_MEMCPY: memmove(o->dst, o->src, o->count); return 1;
+    case OP_MEMSET: memset(o->dst, o->byte, o->count); return 1;
+    case OP_EV_RECORD: o->event->set = 1; return 1;
+    case OP_EV_WAIT: return o->event->set;
+    case OP_EV_RESET: o->event->set = 0; return 1;
+    case OP_VAL_WRITE: __atomic_store_n((uint64_t *)o->addr, o->value, __ATOMIC_RELEASE); return 1;
+    case OP_VAL_WAIT:
+        if (value_cond(o)) return 1;
+        *polling = 1;
+        return 0;
+    default: return 1; /* OP_NOP */
+    }
+}
+
+static int step_model(emu_item *it, int *progress, int *polling) {
+    emu_model *m = it->model;
+    if (!it->pcs) it->pcs = calloc(m->nstreams ? m->nstreams : 1, sizeof *it->pcs);
+    int done = 1;
+    for (size_t i = 0; i < m->nstreams; i++) {
+        emu_stream *is = m->streams[i];
+        while (it->pcs[i] < is->ntasks) {
+            if (!run_op(&is->tasks[it->pcs[i]]->dev, polling)) {
+                done = 0;
+                break;
+            }
+            it->pcs[i]++;
+            *progress = 1;
+        }
+    }
+    return done;
+}
+
+static void *engine_main(void *arg) {
+    (void)arg;
+    LOCK();
+    for (;;) {
+        int progress = 0, polling = 0;
+        for (size_t i = 0; i < g_nustreams; i++) {
+            emu_stream *s = g_ustreams[i];
+            while (s->head) {
+                emu_item *it = s->head;
+                int done = it->o.op == OP_MODEL ? step_model(it, &progress, &polling)
+                                                : run_op(&it->o, &polling);
+                if (!done) break;
+                s->head = it->next;
+                if (!s->head) s->tail = NULL;
+                s->done++;
+                emu_item_free(it);
+                progress = 1;
+            }
+        }
+        if (progress) {
+            pthread_cond_broadcast(&g_done_cv);
+            continue;
+        }
+        if (polling) {
+            struct timespec ts;
+            emu_abs_deadline(&ts, 1);
+            pthread_cond_timedwait(&g_engine_cv, &g_lock, &ts);
+        } else {
+            pthread_cond_wait(&g_engine_cv, &g_lock);
+        }
+    }
+    return NULL;
+}
+
+void emu_engine_start(void) {
+    LOCK();
+    g_default_stream = stream_new(0);
+    g_default_stream->is_default = 1;
+    UNLOCK();
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &a, engine_main, NULL) != 0) abort();
+    pthread_attr_destroy(&a);
+}
+
+/* Wait until the stream has completed its first `ticket` items (caller holds g_lock).
+ * timeout_ms < 0 waits forever; on expiry the work stays queued (507046). */
+aclError emu_wait_ticket(emu_stream *s, uint64_t ticket, int64_t timeout_ms) {
+    struct timespec ts;
+    if (timeout_ms >= 0) emu_abs_deadline(&ts, timeout_ms);
+    while (s->done < ticket) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&g_done_cv, &g_lock);
+        } else if (pthread_cond_timedwait(&g_done_cv, &g_lock, &ts) == ETIMEDOUT) {
+            if (s->done >= ticket) break;
+            return emu_err(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                           "stream %p: synchronization timed out after %lld ms", (void *)s,
+                           (long long)timeout_ms);
+        }
+    }
+    return ACL_SUCCESS;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+MDLRI_API aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority,
+                                               uint32_t flag) {
+    (void)priority; /* reserved */
+    if (!stream) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is NULL");
+    NEED_CTX();
+    LOCK();
+    emu_stream *s = stream_new(flag);
+    g_live_streams++;
+    UNLOCK();
+    *stream = s;
+    return ACL_SUCCESS;
+}
+
+MDLRI_API aclError aclrtCreateStream(aclrtStream *stream) {
+    return aclrtCreateStreamWithConfig(stream, 0, 0);
+}
+
+MDLRI_API aclError aclrtDestroyStream(aclrtStream stream) {
+    if (!stream) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: stream is NULL");
+    NEED_CTX();
+    LOCK();
+    emu_stream *s = NULL;
+    aclError rc = emu_stream_get(stream, &s, 0, "aclrtDestroyStream");
+    if (rc != ACL_SUCCESS) goto out;
+    if (emu_is_capturing(s)) {
+        rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED,
+                     "aclrtDestroyStream: stream %p is capturing", stream);
+        goto out;
+    }
+    /* waits for outstanding work, at most 10 s; what is left then is dropped */
+    emu_wait_ticket(s, s->enq, 10000);
+    while (s->head) {
+        emu_item *it = s->head;
+        s->head = it->next;
+        s->done++;
+        emu_item_free(it);
+    }
+    s->tail = NULL;
+    for (size_t i = 0; i < g_nustreams; i++)
+        if (g_ustreams[i] == s) {
+            g_ustreams[i] = g_ustreams[--g_nustreams];
+            break;
+        }
+    s->magic = 0; /* graveyard: the object is kept, so a stale handle reads 107017 */
+    g_live_streams--;
+    pthread_cond_broadcast(&g_done_cv);
+    rc = ACL_SUCCESS;
+out:
+    UNLOCK();
+    return rc;
+}
+
+static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *fn) {
+    NEED_CTX();
+    if (timeout < -1)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: timeout %d < -1", fn, (int)timeout);
+    LOCK();
+    emu_stream *s = NULL;
+    aclError rc = emu_stream_get(stream, &s, 1, fn);
+    if (rc != ACL_SUCCESS) goto out;
+    if (emu_is_capturing(s)) {
+        rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
+        goto out;
+    }
+    if (timeout == 0) {
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: timeout 0 is invalid", fn);
+        goto out;
+    }
+    if (s->flags & SPECIAL_SYNC_FLAGS) goto out; /* TMO-04: returns at once */
+    rc = emu_wait_ticket(s, s->enq, timeout);
+out:
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclrtSynchronizeStream(aclrtStream stream) {
+    return sync_stream(stream, -1, "aclrtSynchronizeStream");
+}
+
+MDLRI_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
+    return sync_stream(stream, timeout, "aclrtSynchronizeStreamWithTimeout");
+}
+
+MDLRI_API aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status) {
+    if (!status) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery: status is NULL");
+    NEED_CTX();
+    LOCK();
+    emu_stream *s = NULL;
+    aclError rc = emu_stream_get(stream, &s, 1, "aclrtStreamQuery");
+    if (rc == ACL_SUCCESS && emu_is_capturing(s))
+        rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "aclrtStreamQuery: stream %p is capturing",
+                     stream);
+    if (rc == ACL_SUCCESS)
+        *status = s->head ? ACL_STREAM_STATUS_NOT_READY : ACL_STREAM_STATUS_COMPLETE;
+    UNLOCK();
+    return rc;
+}

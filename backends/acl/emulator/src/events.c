@@ -1,0 +1,138 @@
+/* events.c -- events (flag semantics) and value write/wait, outside and inside capture. */
+#include "emu.h"
+
+static aclError event_new(aclrtEvent *event, uint32_t flags, int new_mode, const char *fn) {
+    if (!event) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", fn);
+    NEED_CTX();
+    emu_event *e = calloc(1, sizeof *e);
+    e->magic = MAGIC_EVNT;
+    e->flags = flags;
+    e->new_mode = new_mode;
+    LOCK();
+    g_live_events++;
+    UNLOCK();
+    *event = e;
+    return ACL_SUCCESS;
+}
+
+/* "old-mode" event: not capturable (XS-04) */
+MDLRI_API aclError aclrtCreateEvent(aclrtEvent *event) {
+    return event_new(event, ACL_EVENT_SYNC, 0, "aclrtCreateEvent");
+}
+
+MDLRI_API aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
+    /* only EXTERNAL events of this family can be used in capture */
+    return event_new(event, flag, (flag & ACL_EVENT_EXTERNAL) != 0, "aclrtCreateEventWithFlag");
+}
+
+MDLRI_API aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag) {
+    const uint32_t allowed = ACL_EVENT_TIME_LINE | ACL_EVENT_SYNC |
+                             ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_IPC;
+    if (event && (flag & ~allowed))
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclrtCreateEventExWithFlag: flag 0x%x",
+                       flag);
+    return event_new(event, flag, 1, "aclrtCreateEventExWithFlag");
+}
+
+static aclError event_get(aclrtEvent h, emu_event **out, const char *fn) {
+    if (!emu_valid(h, MAGIC_EVNT))
+        return emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed event %p", fn, h);
+    emu_event *e = h;
+    if (e->internal)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: %p is a model's internal event", fn, h);
+    *out = e;
+    return ACL_SUCCESS;
+}
+
+MDLRI_API aclError aclrtDestroyEvent(aclrtEvent event) {
+    if (!event) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtDestroyEvent: event is NULL");
+    NEED_CTX();
+    LOCK();
+    emu_event *e = NULL;
+    aclError rc = event_get(event, &e, "aclrtDestroyEvent");
+    if (rc == ACL_SUCCESS) {
+        e->magic = 0; /* graveyard: queued work may still point at it */
+        g_live_events--;
+    }
+    UNLOCK();
+    return rc;
+}
+
+static aclError event_op(aclrtEvent event, aclrtStream stream, int op, const char *fn) {
+    if (!event) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", fn);
+    NEED_CTX();
+    LOCK();
+    emu_event *e = NULL;
+    emu_stream *s = NULL;
+    aclError rc = event_get(event, &e, fn);
+    if (rc == ACL_SUCCESS) rc = emu_stream_get(stream, &s, 1, fn);
+    if (rc != ACL_SUCCESS) goto out;
+    if (emu_is_capturing(s) || (op == OP_EV_WAIT && e->cap_model)) {
+        rc = emu_capture_event_op(s, e, op);
+        goto out;
+    }
+    emu_item *it = calloc(1, sizeof *it);
+    it->o.op = op;
+    it->o.event = e;
+    emu_enqueue(s, it);
+out:
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+    return event_op(event, stream, OP_EV_RECORD, "aclrtRecordEvent");
+}
+
+MDLRI_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+    return event_op(event, stream, OP_EV_WAIT, "aclrtStreamWaitEvent");
+}
+
+MDLRI_API aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
+    return event_op(event, stream, OP_EV_RESET, "aclrtResetEvent");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static aclError value_op(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream,
+                         int op, const char *fn) {
+    if (!devAddr) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: devAddr is NULL", fn);
+    NEED_CTX();
+    if (op == OP_VAL_WRITE && flag != 0)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: flag %u is reserved (must be 0)", fn, flag);
+    if (op == OP_VAL_WAIT && flag > ACL_STREAM_WAIT_VALUE_NOR)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid wait flag %u", fn, flag);
+    if ((uintptr_t)devAddr % 8)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: devAddr %p is not 8-byte aligned", fn,
+                       devAddr);
+    LOCK();
+    emu_stream *s = NULL;
+    aclError rc = emu_stream_get(stream, &s, 1, fn);
+    if (rc != ACL_SUCCESS) goto out;
+    if (emu_mem_class(devAddr, 8) != A_DEV) {
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: devAddr %p is not device memory", fn,
+                     devAddr);
+        goto out;
+    }
+    emu_op o = {.op = op, .addr = devAddr, .value = value, .flag = flag};
+    if (emu_is_capturing(s)) {
+        emu_capture_append(s, &o);
+    } else {
+        emu_item *it = calloc(1, sizeof *it);
+        it->o = o;
+        emu_enqueue(s, it);
+    }
+out:
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag,
+                                   aclrtStream stream) {
+    return value_op(devAddr, value, flag, stream, OP_VAL_WRITE, "aclrtValueWrite");
+}
+
+MDLRI_API aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag,
+                                  aclrtStream stream) {
+    return value_op(devAddr, value, flag, stream, OP_VAL_WAIT, "aclrtValueWait");
+}

@@ -1,0 +1,436 @@
+/* model.c -- model introspection (LIST, TYPE, SEQ, GETP), updates (SETP, DIS, UPD),
+ * execution (EXE) and destruction (LIFE). */
+#include "emu.h"
+
+int emu_op_task_type(int op) {
+    switch (op) {
+    case OP_KERNEL: return ACL_MODEL_RI_TASK_KERNEL;
+    case OP_EV_RECORD: return ACL_MODEL_RI_TASK_EVENT_RECORD;
+    case OP_EV_WAIT: return ACL_MODEL_RI_TASK_EVENT_WAIT;
+    case OP_EV_RESET: return ACL_MODEL_RI_TASK_EVENT_RESET;
+    case OP_VAL_WRITE: return ACL_MODEL_RI_TASK_VALUE_WRITE;
+    case OP_VAL_WAIT: return ACL_MODEL_RI_TASK_VALUE_WAIT;
+    default: return ACL_MODEL_RI_TASK_DEFAULT; /* memcpy, memset, NOP */
+    }
+}
+
+/* Destroy a model (caller holds g_lock, nothing running). Handles are kept with their magic
+ * zeroed (graveyard) so stale model/stream handles read 107017; buffers are released. */
+void emu_model_kill(emu_model *m) {
+    for (size_t i = 0; i < m->nstreams; i++) {
+        emu_stream *is = m->streams[i];
+        for (size_t k = 0; k < is->ntasks; k++) is->tasks[k]->magic = 0;
+        is->magic = 0;
+    }
+    for (size_t i = 0; i < m->nalli; i++) m->allievents[i]->magic = 0;
+    for (size_t i = 0; i < m->nowned; i++) emu_internal_free(m->owned[i]);
+    m->nowned = 0;
+    emu_model_unregister_capture(m);
+    m->magic = 0;
+    m->status = M_DEAD;
+    g_live_models--;
+}
+
+static aclError model_get(aclmdlRI h, emu_model **out, const char *fn) {
+    if (!emu_valid(h, MAGIC_MODL))
+        return emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed modelRI %p", fn, h);
+    *out = h;
+    return ACL_SUCCESS;
+}
+
+/* Task handles are raw pointers in the real runtime (LIFE-07); the emulator checks its own
+ * magic anyway as a best effort. */
+static aclError task_get(aclmdlRITask h, emu_task **out, const char *fn) {
+    if (!emu_valid(h, MAGIC_TASK))
+        return emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or stale task %p", fn, h);
+    *out = h;
+    return ACL_SUCCESS;
+}
+
+static aclError two_phase(void **src_newest_last, size_t n, int reverse, void **out,
+                          uint32_t *num, const char *fn) {
+    if (!out) {
+        *num = (uint32_t)n;
+        return ACL_SUCCESS;
+    }
+    size_t cap = *num;
+    for (size_t i = 0; i < cap; i++)
+        out[i] = i < n ? src_newest_last[reverse ? n - 1 - i : i] : NULL;
+    if (cap < n) {
+        *num = (uint32_t)cap;
+        return emu_err(ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY,
+                       "%s: array of %zu entries is too small for %zu", fn, cap, n);
+    }
+    *num = (uint32_t)n;
+    return ACL_SUCCESS;
+}
+
+MDLRI_API aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams,
+                                      uint32_t *numStreams) {
+    if (!modelRI || !numStreams)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRIGetStreams: NULL modelRI or count");
+    NEED_CTX();
+    LOCK();
+    emu_model *m = NULL;
+    aclError rc = model_get(modelRI, &m, "aclmdlRIGetStreams");
+    /* LIST-02: most recently attached first, the origin's stream last */
+    if (rc == ACL_SUCCESS)
+        rc = two_phase((void **)m->streams, m->nstreams, 1, streams, numStreams,
+                       "aclmdlRIGetStreams");
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *tasks,
+                                            uint32_t *numTasks) {
+    if (!stream || !numTasks)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID,
+                       "aclmdlRIGetTasksByStream: NULL stream or count");
+    NEED_CTX();
+    LOCK();
+    aclError rc = ACL_SUCCESS;
+    emu_stream *s = stream;
+    if (!emu_valid(stream, MAGIC_STRM))
+        rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE,
+                     "aclmdlRIGetTasksByStream: invalid or destroyed stream %p", stream);
+    else if (!s->owner)
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID,
+                     "aclmdlRIGetTasksByStream: stream %p is not a model stream", stream);
+    else
+        rc = two_phase((void **)s->tasks, s->ntasks, 0, tasks, numTasks,
+                       "aclmdlRIGetTasksByStream");
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclmdlRITaskGetType(aclmdlRITask task, aclmdlRITaskType *type) {
+    if (!task || !type)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRITaskGetType: NULL task or type");
+    NEED_CTX();
+    LOCK();
+    emu_task *t = NULL;
+    aclError rc = task_get(task, &t, "aclmdlRITaskGetType");
+    if (rc == ACL_SUCCESS) *type = (aclmdlRITaskType)emu_op_task_type(t->host.op);
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclmdlRITaskGetSeqId(aclmdlRITask task, uint32_t *id) {
+    if (!task || !id)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRITaskGetSeqId: NULL task or id");
+    NEED_CTX();
+    LOCK();
+    emu_task *t = NULL;
+    aclError rc = task_get(task, &t, "aclmdlRITaskGetSeqId");
+    if (rc == ACL_SUCCESS) *id = t->seq;
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclmdlRITaskGetParams(aclmdlRITask task, aclmdlRITaskParams *params) {
+    if (!task || !params)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRITaskGetParams: NULL task or params");
+    NEED_CTX();
+    LOCK();
+    emu_task *t = NULL;
+    aclError rc = task_get(task, &t, "aclmdlRITaskGetParams");
+    if (rc != ACL_SUCCESS) goto out;
+    const emu_op *h = &t->host; /* GETP-06: the host record, new values before Update */
+    int type = emu_op_task_type(h->op);
+    if (type == ACL_MODEL_RI_TASK_DEFAULT) {
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID,
+                     "aclmdlRITaskGetParams: task %p has no parameters (DEFAULT type)", task);
+        goto out;
+    }
+    memset(params, 0, sizeof *params); /* GETP-02 */
+    params->type = (aclmdlRITaskType)type;
+    switch (h->op) {
+    case OP_KERNEL:
+        params->opInfoPtr = h->opinfo;
+        params->opInfoSize = h->opinfo_size;
+        params->kernelTaskParams.funcHandle = h->func;
+        params->kernelTaskParams.cfg = NULL;
+        params->kernelTaskParams.args = h->args; /* the device copy, not the user's pointer */
+        params->kernelTaskParams.isHostArgs = 0;
+        params->kernelTaskParams.argsSize = h->args_size;
+        params->kernelTaskParams.numBlocks = h->num_blocks;
+        break;
+    case OP_EV_RECORD: /* GETP-04: the model's internal event */
+    case OP_EV_WAIT:
+    case OP_EV_RESET:
+        params->eventRecordTaskParams.event = h->event;
+        params->eventRecordTaskParams.eventFlag = h->event->flags;
+        params->eventRecordTaskParams.recordFlag = 0;
+        break;
+    case OP_VAL_WRITE:
+        params->valueWriteTaskParams.devAddr = h->addr;
+        params->valueWriteTaskParams.value = h->value;
+        break;
+    case OP_VAL_WAIT:
+        params->valueWaitTaskParams.devAddr = h->addr;
+        params->valueWaitTaskParams.value = h->value;
+        params->valueWaitTaskParams.flag = h->flag;
+        break;
+    }
+out:
+    UNLOCK();
+    return rc;
+}
+
+/* SETP-11 / SETP-12 / SETP-13: the preliminary state check (no state change). */
+static aclError can_update(emu_model *m, const char *fn) {
+    if (m->status == M_CAPTURING)
+        return emu_err(ACL_ERROR_RT_MODEL_UPDATE_FAILED, "%s: the model is still capturing", fn);
+    if (m->status == M_FAULT)
+        return emu_err(ACL_ERROR_RT_MODEL_UPDATE_FAILED,
+                       "%s: the model is in FAULT state after a failed update", fn);
+    if (m->running > 0)
+        return emu_err(ACL_ERROR_RT_MODEL_UPDATE_FAILED, "%s: the model is running", fn);
+    return ACL_SUCCESS;
+}
+
+static aclError fault(emu_model *m, aclError code, const char *fn, const char *why) {
+    m->status = M_FAULT; /* SETP-10: terminal */
+    return emu_err(code, "%s: %s (the model is now in FAULT state)", fn, why);
+}
+
+static void *own_copy(emu_model *m, const void *src, size_t n) {
+    void *p = emu_internal_alloc(n);
+    memcpy(p, src, n);
+    EMU_PUSH(m->owned, m->nowned, m->capowned, p);
+    return p;
+}
+
+MDLRI_API aclError aclmdlRITaskSetParams(aclmdlRITask task, aclmdlRITaskParams *params) {
+    static const char fn[] = "aclmdlRITaskSetParams";
+    if (!task || !params)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: NULL task or params", fn);
+    NEED_CTX();
+    LOCK();
+    emu_task *t = NULL;
+    emu_model *m = NULL;
+    aclError rc = task_get(task, &t, fn);
+    if (rc == ACL_SUCCESS) rc = model_get(t->m, &m, fn);
+    if (rc == ACL_SUCCESS) rc = can_update(m, fn);
+    if (rc != ACL_SUCCESS) goto out;
+    int target = emu_op_task_type(t->host.op);
+    emu_op n = {0};
+    switch ((int)params->type) {
+    case ACL_MODEL_RI_TASK_KERNEL: {
+        const aclmdlRIKernelTaskParams *k = &params->kernelTaskParams;
+        if (target != ACL_MODEL_RI_TASK_KERNEL) {
+            rc = fault(m, ACL_ERROR_RT_PARAM_INVALID, fn, "KERNEL params on a non-kernel task");
+            goto out;
+        }
+        if (params->taskGrp) {
+            rc = fault(m, ACL_ERROR_RT_PARAM_INVALID, fn, "taskGrp must be NULL");
+            goto out;
+        }
+        if (!k->funcHandle) {
+            rc = fault(m, ACL_ERROR_RT_PARAM_INVALID, fn, "funcHandle is NULL");
+            goto out;
+        }
+        if (!emu_valid(k->funcHandle, MAGIC_FUNC)) {
+            rc = fault(m, ACL_ERROR_RT_INVALID_HANDLE, fn, "invalid funcHandle");
+            goto out;
+        }
+        if (!k->args || k->argsSize == 0) {
+            rc = fault(m, ACL_ERROR_RT_PARAM_INVALID, fn, "args is NULL or argsSize is 0");
+            goto out;
+        }
+        n.op = OP_KERNEL;
+        n.func = k->funcHandle;
+        n.args_size = (uint32_t)k->argsSize;
+        if (k->isHostArgs) {
+            n.args = own_copy(m, k->args, n.args_size); /* host args: copied now */
+        } else {
+            if (emu_mem_class(k->args, n.args_size) != A_DEV) {
+                rc = fault(m, ACL_ERROR_RT_PARAM_INVALID, fn,
+                           "args (isHostArgs=0) is not device memory");
+                goto out;
+            }
+            n.args = k->args; /* device args: used in place */
+        }
+        n.num_blocks = k->numBlocks & 0xFFFFu; /* SETP-15: stored in 16 bits */
+        if (params->opInfoPtr && params->opInfoSize) { /* SETP-16 */
+            n.opinfo = own_copy(m, params->opInfoPtr, params->opInfoSize);
+            n.opinfo_size = params->opInfoSize;
+        }
+        break;
+    }
+    case ACL_MODEL_RI_TASK_VALUE_WRITE:
+    case ACL_MODEL_RI_TASK_VALUE_WAIT: {
+        int wait = params->type == ACL_MODEL_RI_TASK_VALUE_WAIT;
+        void *addr = wait ? params->valueWaitTaskParams.devAddr
+                          : params->valueWriteTaskParams.devAddr;
+        if (target == ACL_MODEL_RI_TASK_DEFAULT) {
+            rc = fault(m, ACL_ERROR_RT_PARAM_INVALID, fn, "value params on a DEFAULT task");
+            goto out;
+        }
+        if (params->taskGrp || params->opInfoPtr || params->opInfoSize) {
+            rc = fault(m, ACL_ERROR_RT_PARAM_INVALID, fn,
+                       "taskGrp/opInfoPtr/opInfoSize must be NULL/NULL/0 for value tasks");
+            goto out;
+        }
+        if (!addr || (uintptr_t)addr % 8 || emu_mem_class(addr, 8) != A_DEV) {
+            rc = fault(m, ACL_ERROR_RT_PARAM_INVALID, fn,
+                       "devAddr is not 8-byte aligned device memory");
+            goto out;
+        }
+        if (wait && params->valueWaitTaskParams.flag > ACL_STREAM_WAIT_VALUE_NOR) {
+            rc = fault(m, ACL_ERROR_RT_PARAM_INVALID, fn, "invalid value-wait flag");
+            goto out;
+        }
+        n.op = wait ? OP_VAL_WAIT : OP_VAL_WRITE; /* SETP-07: may convert the task */
+        n.addr = addr;
+        n.value = wait ? params->valueWaitTaskParams.value : params->valueWriteTaskParams.value;
+        n.flag = wait ? params->valueWaitTaskParams.flag : 0;
+        break;
+    }
+    default:
+        rc = fault(m, ACL_ERROR_RT_PARAM_INVALID, fn,
+                   "only KERNEL, VALUE_WRITE and VALUE_WAIT params can be set");
+        goto out;
+    }
+    t->host = n; /* at once: GetType/GetParams see it; the device record changes at Update */
+    t->pending = UPD_SET;
+    m->status = M_UPDATING;
+out:
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclmdlRITaskDisable(aclmdlRITask task) {
+    static const char fn[] = "aclmdlRITaskDisable";
+    if (!task) return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: task is NULL", fn);
+    NEED_CTX();
+    LOCK();
+    emu_task *t = NULL;
+    emu_model *m = NULL;
+    aclError rc = task_get(task, &t, fn);
+    if (rc == ACL_SUCCESS) rc = model_get(t->m, &m, fn);
+    if (rc == ACL_SUCCESS) rc = can_update(m, fn);
+    if (rc != ACL_SUCCESS) goto out;
+    if (emu_op_task_type(t->host.op) == ACL_MODEL_RI_TASK_DEFAULT) {
+        rc = fault(m, ACL_ERROR_RT_PARAM_INVALID, fn, "a DEFAULT task cannot be disabled");
+        goto out;
+    }
+    t->pending = UPD_DISABLE;
+    t->host.opinfo = NULL; /* DIS-10 */
+    t->host.opinfo_size = 0;
+    m->status = M_UPDATING;
+out:
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclmdlRIUpdate(aclmdlRI modelRI) {
+    if (!modelRI) return emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRIUpdate: modelRI is NULL");
+    NEED_CTX();
+    LOCK();
+    emu_model *m = NULL;
+    aclError rc = model_get(modelRI, &m, "aclmdlRIUpdate");
+    if (rc != ACL_SUCCESS) goto out;
+    if (m->status == M_CAPTURING || m->status == M_FAULT) {
+        rc = emu_err(ACL_ERROR_RT_MODEL_UPDATE_FAILED, "aclmdlRIUpdate: the model is %s",
+                     m->status == M_FAULT ? "in FAULT state" : "still capturing");
+        goto out;
+    }
+    if (m->status != M_UPDATING) goto out; /* UPD-01: nothing pending */
+    for (size_t i = 0; i < m->nstreams; i++) {
+        emu_stream *is = m->streams[i];
+        size_t keep = 0, removed = 0;
+        for (size_t k = 0; k < is->ntasks; k++) {
+            emu_task *t = is->tasks[k];
+            if (t->pending == UPD_DISABLE) {
+                t->magic = 0; /* DIS-05: the handle is dangling from now on */
+                removed++;
+                continue;
+            }
+            if (t->pending == UPD_SET) t->dev = t->host;
+            t->pending = UPD_NONE;
+            is->tasks[keep++] = t; /* seq ids untouched (SEQ-05) */
+        }
+        is->ntasks = keep;
+        if (removed && keep == 0) { /* DIS-07: a NOP with a new seq id */
+            emu_task *nop = calloc(1, sizeof *nop);
+            nop->magic = MAGIC_TASK;
+            nop->m = m;
+            nop->is = is;
+            nop->seq = m->next_seq++;
+            nop->host.op = nop->dev.op = OP_NOP;
+            EMU_PUSH(is->tasks, is->ntasks, is->captasks, nop);
+        }
+    }
+    m->status = M_READY;
+out:
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
+    static const char fn[] = "aclmdlRIExecuteAsync";
+    if (!modelRI) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: modelRI is NULL", fn);
+    NEED_CTX();
+    LOCK();
+    emu_model *m = NULL;
+    emu_stream *s = NULL;
+    aclError rc = model_get(modelRI, &m, fn);
+    if (rc != ACL_SUCCESS) goto out;
+    if (m->status == M_CAPTURING) {
+        rc = emu_err(ACL_ERROR_RT_MODEL_CAPTURED, "%s: the model is still capturing", fn);
+        goto out;
+    }
+    /* Q-08 CHOICE: a NULL stream means the default stream */
+    rc = emu_stream_get(stream, &s, 1, fn);
+    if (rc != ACL_SUCCESS) goto out;
+    if (emu_is_capturing(s)) {
+        rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
+        goto out;
+    }
+    if (m->status != M_READY) {
+        rc = emu_err(ACL_ERROR_RT_MODEL_EXECUTE, "%s: the model is %s", fn,
+                     m->status == M_FAULT ? "in FAULT state"
+                                          : "UPDATING (call aclmdlRIUpdate first)");
+        goto out;
+    }
+    if (s->flags & (ACL_STREAM_PERSISTENT | ACL_STREAM_DEVICE_USE_ONLY | ACL_STREAM_CPU_SCHEDULE)) {
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: execute on an ordinary stream", fn);
+        goto out;
+    }
+    emu_item *it = calloc(1, sizeof *it);
+    it->o.op = OP_MODEL;
+    it->model = m;
+    m->running++;
+    emu_enqueue(s, it);
+out:
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclmdlRIDestroy(aclmdlRI modelRI) {
+    static const char fn[] = "aclmdlRIDestroy";
+    if (!modelRI) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: modelRI is NULL", fn);
+    NEED_CTX();
+    LOCK();
+    emu_model *m = NULL;
+    aclError rc = model_get(modelRI, &m, fn);
+    if (rc != ACL_SUCCESS) goto out;
+    if (m->status == M_CAPTURING) {
+        rc = emu_err(ACL_ERROR_RT_MODEL_CAPTURED, "%s: the model is still capturing", fn);
+        goto out;
+    }
+    /* LIFE-03: wait up to 10 s for executions in flight */
+    struct timespec ts;
+    emu_abs_deadline(&ts, 10000);
+    while (m->running > 0)
+        if (pthread_cond_timedwait(&g_done_cv, &g_lock, &ts) == ETIMEDOUT) break;
+    if (m->running > 0) {
+        rc = emu_err(ACL_ERROR_RT_MODEL_RUNNING, "%s: the model is still running after 10 s", fn);
+        goto out;
+    }
+    emu_model_kill(m);
+out:
+    UNLOCK();
+    return rc;
+}

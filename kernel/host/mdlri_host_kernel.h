@@ -1,0 +1,53 @@
+/*
+ * mdlri_host_kernel.h -- the calling convention of the host C versions of the catalog's
+ * kernels (kernel/catalog.py), as the mdlri host ABI emulator calls them.
+ *
+ * Every kernel is exported from the kernel shared object under its exact catalog name with
+ *
+ *     void NAME(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks);
+ *
+ * `args` points at the kernel's argument struct (C natural alignment, the layout of
+ * kernel/catalog.py: pointers are 8-byte device addresses, scalars int32), `args_size` is the
+ * launched argsSize (a kernel whose struct does not fit does nothing). Each kernel performs the
+ * WHOLE operation regardless of block_idx/num_blocks; the emulator calls it once per launch
+ * with block_idx 0 and num_blocks as launched (calling it once per block would give the same
+ * result for every kernel except `accumulate`, which is why the emulator does not). int32
+ * arithmetic wraps around like the device's.
+ */
+#ifndef MDLRI_HOST_KERNEL_H
+#define MDLRI_HOST_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MDLRI_HOST_KERNEL __attribute__((visibility("default")))
+
+typedef void (*mdlri_host_kernel_fn)(void *args, size_t args_size, uint32_t block_idx,
+                                     uint32_t num_blocks);
+
+/* argument structs, field for field the kernel/catalog.py layouts */
+typedef struct { int32_t *input; int32_t *output; } mdlri_seed_args;                 /* 16 */
+typedef struct { int32_t *x; int32_t *y; int32_t n; int32_t a; int32_t b; } mdlri_affine_args; /* 32 */
+typedef struct { int32_t *a; int32_t *b; int32_t *out; int32_t n; } mdlri_add_args;  /* 32 */
+typedef struct { int32_t *acc; int32_t *x; int32_t n; } mdlri_accumulate_args;       /* 24 */
+typedef struct { int32_t *out; int32_t n; int32_t value; } mdlri_fill_args;          /* 16 */
+typedef struct { int32_t *src; int32_t *dst; int32_t n; } mdlri_copy_args;           /* 24 */
+
+#define MDLRI_SEED_ELEMENTS 8
+
+MDLRI_HOST_KERNEL void fallback_main(void *args, size_t args_size, uint32_t block_idx,
+                                     uint32_t num_blocks);
+MDLRI_HOST_KERNEL void fallback_postprocess(void *args, size_t args_size, uint32_t block_idx,
+                                            uint32_t num_blocks);
+MDLRI_HOST_KERNEL void affine(void *args, size_t args_size, uint32_t block_idx,
+                              uint32_t num_blocks);
+MDLRI_HOST_KERNEL void add(void *args, size_t args_size, uint32_t block_idx,
+                           uint32_t num_blocks);
+MDLRI_HOST_KERNEL void accumulate(void *args, size_t args_size, uint32_t block_idx,
+                                  uint32_t num_blocks);
+MDLRI_HOST_KERNEL void fill(void *args, size_t args_size, uint32_t block_idx,
+                            uint32_t num_blocks);
+MDLRI_HOST_KERNEL void copy(void *args, size_t args_size, uint32_t block_idx,
+                            uint32_t num_blocks);
+
+#endif
