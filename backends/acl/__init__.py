@@ -40,11 +40,11 @@ _loaded: dict[str, ctypes.CDLL] = {}
 
 
 def cache_root() -> Path:
-    """``$MDLRI_CACHE_DIR``, else ``$XDG_CACHE_HOME/mdlri-conformance`` (~/.cache/...)."""
+    """``$MDLRI_CACHE_DIR``, else ``~/.cache/mdlri-conformance`` (shared with the emulator
+    build)."""
     if os.environ.get(CACHE_VAR):
-        return Path(os.environ[CACHE_VAR])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "mdlri-conformance"
+        return Path(os.environ[CACHE_VAR]).expanduser()
+    return Path.home() / ".cache" / "mdlri-conformance"
 
 
 def default_kernel_binary(soc: str | None) -> Path:

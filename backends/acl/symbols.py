@@ -29,7 +29,6 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "aclFinalize": (_ERR, []),
     "aclrtSetDevice": (_ERR, [c_int32]),
     "aclrtResetDevice": (_ERR, [c_int32]),
-    "aclrtGetDevice": (_ERR, [POINTER(c_int32)]),
     "aclrtGetDeviceCount": (_ERR, [POINTER(c_uint32)]),
     "aclrtGetVersion": (_ERR, [POINTER(c_int32), POINTER(c_int32), POINTER(c_int32)]),
     "aclrtGetSocName": (c_char_p, []),
