@@ -1,0 +1,132 @@
+"""Per-call overhead of the acl binding, as a ratio against a bare ctypes call of a no-op C
+function, measured side by side in one run.
+
+    python bench/binding_overhead.py [--acl-lib emulator|PATH] [--calls N] [--repeat R]
+
+It compiles a tiny no-op shared object with gcc (same signatures as the measured ACL
+functions), builds one captured model with one VALUE_WRITE task on the acl backend (the
+emulator by default), and times, per call (best of R rounds of N calls):
+
+* ``noop``      bare ctypes call of the no-op C function (argtypes set, byref out-param);
+* ``c-direct``  bare ctypes call of the library's own C function (the C side's cost);
+* ``binding``   the AclBackend method (conversions, sentinels, UNWRITTEN mapping, rc check).
+
+Ratios: binding / noop (the figure the issue asks for) and binding / c-direct (what the
+Python layer adds on top of the same C call).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import shutil
+import subprocess
+import sys
+import tempfile
+import timeit
+from ctypes import POINTER, byref, c_int, c_void_p
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from backends.contract import CaptureMode  # noqa: E402
+
+NOOP_C = r"""
+int noop_task_get_type(void *task, int *type) { (void)task; *type = 5; return 0; }
+int noop_capture_get_info(void *stream, int *status, void **model) {
+    (void)stream; *status = 0; *model = 0; return 0;
+}
+"""
+
+
+def build_noop(tmp: Path) -> ctypes.CDLL:
+    """Compile the no-op library; its functions typed like the ACL ones they stand for."""
+    if shutil.which("gcc") is None:
+        sys.exit("bench: gcc is required")
+    src, lib = tmp / "noop.c", tmp / "libnoop.so"
+    src.write_text(NOOP_C)
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    so = ctypes.CDLL(str(lib))
+    so.noop_task_get_type.restype = c_int
+    so.noop_task_get_type.argtypes = [c_void_p, POINTER(c_int)]
+    so.noop_capture_get_info.restype = c_int
+    so.noop_capture_get_info.argtypes = [c_void_p, POINTER(c_int), POINTER(c_void_p)]
+    return so
+
+
+def per_call_ns(fn, calls: int, repeat: int) -> float:
+    """Best-of-``repeat`` time per call of ``fn`` in nanoseconds (after a warm-up round)."""
+    timeit.timeit(fn, number=calls)
+    return min(timeit.repeat(fn, number=calls, repeat=repeat)) / calls * 1e9
+
+
+def setup_task(b):
+    """One captured model with one VALUE_WRITE task; returns (stream, model, task, addr)."""
+    rc, s = b.create_stream()
+    assert rc == 0, rc
+    rc, addr = b.malloc(64)
+    assert rc == 0, rc
+    assert b.capture_begin(s, CaptureMode.RELAXED) == 0
+    assert b.value_write(addr, 1, 0, s) == 0
+    rc, model = b.capture_end(s)
+    assert rc == 0, rc
+    rc, _, n = b.get_streams(model, None)
+    rc, streams, _ = b.get_streams(model, n)
+    rc, _, nt = b.get_tasks_by_stream(streams[0], None)
+    rc, tasks, _ = b.get_tasks_by_stream(streams[0], nt)
+    return s, model, tasks[0], addr
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--acl-lib", default="emulator")
+    ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ns = ap.parse_args(argv)
+
+    import backends.acl as acl
+    b = acl.create(lib=ns.acl_lib)
+    if b.unsupported_reason():
+        print(f"UNSUPPORTED: acl backend: {b.unsupported_reason()}")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        noop = build_noop(Path(tmp))
+        s, model, task, addr = setup_task(b)
+        raw_type = b.sym.get("aclmdlRITaskGetType")
+        raw_info = b.sym.get("aclmdlRICaptureGetInfo")
+        noop_type, noop_info = noop.noop_task_get_type, noop.noop_capture_get_info
+        out_i, out_p = c_int(), c_void_p()
+        rows = []
+        cases = [
+            ("task_get_type",
+             lambda: noop_type(task.ptr, byref(out_i)),
+             lambda: raw_type(task.ptr, byref(out_i)),
+             lambda: b.task_get_type(task)),
+            ("capture_get_info",
+             lambda: noop_info(s.ptr, byref(out_i), byref(out_p)),
+             lambda: raw_info(s.ptr, byref(out_i), byref(out_p)),
+             lambda: b.capture_get_info(s)),
+        ]
+        for name, f_noop, f_c, f_bind in cases:
+            assert f_bind()[0] == 0
+            t_noop = per_call_ns(f_noop, ns.calls, ns.repeat)
+            t_c = per_call_ns(f_c, ns.calls, ns.repeat)
+            t_bind = per_call_ns(f_bind, ns.calls, ns.repeat)
+            rows.append((name, t_noop, t_c, t_bind))
+        b.destroy(model)
+        b.free(addr)
+        b.destroy_stream(s)
+    print(f"acl binding overhead ({b.version()}), best of {ns.repeat} x {ns.calls} calls")
+    print(f"{'method':<18}{'noop ns':>10}{'c-direct ns':>13}{'binding ns':>12}"
+          f"{'binding/noop':>14}{'binding/c':>11}")
+    for name, t_noop, t_c, t_bind in rows:
+        print(f"{name:<18}{t_noop:>10.0f}{t_c:>13.0f}{t_bind:>12.0f}"
+              f"{t_bind / t_noop:>14.2f}{t_bind / t_c:>11.2f}")
+    b.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
