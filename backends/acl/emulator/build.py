@@ -87,6 +87,7 @@ def _build(name: str, sources: list[Path], extra: list[str]) -> Path:
         if proc.returncode != 0:
             raise BuildError(f"building {name} failed (exit {proc.returncode})\n"
                              f"$ {' '.join(cmd)}\n{proc.stderr.strip()}")
+        os.chmod(tmp, 0o755)
         os.replace(tmp, target)  # atomic: a concurrent builder's identical file may win
     finally:
         if os.path.exists(tmp):
