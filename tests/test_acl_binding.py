@@ -201,3 +201,22 @@ def test_struct_field_types_follow_the_abi() -> None:
     assert k["isHostArgs"] is ctypes.c_uint32 and k["argsSize"] is ctypes.c_size_t
     assert S.TaskParams._anonymous_ == ("u",)
     assert not hasattr(S.TaskParams, "_pack_")
+
+
+# ---------------------------------------------------------------------------------------------
+# options
+
+
+def test_backend_options_bind_each_worker_to_a_device() -> None:
+    from conformance.backend_loader import BackendLoadError, backend_options, parse_devices
+    assert backend_options("sim", acl_lib="x", devices="3") == {}
+    assert backend_options("acl") == {"device": 0}
+    assert backend_options("acl", acl_lib="emulator", kernel_binary="/k.o", devices="4") == {
+        "device": 4, "lib": "emulator", "kernel_binary": "/k.o"}
+    ids = "0,1,2,3,4,5,6,7"
+    assert [backend_options("acl", devices=ids, worker=f"gw{k}")["device"]
+            for k in range(10)] == [0, 1, 2, 3, 4, 5, 6, 7, 0, 1]
+    assert parse_devices(" 2, 5 ") == [2, 5]
+    for bad in ("a,b", "-1"):
+        with pytest.raises(BackendLoadError):
+            parse_devices(bad)

@@ -58,3 +58,20 @@ def test_fallback_example_through_ctypes_matches_sim() -> None:
     for line in FALLBACK_LINES:
         assert line in acl, acl
     assert acl == sim
+
+
+def test_doctor_on_the_emulator() -> None:
+    res = subprocess.run([sys.executable, "-m", "conformance.cli", "doctor", "--acl-lib",
+                          "emulator"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert res.returncode == 0, res.stdout + res.stderr
+    out = res.stdout
+    for fragment in ("library: ", "version: ACL 1.", "soc: ", "devices: 1", "status: ready"):
+        assert fragment in out, out
+
+
+def test_run_with_a_bad_explicit_library_is_one_unsupported_line(tmp_path: Path) -> None:
+    res = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--backend", "acl",
+                          "--acl-lib", str(tmp_path / "nope.so")],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert res.returncode == 0 and res.stdout.count("\n") == 1, res.stdout + res.stderr
+    assert res.stdout.startswith("UNSUPPORTED: acl backend: explicit ")
