@@ -220,3 +220,55 @@ def test_backend_options_bind_each_worker_to_a_device() -> None:
     for bad in ("a,b", "-1"):
         with pytest.raises(BackendLoadError):
             parse_devices(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# a library that lacks symbols (a fake CDLL: Python functions stand in for C ones)
+
+
+class FakeLib:
+    """Exports every SIGNATURES name except ``absent``; each call returns 0."""
+
+    def __init__(self, absent: set[str]) -> None:
+        from backends.acl.symbols import SIGNATURES
+        for name in SIGNATURES:
+            if name not in absent and not name.startswith("mdlriEmu"):
+                setattr(self, name, self._fn(name))
+
+    @staticmethod
+    def _fn(name: str):
+        def fn(*args):
+            return None if name in ("aclrtGetSocName", "aclGetRecentErrMsg") else 0
+        fn.__name__ = name
+        return fn
+
+
+def test_missing_symbols_make_dependent_caps_and_calls_unsupported(tmp_path: Path) -> None:
+    from backends.acl import AclBackend
+    from backends.contract import Cap
+    kb = tmp_path / "k.o"
+    kb.write_bytes(b"")
+    b = AclBackend(FakeLib({"aclmdlRITaskGetParams", "aclrtValueWait"}), lib_path=Path("fake.so"),
+                   kernel_binary=str(kb))
+    assert b.unsupported_reason() is None
+    assert Cap.GET_PARAMS not in b.capabilities and Cap.VALUE_TASKS not in b.capabilities
+    assert Cap.SET_PARAMS in b.capabilities and Cap.KERNELS in b.capabilities
+    # a real library: no stale-handle validation, no internal-task counts
+    assert Cap.HANDLE_VALIDATION not in b.capabilities
+    assert "use-after-free" in b.unsupported_reason(Cap.HANDLE_VALIDATION.value)
+    reason = b.unsupported_reason(Cap.GET_PARAMS.value)
+    assert reason == "symbol aclmdlRITaskGetParams not found in fake.so"
+    assert b.unsupported_reason("task_get_params") == reason
+    rc, p = b.task_get_params(handle(0x40, "task"))
+    assert rc == Err.RT_FEATURE_NOT_SUPPORT and p is UNWRITTEN and rc.detail == reason
+    from conformance import expect
+    with pytest.raises(expect.Unsupported, match="not found in fake.so"):
+        expect.ok(rc, "aclmdlRITaskGetParams")
+
+
+def test_hardware_without_kernel_binary_lacks_kernels(tmp_path: Path) -> None:
+    from backends.acl import AclBackend
+    from backends.contract import Cap
+    b = AclBackend(FakeLib(set()), lib_path=Path("fake.so"), kernel_binary=None)
+    assert Cap.KERNELS not in b.capabilities and Cap.CAPTURE in b.capabilities
+    assert "kernels build" in (b.unsupported_reason(Cap.KERNELS.value) or "")
