@@ -12,6 +12,7 @@ place, so concurrent builders (pytest-xdist workers) never see a half-written fi
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -58,12 +59,17 @@ def _digest(cc: str) -> str:
         h.update(b"\0")
         h.update(f.read_bytes())
     h.update(" ".join([cc, *CFLAGS, *EMU_LIBS]).encode())
+    h.update(_compiler_version(cc).encode())
+    return h.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_version(cc: str) -> str:
     try:
-        h.update(subprocess.run([cc, "--version"], capture_output=True, text=True,
-                                check=False).stdout.encode())
+        return subprocess.run([cc, "--version"], capture_output=True, text=True,
+                              check=False).stdout
     except OSError as exc:
         raise BuildError(f"cannot run {cc}: {exc}") from exc
-    return h.hexdigest()[:16]
 
 
 def cache_dir() -> Path:
