@@ -1,7 +1,10 @@
 """The pytest plugin of the suite: options, backend selection, markers, outcomes, results.
 
-Options: ``--backend`` (``sim`` or ``package.module:factory``), ``--profile``,
-``--report-dir``. Markers: ``clause(*ids)`` (required on every spec), ``requires(*caps)``.
+Options: ``--backend`` (``sim``, ``acl`` or ``package.module:factory``), ``--profile``,
+``--report-dir``; for ``acl`` also ``--acl-lib PATH|emulator``, ``--kernel-binary`` and
+``--devices 0,1,...`` (xdist worker k binds ``devices[k % len]``). A backend's optional
+``unsupported_reason(what)`` supplies the text of UNSUPPORTED outcomes (the whole backend
+when ``what`` is None, else a capability). Markers: ``clause(*ids)`` (required on every spec), ``requires(*caps)``.
 
 Outcomes (DESIGN.md "Behaviour levels"): a failing spec of level *documented* is FAIL; of
 level *implementation* it is CHANGED (a behaviour change, reported but not failing the

@@ -160,7 +160,8 @@ def test_literal_abi_numbers() -> None:
     assert ctypes.sizeof(S.KernelTaskParams) == 88
     assert (S.KernelTaskParams.isHostArgs.offset, S.KernelTaskParams.argsSize.offset,
             S.KernelTaskParams.numBlocks.offset, S.KernelTaskParams.rsv.offset) == (24, 32, 40, 44)
-    assert ctypes.sizeof(S.ValueWaitTaskParams) == 24 and ctypes.sizeof(S.ValueWriteTaskParams) == 16
+    assert ctypes.sizeof(S.ValueWaitTaskParams) == 24
+    assert ctypes.sizeof(S.ValueWriteTaskParams) == 16
     assert ctypes.sizeof(S.CondTaskParams) == 24 and S.CondTaskParams.modelRIArray.offset == 16
     assert ctypes.sizeof(S.LaunchKernelAttr) == 20 and S.LaunchKernelAttr.value.offset == 4
     assert ctypes.alignment(S.LaunchKernelAttr) == 4
