@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any, Callable
 
 from backends.contract import Backend, Cap
 
@@ -61,8 +61,8 @@ def backend_options(name: str, *, acl_lib: str | None = None,
     return opts
 
 
-def load_backend(name: str, **options: Any) -> Backend:
-    """Import and call the factory; check the result meets the contract's shape."""
+def find_factory(name: str) -> Callable[..., Any]:
+    """Import the factory a backend name stands for, without calling it."""
     target = resolve(name)
     mod_name, _, fn_name = target.partition(":")
     try:
@@ -72,7 +72,13 @@ def load_backend(name: str, **options: Any) -> Backend:
     factory = getattr(module, fn_name, None)
     if not callable(factory):
         raise BackendLoadError(f"backend {name!r}: {mod_name!r} has no callable {fn_name!r}")
-    backend = factory(**options)
+    return factory
+
+
+def load_backend(name: str, **options: Any) -> Backend:
+    """Import and call the factory; check the result meets the contract's shape."""
+    target = resolve(name)
+    backend = find_factory(name)(**options)
     if not isinstance(backend, Backend):
         raise BackendLoadError(f"backend {name!r}: {target} returned {type(backend).__name__}, "
                                "which does not implement backends.contract.Backend")

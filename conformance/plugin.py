@@ -25,7 +25,7 @@ import pytest
 
 from backends.contract import Cap
 from . import expect, registry
-from .backend_loader import BackendLoadError, backend_options, load_backend
+from .backend_loader import BackendLoadError, backend_options, find_factory, load_backend
 from .harness import Dev
 
 SPEC_DIR = Path(__file__).parent / "specs"
@@ -89,7 +89,10 @@ def pytest_configure(config: pytest.Config) -> None:
         options = backend_options(name, acl_lib=config.getoption("--acl-lib"),
                                   kernel_binary=config.getoption("--kernel-binary"),
                                   devices=config.getoption("--devices"), worker=worker)
-        config.stash[_backend_key] = load_backend(name, **options)
+        if _is_xdist_controller(config):
+            find_factory(name)  # the workers create the backends; the controller needs none
+        else:
+            config.stash[_backend_key] = load_backend(name, **options)
     except BackendLoadError as exc:
         raise pytest.UsageError(str(exc)) from None
     if hasattr(config, "workerinput"):
@@ -99,6 +102,14 @@ def pytest_configure(config: pytest.Config) -> None:
     state = RunState(report_dir, name)
     config.stash[_state_key] = state
     config.pluginmanager.register(Recorder(state), "mdlri-recorder")
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    """True in the process that only distributes specs to pytest-xdist workers."""
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return False
+    return bool(config.getoption("numprocesses", None)) and \
+        config.getoption("dist", "no") != "no"
 
 
 def _load_hypothesis_profile(profile: str) -> None:
