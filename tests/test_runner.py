@@ -1,0 +1,138 @@
+"""The runner on the simulator, the divergence message and the replay command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+import backends.sim as sim
+from conformance import graphs, oracle, runner
+from conformance.graphs import (Case, Disable, Execute, Launch, Memset, Record, SetKernel, Sync,
+                               Update, Wait)
+from conformance.observe import Observation, first_difference
+
+CASES = Path(__file__).resolve().parent.parent / "conformance" / "cases"
+SENT = [-1] * 8
+X = list(range(1, 9))
+BACKUP = list(range(21, 29))
+
+
+@pytest.fixture(scope="module")
+def sim_backend() -> Iterator[Any]:
+    b = sim.create()
+    yield b
+    b.close()
+
+
+def seed_case() -> Case:
+    return Case(streams=1, buffers=[X, SENT, SENT, BACKUP], words=[], events=0,
+                ops=[Launch(0, "fallback_main", {"input": 0, "output": 1}),
+                     Launch(0, "fallback_postprocess", {"input": 1, "output": 2})],
+                plan=[Execute(1), Sync(5000), SetKernel(0, {"input": 3, "output": 1}),
+                      Disable(1), Update(), Execute(1), Sync(5000)], name="seed")
+
+
+def test_seed_case_observations(sim_backend: Any) -> None:
+    obs = runner.replay(sim_backend, seed_case())
+    seq = {"unique": True, "increasing": True, "stable": True}
+    main = [x + 10 for x in X]
+    assert obs == [
+        Observation("capture", -1, "rc", 0),
+        Observation("listing", -1, "stream 0 ops", [0, 1]),
+        Observation("listing", -1, "seq ids", seq),
+        Observation("step", 0, "rc", [0]),
+        Observation("step", 1, "rc", 0),
+        Observation("sync", 1, "buffer 0", X),
+        Observation("sync", 1, "buffer 1", main),
+        Observation("sync", 1, "buffer 2", [2 * v for v in main]),
+        Observation("sync", 1, "buffer 3", BACKUP),
+        Observation("step", 2, "rc", 0),
+        Observation("step", 3, "rc", 0),
+        Observation("step", 4, "rc", 0),
+        Observation("listing", 4, "stream 0 ops", [0]),
+        Observation("listing", 4, "seq ids", seq),
+        Observation("step", 5, "rc", [0]),
+        Observation("step", 6, "rc", 0),
+        Observation("sync", 6, "buffer 0", X),
+        Observation("sync", 6, "buffer 1", [x + 10 for x in BACKUP]),
+        Observation("sync", 6, "buffer 2", [2 * v for v in main]),
+        Observation("sync", 6, "buffer 3", BACKUP),
+    ]
+    assert first_difference(oracle.expected(seed_case()), obs) is None
+
+
+def test_negative_disable_of_memset_faults(sim_backend: Any) -> None:
+    case = Case(streams=1, buffers=[SENT, SENT], words=[], events=0,
+                ops=[Memset(0, 1, 0), Launch(0, "fill", {"out": 0, "n": 8, "value": 4})],
+                plan=[Disable(0), Update(), Execute(2), Sync(5000)])
+    obs = runner.replay(sim_backend, case)
+    steps = [o.value for o in obs if o.phase == "step"]
+    assert steps == [107000, 107040, [507011, 507011], 0]
+    assert first_difference(oracle.expected(case), obs) is None
+
+
+def test_capture_failure_is_one_observation(sim_backend: Any) -> None:
+    unjoined = Case(streams=2, buffers=[SENT], words=[], events=1,
+                    ops=[Record(0, 0), Wait(1, 0), Launch(1, "fill", {"out": 0, "n": 8,
+                                                                       "value": 4})],
+                    plan=[Execute(1), Sync(5000)])
+    assert runner.replay(sim_backend, unjoined) == [Observation("capture", -1, "rc", 107025)]
+    # cleanup left the backend usable (capture ended, streams and buffers released)
+    assert first_difference(oracle.expected(seed_case()),
+                            runner.replay(sim_backend, seed_case())) is None
+
+
+@pytest.mark.parametrize("path", sorted(CASES.glob("*.json")), ids=lambda p: p.stem)
+def test_kept_cases_conform_on_the_simulator(sim_backend: Any, path: Path) -> None:
+    case = graphs.from_json(path.read_text())
+    graphs.check(case)
+    assert first_difference(oracle.expected(case), runner.replay(sim_backend, case)) is None
+
+
+def test_divergence_message_writes_the_case(tmp_path: Path) -> None:
+    case = seed_case()
+    exp = oracle.expected(case)
+    obs = list(exp)
+    obs[5] = Observation("sync", 1, "buffer 0", [0] * 8)
+    div = runner.compare(case, "sim", exp, obs)
+    assert div is not None
+    msg = runner.divergence_message(div, tmp_path)
+    lines = msg.splitlines()
+    assert "observation 5: sync[1] buffer 0" in lines[0]
+    assert lines[1].startswith("  expected: sync[1] buffer 0 = [1, 2")
+    assert lines[2].startswith("  observed: sync[1] buffer 0 = [0, 0")
+    assert f"mdlri-conformance replay {div.path} --backend sim" in lines[-1]
+    assert div.path is not None and div.path.parent == tmp_path / "cases"
+    assert graphs.from_json(div.path.read_text()) == case
+    assert runner.compare(case, "sim", exp, exp) is None
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_replay_cli_good_file_exits_0(tmp_path: Path) -> None:
+    path = tmp_path / "seed.json"
+    path.write_text(seed_case().to_json())
+    res = _cli("replay", str(path), "--backend", "sim")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.startswith("conforms")
+
+
+@pytest.mark.parametrize("content", ["{", "[]", json.dumps({"streams": 9, "buffers": [],
+                                                             "ops": []}), None])
+def test_replay_cli_bad_file_exits_2_with_one_line(tmp_path: Path, content: str | None) -> None:
+    path = tmp_path / "bad.json"
+    if content is not None:
+        path.write_text(content)
+    res = _cli("replay", str(path))
+    assert res.returncode == 2
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in res.stderr
+    assert res.stdout == ""
