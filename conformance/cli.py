@@ -1,5 +1,6 @@
 """The ``mdlri-conformance`` command line: ``run`` the suite, run an ``example`` scenario,
-``replay`` a task-graph case file against the oracle.
+``replay`` a task-graph case file against the oracle, ``doctor`` the acl backend, ``kernels
+build`` the Ascend C kernels.
 
 Exit codes: 0 when the gate passes (no FAIL, no ERROR), 1 when it fails, 2 for usage and
 input errors (one line on stderr, never a traceback).
@@ -192,6 +193,21 @@ def _cmd_doctor(ns: argparse.Namespace) -> int:
     return 0 if not problems else 1
 
 
+def _cmd_kernels_build(ns: argparse.Namespace) -> int:
+    """Build kernel/ascendc/ into the kernels cache (exit 2 with one line when CANN is absent)."""
+    from backends.acl.kernels_build import BuildFailed, CannMissing, build
+    try:
+        path = build(soc=ns.soc, output=ns.output)
+    except CannMissing as exc:
+        print(f"{PROG}: kernels build: {exc}", file=sys.stderr)
+        return 2
+    except BuildFailed as exc:
+        print(f"{PROG}: kernels build: {exc}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
+
+
 def _add_acl_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--acl-lib", help="acl: libacl_rt.so path or directory, or 'emulator' "
                                      "(default: $MDLRI_ACL_LIB, then discovery)")
@@ -232,6 +248,19 @@ def build_parser() -> argparse.ArgumentParser:
                                      "path, version, SoC, device count, what is missing.")
     _add_acl_options(doc)
     doc.set_defaults(func=_cmd_doctor)
+
+    kn = sub.add_parser("kernels", help="the catalog kernels for Ascend hardware",
+                        description="Build the Ascend C catalog kernels (kernel/ascendc/).")
+    knsub = kn.add_subparsers(dest="kernels_cmd", required=True)
+    kb = knsub.add_parser("build", help="build the kernels fatbin into the kernels cache",
+                          description="cmake-build kernel/ascendc/ with CANN's ascendc.cmake and "
+                                      "copy the fatbin to <cache>/kernels/<soc>/mdlri_kernels.o "
+                                      "(needs ASCEND_HOME_PATH: source CANN's set_env.sh).")
+    kb.add_argument("--soc", help="SoC name, e.g. Ascend910B3 (default: $SOC_VERSION, then "
+                                  "aclrtGetSocName)")
+    kb.add_argument("--output", help="directory for mdlri_kernels.o (default: the kernels cache; "
+                                     "elsewhere, pass --kernel-binary to run)")
+    kb.set_defaults(func=_cmd_kernels_build)
 
     rp = sub.add_parser("replay", help="replay a task-graph case (JSON) and compare with the oracle",
                         description="Replay CASE.json on a backend without Hypothesis; print "

@@ -1,0 +1,118 @@
+/*
+ * mdlri_kernels.cpp -- Ascend C versions of the catalog kernels (kernel/catalog.py).
+ *
+ * Calling convention: the host launches every kernel with aclrtLaunchKernelWithHostArgs and
+ * the packed argument struct of kernel/catalog.py (C natural alignment: pointers are 8-byte
+ * device addresses, scalars int32). The kernel receives that struct as its parameter list, so
+ * each kernel declares its parameters in the struct's field order: pointers as
+ * `__gm__ int32_t *`, scalars as `int32_t`.
+ *
+ * Semantics match kernel/host/kernels.c: plain scalar loops over n elements (8 for the seed
+ * pair), the WHOLE operation on every block regardless of block_idx (the suite launches one
+ * block), int32 arithmetic wrapping around (done in uint32_t to avoid signed overflow).
+ *
+ * On arch 3510 (Ascend 950) the kernel tail invalidates the data cache; scalar stores would
+ * be lost, so every kernel ends by writing its output's cache lines back to GM with dcci.
+ * On A2/A3 (arch 2201) the flush compiles away.
+ */
+#include "kernel_operator.h"
+
+namespace {
+
+constexpr int32_t kSeedElements = 8;
+constexpr uint32_t kSeedMainBias = 10;
+constexpr uint32_t kSeedPostScale = 2;
+
+/* Write the data cache back to GM so the output's scalar stores survive (arch 3510 only). */
+__aicore__ inline void FlushOutput(__gm__ int32_t *output)
+{
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+    dcci(reinterpret_cast<__gm__ int64_t *>(output), cache_line_t::ENTIRE_DATA_CACHE,
+         dcci_dst_t::CACHELINE_OUT);
+#else
+    (void)output;
+#endif
+}
+
+__aicore__ inline int32_t Wrap(uint32_t v)
+{
+    return static_cast<int32_t>(v);
+}
+
+}  // namespace
+
+/* output[i] = input[i] + 10 over 8 x int32 (seed example) -- struct {input, output}, 16 B */
+extern "C" __global__ __aicore__ void fallback_main(__gm__ int32_t *input,
+                                                    __gm__ int32_t *output)
+{
+    for (int32_t i = 0; i < kSeedElements; ++i) {
+        output[i] = Wrap(static_cast<uint32_t>(input[i]) + kSeedMainBias);
+    }
+    FlushOutput(output);
+}
+
+/* output[i] = input[i] * 2 over 8 x int32 (seed example) -- struct {input, output}, 16 B */
+extern "C" __global__ __aicore__ void fallback_postprocess(__gm__ int32_t *input,
+                                                           __gm__ int32_t *output)
+{
+    for (int32_t i = 0; i < kSeedElements; ++i) {
+        output[i] = Wrap(static_cast<uint32_t>(input[i]) * kSeedPostScale);
+    }
+    FlushOutput(output);
+}
+
+/* y[i] = a * x[i] + b -- struct {x, y, n, a, b}, 32 B */
+extern "C" __global__ __aicore__ void affine(__gm__ int32_t *x, __gm__ int32_t *y, int32_t n,
+                                             int32_t a, int32_t b)
+{
+    for (int32_t i = 0; i < n; ++i) {
+        y[i] = Wrap(static_cast<uint32_t>(a) * static_cast<uint32_t>(x[i]) +
+                    static_cast<uint32_t>(b));
+    }
+    FlushOutput(y);
+}
+
+/* out[i] = a[i] + b[i] -- struct {a, b, out, n}, 32 B */
+extern "C" __global__ __aicore__ void add(__gm__ int32_t *a, __gm__ int32_t *b,
+                                          __gm__ int32_t *out, int32_t n)
+{
+    for (int32_t i = 0; i < n; ++i) {
+        out[i] = Wrap(static_cast<uint32_t>(a[i]) + static_cast<uint32_t>(b[i]));
+    }
+    FlushOutput(out);
+}
+
+/* acc[i] += x[i] -- struct {acc, x, n}, 24 B */
+extern "C" __global__ __aicore__ void accumulate(__gm__ int32_t *acc, __gm__ int32_t *x,
+                                                 int32_t n)
+{
+    for (int32_t i = 0; i < n; ++i) {
+        acc[i] = Wrap(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(x[i]));
+    }
+    FlushOutput(acc);
+}
+
+/* out[i] = value -- struct {out, n, value}, 16 B */
+extern "C" __global__ __aicore__ void fill(__gm__ int32_t *out, int32_t n, int32_t value)
+{
+    for (int32_t i = 0; i < n; ++i) {
+        out[i] = value;
+    }
+    FlushOutput(out);
+}
+
+/* dst[i] = src[i] -- struct {src, dst, n}, 24 B; overlapping ranges copy like memmove */
+extern "C" __global__ __aicore__ void copy(__gm__ int32_t *src, __gm__ int32_t *dst,
+                                           int32_t n)
+{
+    if (dst < src) {
+        for (int32_t i = 0; i < n; ++i) {
+            dst[i] = src[i];
+        }
+    } else {
+        for (int32_t i = n - 1; i >= 0; --i) {
+            dst[i] = src[i];
+        }
+    }
+    FlushOutput(dst);
+}
