@@ -262,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "elsewhere, pass --kernel-binary to run)")
     kb.set_defaults(func=_cmd_kernels_build)
 
-    rp = sub.add_parser("replay", help="replay a task-graph case (JSON) and compare with the oracle",
+    rp = sub.add_parser("replay", help="replay a task-graph case (JSON) against the oracle",
                         description="Replay CASE.json on a backend without Hypothesis; print "
                                     "'conforms' or the first differing observation.")
     rp.add_argument("case", help="path of a case JSON file (conformance/cases/*.json)")
