@@ -24,7 +24,6 @@ from __future__ import annotations
 import itertools
 from typing import Any, ClassVar
 
-import numpy as np
 import pytest
 from hypothesis import note, settings
 from hypothesis import strategies as st
@@ -40,7 +39,7 @@ from conformance import expect
 from conformance.graphs import Case, Launch, Memset, Op, Record, ValueWrite, Wait
 from conformance.harness import Dev
 from conformance.oracle import (
-    DISABLED, USER_VISIBLE, WORD_MASK, ModelState, OracleMemory, Program, State, footprint,
+    USER_VISIBLE, WORD_MASK, ModelState, OracleMemory, Program, State, footprint,
     happens_before_ops, task_type, validate,
 )
 from kernel import catalog
