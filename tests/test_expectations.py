@@ -1,0 +1,122 @@
+"""Expectations files: parsing errors, XFAIL/XPASS, gated CHANGED, unused entries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reports import expectations as ex
+
+SPECS = '''
+import pytest
+from backends.contract import Err
+from conformance import expect
+
+@pytest.mark.clause("CAP-04")
+def test_documented_fail():
+    expect.rc(107000, Err.SUCCESS, "aclmdlRICaptureEnd")
+
+@pytest.mark.clause("CAP-01")
+def test_documented_pass():
+    expect.ok(0, "call")
+
+@pytest.mark.clause("LIST-05")
+def test_implementation_fail():
+    expect.eq(3, 2, "*numTasks")
+'''
+
+
+def _write(tmp: Path, text: str) -> Path:
+    p = tmp / "exp.toml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("[[expect]\nid=1", "malformed TOML"),
+    ('[[expect]]\nid = "CAP-01"\noutcome = "FAIL"\n', ":1: entry without a reason"),
+    ('\n\n[[expect]]\nid = "CAP-01"\noutcome = "MAYBE"\nreason = "x"\n', ":3: outcome 'MAYBE'"),
+    ('[[expect]]\nid = "NOPE-01"\noutcome = "FAIL"\nreason = "x"\n', "unknown id 'NOPE-01'"),
+    ('[[expect]]\nid = "CAP-01"\noutcome = "FAIL"\nreason = "x"\ncolour = 1\n', "unknown key(s) colour"),
+    ('gate_changed = "x"\n', "gate_changed must be a list"),
+])
+def test_bad_files_are_one_line_errors_naming_file_and_line(tmp_path: Path, text: str,
+                                                             fragment: str) -> None:
+    p = _write(tmp_path, text)
+    with pytest.raises(ex.ExpectationsError) as err:
+        ex.load(p, ex.known_ids(Path("conformance/specs")))
+    msg = str(err.value)
+    assert fragment in msg and str(p) in msg and "\n" not in msg
+
+
+def test_missing_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ex.ExpectationsError, match="cannot read"):
+        ex.load(tmp_path / "absent.toml")
+
+
+@pytest.mark.parametrize("cond, version, ok", [
+    ("", "anything", True), (">=1.17", "1.17.0", True), (">=1.18", "CANN 1.17.0", False),
+    ("<2", "1.17.0", True), ("==1.17", "1.17.3", True), ("!=1.17", "1.17.0", False),
+])
+def test_version_conditions(cond: str, version: str, ok: bool) -> None:
+    assert ex.version_matches(cond, version) is ok
+
+
+def test_known_ids_include_spec_functions_and_clauses() -> None:
+    known = ex.known_ids(Path("conformance/specs"))
+    assert "CAP-01" in known
+    assert "test_scenarios.py::test_model_task_fallback" in known
+
+
+def _run(pytester: pytest.Pytester, exp_text: str, *extra: str) -> tuple[pytest.RunResult, list]:
+    pytester.makepyfile(test_specs=SPECS)
+    exp = pytester.path / "exp.toml"
+    exp.write_text(exp_text)
+    out = pytester.path / "out"
+    res = pytester.runpytest("-p", "conformance.plugin", "--backend", "tests.fakes:create",
+                             "--report-dir", str(out), "--expectations", str(exp), *extra)
+    rows = [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines()] \
+        if (out / "results.jsonl").exists() else []
+    return res, rows
+
+
+def test_expected_failure_is_xfail_and_the_gate_passes(pytester: pytest.Pytester) -> None:
+    res, rows = _run(pytester, '[[expect]]\nid = "CAP-04"\noutcome = "FAIL"\nreason = "known"\n')
+    assert res.ret == 0
+    by = {r["nodeid"].split("::")[-1]: r for r in rows}
+    assert by["test_documented_fail"]["outcome"] == "XFAIL"
+    assert by["test_documented_fail"]["reason"] == "known"
+    assert by["test_implementation_fail"]["outcome"] == "CHANGED"
+
+
+def test_unexpected_pass_fails_the_gate(pytester: pytest.Pytester) -> None:
+    res, rows = _run(pytester, '[[expect]]\nid = "CAP-04"\noutcome = "FAIL"\nreason = "known"\n'
+                               '[[expect]]\nid = "CAP-01"\noutcome = "FAIL"\nreason = "was broken"\n')
+    assert res.ret == 1
+    by = {r["nodeid"].split("::")[-1]: r for r in rows}
+    assert by["test_documented_pass"]["outcome"] == "XPASS"
+    summary = json.loads((pytester.path / "out" / "summary.json").read_text())
+    assert summary["gate"] == "fail"
+
+
+def test_gated_changed_fails_the_gate(pytester: pytest.Pytester) -> None:
+    res, rows = _run(pytester, 'gate_changed = ["LIST-*"]\n[[expect]]\nid = "CAP-04"\n'
+                               'outcome = "FAIL"\nreason = "known"\n')
+    assert res.ret == 1
+    by = {r["nodeid"].split("::")[-1]: r for r in rows}
+    assert by["test_implementation_fail"]["gated"] is True
+
+
+def test_unused_entry_is_an_input_error(pytester: pytest.Pytester) -> None:
+    res, _ = _run(pytester, '[[expect]]\nid = "CAP-04"\noutcome = "FAIL"\nreason = "known"\n'
+                            '[[expect]]\nid = "TMO-03"\noutcome = "FAIL"\nreason = "stale"\n')
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    res.stdout.fnmatch_lines(["*exp.toml:5: unused expectation for 'TMO-03'*"])
+
+
+def test_subset_runs_do_not_flag_unused_entries(pytester: pytest.Pytester) -> None:
+    res, _ = _run(pytester, '[[expect]]\nid = "TMO-03"\noutcome = "FAIL"\nreason = "stale"\n',
+                  "-k", "documented_pass")
+    assert res.ret == 0
