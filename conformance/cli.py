@@ -56,12 +56,25 @@ def _cmd_run(ns: argparse.Namespace) -> int:
         return 0
     report_dir = Path(ns.report_dir) if ns.report_dir else (
         Path("reports") / "out" / (time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"))
-    report_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        (report_dir / ".write-test").touch()
+        (report_dir / ".write-test").unlink()
+    except OSError as exc:
+        return _usage_error(f"report directory {report_dir}: {exc.strerror or exc}")
+    if ns.expectations:
+        from reports import expectations
+        try:
+            expectations.load(ns.expectations, expectations.known_ids(SPEC_DIR))
+        except expectations.ExpectationsError as exc:
+            return _usage_error(str(exc))
     args = [str(SPEC_DIR), "-p", "conformance.plugin", "--backend", ns.backend,
             "--profile", ns.profile, "--report-dir", str(report_dir),
             "--junitxml", str(report_dir / "junit.xml"),
             "--alluredir", str(report_dir / "allure-results"),
             "-o", "junit_family=xunit2", "-q", "-rfE", "--tb=short", *_acl_args(ns)]
+    if ns.expectations:
+        args += ["--expectations", ns.expectations]
     if ns.workers is not None:
         args += ["-n", str(ns.workers)]
     if ns.keyword:
@@ -216,6 +229,60 @@ def _add_acl_options(p: argparse.ArgumentParser) -> None:
                                      "devices[k %% len])")
 
 
+def _cmd_diff(ns: argparse.Namespace) -> int:
+    from reports.diff import diff_runs, format_diff
+    from reports.runs import RunError, load_run
+    try:
+        a, b = load_run(ns.run_a), load_run(ns.run_b)
+    except RunError as exc:
+        return _usage_error(str(exc))
+    d = diff_runs(a, b)
+    for line in format_diff(d, a, b):
+        print(line)
+    return 1 if d.new_failures else 0
+
+
+def _cmd_report(ns: argparse.Namespace) -> int:
+    from reports.runs import RunError, load_run, load_rows
+    from reports.write import write_all
+    from .summary import build_summary
+    try:
+        run = load_run(ns.run_dir)
+        rows = load_rows(run.path / "results.jsonl")
+    except RunError as exc:
+        return _usage_error(str(exc))
+    summary = build_summary(rows, {c for r in rows for c in r.get("clauses", [])}, run.backend)
+    try:
+        write_all(run.path, rows, summary)
+    except OSError as exc:
+        return _usage_error(f"{run.path}: cannot write the report ({exc.strerror or exc})")
+    print(f"{run.path / 'index.html'}")
+    if ns.allure_html:
+        return _allure_html(run.path)
+    return 0
+
+
+def _allure_html(run_dir: Path) -> int:
+    """Build the Allure 3 HTML report with the npm ``allure`` package (needs Node.js)."""
+    import shutil
+    import subprocess
+    results = run_dir / "allure-results"
+    if not results.is_dir():
+        return _usage_error(f"{run_dir}: no allure-results (run with mdlri-conformance run)")
+    npx = shutil.which("npx")
+    if npx is None:
+        return _usage_error("the Allure HTML report needs Node.js (npx not found); "
+                            f"the static report is {run_dir / 'index.html'}")
+    out = run_dir / "allure-report"
+    proc = subprocess.run([npx, "--yes", "allure@3", "generate", str(results), "--output",
+                           str(out)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        return _usage_error(f"allure generate failed: {last[0]}")
+    print(out / "index.html")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Conformance suite for the CANN Model RI API.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -228,6 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="sim (default), acl or package.module:factory")
     _add_acl_options(run)
     run.add_argument("--report-dir", help="default: reports/out/<run-id>")
+    run.add_argument("--expectations", metavar="FILE",
+                     help="known divergences (TOML), e.g. reports/expectations/sim.toml")
     run.add_argument("--profile", default="ci", choices=("ci", "dev", "deep", "hw"))
     run.add_argument("-n", "--workers", help="parallel workers (pytest-xdist), e.g. 2 or auto")
     run.add_argument("-k", dest="keyword", help="only specs matching this pytest -k expression")
@@ -261,6 +330,22 @@ def build_parser() -> argparse.ArgumentParser:
     kb.add_argument("--output", help="directory for mdlri_kernels.o (default: the kernels cache; "
                                      "elsewhere, pass --kernel-binary to run)")
     kb.set_defaults(func=_cmd_kernels_build)
+
+    df = sub.add_parser("diff", help="what changed between two runs, per clause",
+                        description="Compare two report directories: new failures, fixes, "
+                                    "changed behaviours and fingerprint changes, per clause. "
+                                    "Exit 1 when B has new failures.")
+    df.add_argument("run_a", help="report directory of the earlier run")
+    df.add_argument("run_b", help="report directory of the later run")
+    df.set_defaults(func=_cmd_diff)
+
+    rep = sub.add_parser("report", help="(re)build a run's reports from its results.jsonl",
+                         description="Write summary.json, summary.md, divergences.json and "
+                                     "index.html for a run directory.")
+    rep.add_argument("run_dir", help="a report directory written by 'run'")
+    rep.add_argument("--allure-html", action="store_true",
+                     help="also build the Allure 3 HTML report (needs Node.js / npx)")
+    rep.set_defaults(func=_cmd_report)
 
     rp = sub.add_parser("replay", help="replay a task-graph case (JSON) against the oracle",
                         description="Replay CASE.json on a backend without Hypothesis; print "
