@@ -74,12 +74,12 @@ def compare(backend: Any, config: pytest.Config, case: graphs.Case,
     d = div.difference
     where = d.expected or d.observed
     label = f"{where.phase}[{where.index}] {where.what}" if where else "observation"
-    try:
-        expect.fail(f"generated case, {label}",
-                    d.expected.value if d.expected else "nothing",
-                    d.observed.value if d.observed else "nothing")
-    except expect.ConformanceFailure as exc:
-        raise expect.ConformanceFailure(f"{exc}\n{msg}") from None
+    replay = next((ln.strip().removeprefix("replay: ") for ln in msg.splitlines()
+                   if ln.strip().startswith("replay: ")), "")
+    expect.diverge(f"generated case, {label}",
+                   d.expected.value if d.expected else "nothing",
+                   d.observed.value if d.observed else "nothing",
+                   case=case.to_dict(), replay=replay, extra=msg)
 
 
 @pytest.mark.clause("CAP-01", "XS-01", "XS-02", "SETP-01", "DIS-01", "UPD-05", "EXE-02")
