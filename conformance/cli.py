@@ -47,6 +47,8 @@ def _acl_args(ns: argparse.Namespace) -> list[str]:
 def _cmd_run(ns: argparse.Namespace) -> int:
     try:
         resolve(ns.backend)
+        if ns.against:
+            resolve(ns.against)
         backend_options(ns.backend, devices=ns.devices)
     except BackendLoadError as exc:
         return _usage_error(str(exc))
@@ -75,6 +77,8 @@ def _cmd_run(ns: argparse.Namespace) -> int:
             "-o", "junit_family=xunit2", "-q", "-rfE", "--tb=short", *_acl_args(ns)]
     if ns.expectations:
         args += ["--expectations", ns.expectations]
+    if ns.against:
+        args += ["--against", ns.against]
     if ns.workers is not None:
         args += ["-n", str(ns.workers)]
     if ns.keyword:
@@ -295,6 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="sim (default), acl or package.module:factory")
     _add_acl_options(run)
     run.add_argument("--report-dir", help="default: reports/out/<run-id>")
+    run.add_argument("--against", metavar="BACKEND",
+                     help="differential run: also replay the generated graphs on BACKEND and "
+                          "record every difference")
     run.add_argument("--expectations", metavar="FILE",
                      help="known divergences (TOML), e.g. reports/expectations/sim.toml")
     run.add_argument("--profile", default="ci", choices=("ci", "dev", "deep", "hw"))

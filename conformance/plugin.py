@@ -71,6 +71,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="hypothesis settings profile (default: ci)")
     g.addoption("--report-dir", default=None,
                 help="where results go (default: reports/out/<run-id>)")
+    g.addoption("--against", default=None,
+                help="differential run: replay the generated graphs on this second backend too")
     g.addoption("--expectations", default=os.environ.get("MDLRI_EXPECTATIONS"),
                 help="expectations file (TOML) of known divergences for this backend")
     g.addoption("--acl-lib", default=None,
@@ -94,6 +96,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requires(*caps): backend capabilities a spec needs")
     _load_hypothesis_profile(config.getoption("--profile"))
     name = config.getoption("--backend")
+    against = config.getoption("--against")
+    if against:
+        try:
+            find_factory(against)
+        except BackendLoadError as exc:
+            raise pytest.UsageError(f"--against: {exc}") from None
     try:
         worker = getattr(config, "workerinput", {}).get("workerid")
         options = backend_options(name, acl_lib=config.getoption("--acl-lib"),
@@ -196,6 +204,29 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def backend(request: pytest.FixtureRequest) -> Any:
     """The backend under test (one per process)."""
     return request.config.stash[_backend_key]
+
+
+@pytest.fixture(scope="session")
+def against_backend(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The second backend of a differential run (``--against``)."""
+    name = request.config.getoption("--against")
+    worker = getattr(request.config, "workerinput", {}).get("workerid")
+    try:
+        other = load_backend(name, **backend_options(
+            name, acl_lib=request.config.getoption("--acl-lib"),
+            kernel_binary=request.config.getoption("--kernel-binary"),
+            devices=request.config.getoption("--devices"), worker=worker))
+    except BackendLoadError as exc:
+        pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
+    yield other
+    other.close()
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The differential specs are collected only for ``--against`` runs."""
+    if collection_path.name == "test_differential.py" and not config.getoption("--against"):
+        return True
+    return None
 
 
 @pytest.fixture

@@ -46,3 +46,21 @@ def create_no_kernels(**_: Any) -> NullBackend:
 
 def create_not_a_backend(**_: Any) -> object:
     return object()
+
+
+def create_sim_eager_update(**options: Any) -> Any:
+    """The simulator with a planted bug: SetParams is committed at once (no deferral,
+    the model never waits in UPDATING). Used to check differential runs and reports."""
+    from backends.sim import create as create_sim
+    sim = create_sim(**options)
+    original = sim.task_set_params
+
+    def task_set_params(task: Any, params: Any) -> int:
+        rc = original(task, params)
+        if rc == 0:
+            sim.update(task.model)
+        return rc
+
+    sim.task_set_params = task_set_params  # type: ignore[method-assign]
+    sim.name = "sim-eager-update"
+    return sim

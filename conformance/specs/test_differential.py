@@ -1,0 +1,76 @@
+"""Differential runs: the same generated graphs on two backends (``--against B``).
+
+Collected only when the run has ``--against`` (``mdlri-conformance run --backend A
+--against B``). Each generated case is replayed on both backends through
+:func:`conformance.runner.replay`; the first differing observation is a divergence,
+classified as a difference in return code, buffer contents, listing, seq ids or timing (a
+sync that expired on one side only), recorded with the shrunk case, both observations and
+the commands that replay it on each backend. Neither side is taken as right: the oracle-based
+specs say which one conforms.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+
+from backends.contract import Cap, Err
+from conformance import expect, graphs, runner, strategies
+from conformance.observe import Observation, first_difference
+
+pytestmark = pytest.mark.requires(
+    Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,
+    Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE, Cap.VALUE_TASKS, Cap.SYNC_TIMEOUT)
+
+
+def classify(a: Observation | None, b: Observation | None) -> str:
+    """The kind of a difference: return code, buffer contents, listing, seq ids or timing."""
+    o = a or b
+    if o is None:
+        return "observations"
+    if o.phase == "listing":
+        return "seq ids" if o.what == "seq ids" else "listing"
+    if o.phase == "sync":
+        return "buffer contents"
+    values = [getattr(a, "value", None), getattr(b, "value", None)]
+    if any(v == Err.RT_STREAM_SYNC_TIMEOUT for v in values):
+        return "timing"
+    return "return code"
+
+
+def _differ(backend: Any, against: Any, config: pytest.Config, case: graphs.Case) -> None:
+    __tracebackhide__ = True
+    a, b = runner.replay(backend, case), runner.replay(against, case)
+    d = first_difference(a, b)
+    if d is None:
+        return
+    kind = classify(d.expected, d.observed)
+    path = runner.save_case(case, config.getoption("--report-dir", None))
+    names = (config.getoption("--backend"), config.getoption("--against"))
+    replay = " ; ".join(f"mdlri-conformance replay {path} --backend {n}" for n in names)
+    where = d.expected or d.observed
+    label = f"{where.phase}[{where.index}] {where.what}" if where else "observation"
+    expect.diverge(f"differential ({kind}) {label}, {names[0]} vs {names[1]}",
+                   d.expected.value if d.expected else "nothing",
+                   d.observed.value if d.observed else "nothing",
+                   case=case.to_dict(), replay=replay,
+                   extra=f"{names[0]} vs {names[1]} differ ({kind}) at {d.describe()}\n"
+                         f"  case: {case.to_json(indent=None)}\n  replay: {replay}")
+
+
+@pytest.mark.clause("CAP-01", "XS-01", "SETP-01", "DIS-01", "UPD-05", "EXE-02")
+@given(case=strategies.positive_cases())
+def test_differential_positive(backend: Any, against_backend: Any, pytestconfig: pytest.Config,
+                               case: graphs.Case) -> None:
+    """Both backends show the same return codes, buffers, listing and seq-id properties."""
+    _differ(backend, against_backend, pytestconfig, case)
+
+
+@pytest.mark.clause("SETP-02", "SETP-03", "SETP-10", "DIS-06", "TMO-02", "EXE-07")
+@given(case=strategies.negative_cases())
+def test_differential_negative(backend: Any, against_backend: Any, pytestconfig: pytest.Config,
+                               case: graphs.Case) -> None:
+    """Both backends give the same error codes and FAULT behaviour on the negative plans."""
+    _differ(backend, against_backend, pytestconfig, case)
