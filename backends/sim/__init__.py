@@ -22,6 +22,9 @@ Options of :func:`create` (all keyword):
 * ``base_address`` (int, default 0x12C0_4000_0000), ``guard_bytes`` (default 4096),
   ``fill_byte`` (default 0xA5): device memory layout and the garbage new memory holds;
 * ``device_count`` (int, default 1): valid ids for set_device.
+* ``faults`` (iterable of names, default none): injected bugs from the catalogue
+  :data:`backends.sim.faults.FAULTS` (an unknown name raises
+  :class:`~backends.sim.faults.UnknownFault`); used by ``--fault`` and the kill matrix.
 
 :data:`CHOICES` records what the simulator does where semantics.md §24 leaves a question open,
 and a few further sim-level decisions.

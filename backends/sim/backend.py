@@ -9,15 +9,20 @@ host threads can unblock the device meanwhile (THREADS).
 
 Behaviour is documented per method with the clause ids of shared/ref/semantics.md; the choices
 for the open questions are in :data:`backends.sim.CHOICES`.
+
+``faults=`` (names of :data:`backends.sim.faults.FAULTS`) builds a deliberately wrong
+simulator for the kill matrix; every hook is a ``self.has_fault(NAME)`` test (or the model's
+``in self.faults``) next to the behaviour it breaks.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import inspect
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -29,14 +34,15 @@ from backends.contract import (ALL_CAPS, UNION_MEMBER_SIZE, UNION_SIZE, UNWRITTE
 from kernel import catalog
 
 from .capture import CaptureSession, ThreadModes, joined_ok, unrecorded_event, unsafe_blocked
-from .device import (U64, Engine, ExecuteOp, KernelOp, MemcpyOp, MemsetOp, Op, Queue, RecordOp,
-                     ResetOp, ValueWaitOp, ValueWriteOp, WaitOp)
+from .device import (U64, Engine, ExecuteOp, KernelOp, MemcpyOp, MemsetOp, NopOp, Op, Queue,
+                     RecordOp, ResetOp, ValueWaitOp, ValueWriteOp, WaitOp)
 from .events import EX_ALLOWED, WITH_FLAG_ALLOWED, SimEvent, valid_flags
 from .handles import live
 from .kernels import MANIFEST_PATH, BinHandle, FuncHandle, parse_manifest
 from .memory import (DEFAULT_BASE, DEFAULT_FILL, DEFAULT_GUARD, DeviceMemorySpace,
                      PinnedRegistry, as_bytes_view)
-from .model import ModelStatus, ModelStream, SimModel, Task, TaskRecord
+from .faults import check as check_faults
+from .model import ModelStatus, ModelStream, SimModel, Task, TaskRecord, record_to_op
 from .streams import CAPTURE_FORBIDDEN_FLAGS, SYNC_NOOP_FLAGS, SimStream
 
 VERSION = "mdlri-sim 0.1"
@@ -120,7 +126,8 @@ class SimBackend:
 
     def __init__(self, *, destroy_wait_s: float = 10.0, base_address: int = DEFAULT_BASE,
                  guard_bytes: int = DEFAULT_GUARD, fill_byte: int = DEFAULT_FILL,
-                 device_count: int = 1) -> None:
+                 device_count: int = 1, faults: Iterable[str] = ()) -> None:
+        self.faults = check_faults(faults)  # UnknownFault (ValueError) for a bad name
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._closed = False
@@ -142,6 +149,10 @@ class SimBackend:
 
     # =========================================================================================
     # plumbing
+
+    def has_fault(self, name: str) -> bool:
+        """Whether the injected bug ``name`` (backends.sim.faults) is switched on."""
+        return name in self.faults
 
     def _has_context(self) -> bool:
         return getattr(self._tls, "context", False)
@@ -202,11 +213,16 @@ class SimBackend:
 
     def _unsafe_blocked(self) -> bool:
         """MODE-02/03/04/06/07/08/11 for the calling thread."""
+        if self.has_fault("capture-mode-ignored"):
+            return False
         return unsafe_blocked(self._sessions, threading.current_thread(), self._modes.get())
 
     def _append(self, st: SimStream, record: TaskRecord) -> Task:
         """Append a task issued on capturing stream ``st`` to its internal stream (CAP-01)."""
         sess: CaptureSession = st.session
+        if self.has_fault("capture-executes") and record.type not in (
+                TaskType.EVENT_WAIT, TaskType.VALUE_WAIT):
+            self._enqueue(st, record_to_op(record))  # CAP-01 broken: runs at capture too
         return sess.model.append(sess.streams[st], record)
 
     def _enqueue(self, st: SimStream, op: Op) -> Op:
@@ -386,12 +402,16 @@ class SimBackend:
         rc, st = self._stream(stream)
         if rc:
             return rc
-        if timeout_ms == 0:
+        if timeout_ms == 0 and not self.has_fault("timeout-zero-waits"):
             return E_PARAM
         rc, st, noop = self._sync_checks(stream)
         if rc or noop:
             return rc
-        limit = None if timeout_ms == -1 else timeout_ms / 1000.0
+        limit = None if timeout_ms in (-1, 0) else timeout_ms / 1000.0
+        if limit is not None and self.has_fault("timeout-early"):
+            limit /= 10
+        if self.has_fault("timeout-ignored"):
+            limit = None
         if not self._wait_until(lambda: not st.queue.ops, limit):
             return int(Err.RT_STREAM_SYNC_TIMEOUT)
         return st.queue.take_error()
@@ -399,9 +419,13 @@ class SimBackend:
     @_api
     def stream_query(self, stream: Any) -> tuple[int, int]:
         """aclrtStreamQuery: COMPLETE when the queue is empty; 107027 while capturing."""
+        if self.has_fault("crash-query"):
+            ctypes.string_at(0)  # a real NULL read: SIGSEGV
         rc, st, _ = self._sync_checks(stream)
         if rc:
             return rc, UNWRITTEN
+        if self.has_fault("hang-query-sync"):
+            self._wait_until(lambda: not st.queue.ops, None)
         return OK, StreamStatus.NOT_READY if st.queue.ops else StreamStatus.COMPLETE
 
     # =========================================================================================
@@ -652,7 +676,7 @@ class SimBackend:
                 ms = sess.join(st)
                 model.append(ms, TaskRecord(TaskType.EVENT_WAIT, event=me, event_flag=ev.flags))
                 return OK
-        self._enqueue(st, WaitOp(ev.state))
+        self._enqueue(st, NopOp() if self.has_fault("event-wait-no-wait") else WaitOp(ev.state))
         return OK
 
     @_api
@@ -824,6 +848,7 @@ class SimBackend:
         if stream.capturing:
             return int(Err.RT_STREAM_CAPTURED)
         model = SimModel()
+        model.faults = self.faults
         sess = CaptureSession(model, stream, int(mode), threading.current_thread())
         model.session = sess
         sess.join(stream)
@@ -870,9 +895,10 @@ class SimBackend:
         model = sess.model
         if null_model:
             return E_PARAM, UNWRITTEN  # CAP-12: capture kept
-        if stream is not sess.origin:
+        if stream is not sess.origin and not self.has_fault("end-on-joined-stream"):
             return int(Err.RT_STREAM_CAPTURE_UNMATCHED), UNWRITTEN  # CAP-11
-        if sess.mode != CaptureMode.RELAXED and threading.current_thread() != sess.thread:
+        if sess.mode != CaptureMode.RELAXED and threading.current_thread() != sess.thread \
+                and not self.has_fault("wrong-thread-end-accepted"):
             return self._end_wrong_thread(sess), UNWRITTEN  # CAP-14
         rc = self._end_check(sess)
         if rc:
@@ -881,10 +907,16 @@ class SimBackend:
             return rc, None
         origin_ms = sess.streams[sess.origin]
         for me in sorted(model.events.values(), key=lambda m: m.order):  # XS-08, Q-04
+            if self.has_fault("no-event-reset-at-end"):
+                break
             model.append(origin_ms, TaskRecord(TaskType.EVENT_RESET, event=me,
                                                event_flag=me.flags))
         model.status = ModelStatus.READY
         self._close_session(sess)
+        if self.has_fault("side-stream-stays-captured"):
+            for us in sess.streams:
+                if us is not sess.origin:
+                    us.session = sess  # STAT-04 broken: still reports ACTIVE
         return OK, model
 
     def _end_wrong_thread(self, sess: CaptureSession) -> int:
@@ -897,7 +929,7 @@ class SimBackend:
         """The CaptureEnd checks after the status checks, in runtime order."""
         if sess.invalidated:
             return int(Err.RT_STREAM_CAPTURE_INVALIDATED)  # STAT-08
-        if not joined_ok(sess):
+        if not joined_ok(sess) and not self.has_fault("unjoined-end-accepted"):
             return int(Err.RT_STREAM_UNJOINED)  # XS-02, XS-03
         if unrecorded_event(sess.model):
             return int(Err.RT_CAPTURE_DEPENDENCY)  # XS-06
@@ -906,8 +938,7 @@ class SimBackend:
     # =========================================================================================
     # introspection
 
-    @staticmethod
-    def _slots(items: list[Any], capacity: int | None) -> tuple[int, list[Any] | None, Any]:
+    def _slots(self, items: list[Any], capacity: int | None) -> tuple[int, list[Any] | None, Any]:
         """The two-phase array convention (LIST-03/04/05)."""
         count = len(items)
         if capacity is None:
@@ -920,6 +951,10 @@ class SimBackend:
             slots[count:] = [None] * (capacity - count)
             return OK, slots, count
         slots[:capacity] = items[:capacity]
+        if self.has_fault("listing-writes-past-capacity"):
+            slots = list(items)
+        if self.has_fault("no-107039"):
+            return OK, slots, capacity
         return int(Err.RT_INSUFFICIENT_INPUT_ARRAY), slots, capacity
 
     @staticmethod
@@ -980,6 +1015,8 @@ class SimBackend:
             return rc, UNWRITTEN
         if t.host.type == TaskType.DEFAULT:
             return E_PARAM, UNWRITTEN
+        if self.has_fault("getparams-device-record"):
+            return OK, self._params_of(t.dev)
         return OK, self._params_of(t.host)
 
     @staticmethod
@@ -1012,7 +1049,8 @@ class SimBackend:
     def _update_blocked(model: SimModel) -> bool:
         """Preliminary state check of SetParams/Disable: capturing, FAULT or running
         (an execution enqueued and not completed) -> 107040, no state change (SETP-11..13)."""
-        return model.status in (ModelStatus.CAPTURE_ACTIVE, ModelStatus.FAULT) or model.running > 0
+        running = model.running > 0 and "setparams-while-running" not in model.faults
+        return model.status in (ModelStatus.CAPTURE_ACTIVE, ModelStatus.FAULT) or running
 
     @_api
     def task_set_params(self, task: Any, params: TaskParams | None) -> int:
@@ -1027,9 +1065,12 @@ class SimBackend:
             return int(Err.RT_MODEL_UPDATE_FAILED)
         rc, rec = self._new_record(t, params)
         if rc:
-            model.status = ModelStatus.FAULT  # SETP-10
+            if not self.has_fault("bad-type-no-fault"):
+                model.status = ModelStatus.FAULT  # SETP-10
             return rc
         t.host = rec
+        if self.has_fault("setparams-without-update"):
+            t.dev = rec
         t.disabled = False  # DIS-04: last write wins
         model.status = ModelStatus.UPDATING
         return OK
@@ -1108,7 +1149,7 @@ class SimBackend:
         model = t.model
         if self._update_blocked(model):
             return int(Err.RT_MODEL_UPDATE_FAILED)
-        if t.host.type == TaskType.DEFAULT:
+        if t.host.type == TaskType.DEFAULT and not self.has_fault("disable-default-accepted"):
             model.status = ModelStatus.FAULT  # DIS-06
             return E_PARAM
         t.disabled = True
@@ -1124,6 +1165,9 @@ class SimBackend:
             return rc
         if m.status == ModelStatus.READY:
             return OK
+        if m.status == ModelStatus.FAULT and self.has_fault("fault-not-sticky"):
+            m.status = ModelStatus.READY
+            return OK
         if m.status != ModelStatus.UPDATING:
             return int(Err.RT_MODEL_UPDATE_FAILED)
         m.commit_update()
@@ -1136,19 +1180,21 @@ class SimBackend:
     @_api
     def execute_async(self, model: Any, stream: Any) -> int:
         """aclmdlRIExecuteAsync (EXE-01..09, EXE-15). NULL stream = default stream (Q-08)."""
-        rc, m = self._model(model, E_NULL)
+        rc, m = self._model(model, E_PARAM if self.has_fault("execute-null-model-107000")
+                            else E_NULL)
         if rc:
             return rc
         rc, st = self._stream(stream)
         if rc:
             return rc
-        if st.capturing:
+        if st.capturing and not self.has_fault("execute-on-capturing-stream"):
             return int(Err.RT_STREAM_CAPTURED)  # EXE-05
         if st.flags & SYNC_NOOP_FLAGS:
             return E_PARAM  # abi.md §5.3: execute on an ordinary stream
         if m.status == ModelStatus.CAPTURE_ACTIVE:
             return int(Err.RT_MODEL_CAPTURED)  # EXE-04
-        if m.status != ModelStatus.READY:
+        if m.status != ModelStatus.READY and not (
+                m.status == ModelStatus.UPDATING and self.has_fault("execute-while-updating")):
             return int(Err.RT_MODEL_EXECUTE)  # SETP-02, EXE-07
         m.running += 1
 
@@ -1164,12 +1210,17 @@ class SimBackend:
         executions, then 107037."""
         rc, m = self._model(model, E_NULL)
         if rc:
-            return rc
+            return OK if rc == E_HANDLE and self.has_fault("double-destroy-ok") else rc
         if m.session is not None:
-            return int(Err.RT_MODEL_CAPTURED)  # LIFE-02
+            if not self.has_fault("destroy-capturing-model"):
+                return int(Err.RT_MODEL_CAPTURED)  # LIFE-02
+            self._close_session(m.session)
         if not self._wait_until(lambda: m.running == 0, self.destroy_wait_s):
             return int(Err.RT_MODEL_RUNNING)  # LIFE-03
         if not m.alive:
             return E_HANDLE  # destroyed by another thread meanwhile
+        if self.has_fault("destroy-leaks-model"):
+            m.invalidate_handles()  # LIFE-01 broken: memory and the live count stay
+            return OK
         self._free_model(m)
         return OK

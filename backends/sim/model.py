@@ -10,6 +10,8 @@
   once, GETP-06, TYPE-07) and ``dev`` (what executions run; changed only by Update, SETP-01,
   UPD-05). Disabled tasks are dropped from their stream at Update (DIS-05); a stream emptied by
   that gets a NOP with a new id (DIS-07). Task handles survive Update (Q-23).
+* ``faults`` (names from :mod:`backends.sim.faults`, set by the backend) switch on injected
+  bugs; the hooks are the ``in self.faults`` tests and :meth:`SimModel._fault_update_stream`.
 * Each user event used in a capture maps to an internal :class:`ModelEvent` with its own device
   flag (GETP-04, Q-13).
 """
@@ -118,6 +120,9 @@ class ModelStream(Handle):
         self.model = model
         self.user_stream = user_stream
         self.tasks: list[Task] = []
+        #: faults only: what executes when it differs from the listing (DIS-01, DIS-05)
+        self.exec_override: list[Task] | None = None
+        self.local_seq = itertools.count(0)  # fault seq-per-stream only
 
 
 class SimModel(Handle):
@@ -134,6 +139,8 @@ class SimModel(Handle):
         self.events: dict[Any, ModelEvent] = {}  # user event -> internal event, capture order
         self.internal_allocs: list[int] = []  # device copies of kernel args owned by the model
         self.session: Any = None  # CaptureSession while capturing
+        self.faults: frozenset[str] = frozenset()  # injected bugs (backends.sim.faults)
+        self.executions = 0
 
     # -- building ---------------------------------------------------------------------------
     def new_stream(self, user_stream: Any) -> ModelStream:
@@ -147,7 +154,8 @@ class SimModel(Handle):
 
     def append(self, stream: ModelStream, record: TaskRecord) -> Task:
         """Append a task with the next sequence id (SEQ-01)."""
-        task = Task(self, stream, self.next_seq(), record)
+        seq = next(stream.local_seq) if "seq-per-stream" in self.faults else self.next_seq()
+        task = Task(self, stream, seq, record)
         stream.tasks.append(task)
         return task
 
@@ -162,13 +170,17 @@ class SimModel(Handle):
     # -- listing ----------------------------------------------------------------------------
     def listed_streams(self) -> list[ModelStream]:
         """Streams in listing order: most recently attached first, origin last (LIST-02)."""
+        if "getstreams-origin-first" in self.faults:
+            return list(self.streams)
         return list(reversed(self.streams))
 
     # -- update -----------------------------------------------------------------------------
     def commit_update(self) -> None:
         """Apply pending SetParams/Disable (UPD-02, DIS-05, DIS-07, SEQ-05)."""
-        for ms in self.streams:
+        streams = self.streams[:1] if "update-first-stream-only" in self.faults else self.streams
+        for ms in streams:
             before = len(ms.tasks)
+            old = [(t, t.dev) for t in ms.tasks]
             kept: list[Task] = []
             for t in ms.tasks:
                 if t.disabled:
@@ -177,13 +189,50 @@ class SimModel(Handle):
                     t.dev = t.host
                     kept.append(t)
             ms.tasks = kept
-            if before and not kept:
+            if self.faults:
+                self._fault_update_stream(ms, old)
+            if before and not kept and "no-nop-for-emptied-stream" not in self.faults:
                 self.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="nop"))
+        if "seq-renumbered-after-update" in self.faults:
+            ordered = sorted((t for ms in self.streams for t in ms.tasks), key=lambda t: t.seq_id)
+            for i, t in enumerate(ordered):
+                t.seq_id = i
+
+    def _fault_update_stream(self, ms: ModelStream, old: list[tuple[Task, TaskRecord]]) -> None:
+        """Injected Update bugs on one internal stream (faults only; DIS-01, DIS-05,
+        SETP-07, Q-23)."""
+        f = self.faults
+        if "value-write-old-value" in f:
+            for t, dev in old:
+                if t in ms.tasks and dev.type == t.dev.type == TaskType.VALUE_WRITE:
+                    t.dev = t.dev.replace(value=dev.value)
+        if "disabled-task-runs" in f:
+            ms.exec_override = [t for t, _ in old]
+        if "disabled-task-listed" in f:
+            ms.exec_override = list(ms.tasks)
+            ms.tasks = [t for t, _ in old]
+            for t in ms.tasks:
+                t.alive = True
+        if "handles-renewed-by-update" in f:
+            fresh = []
+            for t in ms.tasks:
+                n = Task(self, ms, t.seq_id, t.host)
+                n.dev, n.disabled, t.alive = t.dev, t.disabled, False
+                fresh.append(n)
+            ms.tasks = fresh
 
     # -- execution --------------------------------------------------------------------------
     def execution_plan(self) -> list[list[Op]]:
         """One op list per internal stream, from the device records (EXE-01, EXE-02)."""
-        return [[record_to_op(t.dev) for t in ms.tasks] for ms in self.streams]
+        self.executions += 1
+        plan = [[record_to_op(t.dev) for t in
+                 (ms.tasks if ms.exec_override is None else ms.exec_override)]
+                for ms in self.streams]
+        if "second-exec-skips-first-task" in self.faults and self.executions > 1 and plan[0]:
+            plan[0].pop(0)
+        if "event-wait-no-wait" in self.faults:
+            plan = [[NopOp() if isinstance(op, WaitOp) else op for op in ops] for ops in plan]
+        return plan
 
     def invalidate_handles(self) -> None:
         """Destroy: the model, its internal streams and tasks become invalid (LIFE-01)."""

@@ -1,0 +1,164 @@
+"""The fault catalogue: named, plausible runtime bugs the simulator (and, where they apply,
+the host ABI emulator) can be built with, to measure what the suite catches (issue 6).
+
+Each entry is one sentence saying which real bug it stands for and the clause it breaks.
+``SimBackend(faults=[...])`` (``--backend sim --fault NAME``) injects them through small
+hooks guarded by ``self.has_fault(NAME)``; the normal path is unchanged when no fault is set.
+:data:`EMULATOR_FAULTS` lists the names ``libmdlri_acl_emu.so`` implements too; the emulator
+reads them from ``MDLRI_EMU_FAULTS`` (comma-separated) when it is loaded.
+
+``crash-query`` and ``hang-query-sync`` are isolation faults: the first really segfaults
+(a NULL read), the second really blocks; the suite must report CRASH / TIMEOUT for the specs
+that reach them and carry on (see :mod:`conformance.isolation`).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+#: name -> the real bug it stands for (one sentence, with the clause it breaks)
+FAULTS: dict[str, str] = {
+    # -- deferred update (SETP / DIS / UPD) --------------------------------------------------
+    "setparams-without-update":
+        "SetParams writes the device record at once, so executions use new parameters "
+        "before aclmdlRIUpdate (SETP-01).",
+    "update-first-stream-only":
+        "Update commits pending SetParams/Disable only on the first internal stream of a "
+        "multi-stream model (UPD-05).",
+    "disabled-task-runs":
+        "A disabled task leaves the listing at Update but is still executed (DIS-01).",
+    "disabled-task-listed":
+        "A disabled task stops executing after Update but is still listed by "
+        "GetTasksByStream (DIS-05).",
+    "value-write-old-value":
+        "After SetParams and Update a value-write task still stores its old value "
+        "(SETP-07, UPD-05).",
+    "no-nop-for-emptied-stream":
+        "Update leaves an internal stream whose tasks were all disabled empty instead of "
+        "appending a NOP (DIS-07).",
+    "getparams-device-record":
+        "GetParams between SetParams and Update reports the old device-side record "
+        "(GETP-06).",
+    "handles-renewed-by-update":
+        "Update replaces the surviving tasks' handles, so handles listed before Update go "
+        "stale (SEQ-05, Q-23).",
+    "setparams-while-running":
+        "SetParams/Disable are accepted while an execution of the model is in flight "
+        "(SETP-12).",
+    "disable-default-accepted":
+        "Disabling a DEFAULT (memcpy/memset) task is accepted instead of 107000 + FAULT "
+        "(DIS-06).",
+    "bad-type-no-fault":
+        "A SetParams rejected for its type returns 107000 but leaves the model usable "
+        "instead of FAULT (SETP-10).",
+    "fault-not-sticky":
+        "aclmdlRIUpdate on a FAULT model succeeds and returns it to READY (UPD-04).",
+    "execute-while-updating":
+        "ExecuteAsync is accepted while the model is UPDATING and runs the old records "
+        "(EXE-07).",
+    # -- seq ids and listing (SEQ / LIST) ----------------------------------------------------
+    "seq-renumbered-after-update":
+        "Update renumbers the surviving tasks' seq ids densely from 0 (SEQ-05).",
+    "seq-per-stream":
+        "Seq ids are counted per internal stream instead of per model (SEQ-04).",
+    "listing-writes-past-capacity":
+        "The two-phase listing with a too-small array writes every entry, past the "
+        "capacity it was given (LIST-05).",
+    "no-107039":
+        "A too-small listing array returns success instead of 107039 (LIST-05).",
+    "getstreams-origin-first":
+        "GetStreams lists the internal streams in attachment order, origin first "
+        "(LIST-02).",
+    # -- capture (CAP / XS / STAT / MODE) ----------------------------------------------------
+    "capture-executes":
+        "Captured tasks are recorded and also executed at capture time (CAP-01).",
+    "end-on-joined-stream":
+        "CaptureEnd on a joined (non-origin) stream is accepted and ends the capture "
+        "(CAP-11).",
+    "unjoined-end-accepted":
+        "CaptureEnd accepts a capture whose side stream never joined back (XS-02).",
+    "no-event-reset-at-end":
+        "CaptureEnd does not append the EVENT_RESET tasks of the captured events "
+        "(XS-08).",
+    "side-stream-stays-captured":
+        "After CaptureEnd a joined side stream still reports capture status ACTIVE "
+        "(STAT-04).",
+    "wrong-thread-end-accepted":
+        "CaptureEnd from another thread of a GLOBAL capture is accepted (CAP-14).",
+    "capture-mode-ignored":
+        "Capture modes are ignored: synchronous memcpy/memset are never blocked during a "
+        "capture (MODE-02, MODE-03).",
+    "destroy-capturing-model":
+        "aclmdlRIDestroy of a model whose capture is still open succeeds (LIFE-02).",
+    # -- execution, events, timeouts (EXE / XS / TMO) ----------------------------------------
+    "event-wait-no-wait":
+        "An event wait does not wait for its record, so cross-stream order is lost "
+        "(XS-01, EXE-02).",
+    "second-exec-skips-first-task":
+        "Every execution after the first skips the origin stream's first task (EXE-02).",
+    "execute-on-capturing-stream":
+        "ExecuteAsync on a stream that is capturing is accepted instead of 107027 "
+        "(EXE-05).",
+    "timeout-ignored":
+        "aclrtSynchronizeStreamWithTimeout ignores its timeout and waits forever "
+        "(TMO-01, TMO-03).",
+    "timeout-early":
+        "aclrtSynchronizeStreamWithTimeout gives up after a tenth of its timeout "
+        "(TMO-01).",
+    "timeout-zero-waits":
+        "A sync timeout of 0 is taken as 'wait forever' instead of 107000 (TMO-02).",
+    # -- handles, lifetime, ACL-layer checks (LIFE / ERR) ------------------------------------
+    "execute-null-model-107000":
+        "ExecuteAsync with a NULL model returns the runtime's 107000 instead of the "
+        "ACL-layer 100000 (EXE-09).",
+    "double-destroy-ok":
+        "Destroying an already destroyed model returns success instead of 107017 "
+        "(LIFE-06, Q-01).",
+    "destroy-leaks-model":
+        "aclmdlRIDestroy returns success but keeps the model and its memory alive "
+        "(LIFE-01).",
+    # -- isolation: real crash / real hang ---------------------------------------------------
+    "crash-query":
+        "aclrtStreamQuery dereferences a NULL completion record and segfaults (TMO-05).",
+    "hang-query-sync":
+        "aclrtStreamQuery waits for the stream to drain, so querying a blocked stream "
+        "never returns (TMO-05).",
+}
+
+#: the faults libmdlri_acl_emu.so implements too (read from MDLRI_EMU_FAULTS at load)
+EMULATOR_FAULTS: frozenset[str] = frozenset({
+    "setparams-without-update", "disabled-task-runs", "disabled-task-listed",
+    "seq-renumbered-after-update", "no-107039", "execute-while-updating", "fault-not-sticky",
+    "timeout-ignored", "event-wait-no-wait", "getstreams-origin-first", "capture-executes",
+    "destroy-capturing-model", "execute-null-model-107000", "crash-query", "hang-query-sync",
+})
+
+#: faults that really crash or hang a process (need worker isolation to be survivable)
+ISOLATION_FAULTS: frozenset[str] = frozenset({"crash-query", "hang-query-sync",
+                                              "timeout-ignored", "timeout-zero-waits"})
+
+#: environment variable the emulator reads its faults from
+EMU_ENV = "MDLRI_EMU_FAULTS"
+
+
+class UnknownFault(ValueError):
+    """A fault name that is not in the catalogue (a one-line usage error)."""
+
+
+def check(names: Iterable[str] | str | None, known: Iterable[str] | None = None) -> frozenset[str]:
+    """The fault names as a frozenset; raise :class:`UnknownFault` for a name not in
+    ``known`` (default: the whole catalogue). A string is split on commas."""
+    if names is None:
+        return frozenset()
+    if isinstance(names, str):
+        names = [n for n in names.split(",")]
+    chosen = frozenset(n.strip() for n in names if n and n.strip())
+    pool = set(FAULTS if known is None else known)
+    bad = sorted(chosen - pool)
+    if bad:
+        raise UnknownFault(f"unknown fault{'s' if len(bad) > 1 else ''} {', '.join(bad)}; "
+                           "see `mdlri-conformance faults --list`")
+    return chosen
+
+
+__all__ = ["EMULATOR_FAULTS", "EMU_ENV", "FAULTS", "ISOLATION_FAULTS", "UnknownFault", "check"]
