@@ -38,14 +38,31 @@ def _detail(op: Any) -> str:
     return ""
 
 
+def _step(step: Any) -> str:
+    if isinstance(step, graphs.SetKernel):
+        return f"set #{step.op}" + (f"={step.kernel}" if step.kernel else "")
+    if isinstance(step, graphs.SetValue):
+        return f"set #{step.op}={step.value}"
+    if isinstance(step, graphs.SetBadType):
+        return f"set #{step.op} type {step.type}"
+    if isinstance(step, graphs.Disable):
+        return f"disable #{step.op}"
+    if isinstance(step, graphs.Execute):
+        return "execute" + (f" x{step.times}" if step.times != 1 else "")
+    if isinstance(step, graphs.Sync):
+        return f"sync {step.timeout_ms}"
+    return "update"
+
+
 def case_svg(case: graphs.Case, title: str = "") -> str:
     """The drawing as an ``<svg>`` element string."""
     disabled = {s.op for s in case.plan if isinstance(s, graphs.Disable)}
     changed = {s.op for s in case.plan if isinstance(s, (graphs.SetKernel, graphs.SetValue,
                                                           graphs.SetBadType))}
     n = max(len(case.ops), 1)
-    width = LEFT + n * (BOX_W + GAP) + GAP
-    height = TOP + case.streams * LANE_H + 10
+    plan = "plan: " + " -> ".join(_step(s) for s in case.plan) if case.plan else ""
+    width = max(LEFT + n * (BOX_W + GAP) + GAP, 6 * len(plan) + 8)
+    height = TOP + case.streams * LANE_H + 10 + (16 if plan else 0)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="10">',
              '<defs><marker id="arrow" markerWidth="8" markerHeight="8" refX="7" refY="4" '
@@ -86,5 +103,7 @@ def case_svg(case: graphs.Case, title: str = "") -> str:
             parts.append(f'<line x1="{x1 + BOX_W}" y1="{y1 + BOX_H / 2}" x2="{x2}" '
                          f'y2="{y2 + BOX_H / 2}" stroke="#c0392b" stroke-dasharray="4,2" '
                          'marker-end="url(#arrow)"/>')
+    if plan:
+        parts.append(f'<text x="4" y="{height - 8}" fill="#333">{escape(plan)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
