@@ -342,6 +342,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         details = getattr(call.excinfo.value, "details", None) if call.excinfo else None
         if details:
             info["divergence"] = details
+            _allure_attach(item, details)
         rep.user_properties.append((_KEY, info))
     return rep
 
@@ -483,7 +484,23 @@ def _mdlri_allure_labels(request: pytest.FixtureRequest) -> None:
     for cid in ids:
         allure.dynamic.story(cid)
         allure.dynamic.label("clause", cid)
+    link = os.environ.get("MDLRI_CLAUSE_URL", "clauses.html#{id}")
+    for cid in ids:
+        allure.dynamic.link(link.format(id=cid), name=cid)
     allure.dynamic.label("level", registry.level_of(ids))
     allure.dynamic.label("backend", request.config.getoption("--backend"))
     allure.dynamic.description("\n".join(f"{c}: {registry.get(c).title} ({registry.get(c).src})"
                                          for c in ids))
+
+
+def _allure_attach(item: pytest.Item, details: dict[str, Any]) -> None:
+    """Attach the divergence (case JSON, expected vs observed) to the Allure result."""
+    if not item.config.pluginmanager.hasplugin("allure_pytest"):
+        return
+    import allure
+    if details.get("case"):
+        allure.attach(json.dumps(details["case"], indent=1), name="case.json",
+                      attachment_type=allure.attachment_type.JSON)
+    allure.attach(f"expected: {details.get('expected')}\nobserved: {details.get('observed')}\n"
+                  f"replay: {details.get('replay', '')}\n", name="expected vs observed",
+                  attachment_type=allure.attachment_type.TEXT)

@@ -70,3 +70,22 @@ def write(report_dir: Path, summary: dict[str, Any], rows: Iterable[dict[str, An
     out = report_dir / "index.html"
     out.write_text(render(summary, rows), encoding="utf-8")
     return out
+
+
+def render_clauses() -> str:
+    """clauses.html: every catalog clause with its level and source (the target of the
+    per-clause links in the Allure results)."""
+    rows = "\n".join(
+        f'<tr id="{c.id}"><td><code>{c.id}</code></td><td>{c.level}</td><td>{_esc(c.title)}</td>'
+        f'<td>{_esc(c.src)}</td><td>{"disagree" if c.disagree else ""}</td></tr>'
+        for c in registry.clauses().values())
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>Model RI clauses</title>"
+            "<style>body{font-family:system-ui,sans-serif} td{border-bottom:1px solid #ddd;"
+            "padding:2px 6px;vertical-align:top;font-size:.9em}</style></head><body>"
+            "<h1>Behaviour catalog clauses</h1><table><tr><th>id</th><th>level</th><th>title</th>"
+            f"<th>source</th><th></th></tr>{rows}</table></body></html>\n")
+
+
+def _esc(text: str) -> str:
+    import html as _html
+    return _html.escape(text)

@@ -62,6 +62,7 @@ def write_all(report_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     _write(report_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
     _write(report_dir / "divergences.json", json.dumps(divs, indent=2) + "\n")
     _write(report_dir / "summary.md", markdown(summary, divs))
+    _write(report_dir / "clauses.html", html.render_clauses())
     kill = report_dir / "kill_matrix.html"
     _write(report_dir / "index.html",
            html.render(summary, rows, kill.read_text() if kill.is_file() else ""))
