@@ -20,6 +20,10 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     (("example", "nosuch"), "unknown example 'nosuch'"),
     (("example", "fallback", "--backend", "tests.fakes:create_not_a_backend"), "does not implement"),
     (("frobnicate",), "invalid choice"),
+    (("replay", "/nonexistent/case.json"), "cannot read"),
+    (("run", "--expectations", "/nonexistent/exp.toml"), "cannot read"),
+    (("run", "--report-dir", "/proc/forbidden/run"), "report directory"),
+    (("run", "--against", "nosuch"), "unknown backend 'nosuch'"),
 ])
 def test_usage_errors_are_one_line(args: tuple[str, ...], fragment: str) -> None:
     res = _cli(*args)
