@@ -24,7 +24,7 @@ from typing import Any, Iterator
 import pytest
 
 from backends.contract import Cap
-from . import expect, registry
+from . import expect, isolation, registry
 from .backend_loader import BackendLoadError, backend_options, find_factory, load_backend
 from .harness import Dev
 from .summary import build_summary, fails_gate, format_table
@@ -32,7 +32,7 @@ from reports import expectations
 from reports.expectations import Expectations
 
 SPEC_DIR = Path(__file__).parent / "specs"
-OUTCOMES = ("PASS", "FAIL", "CHANGED", "UNSUPPORTED", "ERROR", "SKIP")
+OUTCOMES = ("PASS", "FAIL", "CHANGED", "UNSUPPORTED", "ERROR", "SKIP", "TIMEOUT", "CRASH")
 _KEY = "mdlri"
 _backend_key = pytest.StashKey[Any]()
 _state_key = pytest.StashKey["RunState"]()
@@ -69,6 +69,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="backend under test: 'sim' or package.module:factory (default: sim)")
     g.addoption("--profile", default="ci", choices=("ci", "dev", "deep", "hw"),
                 help="hypothesis settings profile (default: ci)")
+    g.addoption("--hypothesis-db", default=os.environ.get("MDLRI_HYPOTHESIS_DB"),
+                help="directory of the Hypothesis example database, shared by xdist workers "
+                     "(default: .hypothesis/examples; 'none' disables it)")
     g.addoption("--report-dir", default=None,
                 help="where results go (default: reports/out/<run-id>)")
     g.addoption("--against", default=None,
@@ -84,6 +87,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--devices", default=None,
                 help="acl backend: device ids, e.g. 0,1,2,3; xdist worker k binds "
                      "devices[k %% len] (default: 0)")
+    isolation.add_options(g)  # --fault, --spec-timeout (issue 6)
 
 
 def _default_report_dir() -> Path:
@@ -94,7 +98,7 @@ def _default_report_dir() -> Path:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "clause(*ids): the catalog clause ids a spec checks")
     config.addinivalue_line("markers", "requires(*caps): backend capabilities a spec needs")
-    _load_hypothesis_profile(config.getoption("--profile"))
+    _load_hypothesis_profile(config.getoption("--profile"), config.getoption("--hypothesis-db"))
     name = config.getoption("--backend")
     against = config.getoption("--against")
     if against:
@@ -106,13 +110,17 @@ def pytest_configure(config: pytest.Config) -> None:
         worker = getattr(config, "workerinput", {}).get("workerid")
         options = backend_options(name, acl_lib=config.getoption("--acl-lib"),
                                   kernel_binary=config.getoption("--kernel-binary"),
-                                  devices=config.getoption("--devices"), worker=worker)
+                                  devices=config.getoption("--devices"), worker=worker,
+                                  faults=config.getoption("--fault"))
         if _is_xdist_controller(config):
             find_factory(name)  # the workers create the backends; the controller needs none
         else:
             config.stash[_backend_key] = load_backend(name, **options)
     except BackendLoadError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if not _is_xdist_controller(config):  # watchdog, leaks, example counts (issue 6)
+        isolation.configure_runner(config, lambda: config.stash.get(_backend_key, None),
+                                   _is_spec)
     if hasattr(config, "workerinput"):
         return  # xdist worker: the controller records results
     rd = config.getoption("--report-dir")
@@ -133,6 +141,7 @@ def pytest_configure(config: pytest.Config) -> None:
         state.backend_version = str(backend.version())
     config.stash[_state_key] = state
     config.pluginmanager.register(Recorder(state), "mdlri-recorder")
+    isolation.configure_recorder(config, state)  # CRASH/TIMEOUT rows, leaks (issue 6)
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:
@@ -143,10 +152,19 @@ def _is_xdist_controller(config: pytest.Config) -> bool:
         config.getoption("dist", "no") != "no"
 
 
-def _load_hypothesis_profile(profile: str) -> None:
-    """ci: derandomized and bounded; dev: quick; deep: nightly; hw: few examples, no deadline."""
+def _load_hypothesis_profile(profile: str, db_path: str | None = None) -> None:
+    """ci: derandomized and bounded; dev: quick; deep: nightly; hw: few examples, no deadline.
+
+    The example database is a directory database: each example is its own file written
+    atomically, so several xdist workers can share one directory safely.
+    """
     from hypothesis import HealthCheck, settings
-    common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    from hypothesis.database import DirectoryBasedExampleDatabase
+    if db_path and db_path.lower() == "none":
+        database = None
+    else:
+        database = DirectoryBasedExampleDatabase(db_path or ".hypothesis/examples")
+    common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], database=database)
     settings.register_profile("ci", derandomize=True, max_examples=60, print_blob=True, **common)
     settings.register_profile("dev", max_examples=20, **common)
     settings.register_profile("deep", max_examples=2000, **common)
