@@ -352,7 +352,23 @@ class Cap(str, enum.Enum):
     INTERNAL_TASKS = "internal_tasks"    # EVENT_RESET at CaptureEnd, NOP after Update (impl.)
 
 
-ALL_CAPS: frozenset[Cap] = frozenset(Cap)
+    # the rest of the Model RI API (issue 7; see ExtendedBackend)
+    TASK_GROUPS = "task_groups"          # CaptureTaskGrpBegin/End, CaptureTaskUpdateBegin/End
+    BUILD = "build"                      # BuildBegin, BindStream, EndTask, BuildEnd, UnbindStream, Execute
+    COND = "cond"                        # CondHandleCreate/GetCondPtr, AddCondTask, CaptureToModelRIBegin
+    NAMES = "names"                      # SetName, GetName, GetId
+    DEBUG_JSON = "debug_json"            # DebugJsonPrint
+    CALLBACKS = "callbacks"              # DestroyRegisterCallback / DestroyUnregisterCallback
+    ATTRIBUTES = "attributes"            # launch attributes (cfg) + KernelTaskGetAttribute
+    ABORT = "abort"                      # aclmdlRIAbort
+
+
+#: the extended capabilities (the rest of the Model RI API, :class:`ExtendedBackend`)
+EXTENDED_CAPS: frozenset[Cap] = frozenset({
+    Cap.TASK_GROUPS, Cap.BUILD, Cap.COND, Cap.NAMES, Cap.DEBUG_JSON, Cap.CALLBACKS,
+    Cap.ATTRIBUTES, Cap.ABORT})
+#: every capability of the task-level contract (:class:`Backend`)
+ALL_CAPS: frozenset[Cap] = frozenset(Cap) - EXTENDED_CAPS
 
 # ---------------------------------------------------------------------------------------------
 # The protocol
@@ -570,6 +586,186 @@ class Backend(Protocol):
 
     def destroy(self, model: Any) -> int:
         """aclmdlRIDestroy."""
+        ...
+
+
+# ---------------------------------------------------------------------------------------------
+# The rest of the Model RI API (issue 7): enums, structs and the extended protocol
+
+
+class CondTaskType(enum.IntEnum):
+    """``aclmdlRICondTaskType``."""
+
+    IF = 0
+    WHILE = 1
+    SWITCH = 2
+
+
+class CondHandleFlag(enum.IntEnum):
+    """``aclmdlRICondHandleFlag`` (0 is also accepted: the user manages the value)."""
+
+    NONE = 0
+    ASSIGN_DEFAULT = 1
+
+
+class ModelStreamFlag(enum.IntEnum):
+    """``aclmdlRIBindStream`` flags (doc-only macros)."""
+
+    HEAD = 0x00000000
+    DEFAULT = 0x7FFFFFFF
+
+
+class LaunchAttrId(enum.IntEnum):
+    """``aclrtLaunchKernelAttrId``."""
+
+    SCHEM_MODE = 1
+    DYN_UBUF_SIZE = 2
+    ENGINE_TYPE = 3
+    BLOCKDIM_OFFSET = 4
+    BLOCK_TASK_PREFETCH = 5
+    DATA_DUMP = 6
+    TIMEOUT = 7
+    TIMEOUT_US = 8
+    ENABLE_PROFILING = 9
+
+
+DEBUG_JSON_SUMMARY = 0x0
+DEBUG_JSON_VERBOSE = 0x1
+
+
+@dataclass
+class LaunchAttr:
+    """One ``aclrtLaunchKernelAttr`` (20 bytes: id, then a 16-byte value union at 4).
+
+    ``value`` is the integer of the member the id selects; for TIMEOUT_US it is
+    ``(timeout_low, timeout_high)``.
+    """
+
+    id: int
+    value: int | tuple[int, int] = 0
+
+
+@dataclass
+class LaunchKernelCfg:
+    """``aclrtLaunchKernelCfg``: an array of launch attributes (``cfg`` of the launches)."""
+
+    attrs: list[LaunchAttr] = field(default_factory=list)
+
+
+@dataclass
+class CondTaskParams:
+    """``aclmdlRICondTaskParams`` (24 bytes, passed by value to AddCondTask).
+
+    ``model_ri_array`` is the caller's array length (``None`` = NULL pointer); the runtime
+    fills ``size`` sub-model handles into it.
+    """
+
+    handle: Any = None
+    type: int = CondTaskType.IF
+    size: int = 1
+    model_ri_array: int | None = 1
+
+
+@runtime_checkable
+class ExtendedBackend(Protocol):
+    """The rest of the Model RI API. A backend offering a group declares its Cap."""
+
+    # -- task groups (TG) ---------------------------------------------------------------
+    def capture_task_grp_begin(self, stream: Any) -> int:
+        """aclmdlRICaptureTaskGrpBegin."""
+        ...
+
+    def capture_task_grp_end(self, stream: Any, *, null_handle: bool = False) -> tuple[int, Any]:
+        """aclmdlRICaptureTaskGrpEnd -> (rc, task group); UNWRITTEN when not written (TG-08)."""
+        ...
+
+    def capture_task_update_begin(self, stream: Any, handle: Any) -> int:
+        """aclmdlRICaptureTaskUpdateBegin."""
+        ...
+
+    def capture_task_update_end(self, stream: Any) -> int:
+        """aclmdlRICaptureTaskUpdateEnd."""
+        ...
+
+    # -- explicit build (BLD) -----------------------------------------------------------
+    def build_begin(self, flag: int, *, null_model: bool = False) -> tuple[int, Any]:
+        """aclmdlRIBuildBegin(&model, flag) -> (rc, model)."""
+        ...
+
+    def bind_stream(self, model: Any, stream: Any, flag: int) -> int:
+        """aclmdlRIBindStream."""
+        ...
+
+    def end_task(self, model: Any, stream: Any) -> int:
+        """aclmdlRIEndTask."""
+        ...
+
+    def build_end(self, model: Any, reserve: Any = None) -> int:
+        """aclmdlRIBuildEnd (reserve must be NULL)."""
+        ...
+
+    def unbind_stream(self, model: Any, stream: Any) -> int:
+        """aclmdlRIUnbindStream."""
+        ...
+
+    def execute(self, model: Any, timeout_ms: int) -> int:
+        """aclmdlRIExecute (synchronous; built models only, EXE-10..13)."""
+        ...
+
+    # -- conditional tasks and sub-models (COND) ----------------------------------------
+    def cond_handle_create(self, model: Any, default_launch_value: int, flag: int, *,
+                           null_handle: bool = False) -> tuple[int, Any]:
+        """aclmdlRICondHandleCreate -> (rc, cond handle)."""
+        ...
+
+    def cond_handle_get_cond_ptr(self, handle: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRICondHandleGetCondPtr -> (rc, device address of the 8-byte value)."""
+        ...
+
+    def add_cond_task(self, params: CondTaskParams, stream: Any,
+                      flags: int) -> tuple[int, list[Any] | None]:
+        """aclmdlRIAddCondTask -> (rc, the model_ri_array slots after the call)."""
+        ...
+
+    def capture_to_model_ri_begin(self, stream: Any, model: Any, mode: int) -> int:
+        """aclmdlRICaptureToModelRIBegin (capture into a sub-model)."""
+        ...
+
+    # -- names, ids, debug (NAME, DBG) ----------------------------------------------------
+    def set_name(self, model: Any, name: str | None) -> int:
+        """aclmdlRISetName."""
+        ...
+
+    def get_name(self, model: Any, max_len: int, *, null_buf: bool = False) -> tuple[int, Any]:
+        """aclmdlRIGetName -> (rc, the buffer's string up to its NUL, or UNWRITTEN)."""
+        ...
+
+    def get_id(self, model: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRIGetId -> (rc, id)."""
+        ...
+
+    def debug_json_print(self, model: Any, path: str | None, flags: int) -> int:
+        """aclmdlRIDebugJsonPrint."""
+        ...
+
+    # -- destroy callbacks (LIFE-09..14) --------------------------------------------------
+    def destroy_register_callback(self, model: Any, func: Any, user_data: Any) -> int:
+        """aclmdlRIDestroyRegisterCallback: ``func(user_data)`` runs inside Destroy; ``func``
+        is a Python callable (None = NULL); identity is the callable object."""
+        ...
+
+    def destroy_unregister_callback(self, model: Any, func: Any) -> int:
+        """aclmdlRIDestroyUnregisterCallback."""
+        ...
+
+    # -- attributes, abort (ATTR, ABT) ----------------------------------------------------
+    def kernel_task_get_attribute(self, task: Any, attr_id: int, *,
+                                  null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRIKernelTaskGetAttribute -> (rc, value as LaunchAttr.value)."""
+        ...
+
+    def abort(self, model: Any) -> int:
+        """aclmdlRIAbort."""
         ...
 
 
