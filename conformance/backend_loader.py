@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+import os
+from typing import Any, Callable, Iterable
 
 from backends.contract import Backend, Cap
 
@@ -45,15 +46,41 @@ def worker_index(worker: str | None) -> int:
     return int(digits) if digits else 0
 
 
+def fault_options(name: str, faults: Iterable[str] | None,
+                  acl_lib: str | None = None) -> dict[str, Any]:
+    """``{"faults": [...]}`` for ``--fault`` (issue 6): the sim takes any catalogue name, the
+    acl backend only the emulator's (:data:`backends.sim.faults.EMULATOR_FAULTS`) and only
+    with ``--acl-lib emulator``; anything else is a one-line :class:`BackendLoadError`."""
+    names = [f for f in (faults or ()) if f]
+    if not names:
+        return {}
+    from backends.sim.faults import EMULATOR_FAULTS, UnknownFault, check
+    try:
+        if name == "sim":
+            return {"faults": sorted(check(names))}
+        if name == "acl":
+            lib = acl_lib or os.environ.get("MDLRI_ACL_LIB")
+            if lib != "emulator":
+                raise BackendLoadError("--fault with --backend acl needs --acl-lib emulator")
+            return {"faults": sorted(check(names, EMULATOR_FAULTS))}
+    except UnknownFault as exc:
+        known = "" if name == "sim" else " (or not implemented by the acl emulator)"
+        raise BackendLoadError(f"--fault: {exc}{known}") from None
+    raise BackendLoadError(f"--fault: backend {name!r} takes no injected faults")
+
+
 def backend_options(name: str, *, acl_lib: str | None = None,
                     kernel_binary: str | None = None, devices: str | None = None,
-                    worker: str | None = None) -> dict[str, Any]:
-    """Factory keywords for backend ``name``: only ``acl`` takes any (lib, kernel binary,
-    the device of this xdist worker: ``devices[worker index % len(devices)]``)."""
+                    worker: str | None = None,
+                    faults: Iterable[str] | None = None) -> dict[str, Any]:
+    """Factory keywords for backend ``name``: ``faults`` for ``--fault`` (sim, or acl with
+    the emulator; see :func:`fault_options`); for ``acl`` also lib, kernel binary and the
+    device of this xdist worker: ``devices[worker index % len(devices)]``."""
+    extra = fault_options(name, faults, acl_lib)
     if name != "acl":
-        return {}
+        return extra
     ids = parse_devices(devices)
-    opts: dict[str, Any] = {"device": ids[worker_index(worker) % len(ids)]}
+    opts: dict[str, Any] = {"device": ids[worker_index(worker) % len(ids)], **extra}
     if acl_lib:
         opts["lib"] = acl_lib
     if kernel_binary:

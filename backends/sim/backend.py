@@ -1069,9 +1069,10 @@ class SimBackend:
                 model.status = ModelStatus.FAULT  # SETP-10
             return rc
         t.host = rec
-        if self.has_fault("setparams-without-update"):
-            t.dev = rec
         t.disabled = False  # DIS-04: last write wins
+        if self.has_fault("setparams-without-update"):
+            t.dev = rec  # SETP-01 broken: live at once, the model stays READY
+            return OK
         model.status = ModelStatus.UPDATING
         return OK
 

@@ -20,8 +20,8 @@ from typing import Iterable
 FAULTS: dict[str, str] = {
     # -- deferred update (SETP / DIS / UPD) --------------------------------------------------
     "setparams-without-update":
-        "SetParams writes the device record at once, so executions use new parameters "
-        "before aclmdlRIUpdate (SETP-01).",
+        "SetParams writes the device record at once and leaves the model READY, so "
+        "executions use new parameters without aclmdlRIUpdate (SETP-01, SETP-02).",
     "update-first-stream-only":
         "Update commits pending SetParams/Disable only on the first internal stream of a "
         "multi-stream model (UPD-05).",

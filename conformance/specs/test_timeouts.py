@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from backends.contract import (
-    WAIT_FOREVER, Cap, CaptureStatus, Err, KernelTaskParams, MemcpyKind, StreamFlag, TaskParams,
-    TaskType, ValueWaitFlag,
+    WAIT_FOREVER, Cap, CaptureStatus, Err, KernelTaskParams, MemcpyKind, StreamFlag, StreamStatus,
+    TaskParams, TaskType, ValueWaitFlag,
 )
 from conformance import expect
 from conformance.harness import SENTINEL, Buf, Dev
@@ -207,3 +207,26 @@ def test_model_still_running_after_expired_sync(dev: Dev) -> None:
     dev.sync(s)
     expect.eq(dev.read(out), X + 10, "output of the execution (old params)")
     expect.ok(dev.b.task_set_params(k, params), "aclmdlRITaskSetParams after the execution ended")
+
+
+@pytest.mark.clause("TMO-06", "TMO-03")
+@pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS)
+def test_query_after_expired_sync_reports_not_ready(dev: Dev) -> None:
+    """TMO-06, TMO-03: after an expired sync the execution is still in flight, and
+    aclrtStreamQuery says so at once (NOT_READY) instead of waiting for it; once released the
+    stream completes (kills the fault 'hang-query-sync')."""
+    s = dev.stream()
+    model, flag, out = gated_model(dev, s)
+    expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
+    try:
+        expect.rc(dev.b.synchronize_stream_with_timeout(s, TIMEOUT_MS),
+                  Err.RT_STREAM_SYNC_TIMEOUT, "expired sync (setup)")
+        rc, status = dev.b.stream_query(s)
+        expect.ok(rc, "aclrtStreamQuery of the blocked stream")
+        expect.eq(status, StreamStatus.NOT_READY, "aclrtStreamQuery status while blocked")
+    finally:
+        dev.write64(flag, 1)
+    dev.sync(s)
+    rc, status = dev.b.stream_query(s)
+    expect.ok(rc, "aclrtStreamQuery after the sync")
+    expect.eq(status, StreamStatus.COMPLETE, "aclrtStreamQuery status after the sync")

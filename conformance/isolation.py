@@ -1,0 +1,400 @@
+"""Crash and hang isolation, per-spec leak checks and Hypothesis counts (issue 6 items 4, 5).
+
+A runtime under test may segfault, hang or leak. This module keeps one such spec from taking
+the run down and reports it as an outcome of that spec:
+
+* **CRASH** - the process running the spec died (a segfault inside a backend call, an
+  ``abort()``...). Under pytest-xdist (``-n 1`` or more) the controller maps the crashed
+  worker's current item to a CRASH row (``pytest_handlecrashitem``) and xdist starts a fresh
+  worker, so every other spec still reports. Without xdist (``-n 0``) a crash ends pytest, as
+  it always would: use ``-n 1`` for a runtime that may crash (``mdlri-conformance faults``
+  does).
+* **TIMEOUT** - a spec (setup, call and teardown together) ran longer than
+  ``--spec-timeout SECONDS`` (default 60; 0 switches the watchdog off). A watchdog thread
+  first raises :class:`SpecTimeout` in the spec's thread (enough for a hang in Python code,
+  e.g. the simulator's waits); the spec's row becomes TIMEOUT and the run goes on. If the
+  spec is still running ``--spec-timeout`` seconds later (stuck inside native code, e.g. a
+  ``pthread_cond_wait`` of the emulator), the watchdog writes a marker naming the spec and
+  ends the worker process (exit 86); the controller turns that crash into a TIMEOUT row and
+  xdist replaces the worker. With ``-n 0`` the row is written and the run stops (exit 86).
+* **Leaks** - :mod:`conformance.leaks`: live counts before setup and after teardown; the
+  growth goes into the row as ``"leaks"``.
+* **Examples** - :mod:`conformance.killstats`: the Hypothesis test cases a spec ran and,
+  for a failure, the example that first failed and the shrunk counterexample's size, in the
+  row as ``"hypothesis"``.
+
+Rows: the plugin's :class:`~conformance.plugin.Recorder` writes a spec's row when the call
+report arrives, before teardown; the controller part here holds each row back until the
+spec's teardown report (or a crash report) has arrived, merges ``leaks``/``hypothesis`` into
+it, and only then writes it to ``results.jsonl`` (all rows are flushed before the summary).
+
+Wiring (two calls in plugin.py's ``pytest_configure``): :func:`configure_runner` in every
+process that runs specs (an xdist worker or a ``-n 0`` run), :func:`configure_recorder` in
+the process that records results.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from . import killstats, leaks
+
+#: exit status of a worker ended by the hard watchdog
+TIMEOUT_EXIT = 86
+DEFAULT_SPEC_TIMEOUT = 60.0
+_KEY = "mdlri"  # the plugin's user-property key of a spec's result info
+_STATS = "mdlri_hypothesis"
+_LEAKS = "mdlri_leaks"
+_ISO_DIR = "mdlri_isolation_dir"
+
+
+class SpecTimeout(BaseException):
+    """Raised in a spec's thread by the watchdog (a BaseException, so neither the spec nor
+    Hypothesis swallows it)."""
+
+
+def add_options(group: Any) -> None:
+    """``--fault`` and ``--spec-timeout`` (called from plugin.py's pytest_addoption)."""
+    group.addoption("--fault", action="append", default=[], metavar="NAME",
+                    help="inject a catalogued runtime bug (backends/sim/faults.py) into the "
+                         "sim, or the acl emulator (--acl-lib emulator); repeatable")
+    group.addoption("--spec-timeout", type=float, default=DEFAULT_SPEC_TIMEOUT,
+                    metavar="SECONDS",
+                    help="watchdog per spec: TIMEOUT after this many seconds (0: off; "
+                         f"default {DEFAULT_SPEC_TIMEOUT:g})")
+
+
+# ---------------------------------------------------------------------------------------------
+# the watchdog
+
+
+class Watchdog:
+    """One daemon thread per process; at most one armed spec at a time.
+
+    On expiry it interrupts the spec's thread with :class:`SpecTimeout` (only while the spec
+    is inside setup/call/teardown); if the spec is still armed ``timeout`` seconds after
+    that, it calls ``hard(nodeid)``, which must not return.
+    """
+
+    def __init__(self, timeout: float, hard: Callable[[str], None]) -> None:
+        self.timeout = timeout
+        self._hard = hard
+        self._cond = threading.Condition()
+        self._nodeid: str | None = None
+        self._thread_id = 0
+        self._deadline = 0.0
+        self._inside = False
+        self._soft_sent = False
+        self.fired: str | None = None  # nodeid interrupted last
+        self._thread = threading.Thread(target=self._loop, name="mdlri-watchdog", daemon=True)
+        self._thread.start()
+
+    def arm(self, nodeid: str) -> None:
+        with self._cond:
+            self._nodeid, self._thread_id = nodeid, threading.get_ident()
+            self._deadline = time.monotonic() + self.timeout
+            self._soft_sent = False
+            self._cond.notify_all()
+
+    def disarm(self) -> None:
+        with self._cond:
+            self._nodeid = None
+            self._cond.notify_all()
+
+    def inside(self, flag: bool) -> None:
+        """Mark the armed spec as inside (True) or between (False) its phases."""
+        with self._cond:
+            self._inside = flag
+            self._cond.notify_all()
+
+    def _loop(self) -> None:
+        with self._cond:
+            while True:
+                if self._nodeid is None:
+                    self._cond.wait()
+                    continue
+                left = self._deadline - time.monotonic()
+                if left > 0:
+                    self._cond.wait(left)
+                    continue
+                if not self._soft_sent and self._inside:
+                    self._soft_sent = True
+                    self.fired = self._nodeid
+                    self._deadline = time.monotonic() + self.timeout
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                        ctypes.c_ulong(self._thread_id), ctypes.py_object(SpecTimeout))
+                elif self._soft_sent or self._inside:
+                    self._hard(self._nodeid)  # does not return
+                else:
+                    self._cond.wait(0.05)  # between phases: deliver when the next one starts
+
+
+# ---------------------------------------------------------------------------------------------
+# the process that runs specs
+
+
+class RunnerHooks:
+    """Watchdog, leak snapshots and example counts around each spec."""
+
+    def __init__(self, config: pytest.Config, backend: Callable[[], Any],
+                 is_spec: Callable[[pytest.Item], bool],
+                 hard_row: Callable[[str], None] | None) -> None:
+        self.config = config
+        self._backend = backend
+        self._is_spec = is_spec
+        self._hard_row = hard_row  # -n 0: write the TIMEOUT row before exiting
+        timeout = float(config.getoption("--spec-timeout") or 0)
+        self.timeout = timeout
+        self.watchdog = Watchdog(timeout, self._hard) if timeout > 0 else None
+        wi = getattr(config, "workerinput", None)
+        self.iso_dir = Path(wi[_ISO_DIR]) if wi and wi.get(_ISO_DIR) else None
+        self._before: dict[str, int] | None = None
+        self._counter: killstats.ExampleCounter | None = None
+
+    # -- hard timeout ----------------------------------------------------------------------
+    def _hard(self, nodeid: str) -> None:
+        msg = (f"mdlri: spec {nodeid} still running {2 * self.timeout:g} s after its "
+               f"--spec-timeout; ending this process (exit {TIMEOUT_EXIT})")
+        print(msg, file=sys.stderr, flush=True)
+        try:
+            if self.iso_dir is not None:
+                marker = self.iso_dir / f"timeout-{os.getpid()}.json"
+                marker.write_text(json.dumps({"nodeid": nodeid, "timeout_s": self.timeout}))
+            elif self._hard_row is not None:
+                self._hard_row(nodeid)
+        finally:
+            os._exit(TIMEOUT_EXIT)
+
+    def _running_marker(self, item: pytest.Item) -> None:
+        """Tell the controller what this worker runs (for a CRASH row's clauses/area)."""
+        if self.iso_dir is None:
+            return
+        info = {"nodeid": item.nodeid,
+                "clauses": [c for m in item.iter_markers("clause") for c in m.args]}
+        (self.iso_dir / f"running-{os.getpid()}.json").write_text(json.dumps(info))
+
+    # -- hooks -----------------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any) -> Iterator[None]:
+        if not self._is_spec(item):
+            return (yield)
+        self._running_marker(item)
+        self._before = leaks.snapshot(self._backend())
+        if self.watchdog is not None:
+            self.watchdog.arm(item.nodeid)
+        try:
+            return (yield)
+        finally:
+            if self.watchdog is not None:
+                self.watchdog.disarm()
+
+    def _phase(self, item: pytest.Item) -> Iterator[None]:
+        wd = self.watchdog if self._is_spec(item) else None
+        if wd is not None:
+            wd.inside(True)
+        try:
+            return (yield)
+        finally:
+            if wd is not None:
+                wd.inside(False)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
+        return (yield from self._phase(item))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
+        if not self._is_spec(item):
+            return (yield)
+        self._counter = killstats.ExampleCounter()
+        self._counter.start()
+        try:
+            return (yield from self._phase(item))
+        finally:
+            self._counter.stop()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: Any) -> Iterator[None]:
+        return (yield from self._phase(item))
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item,
+                                  call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+        rep = yield
+        if not self._is_spec(item):
+            return rep
+        info = dict(rep.user_properties).get(_KEY)
+        if info is not None and call.excinfo is not None \
+                and isinstance(call.excinfo.value, SpecTimeout):
+            info["outcome"] = "TIMEOUT"
+            info["message"] = (f"no result within --spec-timeout {self.timeout:g} s "
+                               f"(interrupted in {rep.when})")
+        if rep.when == "call" and self._counter is not None:
+            stats = self._counter.result()
+            self._counter = None
+            if stats is not None:
+                if "failed_at_example" in stats and call.excinfo is not None:
+                    size = killstats.case_size(str(call.excinfo.value))
+                    if size is not None:
+                        stats["shrunk_tasks"] = size
+                rep.user_properties.append((_STATS, stats))
+        if rep.when == "teardown":
+            grown = leaks.diff(self._before, leaks.snapshot(self._backend()))
+            if grown:
+                rep.user_properties.append((_LEAKS, grown))
+        return rep
+
+
+# ---------------------------------------------------------------------------------------------
+# the process that records results
+
+
+class RecorderHooks:
+    """Holds each spec's row until its teardown, merges leaks/counts, maps crashes."""
+
+    def __init__(self, config: pytest.Config, state: Any) -> None:
+        self.state = state
+        self._write = state.record
+        state.record = self._hold  # see the module docstring ("Rows")
+        self._pending: dict[str, list[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+        self.iso_dir = Path(tempfile.mkdtemp(prefix="mdlri-isolation-"))
+        self.spec_timeout = float(config.getoption("--spec-timeout") or 0)
+
+    def _hold(self, row: dict[str, Any]) -> None:
+        with self._lock:
+            self._pending.setdefault(row["nodeid"], []).append(row)
+
+    def flush(self, nodeid: str | None = None, extra: dict[str, Any] | None = None) -> None:
+        """Write the held rows of ``nodeid`` (all held rows when None), merging ``extra``."""
+        with self._lock:
+            ids = list(self._pending) if nodeid is None else [nodeid]
+            batches = [self._pending.pop(i, []) for i in ids]
+        for rows in batches:
+            for row in rows:
+                if extra:
+                    row.update(extra)
+                self._write(row)
+
+    def _merge(self, nodeid: str, key: str, value: Any) -> None:
+        with self._lock:
+            for row in self._pending.get(nodeid, []):
+                row[key] = value
+
+    # -- hooks -----------------------------------------------------------------------------
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: tell each worker where to leave its markers."""
+        node.workerinput[_ISO_DIR] = str(self.iso_dir)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        if _STATS in props:
+            self._merge(report.nodeid, "hypothesis", props[_STATS])
+        if report.when == "teardown":
+            self.flush(report.nodeid, {"leaks": props[_LEAKS]} if _LEAKS in props else None)
+        elif report.when not in ("setup", "call"):  # an xdist crash report ("???")
+            self.flush(report.nodeid)
+
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,
+                               sched: Any) -> None:
+        """xdist: the worker running ``crashitem`` died: CRASH, or TIMEOUT if the watchdog
+        ended it (its marker names the spec)."""
+        self.flush(crashitem)  # rows of its finished phases (e.g. the call) come first
+        timed_out = self._take_marker("timeout", crashitem)
+        running = self._take_marker("running", crashitem) or {}
+        clauses = list(running.get("clauses") or [])
+        if timed_out is not None:
+            outcome = "TIMEOUT"
+            message = (f"no result within --spec-timeout {timed_out.get('timeout_s', 0):g} s; "
+                       "stuck in native code, the worker was ended and replaced")
+        else:
+            outcome = "CRASH"
+            message = f"the worker process died while running the spec ({report.longrepr})"
+        report.user_properties.append((_KEY, _row_info(crashitem, clauses, outcome, message)))
+        report.longrepr = f"{outcome}: {message}"
+
+    def _take_marker(self, kind: str, nodeid: str) -> dict[str, Any] | None:
+        for path in sorted(self.iso_dir.glob(f"{kind}-*.json")):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if data.get("nodeid") == nodeid:
+                path.unlink(missing_ok=True)
+                return data
+        return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.flush()  # before the plugin builds the summary from state.results
+
+    def pytest_unconfigure(self) -> None:
+        self.flush()
+        for p in self.iso_dir.glob("*"):
+            p.unlink(missing_ok=True)
+        try:
+            self.iso_dir.rmdir()
+        except OSError:
+            pass
+
+    def hard_timeout_row(self, nodeid: str) -> None:
+        """-n 0: the watchdog is about to end this very process; write the TIMEOUT row and
+        everything held."""
+        self.flush()
+        msg = (f"no result within --spec-timeout {self.spec_timeout:g} s; stuck in native "
+               "code and no worker isolation (-n 0): the run stops here")
+        self._write({"nodeid": nodeid, "backend": self.state.backend_name, "duration_s":
+                     2 * self.spec_timeout, **_row_info(nodeid, [], "TIMEOUT", msg)})
+
+
+def _row_info(nodeid: str, clauses: list[str], outcome: str, message: str) -> dict[str, Any]:
+    """The plugin's per-spec info for a spec whose process could not report itself."""
+    from . import registry
+    ids = [c for c in dict.fromkeys(clauses) if not registry.unknown((c,))]
+    level = registry.level_of(tuple(ids)) if ids else "documented"
+    stem = Path(nodeid.split("::")[0]).stem
+    area = stem[len("test_"):] if stem.startswith("test_") else "other"
+    return {"outcome": outcome, "clauses": ids, "level": level, "area": area,
+            "message": message}
+
+
+# ---------------------------------------------------------------------------------------------
+# wiring
+
+
+_RUNNER = "mdlri-isolation-runner"
+_RECORDER = "mdlri-isolation-recorder"
+
+
+def configure_runner(config: pytest.Config, backend: Callable[[], Any],
+                     is_spec: Callable[[pytest.Item], bool]) -> None:
+    """Register the watchdog/leak/count hooks in a process that runs specs."""
+    if config.pluginmanager.get_plugin(_RUNNER) is None:
+        rec = config.pluginmanager.get_plugin(_RECORDER)
+        hard_row = rec.hard_timeout_row if rec is not None else None
+        config.pluginmanager.register(RunnerHooks(config, backend, is_spec, hard_row), _RUNNER)
+
+
+def configure_recorder(config: pytest.Config, state: Any) -> None:
+    """Register the row-holding/crash-mapping hooks in the process that records results."""
+    if config.pluginmanager.get_plugin(_RECORDER) is None:
+        rec = RecorderHooks(config, state)
+        config.pluginmanager.register(rec, _RECORDER)
+        runner = config.pluginmanager.get_plugin(_RUNNER)
+        if runner is not None:
+            runner._hard_row = rec.hard_timeout_row
+
+
+__all__ = ["DEFAULT_SPEC_TIMEOUT", "SpecTimeout", "TIMEOUT_EXIT", "Watchdog", "add_options",
+           "configure_recorder", "configure_runner"]
