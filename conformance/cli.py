@@ -49,7 +49,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
         resolve(ns.backend)
         if ns.against:
             resolve(ns.against)
-        backend_options(ns.backend, devices=ns.devices)
+        backend_options(ns.backend, devices=ns.devices, acl_lib=ns.acl_lib, faults=ns.fault)
     except BackendLoadError as exc:
         return _usage_error(str(exc))
     reason = _acl_unavailable(ns)
@@ -79,6 +79,10 @@ def _cmd_run(ns: argparse.Namespace) -> int:
         args += ["--expectations", ns.expectations]
     if ns.against:
         args += ["--against", ns.against]
+    for name in ns.fault or ():  # issue 6: injected runtime bugs
+        args += ["--fault", name]
+    if ns.spec_timeout is not None:
+        args += ["--spec-timeout", str(ns.spec_timeout)]
     if ns.workers is not None:
         args += ["-n", str(ns.workers)]
     if ns.keyword:
@@ -307,6 +311,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", default="ci", choices=("ci", "dev", "deep", "hw"))
     run.add_argument("-n", "--workers", help="parallel workers (pytest-xdist), e.g. 2 or auto")
     run.add_argument("-k", dest="keyword", help="only specs matching this pytest -k expression")
+    run.add_argument("--fault", action="append", metavar="NAME",
+                     help="inject a catalogued bug (backends/sim/faults.py) into the sim or the "
+                          "acl emulator; repeatable")
+    run.add_argument("--spec-timeout", type=float, metavar="SECONDS",
+                     help="per-spec watchdog: TIMEOUT after this long (default 60; 0: off)")
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
                      help="extra pytest arguments after --")
     run.set_defaults(func=_cmd_run)
@@ -360,6 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("case", help="path of a case JSON file (conformance/cases/*.json)")
     rp.add_argument("--backend", default="sim", help="sim (default) or package.module:factory")
     rp.set_defaults(func=_cmd_replay)
+
+    from .killmatrix import add_parser as add_faults_parser
+    add_faults_parser(sub)  # `faults`: the kill matrix (issue 6)
     return p
 
 

@@ -21,7 +21,7 @@ with a one-line message.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Union
 
 from kernel import catalog
@@ -246,13 +246,13 @@ def from_json(text: str) -> Case:
 # footprints and ordering
 
 
-def op_footprint(case: Case, op: Op) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
-    """(reads, writes) of an op as sets of ("buf", i) / ("word", i)."""
+def op_footprint(op: Op) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
+    """(reads, writes) of an op as sets of ("buf", i) / ("word", i); KeyError names an
+    unknown kernel."""
+    reads: set[tuple[str, int]] = set()
+    writes: set[tuple[str, int]] = set()
     if isinstance(op, Launch):
-        spec = catalog.get(op.kernel)
-        reads: set[tuple[str, int]] = set()
-        writes: set[tuple[str, int]] = set()
-        for f in spec.fields:
+        for f in catalog.get(op.kernel).fields:
             if f.kind != "ptr":
                 continue
             ref = ("buf", op.args[f.name])
@@ -260,37 +260,43 @@ def op_footprint(case: Case, op: Op) -> tuple[set[tuple[str, int]], set[tuple[st
                 reads.add(ref)
             if f.role in ("out", "inout"):
                 writes.add(ref)
-        return reads, writes
-    if isinstance(op, ValueWrite):
-        return set(), {("word", op.word)}
-    if isinstance(op, ValueWait):
-        return {("word", op.word)}, set()
-    if isinstance(op, Memset):
-        return set(), {("buf", op.buffer)}
-    return set(), set()
+    elif isinstance(op, ValueWrite):
+        writes.add(("word", op.word))
+    elif isinstance(op, ValueWait):
+        reads.add(("word", op.word))
+    elif isinstance(op, Memset):
+        writes.add(("buf", op.buffer))
+    return reads, writes
 
 
-def happens_before(case: Case) -> list[set[int]]:
-    """For each op index, the set of op indices that happen before it (transitively).
+def happens_before_ops(ops: list[Op | None]) -> list[set[int]]:
+    """For each op index, the op indices that happen before it (transitively); ``None``
+    entries (ops a plan removed) take part in nothing.
 
     Edges: program order on a stream, and record(e) -> every later wait(e).
     """
     before: list[set[int]] = []
     last_on: dict[int, int] = {}
     record_of: dict[int, int] = {}
-    for i, op in enumerate(case.ops):
+    for i, op in enumerate(ops):
         preds: set[int] = set()
-        if op.stream in last_on:
-            j = last_on[op.stream]
-            preds |= before[j] | {j}
-        if isinstance(op, Wait) and op.event in record_of:
-            j = record_of[op.event]
-            preds |= before[j] | {j}
-        if isinstance(op, Record):
-            record_of[op.event] = i
+        if op is not None:
+            if op.stream in last_on:
+                j = last_on[op.stream]
+                preds |= before[j] | {j}
+            if isinstance(op, Wait) and op.event in record_of:
+                j = record_of[op.event]
+                preds |= before[j] | {j}
+            if isinstance(op, Record):
+                record_of[op.event] = i
+            last_on[op.stream] = i
         before.append(preds)
-        last_on[op.stream] = i
     return before
+
+
+def happens_before(case: Case) -> list[set[int]]:
+    """:func:`happens_before_ops` of a case's ops."""
+    return happens_before_ops(list(case.ops))
 
 
 def check(case: Case) -> None:
@@ -381,7 +387,7 @@ def _check_joins(case: Case) -> None:
 
 def _check_races(case: Case) -> None:
     before = happens_before(case)
-    foot = [op_footprint(case, op) for op in case.ops]
+    foot = [op_footprint(op) for op in case.ops]
     for i in range(len(case.ops)):
         ri, wi = foot[i]
         for j in range(i):

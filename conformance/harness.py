@@ -9,6 +9,7 @@ itself is always asserted in the spec with the raw backend call.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -277,6 +278,38 @@ class Dev:
         if Cap.CAPTURE_MODES in self.b.capabilities:
             self.b.capture_thread_exchange_mode(CaptureMode.GLOBAL)  # MODE-05 initial value
         return problems
+
+
+#: how long a spec waits for a worker thread before failing
+THREAD_JOIN_S = 30.0
+
+
+def in_thread(backend: Backend, fn: Callable[[], Any], *, set_device: bool = True) -> Any:
+    """Run ``fn`` in a new host thread and return its result; exceptions are re-raised here.
+
+    The thread first calls aclrtSetDevice(0) (every thread that calls the runtime must),
+    unless ``set_device`` is False (specs about a thread with no context, ERR-03).
+    """
+    box: dict[str, Any] = {}
+
+    def body() -> None:
+        try:
+            if set_device:
+                box["dev_rc"] = backend.set_device(0)
+            box["value"] = fn()
+        except BaseException as exc:  # re-raised in the spec's thread
+            box["exc"] = exc
+
+    t = threading.Thread(target=body, name="mdlri-spec-worker")
+    t.start()
+    t.join(THREAD_JOIN_S)
+    if t.is_alive():
+        expect.fail("worker thread", f"done within {THREAD_JOIN_S} s", "still running")
+    if "exc" in box:
+        raise box["exc"]
+    if set_device:
+        expect.ok(box["dev_rc"], "aclrtSetDevice (worker thread)")
+    return box["value"]
 
 
 def iter_pairs(items: list[Any]) -> Iterator[tuple[Any, Any]]:

@@ -260,5 +260,59 @@ def default_faults(backend: str) -> list[str]:
     return sorted(FAULTS) if backend == "sim" else sorted(EMULATOR_FAULTS)
 
 
-__all__ = ["KILL_OUTCOMES", "RunSpec", "analyse", "default_faults", "format_table",
+def _cmd_faults(ns: Any) -> int:
+    """``mdlri-conformance faults``: exit 0 when every fault is killed, 1 otherwise, 2 for a
+    usage error (one line)."""
+    from backends.sim.faults import UnknownFault, check
+    prog = "mdlri-conformance faults"
+    if ns.list:
+        for name in default_faults(ns.backend):
+            print(f"{name:<30} {FAULTS[name]}")
+        return 0
+    pool = default_faults(ns.backend)
+    try:
+        chosen = sorted(check(ns.only, pool)) if ns.only else pool
+    except UnknownFault as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    acl_lib = "emulator" if ns.backend == "acl" else None
+    if ns.backend == "acl":
+        from backends.acl import availability
+        why = availability("emulator")
+        if why:
+            print(f"UNSUPPORTED: acl emulator: {why}")
+            return 0
+    out = Path(ns.out) if ns.out else (
+        Path("reports") / "out" / (time.strftime("%Y%m%d-%H%M%S") + f"-faults-{ns.backend}"))
+    print(f"kill matrix: {len(chosen)} faults on {ns.backend}, -j {ns.jobs}, profile "
+          f"{ns.profile}, spec timeout {ns.spec_timeout:g} s -> {out}")
+    matrix = run_matrix(chosen, out, backend=ns.backend, acl_lib=acl_lib, jobs=ns.jobs,
+                        profile=ns.profile, spec_timeout=ns.spec_timeout)
+    for line in format_table(matrix):
+        print(line)
+    print(f"matrix: {out / 'kill_matrix.json'} (report {out / 'index.html'})")
+    return 0 if not matrix["summary"]["survivors"] else 1
+
+
+def add_parser(sub: Any) -> None:
+    """The ``faults`` subcommand of the CLI."""
+    fp = sub.add_parser("faults", help="kill matrix: run the suite once per catalogued fault",
+                        description="Run the specs on a deliberately broken backend, once per "
+                                    "fault of backends/sim/faults.py (in parallel), and report "
+                                    "which specs kill each fault, how fast, with how many "
+                                    "generated examples and how small a counterexample; writes "
+                                    "kill_matrix.json and kill_matrix.html.")
+    fp.add_argument("--backend", choices=("sim", "acl"), default="sim",
+                    help="sim (default) or acl (the host emulator, its faults only)")
+    fp.add_argument("-j", "--jobs", type=int, default=2, help="fault runs at once (default 2)")
+    fp.add_argument("--only", nargs="+", metavar="NAME", help="only these faults")
+    fp.add_argument("--list", action="store_true", help="print the catalogue and exit")
+    fp.add_argument("--profile", default="ci", choices=("ci", "dev", "deep", "hw"))
+    fp.add_argument("--spec-timeout", type=float, default=SPEC_TIMEOUT_S,
+                    help=f"per-spec watchdog in the fault runs (default {SPEC_TIMEOUT_S:g} s)")
+    fp.add_argument("--out", help="output directory (default reports/out/<time>-faults-<backend>)")
+    fp.set_defaults(func=_cmd_faults)
+
+
+__all__ = ["KILL_OUTCOMES", "RunSpec", "add_parser", "analyse", "default_faults", "format_table",
            "read_rows", "render_html", "run_matrix", "summarise"]

@@ -42,6 +42,7 @@ from .graphs import (
     Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType, SetKernel, SetValue, Step,
     Sync, Update, ValueWait, ValueWrite, Wait, check,
 )
+from . import graphs
 from .observe import Observation
 
 __all__ = [
@@ -418,47 +419,15 @@ def validate(ops: list[Op | None], streams: int) -> None:
 
 
 def footprint(op: Op) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
-    """(reads, writes) of a surviving op as ("buf", i) / ("word", i) sets."""
-    reads: set[tuple[str, int]] = set()
-    writes: set[tuple[str, int]] = set()
-    if isinstance(op, Launch):
-        try:
-            fields = catalog.get(op.kernel).fields
-        except KeyError as exc:
-            raise UndefinedCase(str(exc.args[0])) from None
-        for f in fields:
-            if f.kind == "ptr" and f.role in ("in", "inout"):
-                reads.add(("buf", op.args[f.name]))
-            if f.kind == "ptr" and f.role in ("out", "inout"):
-                writes.add(("buf", op.args[f.name]))
-    elif isinstance(op, ValueWrite):
-        writes.add(("word", op.word))
-    elif isinstance(op, ValueWait):
-        reads.add(("word", op.word))
-    elif isinstance(op, Memset):
-        writes.add(("buf", op.buffer))
-    return reads, writes
+    """(reads, writes) of a surviving op (:func:`graphs.op_footprint`); an unknown kernel
+    makes the case undefined."""
+    try:
+        return graphs.op_footprint(op)
+    except KeyError as exc:
+        raise UndefinedCase(str(exc.args[0])) from None
 
 
-def happens_before_ops(ops: list[Op | None]) -> list[set[int]]:
-    """Transitive predecessors of every surviving op: stream order and record->wait."""
-    before: list[set[int]] = []
-    last_on: dict[int, int] = {}
-    record_of: dict[int, int] = {}
-    for i, op in enumerate(ops):
-        preds: set[int] = set()
-        if op is not None:
-            if op.stream in last_on:
-                j = last_on[op.stream]
-                preds |= before[j] | {j}
-            if isinstance(op, Wait) and op.event in record_of:
-                j = record_of[op.event]
-                preds |= before[j] | {j}
-            if isinstance(op, Record):
-                record_of[op.event] = i
-            last_on[op.stream] = i
-        before.append(preds)
-    return before
+happens_before_ops = graphs.happens_before_ops
 
 
 # ---------------------------------------------------------------------------------------------

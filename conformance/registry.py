@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Iterable
 
 DATA = Path(__file__).with_name("clauses.toml")
+#: clause ids that cannot be tested through the public API, each with a one-line reason
+UNTESTABLE = Path(__file__).with_name("untestable.toml")
 
 LEVELS = ("documented", "implementation", "undefined")
 _RANK = {lvl: i for i, lvl in enumerate(LEVELS)}
@@ -67,6 +69,56 @@ def clauses() -> dict[str, Clause]:
             raise ValueError(f"{DATA}: clause {c.id} has unknown level {c.level!r}")
         out[c.id] = c
     return out
+
+
+class UntestableError(ValueError):
+    """untestable.toml is malformed or names ids the catalog does not have."""
+
+
+def load_untestable(path: Path) -> dict[str, str]:
+    """Parse an untestable file: ``[[reason]] id = "..." reason = "..."``, one row per id.
+
+    Raises :class:`UntestableError` for an unknown id, a duplicate id, a missing or empty
+    reason, a multi-line reason or an unexpected key.
+    """
+    try:
+        with path.open("rb") as fh:
+            rows = tomllib.load(fh).get("reason", [])
+    except tomllib.TOMLDecodeError as exc:
+        raise UntestableError(f"{path}: {exc}") from None
+    known = clauses()
+    out: dict[str, str] = {}
+    problems: list[str] = []
+    for n, r in enumerate(rows, 1):
+        cid, why = r.get("id"), r.get("reason")
+        extra = sorted(set(r) - {"id", "reason"})
+        if extra:
+            problems.append(f"row {n}: unexpected key(s) {', '.join(extra)}")
+        if not isinstance(cid, str) or cid not in known:
+            problems.append(f"row {n}: unknown clause id {cid!r}")
+            continue
+        if not isinstance(why, str) or not why.strip() or "\n" in why.strip():
+            problems.append(f"row {n} ({cid}): the reason must be one non-empty line")
+            continue
+        if cid in out:
+            problems.append(f"row {n}: {cid} listed twice")
+            continue
+        out[cid] = why.strip()
+    if problems:
+        raise UntestableError(f"{path}: " + "; ".join(problems))
+    return out
+
+
+@lru_cache(maxsize=1)
+def untestable() -> dict[str, str]:
+    """The reasoned clause ids (untestable.toml): id -> one-line reason, in file order."""
+    return load_untestable(UNTESTABLE) if UNTESTABLE.is_file() else {}
+
+
+def reasoned_and_cited(cited: Iterable[str]) -> list[str]:
+    """Ids both cited by a spec and listed as untestable (allowed; reported in summaries)."""
+    cited_set = set(cited)
+    return [i for i in untestable() if i in cited_set]
 
 
 def get(cid: str) -> Clause:

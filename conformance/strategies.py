@@ -102,7 +102,7 @@ class _Builder:
             self.record_of[op.event] = i
         self.ops.append(op)
         self.before.append(preds)
-        self.foot.append(graphs.op_footprint(self._view(), op))
+        self.foot.append(graphs.op_footprint(op))
         self.last_on[op.stream] = i
         return i
 

@@ -10,7 +10,6 @@ Not covered here: CAP-09 (needs aclmdlRIBindStream, not in the contract), CAP-20
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -20,13 +19,12 @@ from backends.contract import (
     UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, MemcpyKind, StreamFlag,
 )
 from conformance import expect
-from conformance.harness import SENTINEL, Dev
+from conformance.harness import SENTINEL, Dev, in_thread
 from kernel import catalog
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE)
 
 N = catalog.SEED_ELEMENTS
-THREAD_JOIN_S = 30.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -85,28 +83,6 @@ def _invalidate_two(dev: Dev) -> tuple[Any, Any, int]:
     expect.ok(dev.b.record_event(e, s1), "aclrtRecordEvent in capture A")
     rc = dev.b.stream_wait_event(s2, e)
     return s1, s2, rc
-
-
-def _in_thread(backend: Any, fn: Callable[[], Any]) -> tuple[int, Any]:
-    """Run ``fn`` in a new host thread (after aclrtSetDevice); returns (set_device rc, result)."""
-    box: dict[str, Any] = {}
-
-    def body() -> None:
-        try:
-            box["dev_rc"] = backend.set_device(0)
-            box["value"] = fn()
-        except BaseException as exc:  # re-raised in the spec's thread
-            box["exc"] = exc
-
-    t = threading.Thread(target=body, name="mdlri-spec-worker")
-    t.start()
-    t.join(THREAD_JOIN_S)
-    if t.is_alive():
-        expect.fail("worker thread", f"done within {THREAD_JOIN_S} s", "still running")
-    if "exc" in box:
-        raise box["exc"]
-    expect.ok(box["dev_rc"], "aclrtSetDevice (worker thread)")
-    return box["dev_rc"], box["value"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -417,7 +393,7 @@ def test_cap14_end_from_wrong_thread(dev: Dev, fingerprint: Any, mode: CaptureMo
     """CAP-14 CaptureEnd from another thread of a GLOBAL/THREAD_LOCAL capture returns 107038."""
     s = dev.stream()
     dev.begin(s, mode)
-    _, (rc, m) = _in_thread(dev.b, lambda: dev.b.capture_end(s))
+    rc, m = in_thread(dev.b, lambda: dev.b.capture_end(s))
     if rc == Err.SUCCESS and m not in (None, UNWRITTEN):
         dev.model(m)
     # the state after the rejected end is undocumented (Q-05): record, do not assert
@@ -434,7 +410,7 @@ def test_q05_state_after_wrong_thread_end(dev: Dev, fingerprint: Any) -> None:
     s = dev.stream()
     dev.begin(s, CaptureMode.THREAD_LOCAL)
     _, model = _status(dev, s, "during capture")
-    _, (rc, m) = _in_thread(dev.b, lambda: dev.b.capture_end(s))
+    rc, m = in_thread(dev.b, lambda: dev.b.capture_end(s))
     fingerprint.record("Q-05:wrong_thread_end_rc", rc)
     if rc == Err.SUCCESS:
         if m not in (None, UNWRITTEN):
@@ -457,7 +433,7 @@ def test_cap15_relaxed_end_from_other_thread(dev: Dev) -> None:
     s = dev.stream()
     dev.begin(s, CaptureMode.RELAXED)
     _, model = _status(dev, s, "during capture")
-    _, (rc, m) = _in_thread(dev.b, lambda: dev.b.capture_end(s))
+    rc, m = in_thread(dev.b, lambda: dev.b.capture_end(s))
     if m not in (None, UNWRITTEN):
         dev.model(m)
     expect.ok(rc, "aclmdlRICaptureEnd from another thread")

@@ -22,13 +22,12 @@ import pytest
 
 from backends.contract import UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, MemcpyKind
 from conformance import expect
-from conformance.harness import SENTINEL, Buf, Dev
+from conformance.harness import SENTINEL, THREAD_JOIN_S, Buf, Dev, in_thread
 from kernel import catalog
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.CAPTURE_MODES)
 
 N = catalog.SEED_ELEMENTS
-THREAD_JOIN_S = 30.0
 BLOCKED = Err.RT_CAPTURE_MODE_NOT_SUPPORT
 STRICT_MODES = [CaptureMode.GLOBAL, CaptureMode.THREAD_LOCAL]
 
@@ -59,30 +58,6 @@ def _unsafe_rcs(b: Any, buf: Buf) -> dict[str, int]:
 def _expect_rcs(rcs: dict[str, int], expected: int, where: str) -> None:
     for name, rc in rcs.items():
         expect.rc(rc, expected, f"{name} {where}")
-
-
-def _in_thread(backend: Any, fn: Callable[[], Any], *, set_device: bool = True) -> Any:
-    """Run ``fn`` in a new host thread and return its result (assertions stay in the caller)."""
-    box: dict[str, Any] = {}
-
-    def body() -> None:
-        try:
-            if set_device:
-                box["dev_rc"] = backend.set_device(0)
-            box["value"] = fn()
-        except BaseException as exc:  # re-raised in the spec's thread
-            box["exc"] = exc
-
-    t = threading.Thread(target=body, name="mdlri-spec-worker")
-    t.start()
-    t.join(THREAD_JOIN_S)
-    if t.is_alive():
-        expect.fail("worker thread", f"done within {THREAD_JOIN_S} s", "still running")
-    if "exc" in box:
-        raise box["exc"]
-    if set_device:
-        expect.ok(box["dev_rc"], "aclrtSetDevice (worker thread)")
-    return box["value"]
 
 
 class _Worker:
@@ -204,7 +179,7 @@ def test_mode02_global_blocks_every_thread(dev: Dev) -> None:
     buf = dev.buffer(n=N)
     dev.begin(s, CaptureMode.GLOBAL)
     own = _unsafe_rcs(dev.b, buf)
-    other = _in_thread(dev.b, lambda: _unsafe_rcs(dev.b, buf))
+    other = in_thread(dev.b, lambda: _unsafe_rcs(dev.b, buf))
     _end_ok(dev, s)
     _expect_rcs(own, BLOCKED, "in the capturing thread (GLOBAL)")
     _expect_rcs(other, BLOCKED, "in another thread (GLOBAL capture, exchange mode GLOBAL)")
@@ -218,7 +193,7 @@ def test_mode03_thread_local_blocks_only_capturing_thread(dev: Dev) -> None:
     buf = dev.buffer(n=N)
     dev.begin(s, CaptureMode.THREAD_LOCAL)
     own = _unsafe_rcs(dev.b, buf)
-    other = _in_thread(dev.b, lambda: _unsafe_rcs(dev.b, buf))
+    other = in_thread(dev.b, lambda: _unsafe_rcs(dev.b, buf))
     _end_ok(dev, s)
     _expect_rcs(own, BLOCKED, "in the capturing thread (THREAD_LOCAL)")
     _expect_rcs(other, Err.SUCCESS, "in another thread (THREAD_LOCAL capture)")
@@ -255,7 +230,7 @@ def test_mode04_relaxed_blocks_nothing(dev: Dev) -> None:
     buf = dev.buffer(n=N)
     dev.begin(s, CaptureMode.RELAXED)
     own = _unsafe_rcs(dev.b, buf)
-    other = _in_thread(dev.b, lambda: _unsafe_rcs(dev.b, buf))
+    other = in_thread(dev.b, lambda: _unsafe_rcs(dev.b, buf))
     _end_ok(dev, s)
     _expect_rcs(own, Err.SUCCESS, "in the capturing thread (RELAXED)")
     _expect_rcs(other, Err.SUCCESS, "in another thread (RELAXED)")
@@ -286,7 +261,7 @@ def test_mode05_exchange_returns_previous(dev: Dev) -> None:
     def body() -> list[tuple[int, Any]]:
         return [dev.b.capture_thread_exchange_mode(m) for m in sequence]
 
-    results = _in_thread(dev.b, body)
+    results = in_thread(dev.b, body)
     previous = [CaptureMode.GLOBAL, *sequence[:-1]]
     for (rc, prev), set_to, want in zip(results, sequence, previous):
         expect.ok(rc, f"aclmdlRICaptureThreadExchangeMode({set_to.name})")
@@ -335,7 +310,7 @@ def test_mode08_other_thread_unblocks_by_exchange(dev: Dev, exchange: CaptureMod
     s = dev.stream()
     buf = dev.buffer(n=N)
     dev.begin(s, CaptureMode.GLOBAL)
-    rc, prev, rcs = _in_thread(dev.b, lambda: _exchange_then_unsafe(dev.b, exchange, buf))
+    rc, prev, rcs = in_thread(dev.b, lambda: _exchange_then_unsafe(dev.b, exchange, buf))
     _end_ok(dev, s)
     expect.ok(rc, f"aclmdlRICaptureThreadExchangeMode({exchange.name}) in the other thread")
     expect.eq(prev, CaptureMode.GLOBAL, "the other thread's previous mode")
@@ -366,7 +341,7 @@ def test_mode09_exchange_mode_is_per_thread(dev: Dev) -> None:
     """MODE-09 One thread's exchange mode does not change another thread's."""
     original = _exchange(dev.b, CaptureMode.RELAXED, "RELAXED")
     try:
-        rc, other_prev = _in_thread(dev.b, lambda: dev.b.capture_thread_exchange_mode(
+        rc, other_prev = in_thread(dev.b, lambda: dev.b.capture_thread_exchange_mode(
             CaptureMode.THREAD_LOCAL))
         rc_here, here = dev.b.capture_thread_exchange_mode(original)
     finally:
@@ -412,7 +387,7 @@ def test_mode11_strictest_active_capture_governs(dev: Dev) -> None:
 
     def probe(label: str) -> None:
         stages.append((label, _unsafe_rcs(dev.b, buf),
-                       _in_thread(dev.b, lambda: _unsafe_rcs(dev.b, buf))))
+                       in_thread(dev.b, lambda: _unsafe_rcs(dev.b, buf))))
 
     probe("GLOBAL+THREAD_LOCAL+RELAXED")
     _end_ok(dev, s_global, "(GLOBAL)")
@@ -518,7 +493,7 @@ def test_err03_exchange_mode_errors(dev: Dev) -> None:
 def test_err03_exchange_mode_without_context(dev: Dev) -> None:
     """ERR-03 ThreadExchangeMode in a thread with no current context returns 107002."""
     # deliberately no aclrtSetDevice in this thread: the missing context is the observable
-    rc, value = _in_thread(dev.b, lambda: dev.b.capture_thread_exchange_mode(CaptureMode.RELAXED),
+    rc, value = in_thread(dev.b, lambda: dev.b.capture_thread_exchange_mode(CaptureMode.RELAXED),
                            set_device=False)
     expect.rc(rc, Err.RT_CONTEXT_NULL, "aclmdlRICaptureThreadExchangeMode without a context")
     expect.eq(value, CaptureMode.RELAXED, "*mode after the rejected exchange")
