@@ -106,10 +106,6 @@ class _Builder:
         self.last_on[op.stream] = i
         return i
 
-    def _view(self) -> Case:
-        return Case(streams=1, buffers=self.buffers, words=self.words, events=self.events,
-                    ops=self.ops, plan=[])
-
     def edge(self, src: int, dst: int) -> None:
         """Record on ``src``, wait on ``dst`` (a fork when ``dst`` has not joined, XS-01)."""
         e = self.events
