@@ -384,7 +384,7 @@ def _area_of(item: pytest.Item, ids: tuple[str, ...]) -> str:
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    info = dict(report.user_properties).get(_KEY)
+    info = dict(getattr(report, "user_properties", ())).get(_KEY)  # CollectReports have none
     if not info:
         return None
     if info["outcome"] == "CHANGED":

@@ -9,7 +9,10 @@
 * ``kernel_binary``: the catalog kernels' binary; default ``MDLRI_KERNEL_BINARY``, then the
   emulator's host kernel library, or on hardware the fatbin in the kernels cache
   (:func:`default_kernel_binary`);
-* ``emulator``: force (True) or forbid (False) the emulator; default: what ``lib`` says.
+* ``emulator``: force (True) or forbid (False) the emulator; default: what ``lib`` says;
+* ``faults``: names of :data:`backends.sim.faults.EMULATOR_FAULTS` (``--fault``) to inject
+  into the emulator: put into ``MDLRI_EMU_FAULTS`` before the library is loaded (it reads the
+  variable once, at load), so one process holds one fault set.
 
 Without a usable library the backend still loads: it declares no capabilities and carries
 a one-line reason (:meth:`AclBackend.unsupported_reason`), so every spec is UNSUPPORTED
@@ -25,7 +28,7 @@ from __future__ import annotations
 import ctypes
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from .backend import AclBackend, AclRc
 from .library import EMULATOR, Discovery, LibraryNotFound, find_library, load
@@ -95,17 +98,37 @@ def availability(lib: str | os.PathLike[str] | None = None,
     return None
 
 
+def _set_emulator_faults(faults: Iterable[str], path: Path) -> str:
+    """Export the fault list for the emulator (issue 6); '' or why it cannot be applied."""
+    from backends.sim.faults import EMU_ENV, EMULATOR_FAULTS, UnknownFault, check
+    try:
+        names = ",".join(sorted(check(faults, EMULATOR_FAULTS)))
+    except UnknownFault as exc:
+        return str(exc)
+    if str(path) in _loaded and os.environ.get(EMU_ENV, "") != names:
+        return (f"the emulator is already loaded in this process with faults "
+                f"{os.environ.get(EMU_ENV, '') or 'none'!r}; start a new process for {names!r}")
+    os.environ[EMU_ENV] = names
+    return ""
+
+
 def create(lib: str | os.PathLike[str] | None = None, device: int | str = 0,
            kernel_binary: str | os.PathLike[str] | None = None,
-           emulator: bool | None = None) -> AclBackend:
+           emulator: bool | None = None, faults: Iterable[str] = ()) -> AclBackend:
     """The ``acl`` backend (see the module docstring); never raises for a missing library."""
     d, reason = resolve(lib, emulator)
+    faults = list(faults or ())
+    if not reason and faults and not d.emulator:
+        reason = "injected faults (--fault) need the emulator (--acl-lib emulator)"
     if reason:
         return AclBackend(None, device=int(device), unavailable=reason)
     kernels: Path | None = None
     try:
         if d.emulator:
             path, kernels = _emulator_paths()
+            why = _set_emulator_faults(faults, path) if faults else ""
+            if why:
+                return AclBackend(None, device=int(device), unavailable=why)
         else:
             assert d.path is not None
             path = d.path

@@ -127,10 +127,9 @@ FAULTS: dict[str, str] = {
 
 #: the faults libmdlri_acl_emu.so implements too (read from MDLRI_EMU_FAULTS at load)
 EMULATOR_FAULTS: frozenset[str] = frozenset({
-    "setparams-without-update", "disabled-task-runs", "disabled-task-listed",
-    "seq-renumbered-after-update", "no-107039", "execute-while-updating", "fault-not-sticky",
-    "timeout-ignored", "event-wait-no-wait", "getstreams-origin-first", "capture-executes",
-    "destroy-capturing-model", "execute-null-model-107000", "crash-query", "hang-query-sync",
+    "crash-query", "hang-query-sync", "timeout-ignored", "execute-null-model-107000",
+    "execute-while-updating", "getstreams-origin-first", "no-107039", "fault-not-sticky",
+    "setparams-without-update",
 })
 
 #: faults that really crash or hang a process (need worker isolation to be survivable)

@@ -36,6 +36,8 @@ enum {
     OP_MEMCPY,
     OP_MEMSET,
     OP_MODEL, /* a whole model execution, on a user stream only */
+    OP_COND,  /* a conditional task (cond.c): runs sub-models */
+    OP_TG_SET, /* a task-group update item (taskgroups.c): replaces one grouped task */
 };
 
 /* model status (semantics.md §0.3) */
@@ -53,6 +55,17 @@ typedef struct emu_event emu_event;
 typedef struct emu_stream emu_stream;
 typedef struct emu_model emu_model;
 typedef struct emu_task emu_task;
+
+struct emu_cond;
+struct emu_taskgrp;
+
+/* launch attributes of a kernel (attributes.c); has_* = set by the launch cfg */
+typedef struct {
+    uint8_t has_schem, schem_mode, has_dump, data_dump, prefetch, profiling;
+    uint32_t dyn_ubuf, engine_type, blockdim_offset;
+    int timeout_kind; /* 0 default, 1 TIMEOUT (s), 2 TIMEOUT_US */
+    uint64_t timeout_us;
+} emu_attrs;
 
 typedef void (*emu_kernel_fn)(void *args, size_t args_size, uint32_t block_idx,
                               uint32_t num_blocks);
@@ -78,6 +91,10 @@ typedef struct {
     void *addr;
     uint64_t value;
     uint32_t flag;
+    /* issue 7 */
+    emu_attrs attrs;        /* OP_KERNEL launch attributes */
+    struct emu_cond *cond;  /* OP_COND */
+    emu_task *target;       /* OP_TG_SET: the grouped task this kernel replaces */
 } emu_op;
 
 struct emu_bin {
@@ -115,6 +132,7 @@ typedef struct emu_item {
     emu_model *model; /* OP_MODEL */
     size_t *pcs;     /* OP_MODEL: per internal stream program counter */
     int started;
+    void **frames;   /* OP_MODEL: per internal stream conditional-task frame (cond.c) */
 } emu_item;
 
 struct emu_stream {
@@ -132,6 +150,9 @@ struct emu_stream {
     emu_stream *user;
     emu_task **tasks;
     size_t ntasks, captasks;
+    /* issue 7: open task group (capture), group being updated, BindStream flag */
+    struct emu_taskgrp *grp, *upd;
+    uint32_t bind_flag;
 };
 
 struct emu_task {
@@ -142,6 +163,7 @@ struct emu_task {
     emu_op host; /* host-side record: what GetType/GetParams report (changed by SetParams) */
     emu_op dev;  /* device-side record: what executes (changed only by Update) */
     int pending;
+    struct emu_taskgrp *grp; /* the task group holding this kernel task, if any */
 };
 
 struct emu_model {
@@ -162,6 +184,20 @@ struct emu_model {
     int running; /* executions enqueued and not yet finished */
     void **owned; /* internal device buffers (args copies, opinfo) released at destroy */
     size_t nowned, capowned;
+    /* issue 7 */
+    int built, end_task, build_ended, aborting; /* explicit build path (build.c) */
+    emu_model *parent; /* sub-model of a conditional task (cond.c) */
+    int sub_captured;
+    emu_model **subs;
+    size_t nsubs, capsubs;
+    struct emu_cond **conds;
+    size_t nconds, capconds;
+    struct emu_taskgrp **grps;
+    size_t ngrps, capgrps;
+    char *name;  /* names.c */
+    uint32_t id;
+    struct emu_cb *cbs; /* callbacks.c, sorted by function pointer */
+    size_t ncbs, capcbs;
 };
 
 /* globals (core.c) */
@@ -223,5 +259,71 @@ aclError emu_capture_event_op(emu_stream *s, emu_event *e, int op);
 /* model.c */
 void emu_model_kill(emu_model *m);
 int emu_op_task_type(int op);
+
+/* faults.c: injected bugs (issue 6), from MDLRI_EMU_FAULTS at load */
+enum {
+    F_CRASH_QUERY = 0,
+    F_HANG_QUERY_SYNC,
+    F_TIMEOUT_IGNORED,
+    F_EXECUTE_NULL_MODEL_107000,
+    F_EXECUTE_WHILE_UPDATING,
+    F_GETSTREAMS_ORIGIN_FIRST,
+    F_NO_107039,
+    F_FAULT_NOT_STICKY,
+    F_SETPARAMS_WITHOUT_UPDATE,
+    F_COUNT
+};
+int emu_fault(int f);
+
+
+/* ---- issue 7: the rest of the Model RI API ------------------------------------------------ */
+#define MAGIC_TGRP 0x54475250u
+#define MAGIC_COND 0x434F4E44u
+
+struct emu_taskgrp {
+    uint32_t magic;
+    emu_model *m;
+    emu_task **tasks; /* the grouped kernel tasks, in issue order */
+    size_t n, cap;
+    aclError err;        /* recorded error (TG-04/TG-05): GrpEnd returns it */
+    emu_stream *updating; /* stream in update mode on this group (TG-12) */
+    size_t upd_pos;       /* next task an update launch replaces */
+};
+
+struct emu_cond {
+    uint32_t magic;
+    emu_model *m;
+    uint32_t defval, flag;
+    uint64_t *ptr; /* 8 bytes of internal device memory, owned by the model */
+    int used;      /* AddCondTask consumed it */
+    uint32_t type, size;
+    emu_model **subs;
+};
+
+struct emu_cb {
+    aclrtCallback fn;
+    void *ud;
+};
+
+/* taskgroups.c */
+aclError emu_admit(emu_stream *s, int op); /* group / update-mode rules for an issued task */
+void emu_tg_on_append(emu_stream *user, emu_task *t);
+int emu_tg_enqueue(emu_stream *s, emu_item *it); /* update mode: item -> OP_TG_SET */
+void emu_tg_apply(const emu_op *o);                /* device thread: run an OP_TG_SET */
+/* build.c: bound streams record, update-mode streams re-issue; 1 = the item was consumed */
+int emu_enqueue_hook(emu_stream *s, emu_item *it);
+/* cond.c */
+int emu_model_step(emu_model *m, size_t **pcs, void ***frames, int *progress, int *polling);
+void emu_cond_on_execute(emu_model *m);
+aclError emu_capture_end_check(emu_model *m); /* 107045 / 107033 before the other checks */
+/* build.c */
+void emu_ext_kill(emu_model *m); /* called first by emu_model_kill */
+/* callbacks.c */
+void emu_callbacks_take(emu_model *m); /* moved to this thread's pending list */
+void emu_callbacks_flush(void);        /* run them (caller does NOT hold g_lock) */
+/* attributes.c */
+aclError emu_cfg_parse(const aclrtLaunchKernelCfg *cfg, emu_attrs *out, const char *fn);
+/* engine.c */
+int emu_run_op(const emu_op *o, int *polling);
 
 #endif

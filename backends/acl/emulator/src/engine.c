@@ -245,6 +245,7 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *fn)
         goto out;
     }
     if (s->flags & SPECIAL_SYNC_FLAGS) goto out; /* TMO-04: returns at once */
+    if (emu_fault(F_TIMEOUT_IGNORED)) timeout = -1; /* TMO-01 broken: waits forever */
     rc = emu_wait_ticket(s, s->enq, timeout);
 out:
     UNLOCK();
@@ -261,6 +262,7 @@ MDLRI_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t
 
 MDLRI_API aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status) {
     if (!status) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtStreamQuery: status is NULL");
+    if (emu_fault(F_CRASH_QUERY)) *(volatile int *)(uintptr_t)(status == NULL) = 0; /* NULL */
     NEED_CTX();
     LOCK();
     emu_stream *s = NULL;
@@ -268,6 +270,8 @@ MDLRI_API aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *statu
     if (rc == ACL_SUCCESS && emu_is_capturing(s))
         rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "aclrtStreamQuery: stream %p is capturing",
                      stream);
+    if (rc == ACL_SUCCESS && emu_fault(F_HANG_QUERY_SYNC))
+        while (s->head) pthread_cond_wait(&g_done_cv, &g_lock); /* waits like a sync */
     if (rc == ACL_SUCCESS)
         *status = s->head ? ACL_STREAM_STATUS_NOT_READY : ACL_STREAM_STATUS_COMPLETE;
     UNLOCK();

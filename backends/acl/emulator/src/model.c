@@ -58,6 +58,7 @@ static aclError two_phase(void **src_newest_last, size_t n, int reverse, void **
         out[i] = i < n ? src_newest_last[reverse ? n - 1 - i : i] : NULL;
     if (cap < n) {
         *num = (uint32_t)cap;
+        if (emu_fault(F_NO_107039)) return ACL_SUCCESS; /* LIST-05 broken */
         return emu_err(ACL_ERROR_RT_INSUFFICIENT_INPUT_ARRAY,
                        "%s: array of %zu entries is too small for %zu", fn, cap, n);
     }
@@ -75,7 +76,8 @@ MDLRI_API aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams,
     aclError rc = model_get(modelRI, &m, "aclmdlRIGetStreams");
     /* LIST-02: most recently attached first, the origin's stream last */
     if (rc == ACL_SUCCESS)
-        rc = two_phase((void **)m->streams, m->nstreams, 1, streams, numStreams,
+        rc = two_phase((void **)m->streams, m->nstreams, !emu_fault(F_GETSTREAMS_ORIGIN_FIRST),
+                       streams, numStreams,
                        "aclmdlRIGetStreams");
     UNLOCK();
     return rc;
@@ -293,6 +295,10 @@ MDLRI_API aclError aclmdlRITaskSetParams(aclmdlRITask task, aclmdlRITaskParams *
         goto out;
     }
     t->host = n; /* at once: GetType/GetParams see it; the device record changes at Update */
+    if (emu_fault(F_SETPARAMS_WITHOUT_UPDATE)) { /* SETP-01 broken: live now, still READY */
+        t->dev = n;
+        goto out;
+    }
     t->pending = UPD_SET;
     m->status = M_UPDATING;
 out:
@@ -331,6 +337,10 @@ MDLRI_API aclError aclmdlRIUpdate(aclmdlRI modelRI) {
     emu_model *m = NULL;
     aclError rc = model_get(modelRI, &m, "aclmdlRIUpdate");
     if (rc != ACL_SUCCESS) goto out;
+    if (m->status == M_FAULT && emu_fault(F_FAULT_NOT_STICKY)) { /* UPD-04 broken */
+        m->status = M_READY;
+        goto out;
+    }
     if (m->status == M_CAPTURING || m->status == M_FAULT) {
         rc = emu_err(ACL_ERROR_RT_MODEL_UPDATE_FAILED, "aclmdlRIUpdate: the model is %s",
                      m->status == M_FAULT ? "in FAULT state" : "still capturing");
@@ -370,7 +380,10 @@ out:
 
 MDLRI_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
     static const char fn[] = "aclmdlRIExecuteAsync";
-    if (!modelRI) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: modelRI is NULL", fn);
+    if (!modelRI)
+        return emu_err(emu_fault(F_EXECUTE_NULL_MODEL_107000) ? ACL_ERROR_RT_PARAM_INVALID
+                                                             : ACL_ERROR_INVALID_PARAM,
+                       "%s: modelRI is NULL", fn);
     NEED_CTX();
     LOCK();
     emu_model *m = NULL;
@@ -388,7 +401,8 @@ MDLRI_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
         rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
         goto out;
     }
-    if (m->status != M_READY) {
+    if (m->status != M_READY &&
+        !(m->status == M_UPDATING && emu_fault(F_EXECUTE_WHILE_UPDATING))) {
         rc = emu_err(ACL_ERROR_RT_MODEL_EXECUTE, "%s: the model is %s", fn,
                      m->status == M_FAULT ? "in FAULT state"
                                           : "UPDATING (call aclmdlRIUpdate first)");
