@@ -1,4 +1,9 @@
-"""End-to-end scenarios from the CANN examples (scenarios.md): S6 ``0_model_task_fallback``."""
+"""End-to-end scenarios from the CANN examples (scenarios.md) and the runtime guide's pipeline.
+
+One spec per scenario, each ``requires`` the capabilities its scenario uses (so a backend
+without them reports UNSUPPORTED): S6 ``0_model_task_fallback``, the copy/compute/copy
+``pipeline``.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,13 @@ import pytest
 
 from backends.contract import Cap
 from conformance import expect
-from conformance.scenarios import fallback
+from conformance.scenarios import fallback, pipeline
 
-pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,
-                                  Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE,
-                                  Cap.SYNC_TIMEOUT)
+_FALLBACK_CAPS = (Cap.CAPTURE, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,
+                  Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE, Cap.SYNC_TIMEOUT)
 
 
+@pytest.mark.requires(*_FALLBACK_CAPS)
 @pytest.mark.clause("CAP-01", "DIS-01", "UPD-05", "SETP-09", "EXE-02", "TMO-01")
 def test_model_task_fallback(backend: Any) -> None:
     """S6: baseline 11/22, selected seq 0 < 1, fallback 31/-1 after SetParams + Disable + Update."""
@@ -35,9 +40,37 @@ def test_model_task_fallback(backend: Any) -> None:
     ], "printed lines")
 
 
+@pytest.mark.requires(*_FALLBACK_CAPS)
 @pytest.mark.clause("SEQ-01", "SEQ-07")
 def test_model_task_fallback_seq_ids_match_example(backend: Any) -> None:
     """S6 with SEQ-01/SEQ-07: a fresh model's first two appended tasks get seq ids 0 and 1."""
     res = fallback.run_fallback(backend, lambda _line: None)
     expect.true(res.ok, "scenario run", "success", res.lines)
     expect.eq((res.main_seq, res.optional_seq), (0, 1), "selected seq ids")
+
+
+@pytest.mark.requires(Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE,
+                      Cap.GET_PARAMS, Cap.DISABLE, Cap.UPDATE, Cap.SYNC_TIMEOUT)
+@pytest.mark.clause("CAP-01", "CAP-19", "MODE-14", "XS-01", "XS-02", "EXE-02", "EXE-03",
+                    "LIST-08", "DIS-01")
+def test_pipeline(backend: Any) -> None:
+    """Runtime guide pipeline: h2d / compute / d2h streams, double-buffered, one model;
+    every one of 16 batches is 3x+7 of its input; with one copy kernel disabled, that
+    batch repeats the output of the batch two earlier (same slot) and the others stay right."""
+    lines: list[str] = []
+    res = pipeline.run_pipeline(backend, lines.append)
+    expect.true(res.ok, "scenario run", "success", "\n".join(lines))
+    expect.eq(len(res.outputs), pipeline.BATCHES, "batches read back")
+    for g, (x, out) in enumerate(zip(res.inputs, res.outputs)):
+        expect.eq(x, pipeline.batch_input(g), f"batch {g} input")
+        expect.eq(out, pipeline.compute(x), f"batch {g} output")
+    expect.eq(len(res.stale_outputs), pipeline.STALE_REPLAYS * pipeline.PER_REPLAY,
+              "batches read back after the disable")
+    want = pipeline.stale_expected(res.stale_inputs)
+    for k, (out, w) in enumerate(zip(res.stale_outputs, want)):
+        expect.eq(out, w, f"batch {pipeline.BATCHES + k} output after the disable")
+    for k in range(pipeline.DISABLED_POSITION, len(res.stale_outputs), pipeline.PER_REPLAY):
+        fresh = pipeline.compute(res.stale_inputs[k])
+        expect.true(not np.array_equal(res.stale_outputs[k], fresh),
+                    f"batch {pipeline.BATCHES + k} (disabled copy) is stale", "stale", fresh)
+    expect.eq(res.lines[-1], "[INFO]  Run the pipeline sample successfully.", "last line")

@@ -1,0 +1,141 @@
+"""Shared plumbing of the end-to-end scenarios: the example's log lines, CHECK_ERROR, cleanup.
+
+Every CANN example logs through ``INFO_LOG`` / ``ERROR_LOG`` (``[INFO]  `` / ``[ERROR]  ``
+with two spaces, scenarios.md §1) and stops at the first failing call (``CHECK_ERROR``).
+:class:`Runner` mirrors that: :meth:`Runner.check` raises :class:`ScenarioError` with the
+example's ``Operation failed: <call> returned error code <n>`` text, and cleanup steps
+registered with :meth:`Runner.defer` run in reverse order whatever happened.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from backends.contract import Backend, Err, MemcpyKind, err_name
+
+
+class ScenarioError(Exception):
+    """A step of a scenario failed; the message is the example's error line."""
+
+
+def print_array(values: np.ndarray) -> str:
+    """``ModelUtils::PrintArray``: ``The vector data is: `` then ``%.4f`` + two spaces each."""
+    return "The vector data is: " + "".join(f"{float(v):.4f}  " for v in values)
+
+
+class Runner:
+    """One scenario run on one backend: log lines, checked calls and deferred cleanup."""
+
+    def __init__(self, b: Backend, emit: Callable[[str], None], lines: list[str]) -> None:
+        self.b = b
+        self.lines = lines
+        self._emit = emit
+        self._cleanup: list[tuple[str, Callable[[], int]]] = []
+
+    # -- logging ---------------------------------------------------------------------------
+    def info(self, msg: str) -> None:
+        """``INFO_LOG``."""
+        self._log(f"[INFO]  {msg}")
+
+    def error(self, msg: str) -> None:
+        """``ERROR_LOG``."""
+        self._log(f"[ERROR]  {msg}")
+
+    def _log(self, line: str) -> None:
+        self.lines.append(line)
+        self._emit(line)
+
+    # -- checked calls ---------------------------------------------------------------------
+    def check(self, rc: int, call: str) -> None:
+        """``CHECK_ERROR``: a non-zero rc ends the scenario with the example's message."""
+        if rc != Err.SUCCESS:
+            raise ScenarioError(f"Operation failed: {call} returned error code {err_name(rc)}")
+
+    def defer(self, what: str, fn: Callable[[], int]) -> None:
+        """Register a cleanup step (run in reverse order by :meth:`cleanup`)."""
+        self._cleanup.append((what, fn))
+
+    def cleanup(self) -> bool:
+        """Run the cleanup steps, newest first; False when one of them failed."""
+        ok = True
+        for what, fn in reversed(self._cleanup):
+            rc = fn()
+            if rc != Err.SUCCESS:
+                self.error(f"Cleanup failed: {what} returned error code {rc}")
+                ok = False
+        self._cleanup.clear()
+        return ok
+
+    # -- resources -------------------------------------------------------------------------
+    def stream(self) -> Any:
+        """aclrtCreateStream, destroyed at cleanup."""
+        rc, s = self.b.create_stream()
+        self.check(rc, "aclrtCreateStream")
+        self.defer("aclrtDestroyStream", lambda: self.b.destroy_stream(s))
+        return s
+
+    def event(self, flag: int) -> Any:
+        """aclrtCreateEventExWithFlag(flag), destroyed at cleanup."""
+        rc, e = self.b.create_event_ex_with_flag(flag)
+        self.check(rc, "aclrtCreateEventExWithFlag")
+        self.defer("aclrtDestroyEvent", lambda: self.b.destroy_event(e))
+        return e
+
+    def malloc(self, nbytes: int) -> int:
+        """aclrtMalloc (HUGE_FIRST), freed at cleanup."""
+        rc, addr = self.b.malloc(nbytes)
+        self.check(rc, "aclrtMalloc")
+        self.defer("aclrtFree", lambda: self.b.free(addr))
+        return addr
+
+    def malloc_host(self, nbytes: int) -> np.ndarray:
+        """aclrtMallocHost (pinned), freed at cleanup."""
+        rc, host = self.b.malloc_host(nbytes)
+        self.check(rc, "aclrtMallocHost")
+        self.defer("aclrtFreeHost", lambda: self.b.free_host(host))
+        return host
+
+    def load_functions(self, *names: str) -> dict[str, Any]:
+        """Load the catalog kernel binary and look up ``names``; unloaded at cleanup."""
+        rc, binh = self.b.binary_load_from_file(self.b.kernel_binary_path(), None)
+        self.check(rc, "aclrtBinaryLoadFromFile")
+        self.defer("aclrtBinaryUnLoad", lambda: self.b.binary_unload(binh))
+        funcs: dict[str, Any] = {}
+        for name in names:
+            rc, fn = self.b.binary_get_function(binh, name)
+            self.check(rc, "aclrtBinaryGetFunction")
+            funcs[name] = fn
+        return funcs
+
+    def h2d(self, dst: int, values: np.ndarray) -> None:
+        """Synchronous aclrtMemcpy host -> device of ``values``' bytes."""
+        arr = np.ascontiguousarray(values)
+        self.check(self.b.memcpy(dst, arr.nbytes, arr, arr.nbytes, MemcpyKind.HOST_TO_DEVICE),
+                   "aclrtMemcpy")
+
+    def d2h(self, src: int, like: np.ndarray) -> np.ndarray:
+        """Synchronous aclrtMemcpy device -> host into a new array shaped like ``like``."""
+        out = np.zeros_like(np.ascontiguousarray(like))
+        self.check(self.b.memcpy(out, out.nbytes, src, out.nbytes, MemcpyKind.DEVICE_TO_HOST),
+                   "aclrtMemcpy")
+        return out
+
+    def tasks(self, model: Any) -> list[tuple[Any, list[Any]]]:
+        """Every model stream with its tasks in list order (two-call protocol for both)."""
+        rc, _, n = self.b.get_streams(model, None)
+        self.check(rc, "aclmdlRIGetStreams")
+        rc, streams, n = self.b.get_streams(model, n)
+        self.check(rc, "aclmdlRIGetStreams")
+        out: list[tuple[Any, list[Any]]] = []
+        for s in streams[:n]:
+            rc, _, t = self.b.get_tasks_by_stream(s, None)
+            self.check(rc, "aclmdlRIGetTasksByStream")
+            tasks: list[Any] = []
+            if t:
+                rc, slots, t = self.b.get_tasks_by_stream(s, t)
+                self.check(rc, "aclmdlRIGetTasksByStream")
+                tasks = list(slots[:t])
+            out.append((s, tasks))
+        return out
