@@ -8,7 +8,7 @@ crashes or hangs a process costs one spec (CRASH/TIMEOUT, :mod:`conformance.isol
 the run.
 
 A fault is **killed** by a spec whose row is FAIL, ERROR, CHANGED, TIMEOUT or CRASH in the
-fault's run while it was not in the baseline run. Per fault the matrix gives:
+fault's run while the same spec ran in the baseline run without any of those outcomes. Per fault the matrix gives:
 
 * ``killers``: every killing spec with its outcome, duration and, for Hypothesis specs, the
   example that first failed and the shrunk counterexample's task count
@@ -113,8 +113,9 @@ def analyse(fault: str, rows: list[dict[str, Any]], baseline: dict[str, str],
     first_kill: float | None = None
     for row in rows:
         before, elapsed = elapsed, elapsed + float(row.get("duration_s") or 0.0)
-        if row["outcome"] not in KILL_OUTCOMES or baseline.get(row["nodeid"]) in KILL_OUTCOMES:
-            continue
+        base = baseline.get(row["nodeid"])
+        if row["outcome"] not in KILL_OUTCOMES or base is None or base in KILL_OUTCOMES:
+            continue  # only specs that ran and did not fail in the baseline can kill
         if first_kill is None:  # a Hypothesis spec fails before it has shrunk
             offset = (row.get("hypothesis") or {}).get("first_failure_s")
             first_kill = before + offset if offset is not None else elapsed
