@@ -62,6 +62,8 @@ def build_summary(results: Iterable[dict[str, Any]], cited: Iterable[str],
         },
         "fingerprint": fingerprints,
         "gate": "fail" if any(fails_gate(r) for r in rows) else "pass",
+        # specs whose live resource counts grew (conformance.leaks; reported, not gated)
+        "leaking_specs": sum(1 for r in rows if r.get("leaks")),
     }
 
 
@@ -89,5 +91,8 @@ def format_table(summary: dict[str, Any]) -> list[str]:
         shown = cov["uncovered"][:15]
         more = len(cov["uncovered"]) - len(shown)
         lines.append("uncovered: " + " ".join(shown) + (f" ... and {more} more" if more else ""))
+    if summary.get("leaking_specs"):
+        lines.append(f"leaking specs: {summary['leaking_specs']} (rows with \"leaks\" in "
+                     "results.jsonl; reported, not gated)")
     lines.append(f"gate: {summary['gate'].upper()} (backend {summary['backend']})")
     return lines

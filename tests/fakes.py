@@ -64,3 +64,24 @@ def create_sim_eager_update(**options: Any) -> Any:
     sim.task_set_params = task_set_params  # type: ignore[method-assign]
     sim.name = "sim-eager-update"
     return sim
+
+
+class LeakyBackend(NullBackend):
+    """A fake that leaks one event per call of ``create_event`` (issue 6 leak checks)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events = 0
+
+    def create_event(self) -> tuple[int, Any]:
+        self.events += 1
+        return 0, object()
+
+    def live_counts(self) -> Any:
+        from backends.contract import LiveCounts
+        return LiveCounts(events=self.events)
+
+
+def create_leaky(**_: Any) -> LeakyBackend:
+    """A backend whose live event count only grows."""
+    return LeakyBackend()
