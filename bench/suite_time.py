@@ -1,0 +1,70 @@
+"""Whole-suite wall time on the simulator, serial and on 2 workers, and time per area (run on
+demand, not part of the test run).
+
+    python bench/suite_time.py [--workers 2] [--profile ci]
+
+Runs ``pytest conformance/specs`` twice in fresh subprocesses (``-n 0``, then ``-n W``), each
+with its own report directory, and prints both wall times, the speed-up, and the per-area time
+from the serial run's ``results.jsonl`` durations (the sum of the specs' call times per area,
+with its share of the total). Target (issue 6): the ``ci`` suite on the simulator in <= 60 s
+wall on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Callable
+
+REPO = Path(__file__).resolve().parent.parent
+SPECS = REPO / "conformance" / "specs"
+
+
+def run_suite(workers: int, profile: str, out: Path) -> tuple[float, int]:
+    """(wall seconds, pytest exit code) of one suite run into ``out``."""
+    cmd = [sys.executable, "-m", "pytest", str(SPECS), "-p", "no:cacheprovider", "-q",
+           "--tb=no", "--profile", profile, "--report-dir", str(out), "-n", str(workers)]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    return time.monotonic() - t0, proc.returncode
+
+
+def per_area(out: Path) -> dict[str, tuple[int, float]]:
+    """area -> (specs, summed duration) from a run's results.jsonl."""
+    acc: dict[str, list[float]] = defaultdict(list)
+    for line in (out / "results.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        acc[row["area"]].append(float(row.get("duration_s") or 0.0))
+    return {a: (len(v), sum(v)) for a, v in sorted(acc.items())}
+
+
+def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> dict[str, float]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--profile", default="ci")
+    ns = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="mdlri-bench-") as tmp:
+        serial_dir, par_dir = Path(tmp) / "n0", Path(tmp) / f"n{ns.workers}"
+        t0, rc0 = run_suite(0, ns.profile, serial_dir)
+        t2, rc2 = run_suite(ns.workers, ns.profile, par_dir)
+        areas = per_area(serial_dir)
+    total = sum(d for _, d in areas.values()) or 1.0
+    emit(f"suite wall time on sim ({ns.profile}): -n 0 {t0:.1f} s (exit {rc0}), "
+         f"-n {ns.workers} {t2:.1f} s (exit {rc2}); speed-up {t0 / t2:.2f}x; "
+         f"target <= 60 s on 2 cores: {'met' if t2 <= 60 else 'MISSED'}")
+    emit(f"per-area time (serial run, sum of spec durations {total:.1f} s):")
+    for area, (n, d) in sorted(areas.items(), key=lambda kv: -kv[1][1]):
+        emit(f"  {area:<16} {n:>4} specs {d:>7.2f} s {100 * d / total:>5.1f}%")
+    return {"serial_s": t0, "parallel_s": t2, "speedup": t0 / t2}
+
+
+if __name__ == "__main__":
+    main()
