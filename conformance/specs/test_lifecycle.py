@@ -53,6 +53,22 @@ def test_destroyed_model_streams_are_invalid(dev: Dev, fingerprint: Any) -> None
     expect.ne(rc, Err.SUCCESS, "aclmdlRIGetTasksByStream on a destroyed model's stream rc")
 
 
+@pytest.mark.clause("LIFE-01")
+def test_destroy_releases_the_model(dev: Dev) -> None:
+    """LIFE-01: Destroy frees the model: the backend's live model count (where it can count,
+    the simulator and the emulator) is back to what it was before the capture (kills the
+    fault 'destroy-leaks-model')."""
+    counts = getattr(dev.b, "live_counts", None)
+    if counts is None:
+        pytest.skip("UNSUPPORTED: the backend cannot count live models (no live_counts)")
+    s = dev.stream()
+    before = counts().models
+    model, _ = main_model(dev, s)
+    expect.eq(counts().models, before + 1, "live models after CaptureEnd (setup)")
+    expect.ok(dev.destroy(model), "aclmdlRIDestroy")
+    expect.eq(counts().models, before, "live models after aclmdlRIDestroy")
+
+
 @pytest.mark.clause("LIFE-02")
 def test_destroy_capturing_model(dev: Dev) -> None:
     """LIFE-02: Destroy on a model that is capturing returns 107026 and the capture goes on."""
