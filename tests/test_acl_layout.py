@@ -27,7 +27,7 @@ REQUIRED = {S.TaskParams, S.KernelTaskParams, S.EventRecordTaskParams, S.EventWa
             S.EventResetTaskParams, S.ValueWriteTaskParams, S.ValueWaitTaskParams,
             S.LaunchKernelCfg, S.LaunchKernelAttr, S.LaunchKernelAttrValue, S.TimeoutUs,
             S.BinaryLoadOptions, S.BinaryLoadOption, S.BinaryLoadOptionValue,
-            S.PlaceHolderInfo}
+            S.PlaceHolderInfo, S.CondTaskParams}
 
 
 @dataclass(frozen=True)

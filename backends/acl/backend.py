@@ -29,13 +29,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import (ALL_CAPS, UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err,
-                               LiveCounts, MallocPolicy, StreamStatus, TaskParams, TaskType)
+from backends.contract import (ALL_CAPS, EXTENDED_CAPS, UNWRITTEN, Cap, CaptureMode,
+                               CaptureStatus, CondTaskParams, Err, LaunchKernelCfg, LiveCounts,
+                               MallocPolicy, StreamStatus, TaskParams, TaskType)
 
 from . import structs as S
-from .convert import (PTR_SENTINEL, U32_SENTINEL, Handle, KeepAlive, as_ptr, handle,
-                      out_handle, out_u32, params_from_c, params_to_c, sentinel_params,
-                      untouched)
+from .convert import (BYTE_SENTINEL, PTR_SENTINEL, U32_SENTINEL, Handle, KeepAlive,
+                      attr_value_from_c, as_ptr, cfg_to_c, handle, out_handle, out_u32,
+                      params_from_c, params_to_c, sentinel_params, untouched)
 from .symbols import SymbolTable
 
 OK = 0
@@ -63,6 +64,18 @@ CAP_SYMBOLS: dict[Cap, tuple[str, ...]] = {
     Cap.THREADS: ("aclrtSetDevice",),
     Cap.HANDLE_VALIDATION: (),
     Cap.INTERNAL_TASKS: (),
+    # the rest of the Model RI API (ExtendedBackend)
+    Cap.TASK_GROUPS: ("aclmdlRICaptureTaskGrpBegin", "aclmdlRICaptureTaskGrpEnd",
+                      "aclmdlRICaptureTaskUpdateBegin", "aclmdlRICaptureTaskUpdateEnd"),
+    Cap.BUILD: ("aclmdlRIBuildBegin", "aclmdlRIBindStream", "aclmdlRIEndTask",
+                "aclmdlRIBuildEnd", "aclmdlRIUnbindStream", "aclmdlRIExecute"),
+    Cap.COND: ("aclmdlRICondHandleCreate", "aclmdlRICondHandleGetCondPtr",
+               "aclmdlRIAddCondTask", "aclmdlRICaptureToModelRIBegin"),
+    Cap.NAMES: ("aclmdlRISetName", "aclmdlRIGetName", "aclmdlRIGetId"),
+    Cap.DEBUG_JSON: ("aclmdlRIDebugJsonPrint",),
+    Cap.CALLBACKS: ("aclmdlRIDestroyRegisterCallback", "aclmdlRIDestroyUnregisterCallback"),
+    Cap.ATTRIBUTES: ("aclmdlRIKernelTaskGetAttribute", "aclrtLaunchKernelWithHostArgs"),
+    Cap.ABORT: ("aclmdlRIAbort",),
 }
 #: left out on a real CANN library: stale handles are use-after-free there (abi.md §6.4),
 #: internal task counts are implementation-specific
@@ -111,6 +124,9 @@ class AclBackend:
         self._keep: dict[int, KeepAlive] = {}      # task ptr -> SetParams buffers
         self._async_keep = KeepAlive()              # host arrays of async copies
         self._pinned: dict[int, np.ndarray] = {}
+        #: (model ptr, id(func)) -> [CFUNCTYPE thunk, user-data slot, func]: kept alive until
+        #: unregistered or the model is destroyed (abi.md §7.12)
+        self._callbacks: dict[tuple[int, int], list[Any]] = {}
         self._lock = threading.Lock()
         self._cap_reasons: dict[Cap, str] = {}
         self._closed = False
@@ -150,7 +166,7 @@ class AclBackend:
         if self._unavailable:
             return frozenset()
         caps: set[Cap] = set()
-        for cap in ALL_CAPS:
+        for cap in ALL_CAPS | EXTENDED_CAPS:
             if not self.emulator and cap in HARDWARE_EXCLUDED:
                 self._cap_reasons[cap] = HARDWARE_EXCLUDED[cap]
                 continue
@@ -290,6 +306,7 @@ class AclBackend:
         self._keep.clear()
         self._async_keep.clear()
         self._pinned.clear()
+        self._callbacks.clear()
 
     # =========================================================================================
     # device
@@ -513,6 +530,8 @@ class AclBackend:
         (the buffer is zero-padded to ``args_size`` so a short one is never over-read)."""
         keep = KeepAlive()
         args = keep.buffer(host_args, args_size or 0)
+        if isinstance(cfg, LaunchKernelCfg):
+            cfg = cfg_to_c(cfg, keep)
         cfg_p = byref(cfg) if isinstance(cfg, S.LaunchKernelCfg) else cfg
         ph = placeholders if placeholders is None or not isinstance(placeholders, list) \
             else (S.PlaceHolderInfo * len(placeholders))(*placeholders)
@@ -665,8 +684,259 @@ class AclBackend:
         return self._call("aclmdlRIExecuteAsync", as_ptr(model), as_ptr(stream))
 
     def destroy(self, model: Any) -> int:
-        """aclmdlRIDestroy."""
-        return self._call("aclmdlRIDestroy", as_ptr(model))
+        """aclmdlRIDestroy (the model's destroy callbacks run inside it)."""
+        rc = self._call("aclmdlRIDestroy", as_ptr(model))
+        if rc == OK:
+            self._drop_callbacks(as_ptr(model))
+        return rc
+
+    # =========================================================================================
+    # ExtendedBackend: task groups (TG)
+
+    def capture_task_grp_begin(self, stream: Any) -> int:
+        """aclmdlRICaptureTaskGrpBegin."""
+        return self._call("aclmdlRICaptureTaskGrpBegin", as_ptr(stream))
+
+    def capture_task_grp_end(self, stream: Any, *, null_handle: bool = False) -> tuple[int, Any]:
+        """aclmdlRICaptureTaskGrpEnd -> (rc, task group); UNWRITTEN when not written."""
+        fn = self._fn("aclmdlRICaptureTaskGrpEnd")
+        if fn is None:
+            return self._missing("aclmdlRICaptureTaskGrpEnd"), UNWRITTEN
+        if null_handle:
+            return self._rc(fn(as_ptr(stream), None)), UNWRITTEN
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(as_ptr(stream), byref(out)))
+        return rc, out_handle(out.value, "taskgrp")
+
+    def capture_task_update_begin(self, stream: Any, handle: Any) -> int:
+        """aclmdlRICaptureTaskUpdateBegin."""
+        return self._call("aclmdlRICaptureTaskUpdateBegin", as_ptr(stream), as_ptr(handle))
+
+    def capture_task_update_end(self, stream: Any) -> int:
+        """aclmdlRICaptureTaskUpdateEnd."""
+        return self._call("aclmdlRICaptureTaskUpdateEnd", as_ptr(stream))
+
+    # =========================================================================================
+    # ExtendedBackend: explicit build (BLD), synchronous execution, abort
+
+    def build_begin(self, flag: int, *, null_model: bool = False) -> tuple[int, Any]:
+        """aclmdlRIBuildBegin(&model, flag) -> (rc, model)."""
+        fn = self._fn("aclmdlRIBuildBegin")
+        if fn is None:
+            return self._missing("aclmdlRIBuildBegin"), UNWRITTEN
+        if null_model:
+            return self._rc(fn(None, int(flag) & 0xFFFFFFFF)), UNWRITTEN
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(byref(out), int(flag) & 0xFFFFFFFF))
+        return rc, out_handle(out.value, "model")
+
+    def bind_stream(self, model: Any, stream: Any, flag: int) -> int:
+        """aclmdlRIBindStream."""
+        return self._call("aclmdlRIBindStream", as_ptr(model), as_ptr(stream),
+                          int(flag) & 0xFFFFFFFF)
+
+    def end_task(self, model: Any, stream: Any) -> int:
+        """aclmdlRIEndTask."""
+        return self._call("aclmdlRIEndTask", as_ptr(model), as_ptr(stream))
+
+    def build_end(self, model: Any, reserve: Any = None) -> int:
+        """aclmdlRIBuildEnd (``reserve`` None = NULL; anything else a non-NULL pointer)."""
+        keep = KeepAlive()
+        try:
+            res = as_ptr(reserve)
+        except TypeError:
+            res = keep.buffer(bytes(8))
+        return self._call("aclmdlRIBuildEnd", as_ptr(model), res)
+
+    def unbind_stream(self, model: Any, stream: Any) -> int:
+        """aclmdlRIUnbindStream."""
+        return self._call("aclmdlRIUnbindStream", as_ptr(model), as_ptr(stream))
+
+    def execute(self, model: Any, timeout_ms: int) -> int:
+        """aclmdlRIExecute (synchronous; int32 timeout in ms, -1 forever)."""
+        t = int(timeout_ms)
+        t = t if -(1 << 31) <= t < (1 << 31) else ((t & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000
+        return self._call("aclmdlRIExecute", as_ptr(model), t)
+
+    def abort(self, model: Any) -> int:
+        """aclmdlRIAbort."""
+        return self._call("aclmdlRIAbort", as_ptr(model))
+
+    # =========================================================================================
+    # ExtendedBackend: conditional tasks and sub-models (COND)
+
+    def cond_handle_create(self, model: Any, default_launch_value: int, flag: int, *,
+                           null_handle: bool = False) -> tuple[int, Any]:
+        """aclmdlRICondHandleCreate -> (rc, cond handle)."""
+        fn = self._fn("aclmdlRICondHandleCreate")
+        if fn is None:
+            return self._missing("aclmdlRICondHandleCreate"), UNWRITTEN
+        args = (as_ptr(model), int(default_launch_value) & 0xFFFFFFFF, int(flag) & 0xFFFFFFFF)
+        if null_handle:
+            return self._rc(fn(*args, None)), UNWRITTEN
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(*args, byref(out)))
+        return rc, out_handle(out.value, "cond")
+
+    def cond_handle_get_cond_ptr(self, handle: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRICondHandleGetCondPtr -> (rc, device address of the 8-byte value)."""
+        fn = self._fn("aclmdlRICondHandleGetCondPtr")
+        if fn is None:
+            return self._missing("aclmdlRICondHandleGetCondPtr"), UNWRITTEN
+        if null_out:
+            return self._rc(fn(as_ptr(handle), None)), UNWRITTEN
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(as_ptr(handle), byref(out)))
+        if out.value == PTR_SENTINEL:
+            return rc, UNWRITTEN
+        return rc, out.value or None
+
+    def add_cond_task(self, params: CondTaskParams, stream: Any,
+                      flags: int) -> tuple[int, list[Any] | None]:
+        """aclmdlRIAddCondTask(params by value) -> (rc, the model_ri_array slots after the
+        call). The array has ``params.model_ri_array`` slots (None = NULL), prefilled with a
+        sentinel; it is allocated large enough for ``size`` writes so the runtime never
+        overruns it."""
+        fn = self._fn("aclmdlRIAddCondTask")
+        length = params.model_ri_array
+        if fn is None:
+            return (self._missing("aclmdlRIAddCondTask"),
+                    None if length is None else [UNWRITTEN] * int(length))
+        size = int(params.size) & 0xFFFFFFFF
+        c = S.CondTaskParams()
+        c.handle = as_ptr(params.handle)
+        c.type = int(params.type) & 0xFFFFFFFF
+        c.size = size
+        arr = None
+        if length is not None:
+            n = max(int(length), min(size, 1 << 16), 1)
+            arr = (c_void_p * n)(*([PTR_SENTINEL] * n))
+            c.modelRIArray = ctypes.cast(arr, ctypes.POINTER(c_void_p))
+        rc = self._rc(fn(c, as_ptr(stream), int(flags) & 0xFFFFFFFF))
+        slots = None if arr is None else [out_handle(arr[i], "model")
+                                          for i in range(int(length))]
+        return rc, slots
+
+    def capture_to_model_ri_begin(self, stream: Any, model: Any, mode: int) -> int:
+        """aclmdlRICaptureToModelRIBegin."""
+        return self._call("aclmdlRICaptureToModelRIBegin", as_ptr(stream), as_ptr(model),
+                          int(mode))
+
+    # =========================================================================================
+    # ExtendedBackend: names, ids, debug (NAME, DBG)
+
+    def set_name(self, model: Any, name: str | None) -> int:
+        """aclmdlRISetName (UTF-8)."""
+        raw = None if name is None else name.encode()
+        return self._call("aclmdlRISetName", as_ptr(model), raw)
+
+    def get_name(self, model: Any, max_len: int, *, null_buf: bool = False) -> tuple[int, Any]:
+        """aclmdlRIGetName -> (rc, the buffer's string up to its NUL, or UNWRITTEN). The
+        ``max_len``-byte buffer is prefilled with a sentinel byte."""
+        fn = self._fn("aclmdlRIGetName")
+        if fn is None:
+            return self._missing("aclmdlRIGetName"), UNWRITTEN
+        n = int(max_len) & 0xFFFFFFFF
+        if null_buf:
+            return self._rc(fn(as_ptr(model), n, None)), UNWRITTEN
+        size = max(min(n, 1 << 20), 1)
+        buf = ctypes.create_string_buffer(bytes([BYTE_SENTINEL]) * size, size)
+        rc = self._rc(fn(as_ptr(model), n, ctypes.addressof(buf)))
+        raw = buf.raw
+        if raw == bytes([BYTE_SENTINEL]) * size:
+            return rc, UNWRITTEN
+        return rc, raw.split(b"\0", 1)[0].decode(errors="replace")
+
+    def get_id(self, model: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRIGetId -> (rc, id)."""
+        fn = self._fn("aclmdlRIGetId")
+        if fn is None:
+            return self._missing("aclmdlRIGetId"), UNWRITTEN
+        if null_out:
+            return self._rc(fn(as_ptr(model), None)), UNWRITTEN
+        i = c_uint32(U32_SENTINEL)
+        rc = self._rc(fn(as_ptr(model), byref(i)))
+        return rc, out_u32(i.value)
+
+    def debug_json_print(self, model: Any, path: str | None, flags: int) -> int:
+        """aclmdlRIDebugJsonPrint."""
+        raw = None if path is None else os.fsencode(path)
+        return self._call("aclmdlRIDebugJsonPrint", as_ptr(model), raw, int(flags) & 0xFFFFFFFF)
+
+    # =========================================================================================
+    # ExtendedBackend: destroy callbacks (LIFE-09..14)
+
+    def _thunk(self, model: Any, func: Any) -> list[Any]:
+        """The kept ``[thunk, slot, func]`` of ``func`` on ``model`` (a new, unkept one when
+        there is none): one C function pointer per Python callable and model."""
+        key = (as_ptr(model) or 0, id(func))
+        with self._lock:
+            entry = self._callbacks.get(key)
+        if entry is not None:
+            return entry
+        slot: dict[str, Any] = {"data": None}
+
+        def trampoline(_user_data: Any, func: Any = func, slot: dict[str, Any] = slot) -> None:
+            func(slot["data"])
+
+        return [S.Callback(trampoline), slot, func]
+
+    def _drop_callbacks(self, model_ptr: int | None) -> None:
+        with self._lock:
+            for key in [k for k in self._callbacks if k[0] == (model_ptr or 0)]:
+                del self._callbacks[key]
+
+    def destroy_register_callback(self, model: Any, func: Any, user_data: Any) -> int:
+        """aclmdlRIDestroyRegisterCallback: ``func(user_data)`` runs inside Destroy; the C
+        callback is a CFUNCTYPE(None, c_void_p) thunk kept alive until unregistered or the
+        model is destroyed; identity is the Python callable (None = NULL)."""
+        fn = self._fn("aclmdlRIDestroyRegisterCallback")
+        if fn is None:
+            return self._missing("aclmdlRIDestroyRegisterCallback")
+        ud = user_data if isinstance(user_data, int) and not isinstance(user_data, bool) \
+            else None
+        if func is None:
+            return self._rc(fn(as_ptr(model), S.Callback(), ud))  # NULL function pointer
+        entry = self._thunk(model, func)
+        rc = self._rc(fn(as_ptr(model), entry[0], ud))
+        if rc == OK:
+            entry[1]["data"] = user_data
+            with self._lock:
+                self._callbacks[(as_ptr(model) or 0, id(func))] = entry
+        return rc
+
+    def destroy_unregister_callback(self, model: Any, func: Any) -> int:
+        """aclmdlRIDestroyUnregisterCallback (by the Python callable)."""
+        fn = self._fn("aclmdlRIDestroyUnregisterCallback")
+        if fn is None:
+            return self._missing("aclmdlRIDestroyUnregisterCallback")
+        if func is None:
+            return self._rc(fn(as_ptr(model), S.Callback()))  # NULL function pointer
+        entry = self._thunk(model, func)
+        rc = self._rc(fn(as_ptr(model), entry[0]))
+        if rc == OK:
+            with self._lock:
+                self._callbacks.pop((as_ptr(model) or 0, id(func)), None)
+        return rc
+
+    # =========================================================================================
+    # ExtendedBackend: kernel attributes (ATTR)
+
+    def kernel_task_get_attribute(self, task: Any, attr_id: int, *,
+                                  null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRIKernelTaskGetAttribute -> (rc, value as LaunchAttr.value); the 16-byte
+        value union is prefilled with a sentinel."""
+        fn = self._fn("aclmdlRIKernelTaskGetAttribute")
+        if fn is None:
+            return self._missing("aclmdlRIKernelTaskGetAttribute"), UNWRITTEN
+        if null_out:
+            return self._rc(fn(as_ptr(task), int(attr_id), None)), UNWRITTEN
+        v = S.LaunchKernelAttrValue()
+        ctypes.memset(ctypes.addressof(v), BYTE_SENTINEL, ctypes.sizeof(v))
+        rc = self._rc(fn(as_ptr(task), int(attr_id), byref(v)))
+        if untouched(v):
+            return rc, UNWRITTEN
+        return rc, attr_value_from_c(attr_id, v)
 
 
 def _enum(cls: Any, value: Any) -> Any:
@@ -705,6 +975,22 @@ _C_NAMES: dict[str, str] = {
     "task_set_params": "aclmdlRITaskSetParams", "task_disable": "aclmdlRITaskDisable",
     "update": "aclmdlRIUpdate", "execute_async": "aclmdlRIExecuteAsync",
     "destroy": "aclmdlRIDestroy",
+    "capture_task_grp_begin": "aclmdlRICaptureTaskGrpBegin",
+    "capture_task_grp_end": "aclmdlRICaptureTaskGrpEnd",
+    "capture_task_update_begin": "aclmdlRICaptureTaskUpdateBegin",
+    "capture_task_update_end": "aclmdlRICaptureTaskUpdateEnd",
+    "build_begin": "aclmdlRIBuildBegin", "bind_stream": "aclmdlRIBindStream",
+    "end_task": "aclmdlRIEndTask", "build_end": "aclmdlRIBuildEnd",
+    "unbind_stream": "aclmdlRIUnbindStream", "execute": "aclmdlRIExecute",
+    "cond_handle_create": "aclmdlRICondHandleCreate",
+    "cond_handle_get_cond_ptr": "aclmdlRICondHandleGetCondPtr",
+    "add_cond_task": "aclmdlRIAddCondTask",
+    "capture_to_model_ri_begin": "aclmdlRICaptureToModelRIBegin",
+    "set_name": "aclmdlRISetName", "get_name": "aclmdlRIGetName", "get_id": "aclmdlRIGetId",
+    "debug_json_print": "aclmdlRIDebugJsonPrint",
+    "destroy_register_callback": "aclmdlRIDestroyRegisterCallback",
+    "destroy_unregister_callback": "aclmdlRIDestroyUnregisterCallback",
+    "kernel_task_get_attribute": "aclmdlRIKernelTaskGetAttribute", "abort": "aclmdlRIAbort",
 }
 
 from .symbols import SIGNATURES as _SIGNATURES  # noqa: E402

@@ -19,7 +19,8 @@ import numpy as np
 
 from backends.contract import (UNION_MEMBER_SIZE, UNION_SIZE, UNWRITTEN, EventRecordTaskParams,
                                EventResetTaskParams, EventWaitTaskParams, KernelTaskParams,
-                               TaskParams, TaskType, ValueWaitTaskParams, ValueWriteTaskParams)
+                               LaunchAttr, LaunchAttrId, LaunchKernelCfg, TaskParams, TaskType,
+                               ValueWaitTaskParams, ValueWriteTaskParams)
 
 from . import structs as S
 
@@ -157,7 +158,8 @@ def params_to_c(p: TaskParams, keep: KeepAlive) -> S.TaskParams:
     if isinstance(member, KernelTaskParams):
         k = c.kernelTaskParams
         k.funcHandle = as_ptr(member.func_handle)
-        k.cfg = keep.buffer(member.cfg)
+        k.cfg = keep.buffer(cfg_to_c(member.cfg, keep) if isinstance(member.cfg, LaunchKernelCfg)
+                            else member.cfg)
         k.args = keep.buffer(member.args, member.args_size or 0)
         k.isHostArgs = int(member.is_host_args) & U32
         k.argsSize = int(member.args_size) & U64
@@ -229,3 +231,56 @@ def sentinel_params() -> S.TaskParams:
 def untouched(c: ctypes.Structure) -> bool:
     """Whether an out-struct prefilled by :func:`sentinel_params` was left alone."""
     return bytes(c) == bytes([BYTE_SENTINEL]) * ctypes.sizeof(c)
+
+
+# ---------------------------------------------------------------------------------------------
+# launch attributes (abi.md §4.6)
+
+#: aclrtLaunchKernelAttrValue member per attribute id (TIMEOUT_US is the two-field struct)
+ATTR_MEMBER: dict[int, tuple[str, int]] = {
+    LaunchAttrId.SCHEM_MODE: ("schemMode", 0xFF),
+    LaunchAttrId.DYN_UBUF_SIZE: ("dynUBufSize", U32),
+    LaunchAttrId.ENGINE_TYPE: ("engineType", U32),
+    LaunchAttrId.BLOCKDIM_OFFSET: ("blockDimOffset", U32),
+    LaunchAttrId.BLOCK_TASK_PREFETCH: ("isBlockTaskPrefetch", 0xFF),
+    LaunchAttrId.DATA_DUMP: ("isDataDump", 0xFF),
+    LaunchAttrId.TIMEOUT: ("timeout", 0xFFFF),
+    LaunchAttrId.ENABLE_PROFILING: ("enableProfiling", 0xFF),
+}
+
+
+def attr_value_to_c(attr_id: int, value: Any, out: S.LaunchKernelAttrValue) -> None:
+    """Write ``value`` (a :class:`LaunchAttr` value) into the union member ``attr_id`` selects;
+    the rest of the 16 bytes stays 0. An unknown id writes ``rsv[0]``."""
+    if int(attr_id) == LaunchAttrId.TIMEOUT_US:
+        low, high = value if isinstance(value, tuple) else (int(value) & U32, int(value) >> 32)
+        out.timeoutUs.timeoutLow, out.timeoutUs.timeoutHigh = int(low) & U32, int(high) & U32
+        return
+    member = ATTR_MEMBER.get(int(attr_id))
+    if member is None:
+        out.rsv[0] = int(value if not isinstance(value, tuple) else value[0]) & U32
+    else:
+        setattr(out, member[0], int(value) & member[1])
+
+
+def attr_value_from_c(attr_id: int, v: S.LaunchKernelAttrValue) -> Any:
+    """The :class:`LaunchAttr` value of the member ``attr_id`` selects."""
+    if int(attr_id) == LaunchAttrId.TIMEOUT_US:
+        return (v.timeoutUs.timeoutLow, v.timeoutUs.timeoutHigh)
+    member = ATTR_MEMBER.get(int(attr_id))
+    return getattr(v, member[0]) if member else v.rsv[0]
+
+
+def cfg_to_c(cfg: LaunchKernelCfg, keep: KeepAlive) -> S.LaunchKernelCfg:
+    """An ``aclrtLaunchKernelCfg`` over a kept-alive array of 20-byte attributes."""
+    attrs: list[LaunchAttr] = list(cfg.attrs)
+    arr = (S.LaunchKernelAttr * max(len(attrs), 1))()
+    for i, a in enumerate(attrs):
+        arr[i].id = int(a.id) & U32
+        attr_value_to_c(a.id, a.value, arr[i].value)
+    keep.append(arr)
+    c = S.LaunchKernelCfg()
+    c.attrs = ctypes.cast(arr, ctypes.POINTER(S.LaunchKernelAttr)) if attrs else None
+    c.numAttrs = len(attrs)
+    keep.append(c)
+    return c

@@ -18,11 +18,15 @@ C probe compiled with the emulator's header, and the real ``acl/acl_rt.h`` when 
 
 from __future__ import annotations
 
-from ctypes import (POINTER, Structure, Union, c_int, c_int32, c_size_t, c_uint8, c_uint16,
-                    c_uint32, c_uint64, c_void_p)
+from ctypes import (CFUNCTYPE, POINTER, Structure, Union, c_int, c_int32, c_size_t, c_uint8,
+                    c_uint16, c_uint32, c_uint64, c_void_p)
 
 #: C enums: 4 bytes, no negative enumerators (abi.md §1)
 c_enum = c_int
+
+#: ``aclrtCallback``: ``void (*)(void *userData)`` (abi.md §1, §7.12); instances must be kept
+#: alive while the runtime holds them
+Callback = CFUNCTYPE(None, c_void_p)
 
 # ---------------------------------------------------------------------------------------------
 # task params (abi.md §4.1-§4.4)

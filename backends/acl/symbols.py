@@ -84,6 +84,35 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     # execute / lifetime (§2.3)
     "aclmdlRIExecuteAsync": (_ERR, [c_void_p, c_void_p]),
     "aclmdlRIDestroy": (_ERR, [c_void_p]),
+    # task groups (§2.1)
+    "aclmdlRICaptureTaskGrpBegin": (_ERR, [c_void_p]),
+    "aclmdlRICaptureTaskGrpEnd": (_ERR, [c_void_p, _P]),
+    "aclmdlRICaptureTaskUpdateBegin": (_ERR, [c_void_p, c_void_p]),
+    "aclmdlRICaptureTaskUpdateEnd": (_ERR, [c_void_p]),
+    # explicit build (§2.2) and synchronous execution (§2.3)
+    "aclmdlRIBuildBegin": (_ERR, [_P, c_uint32]),
+    "aclmdlRIBindStream": (_ERR, [c_void_p, c_void_p, c_uint32]),
+    "aclmdlRIEndTask": (_ERR, [c_void_p, c_void_p]),
+    "aclmdlRIBuildEnd": (_ERR, [c_void_p, c_void_p]),
+    "aclmdlRIUnbindStream": (_ERR, [c_void_p, c_void_p]),
+    "aclmdlRIExecute": (_ERR, [c_void_p, c_int32]),
+    "aclmdlRIAbort": (_ERR, [c_void_p]),
+    # names, ids, debug (§2.3)
+    "aclmdlRISetName": (_ERR, [c_void_p, c_char_p]),
+    "aclmdlRIGetName": (_ERR, [c_void_p, c_uint32, c_void_p]),
+    "aclmdlRIGetId": (_ERR, [c_void_p, POINTER(c_uint32)]),
+    "aclmdlRIDebugJsonPrint": (_ERR, [c_void_p, c_char_p, c_uint32]),
+    # destroy callbacks (§2.3; aclrtCallback = CFUNCTYPE(None, c_void_p), §7.12)
+    "aclmdlRIDestroyRegisterCallback": (_ERR, [c_void_p, S.Callback, c_void_p]),
+    "aclmdlRIDestroyUnregisterCallback": (_ERR, [c_void_p, S.Callback]),
+    # kernel attributes (§2.4)
+    "aclmdlRIKernelTaskGetAttribute": (_ERR, [c_void_p, c_int,
+                                              POINTER(S.LaunchKernelAttrValue)]),
+    # conditional tasks and sub-models (§2.5; the params struct by value, §7.9)
+    "aclmdlRICondHandleCreate": (_ERR, [c_void_p, c_uint32, c_int, _P]),
+    "aclmdlRICondHandleGetCondPtr": (_ERR, [c_void_p, _P]),
+    "aclmdlRIAddCondTask": (_ERR, [S.CondTaskParams, c_void_p, c_uint32]),
+    "aclmdlRICaptureToModelRIBegin": (_ERR, [c_void_p, c_void_p, c_int]),
     # host ABI emulator extras (backends/acl/emulator)
     "mdlriEmuVersion": (c_char_p, []),
     "mdlriEmuLiveCounts": (_ERR, [POINTER(c_uint64)] * 4),

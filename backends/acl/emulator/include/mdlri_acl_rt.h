@@ -34,6 +34,8 @@ typedef void *aclmdlRITask;
 typedef void *aclrtTaskGrp;
 typedef void *aclrtBinHandle;
 typedef void *aclrtFuncHandle;
+typedef void *aclmdlRICondHandle;
+typedef void (*aclrtCallback)(void *userData);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Enums (abi.md §4.9). No negative enumerators: 4-byte unsigned in C.                          */
@@ -71,6 +73,14 @@ typedef enum {
     ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US = 8,
     ACL_RT_LAUNCH_KERNEL_ATTR_ENABLE_PROFILING = 9,
 } aclrtLaunchKernelAttrId;
+
+typedef enum {
+    ACL_MODEL_RI_COND_TYPE_IF = 0,
+    ACL_MODEL_RI_COND_TYPE_WHILE = 1,
+    ACL_MODEL_RI_COND_TYPE_SWITCH = 2,
+} aclmdlRICondTaskType;
+
+typedef enum { ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT = 1 } aclmdlRICondHandleFlag;
 
 typedef enum { ACL_RT_ENGINE_TYPE_AIC = 0, ACL_RT_ENGINE_TYPE_AIV = 1 } aclrtEngineType;
 
@@ -137,6 +147,12 @@ typedef enum {
 #define ACL_STREAM_WAIT_VALUE_EQ 1u
 #define ACL_STREAM_WAIT_VALUE_AND 2u
 #define ACL_STREAM_WAIT_VALUE_NOR 3u
+
+/* doc-only macros (abi.md §2.2, §4.10) */
+#define ACL_MODEL_STREAM_FLAG_HEAD 0x00000000u
+#define ACL_MODEL_STREAM_FLAG_DEFAULT 0x7FFFFFFFu
+#define ACL_MDLRI_DEBUG_JSON_PRINT_SUMMARY 0x0u
+#define ACL_MDLRI_DEBUG_JSON_PRINT_VERBOSE 0x1u
 
 /* ------------------------------------------------------------------------------------------ */
 /* Error codes (abi.md §5.1)                                                                    */
@@ -291,6 +307,13 @@ typedef struct aclmdlRITaskParams {
     };
 } aclmdlRITaskParams;
 
+typedef struct tagAclmdlRICondTaskParams {
+    aclmdlRICondHandle handle;
+    aclmdlRICondTaskType type;
+    uint32_t size;
+    aclmdlRI *modelRIArray;
+} aclmdlRICondTaskParams;
+
 /* ------------------------------------------------------------------------------------------ */
 /* Layout pins (abi.md §4, computed there with gcc 12.2 against the real headers)              */
 
@@ -365,6 +388,19 @@ MDLRI_SIZE(aclrtBinaryLoadOptions, 16);
 MDLRI_SIZE(aclrtBinaryLoadOption, 20);
 MDLRI_OFF(aclrtBinaryLoadOption, value, 4);
 MDLRI_SIZE(aclrtPlaceHolderInfo, 8);
+
+MDLRI_SIZE(aclmdlRICondTaskType, 4);
+MDLRI_SIZE(aclmdlRICondHandleFlag, 4);
+MDLRI_SIZE(aclrtLaunchKernelAttrId, 4);
+MDLRI_SIZE(aclmdlRICondTaskParams, 24);
+MDLRI_ALIGN(aclmdlRICondTaskParams, 8);
+MDLRI_OFF(aclmdlRICondTaskParams, handle, 0);
+MDLRI_OFF(aclmdlRICondTaskParams, type, 8);
+MDLRI_OFF(aclmdlRICondTaskParams, size, 12);
+MDLRI_OFF(aclmdlRICondTaskParams, modelRIArray, 16);
+MDLRI_OFF(aclrtLaunchKernelAttrValue, timeoutUs, 0);
+MDLRI_OFF(aclrtTimeoutUs, timeoutHigh, 4);
+MDLRI_SIZE(aclrtCallback, 8);
 #endif /* !__cplusplus */
 
 /* ------------------------------------------------------------------------------------------ */
@@ -452,6 +488,45 @@ MDLRI_API aclError aclmdlRIUpdate(aclmdlRI modelRI);
 /* Model RI: execute / destroy */
 MDLRI_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream);
 MDLRI_API aclError aclmdlRIDestroy(aclmdlRI modelRI);
+
+/* Model RI: task groups (abi.md §2.1) */
+MDLRI_API aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream);
+MDLRI_API aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp *handle);
+MDLRI_API aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream, aclrtTaskGrp handle);
+MDLRI_API aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream);
+
+/* Model RI: explicit build (abi.md §2.2) */
+MDLRI_API aclError aclmdlRIBuildBegin(aclmdlRI *modelRI, uint32_t flag);
+MDLRI_API aclError aclmdlRIBindStream(aclmdlRI modelRI, aclrtStream stream, uint32_t flag);
+MDLRI_API aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream);
+MDLRI_API aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void *reserve);
+MDLRI_API aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream);
+
+/* Model RI: execute / lifetime / naming (abi.md §2.3) */
+MDLRI_API aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout);
+MDLRI_API aclError aclmdlRIAbort(aclmdlRI modelRI);
+MDLRI_API aclError aclmdlRISetName(aclmdlRI modelRI, const char *name);
+MDLRI_API aclError aclmdlRIGetName(aclmdlRI modelRI, uint32_t maxLen, char *name);
+MDLRI_API aclError aclmdlRIGetId(aclmdlRI modelRI, uint32_t *modelRIId);
+MDLRI_API aclError aclmdlRIDestroyRegisterCallback(aclmdlRI modelRI, aclrtCallback func,
+                                                   void *userData);
+MDLRI_API aclError aclmdlRIDestroyUnregisterCallback(aclmdlRI modelRI, aclrtCallback func);
+MDLRI_API aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t flags);
+
+/* Model RI: kernel attributes (abi.md §2.4) */
+MDLRI_API aclError aclmdlRIKernelTaskGetAttribute(aclmdlRITask task,
+                                                  aclrtLaunchKernelAttrId attrId,
+                                                  aclrtLaunchKernelAttrValue *attrValue);
+
+/* Model RI: conditional tasks and sub-models (abi.md §2.5, §2.1) */
+MDLRI_API aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLaunchValue,
+                                            aclmdlRICondHandleFlag flag,
+                                            aclmdlRICondHandle *handle);
+MDLRI_API aclError aclmdlRICondHandleGetCondPtr(aclmdlRICondHandle handle, uint64_t **ptr);
+MDLRI_API aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStream stream,
+                                       uint32_t flags);
+MDLRI_API aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,
+                                                 aclmdlRICaptureMode mode);
 
 /* emulator-only extras */
 MDLRI_API const char *mdlriEmuVersion(void);

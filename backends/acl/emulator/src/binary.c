@@ -83,7 +83,6 @@ MDLRI_API aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uin
                                                  void *hostArgs, size_t argsSize,
                                                  aclrtPlaceHolderInfo *placeHolderArray,
                                                  size_t placeHolderNum) {
-    (void)cfg; /* launch attributes have no effect on the host */
     if (!funcHandle || !hostArgs)
         return emu_err(ACL_ERROR_INVALID_PARAM,
                        "aclrtLaunchKernelWithHostArgs: funcHandle or hostArgs is NULL");
@@ -106,12 +105,16 @@ MDLRI_API aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uin
         goto out;
     }
     rc = emu_stream_get(stream, &s, 1, "aclrtLaunchKernelWithHostArgs");
+    /* launch attributes are recorded, they have no effect on the host (attributes.c) */
+    emu_attrs attrs;
+    if (rc == ACL_SUCCESS) rc = emu_cfg_parse(cfg, &attrs, "aclrtLaunchKernelWithHostArgs");
+    if (rc == ACL_SUCCESS) rc = emu_admit(s, OP_KERNEL); /* task groups (taskgroups.c) */
     if (rc != ACL_SUCCESS) goto out;
     /* the host args are copied into emulator-owned device memory at the call */
     void *copy = emu_internal_alloc(argsSize);
     memcpy(copy, hostArgs, argsSize);
     emu_op o = {.op = OP_KERNEL, .func = funcHandle, .args = copy, .args_size = argsSize,
-                .num_blocks = numBlocks};
+                .num_blocks = numBlocks, .attrs = attrs};
     if (emu_is_capturing(s)) {
         emu_model *m = s->cap_model;
         EMU_PUSH(m->owned, m->nowned, m->capowned, copy);

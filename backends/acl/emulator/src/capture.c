@@ -26,6 +26,7 @@ emu_task *emu_capture_append(emu_stream *user, const emu_op *o) {
     t->host = *o;
     t->dev = *o;
     EMU_PUSH(is->tasks, is->ntasks, is->captasks, t);
+    if (user->grp) emu_tg_on_append(user, t); /* taskgroups.c */
     return t;
 }
 
@@ -261,7 +262,7 @@ MDLRI_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI) {
                      "aclmdlRICaptureEnd: stream %p did not begin the capture", stream);
         goto out;
     }
-    if (!modelRI) {
+    if (!modelRI && !m->parent) { /* COND-08: optional when ending a sub-model capture */
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRICaptureEnd: modelRI is NULL");
         goto out;
     }
@@ -276,7 +277,8 @@ MDLRI_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI) {
                      m->mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL ? "GLOBAL" : "THREAD_LOCAL");
         goto out;
     }
-    if (m->invalidated) {
+    if ((rc = emu_capture_end_check(m)) != ACL_SUCCESS) { /* COND-09, TG-07 (cond.c) */
+    } else if (m->invalidated) {
         rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED,
                      "aclmdlRICaptureEnd: the capture was invalidated");
     } else if (!joined_ok(m)) {
@@ -295,7 +297,7 @@ MDLRI_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI) {
         /* CAP-13: the model is destroyed, every stream leaves the capture */
         exit_capture(m);
         emu_model_kill(m);
-        *modelRI = NULL;
+        if (modelRI) *modelRI = NULL;
         goto out;
     }
     /* XS-08: one EVENT_RESET per captured event on the origin, in binding order */
@@ -305,8 +307,9 @@ MDLRI_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI) {
     }
     exit_capture(m);
     m->status = M_READY;
-    *modelRI = m;
+    if (modelRI) *modelRI = m;
 out:
     UNLOCK();
+    emu_callbacks_flush(); /* LIFE-14: callbacks of a model a failed CaptureEnd destroyed */
     return rc;
 }

@@ -34,7 +34,7 @@ aclError emu_stream_get(aclrtStream h, emu_stream **out, int null_is_default, co
     if (!emu_valid(h, MAGIC_STRM))
         return emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed stream %p", what, h);
     emu_stream *s = h;
-    if (s->owner)
+    if (s->owner && !s->owner->built) /* a stream bound by aclmdlRIBindStream is usable */
         return emu_err(ACL_ERROR_RT_PARAM_INVALID,
                        "%s: stream %p is a model stream (from aclmdlRIGetStreams)", what, h);
     *out = s;
@@ -42,6 +42,7 @@ aclError emu_stream_get(aclrtStream h, emu_stream **out, int null_is_default, co
 }
 
 void emu_enqueue(emu_stream *s, emu_item *it) {
+    if (emu_enqueue_hook(s, it)) return; /* recorded into a built model (build.c) */
     it->next = NULL;
     if (s->tail) s->tail->next = it;
     else s->head = it;
@@ -55,6 +56,7 @@ void emu_item_free(emu_item *it) {
         it->model->running--;
     }
     free(it->pcs);
+    free(it->frames);
     if (it->owned) emu_internal_free(it->owned);
     free(it);
 }
@@ -87,26 +89,16 @@ static int run_op(const emu_op *o, int *polling) {
         if (value_cond(o)) return 1;
         *polling = 1;
         return 0;
+    case OP_TG_SET: emu_tg_apply(o); return 1;
     default: return 1; /* OP_NOP */
     }
 }
 
+int emu_run_op(const emu_op *o, int *polling) { return run_op(o, polling); }
+
 static int step_model(emu_item *it, int *progress, int *polling) {
-    emu_model *m = it->model;
-    if (!it->pcs) it->pcs = calloc(m->nstreams ? m->nstreams : 1, sizeof *it->pcs);
-    int done = 1;
-    for (size_t i = 0; i < m->nstreams; i++) {
-        emu_stream *is = m->streams[i];
-        while (it->pcs[i] < is->ntasks) {
-            if (!run_op(&is->tasks[it->pcs[i]]->dev, polling)) {
-                done = 0;
-                break;
-            }
-            it->pcs[i]++;
-            *progress = 1;
-        }
-    }
-    return done;
+    /* cond.c: conditional tasks, built models' HEAD streams, abort */
+    return emu_model_step(it->model, &it->pcs, &it->frames, progress, polling);
 }
 
 static void *engine_main(void *arg) {

@@ -66,6 +66,7 @@ static aclError event_op(aclrtEvent event, aclrtStream stream, int op, const cha
     emu_stream *s = NULL;
     aclError rc = event_get(event, &e, fn);
     if (rc == ACL_SUCCESS) rc = emu_stream_get(stream, &s, 1, fn);
+    if (rc == ACL_SUCCESS) rc = emu_admit(s, op); /* task groups (taskgroups.c) */
     if (rc != ACL_SUCCESS) goto out;
     if (emu_is_capturing(s) || (op == OP_EV_WAIT && e->cap_model)) {
         rc = emu_capture_event_op(s, e, op);
@@ -108,6 +109,7 @@ static aclError value_op(void *devAddr, uint64_t value, uint32_t flag, aclrtStre
     LOCK();
     emu_stream *s = NULL;
     aclError rc = emu_stream_get(stream, &s, 1, fn);
+    if (rc == ACL_SUCCESS) rc = emu_admit(s, op); /* task groups (taskgroups.c) */
     if (rc != ACL_SUCCESS) goto out;
     if (emu_mem_class(devAddr, 8) != A_DEV) {
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: devAddr %p is not device memory", fn,

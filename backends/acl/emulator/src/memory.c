@@ -205,6 +205,7 @@ MDLRI_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, 
     emu_stream *s = NULL;
     int pageable = 0;
     aclError rc = emu_stream_get(stream, &s, 1, "aclrtMemcpyAsync");
+    if (rc == ACL_SUCCESS) rc = emu_admit(s, OP_MEMCPY); /* task groups (taskgroups.c) */
     if (rc == ACL_SUCCESS)
         rc = check_copy("aclrtMemcpyAsync", dst, destMax, src, count, kind, &pageable);
     if (rc != ACL_SUCCESS) goto out;
@@ -268,6 +269,7 @@ MDLRI_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value
     LOCK();
     emu_stream *s = NULL;
     aclError rc = emu_stream_get(stream, &s, 1, "aclrtMemsetAsync");
+    if (rc == ACL_SUCCESS) rc = emu_admit(s, OP_MEMSET); /* task groups (taskgroups.c) */
     if (rc == ACL_SUCCESS) rc = check_set("aclrtMemsetAsync", devPtr, maxCount, count);
     if (rc == ACL_SUCCESS) {
         emu_op o = {.op = OP_MEMSET, .dst = devPtr, .count = count, .byte = value & 0xFF};

@@ -17,6 +17,7 @@ int emu_op_task_type(int op) {
 /* Destroy a model (caller holds g_lock, nothing running). Handles are kept with their magic
  * zeroed (graveyard) so stale model/stream handles read 107017; buffers are released. */
 void emu_model_kill(emu_model *m) {
+    emu_ext_kill(m); /* callbacks, sub-models, cond/group handles, bound streams (build.c) */
     for (size_t i = 0; i < m->nstreams; i++) {
         emu_stream *is = m->streams[i];
         for (size_t k = 0; k < is->ntasks; k++) is->tasks[k]->magic = 0;
@@ -34,6 +35,8 @@ void emu_model_kill(emu_model *m) {
 static aclError model_get(aclmdlRI h, emu_model **out, const char *fn) {
     if (!emu_valid(h, MAGIC_MODL))
         return emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed modelRI %p", fn, h);
+    if (((emu_model *)h)->parent) /* COND-10 */
+        return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: not supported for a sub-model", fn);
     *out = h;
     return ACL_SUCCESS;
 }
@@ -43,6 +46,8 @@ static aclError model_get(aclmdlRI h, emu_model **out, const char *fn) {
 static aclError task_get(aclmdlRITask h, emu_task **out, const char *fn) {
     if (!emu_valid(h, MAGIC_TASK))
         return emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or stale task %p", fn, h);
+    if (((emu_task *)h)->m->parent) /* COND-10 */
+        return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: task of a sub-model", fn);
     *out = h;
     return ACL_SUCCESS;
 }
@@ -98,6 +103,9 @@ MDLRI_API aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *ta
     else if (!s->owner)
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID,
                      "aclmdlRIGetTasksByStream: stream %p is not a model stream", stream);
+    else if (s->owner->parent) /* COND-10 */
+        rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                     "aclmdlRIGetTasksByStream: stream %p belongs to a sub-model", stream);
     else
         rc = two_phase((void **)s->tasks, s->ntasks, 0, tasks, numTasks,
                        "aclmdlRIGetTasksByStream");
@@ -124,6 +132,9 @@ MDLRI_API aclError aclmdlRITaskGetSeqId(aclmdlRITask task, uint32_t *id) {
     LOCK();
     emu_task *t = NULL;
     aclError rc = task_get(task, &t, "aclmdlRITaskGetSeqId");
+    if (rc == ACL_SUCCESS && t->m->built) /* BLD-06 */
+        rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                     "aclmdlRITaskGetSeqId: not supported for a built model");
     if (rc == ACL_SUCCESS) *id = t->seq;
     UNLOCK();
     return rc;
@@ -146,6 +157,7 @@ MDLRI_API aclError aclmdlRITaskGetParams(aclmdlRITask task, aclmdlRITaskParams *
     }
     memset(params, 0, sizeof *params); /* GETP-02 */
     params->type = (aclmdlRITaskType)type;
+    if (h->op == OP_KERNEL) params->taskGrp = t->grp; /* TG-09 */
     switch (h->op) {
     case OP_KERNEL:
         params->opInfoPtr = h->opinfo;
@@ -181,6 +193,8 @@ out:
 
 /* SETP-11 / SETP-12 / SETP-13: the preliminary state check (no state change). */
 static aclError can_update(emu_model *m, const char *fn) {
+    if (m->built) /* BLD-06 */
+        return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: not supported for a built model", fn);
     if (m->status == M_CAPTURING)
         return emu_err(ACL_ERROR_RT_MODEL_UPDATE_FAILED, "%s: the model is still capturing", fn);
     if (m->status == M_FAULT)
@@ -241,6 +255,10 @@ MDLRI_API aclError aclmdlRITaskSetParams(aclmdlRITask task, aclmdlRITaskParams *
             goto out;
         }
         n.op = OP_KERNEL;
+        if (emu_cfg_parse(k->cfg, &n.attrs, fn) != ACL_SUCCESS) { /* ATTR-06 (attributes.c) */
+            rc = fault(m, ACL_ERROR_RT_PARAM_INVALID, fn, "invalid launch attributes in cfg");
+            goto out;
+        }
         n.func = k->funcHandle;
         n.args_size = (uint32_t)k->argsSize;
         if (k->isHostArgs) {
@@ -336,6 +354,9 @@ MDLRI_API aclError aclmdlRIUpdate(aclmdlRI modelRI) {
     LOCK();
     emu_model *m = NULL;
     aclError rc = model_get(modelRI, &m, "aclmdlRIUpdate");
+    if (rc == ACL_SUCCESS && m->built) /* BLD-06 */
+        rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                     "aclmdlRIUpdate: not supported for a built model");
     if (rc != ACL_SUCCESS) goto out;
     if (m->status == M_FAULT && emu_fault(F_FAULT_NOT_STICKY)) { /* UPD-04 broken */
         m->status = M_READY;
@@ -412,6 +433,12 @@ MDLRI_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: execute on an ordinary stream", fn);
         goto out;
     }
+    if (m->built && !m->end_task) { /* EXE-12 */
+        rc = emu_err(ACL_ERROR_RT_MODEL_EXECUTE,
+                     "%s: aclmdlRIEndTask must be called before execution", fn);
+        goto out;
+    }
+    emu_cond_on_execute(m); /* COND-03: ASSIGN_DEFAULT, host-synchronous (cond.c) */
     emu_item *it = calloc(1, sizeof *it);
     it->o.op = OP_MODEL;
     it->model = m;
@@ -446,5 +473,6 @@ MDLRI_API aclError aclmdlRIDestroy(aclmdlRI modelRI) {
     emu_model_kill(m);
 out:
     UNLOCK();
+    emu_callbacks_flush(); /* LIFE-09: in this thread, before Destroy returns (callbacks.c) */
     return rc;
 }
