@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from backends.contract import ALL_CAPS, Backend, CaptureStatus, Err, StreamFlag
+from backends.contract import (ALL_CAPS, EXTENDED_CAPS, Backend, CaptureStatus, Err,
+                               ExtendedBackend, StreamFlag)
 from backends.sim import CHOICES, SimBackend, create
 
 from .test_sim_support import SYNC, b, func, i32, launch, ok, put_i32, streams  # noqa: F401
@@ -11,10 +12,11 @@ from .test_sim_support import SYNC, b, func, i32, launch, ok, put_i32, streams  
 def test_factory_and_identity():
     be = create(destroy_wait_s=0.1)
     assert isinstance(be, SimBackend) and isinstance(be, Backend)
-    assert be.capabilities == ALL_CAPS and be.version().startswith("mdlri-sim")
+    assert isinstance(be, ExtendedBackend)
+    assert be.capabilities == ALL_CAPS | EXTENDED_CAPS and be.version().startswith("mdlri-sim")
     assert be.kernel_binary_path().endswith("kernel/sim_kernels.manifest")
     for q in ("Q-01", "Q-02", "Q-03", "Q-04", "Q-05", "Q-06", "Q-07", "Q-08", "Q-10", "Q-11",
-              "Q-13", "Q-14", "Q-15", "Q-23"):
+              "Q-13", "Q-14", "Q-15", "Q-16", "Q-17", "Q-18", "Q-19", "Q-21", "Q-23", "Q-24"):
         assert q in CHOICES
     be.close()
     be.close()  # idempotent

@@ -13,7 +13,9 @@ Modules, one job each:
 * :mod:`.capture`  capture sessions, capture modes, CaptureEnd join check;
 * :mod:`.model`    models, internal streams, tasks, seq ids, deferred update, execution plans;
 * :mod:`.kernels`  the manifest "binary" and function handles;
-* :mod:`.backend`  :class:`SimBackend`, every contract method with its argument checks.
+* :mod:`.backend`  :class:`SimBackend`, every contract method with its argument checks;
+* :mod:`.extended` the rest of the Model RI API (``ExtendedBackend``), with
+  :mod:`.taskgroups`, :mod:`.build`, :mod:`.cond` and :mod:`.attributes`.
 
 Options of :func:`create` (all keyword):
 
@@ -42,8 +44,10 @@ CHOICES: dict[str, str] = {
             "or removed by Update also return 107017 from the task APIs (LIFE-07 says UB).",
     "Q-02": "Internal tasks listed: one EVENT_RESET per captured event appended to the origin "
             "stream at CaptureEnd (XS-08) and one NOP (DEFAULT) appended by Update to a stream "
-            "that lost all its tasks (DIS-07). No EndGraph task, no cascade streams, no "
-            "task-group NOPs.",
+            "that lost all its tasks (DIS-07), 8 NOPs (DEFAULT) appended by each "
+            "CaptureTaskGrpBegin before the group opens (TG-03, taskPrefetchCount of A2/A3), and "
+            "one DEFAULT NOP per aclmdlRIEndTask of a built model. No EndGraph task at "
+            "CaptureEnd, no cascade streams. A conditional task is listed as one DEFAULT task.",
     "Q-03": "Seq ids are dense from 0 over every appended task of a model (user and internal, "
             "in host submission order across streams); never renumbered; each model restarts "
             "at 0.",
@@ -71,6 +75,30 @@ CHOICES: dict[str, str] = {
     "Q-15": "A model whose dependencies were broken (e.g. a disabled EVENT_RECORD whose WAIT "
             "survives) blocks forever: sync with timeout returns 507046, the model stays "
             "running (SetParams/Disable 107040, Destroy waits destroy_wait_s then 107037).",
+    "Q-16": "aclmdlRIExecute expiry returns 507046 after the timeout; the execution stays "
+            "queued and running (it completes once unblocked; Destroy waits for it).",
+    "Q-17": "aclmdlRIAbort on a root captured or built model returns 0 and abandons the "
+            "model's executions that have started (their stream's next sync returns 507011); "
+            "executions still queued behind other work run later; the model stays executable "
+            "(ABT-02). Sub-models: 207000; NULL: 107000; destroyed: 107017.",
+    "Q-18": "Destroy callbacks run in ascending id() order of the callable (the simulator's "
+            "'function pointer' order, LIFE-11), synchronously in Destroy before the handles are "
+            "invalidated, so they may call APIs on the model. An exception raised by a callback "
+            "is recorded in SimBackend.callback_errors and does not stop Destroy. Callbacks "
+            "also run when a failed CaptureEnd destroys the model (LIFE-14), not at close().",
+    "Q-19": "Conditional tasks read the 64-bit value when the task reaches the head of its "
+            "stream: IF cond!=0 -> model[0], cond==0 -> model[1] if size 2 else nothing; WHILE "
+            "runs model[0] while cond!=0, re-reading after each iteration, and more than 100000 "
+            "iterations is a device error (the execution fails with 507011); SWITCH runs "
+            "model[cond], a value >= size runs nothing. ASSIGN_DEFAULT writes "
+            "defaultLaunchValue host-synchronously when ExecuteAsync/Execute is accepted "
+            "(COND-03), also while an earlier execution is in flight.",
+    "Q-21": "A task-group update (TG-10) is an operation queued on the update stream: it "
+            "changes the grouped tasks when it runs, so an execution that starts before it "
+            "runs with the old kernels and one starting after it with the new ones; without an "
+            "event nothing orders them.",
+    "Q-24": "GetId returns the model handle's process-unique id (shared counter of all "
+            "simulator handles); ids are never reused.",
     "Q-23": "Task handles of surviving tasks are the same objects across SetParams, Update "
             "and executions.",
     "running": "A model counts as running from ExecuteAsync (enqueue) until that execution "
@@ -97,6 +125,29 @@ CHOICES: dict[str, str] = {
                       "discards what is left.",
     "get-tasks-dead-model": "GetTasksByStream on an internal stream of a destroyed model "
                             "returns 107000 (not a model stream).",
+    "task-groups": "UpdateBegin with a destroyed or still-open group handle returns 107017 "
+                   "(LIFE-07: UB in the runtime). A group is closed by CaptureEnd's 107033 "
+                   "(TG-07); its NOPs are issued through the normal task path, so GrpBegin on a "
+                   "second stream while a group is open on another stream of the model returns "
+                   "107034 (TG-05).",
+    "build": "Only HEAD-bound streams run when a built model executes; DEFAULT-flag streams "
+             "wait for aclrtActiveStream, which the contract lacks, so they never run. EndTask "
+             "(any bound stream, at least once) is required by Execute and ExecuteAsync "
+             "(507011, EXE-12); BuildEnd is not. UnbindStream removes the stream and its stored "
+             "tasks from the model. Event tasks stored on bound streams act on the user event "
+             "itself. CaptureBegin on a bound stream returns 107005 (ERR-01).",
+    "cond": "AddCondTask fills min(array length, size) slots; a runtime-side failure sets "
+            "every slot to NULL, an ACL-layer failure (NULL stream) leaves them untouched. A "
+            "failed CaptureEnd of a sub-model capture empties the sub-model, which may then be "
+            "captured again. A parent CaptureEnd refused with 107045 also ends the open "
+            "sub-model captures (their streams go back to NONE). Sub-models are not counted "
+            "as live models.",
+    "names": "GetName with maxLen < strlen+1 returns 507000 and an empty (cleared) buffer; "
+             "SetName/GetName/GetId/DebugJsonPrint also work on sub-models.",
+    "attributes": "An unknown attribute id or TIMEOUT together with TIMEOUT_US in a launch "
+                  "or SetParams cfg returns 107000 (SetParams: + FAULT). The system default op "
+                  "timeout is 1800 s (TIMEOUT 1800, TIMEOUT_US 1800000000); SCHEM_MODE, "
+                  "DYN_UBUF_SIZE and DATA_DUMP default to 0.",
     "context": "The thread that creates the backend has an implicit current context (as if "
                "it had called aclrtSetDevice(0)); any other thread must call set_device first, "
                "otherwise every API call returns 107002 (ERR-03, abi.md §6.1). set_device with "

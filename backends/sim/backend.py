@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from backends.contract import (ALL_CAPS, UNION_MEMBER_SIZE, UNION_SIZE, UNWRITTEN, CaptureMode,
+from backends.contract import (ALL_CAPS, EXTENDED_CAPS, UNION_MEMBER_SIZE, UNION_SIZE, UNWRITTEN, CaptureMode,
                                CaptureStatus, Err, EventRecordTaskParams,
                                EventResetTaskParams, EventWaitTaskParams, KernelTaskParams,
                                LiveCounts, MallocPolicy, StreamStatus, TaskParams, TaskType,
@@ -41,6 +41,7 @@ from .handles import live
 from .kernels import MANIFEST_PATH, BinHandle, FuncHandle, parse_manifest
 from .memory import (DEFAULT_BASE, DEFAULT_FILL, DEFAULT_GUARD, DeviceMemorySpace,
                      PinnedRegistry, as_bytes_view)
+from .extended import NOT_HOOKED, ApiReturn, ExtendedSimMixin
 from .faults import check as check_faults
 from .model import ModelStatus, ModelStream, SimModel, Task, TaskRecord, record_to_op
 from .streams import CAPTURE_FORBIDDEN_FLAGS, SYNC_NOOP_FLAGS, SimStream
@@ -98,7 +99,12 @@ def _api(fn: Callable) -> Callable:
             if fn.__name__ != "set_device" and not self._has_context():
                 return _no_context(fn, args, kwargs)
             try:
+                hooked = self._ext_override(fn, args, kwargs)  # backends.sim.extended
+                if hooked is not NOT_HOOKED:
+                    return hooked
                 return fn(self, *args, **kwargs)
+            except ApiReturn as exc:
+                return exc.rc
             finally:
                 self._kick()
 
@@ -118,11 +124,11 @@ def _host_bytes(data: Any) -> bytes | None:
     return None
 
 
-class SimBackend:
+class SimBackend(ExtendedSimMixin):
     """The reference simulator. Create it with :func:`backends.sim.create`."""
 
     name = "sim"
-    capabilities = ALL_CAPS
+    capabilities = ALL_CAPS | EXTENDED_CAPS
 
     def __init__(self, *, destroy_wait_s: float = 10.0, base_address: int = DEFAULT_BASE,
                  guard_bytes: int = DEFAULT_GUARD, fill_byte: int = DEFAULT_FILL,
@@ -146,6 +152,7 @@ class SimBackend:
         self._modes = ThreadModes()
         self._tls = threading.local()
         self._tls.context = True  # the creating thread has the implicit context of device 0
+        self._ext_init()
 
     # =========================================================================================
     # plumbing
@@ -223,9 +230,15 @@ class SimBackend:
         if self.has_fault("capture-executes") and record.type not in (
                 TaskType.EVENT_WAIT, TaskType.VALUE_WAIT):
             self._enqueue(st, record_to_op(record))  # CAP-01 broken: runs at capture too
-        return sess.model.append(sess.streams[st], record)
+        self._ext_before_append(st, record)  # task groups (may raise ApiReturn)
+        task = sess.model.append(sess.streams[st], record)
+        self._ext_after_append(st, task)
+        return task
 
     def _enqueue(self, st: SimStream, op: Op) -> Op:
+        stored = self._ext_enqueue(st, op)  # bound / task-update streams
+        if stored is not None:
+            return stored
         return self.engine.enqueue(st.queue, op)
 
     def _discard_queue(self, q: Queue) -> None:
@@ -238,6 +251,7 @@ class SimBackend:
 
     def _free_model(self, model: SimModel) -> None:
         """Release a model's internal memory and invalidate its handles (LIFE-01)."""
+        self._ext_on_free(model)  # destroy callbacks, sub-models (backends.sim.extended)
         for addr in model.internal_allocs:
             self.mem.free(addr)
         model.internal_allocs.clear()
@@ -815,6 +829,9 @@ class SimBackend:
         rc, st = self._stream(stream)
         if rc:
             return rc
+        hooked = self._ext_launch(st, func_handle, num_blocks, cfg, data, args_size)
+        if hooked is not None:
+            return hooked  # attributes, groups, bound streams
         size = int(args_size)
         addr = self.mem.alloc(size, "internal")
         self.mem.write(addr, data[:size])
@@ -927,6 +944,9 @@ class SimBackend:
 
     def _end_check(self, sess: CaptureSession) -> int:
         """The CaptureEnd checks after the status checks, in runtime order."""
+        rc = self._ext_end_check(sess)  # open task group, capturing sub-model
+        if rc:
+            return rc
         if sess.invalidated:
             return int(Err.RT_STREAM_CAPTURE_INVALIDATED)  # STAT-08
         if not joined_ok(sess) and not self.has_fault("unjoined-end-accepted"):

@@ -70,6 +70,8 @@ class TaskRecord:
     # shape info (SETP-16, DIS-10)
     op_info_ptr: Any = None
     op_info_size: int = 0
+    # launch attributes {attr id: value} (backends.sim.attributes); None = none set
+    attrs: Any = None
 
     def replace(self, **changes: Any) -> "TaskRecord":
         return dataclasses.replace(self, **changes)
@@ -264,4 +266,6 @@ def record_to_op(rec: TaskRecord) -> Op:
         return MemcpyOp(rec.dst, rec.src, rec.count)
     if rec.default_kind == "memset":
         return MemsetOp(rec.dst, rec.fill, rec.count)
+    if rec.default_kind == "ext":
+        return rec.src()  # extension tasks (backends.sim.extended): src builds the op
     return NopOp()

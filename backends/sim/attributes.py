@@ -1,0 +1,76 @@
+"""Launch attributes (ATTR): the ``cfg`` of a kernel launch, stored per kernel task record.
+
+A launch's :class:`~backends.contract.LaunchKernelCfg` is validated and kept as a dict
+``{attr id: value}`` on the task's record (``TaskRecord.attrs``; ``None`` = no attributes).
+SetParams builds a new record, so a SetParams with ``cfg=None`` resets the attributes
+(SETP-08) and the query reflects SetParams at once (ATTR-06).
+
+KernelTaskGetAttribute answers SCHEM_MODE, DYN_UBUF_SIZE, DATA_DUMP, TIMEOUT (seconds, uint16)
+and TIMEOUT_US (``(low, high)`` µs) (ATTR-02/03). Without a timeout attribute the system default
+op timeout :data:`DEFAULT_OP_TIMEOUT_S` is reported; 0 means "never" (ATTR-03). Without a
+schedule mode the kernel's own (0, normal) is reported (ATTR-04).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from backends.contract import LaunchAttr, LaunchAttrId, LaunchKernelCfg
+
+#: the simulated system default op execution timeout (seconds), reported when none was set
+DEFAULT_OP_TIMEOUT_S = 1800
+#: attribute ids KernelTaskGetAttribute answers (ATTR-02)
+QUERYABLE = frozenset({LaunchAttrId.SCHEM_MODE, LaunchAttrId.DYN_UBUF_SIZE,
+                       LaunchAttrId.DATA_DUMP, LaunchAttrId.TIMEOUT, LaunchAttrId.TIMEOUT_US})
+_U32 = 0xFFFF_FFFF
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def parse_cfg(cfg: Any) -> tuple[bool, dict[int, Any] | None]:
+    """(valid, attrs) for a launch cfg; ``None`` cfg is valid with no attributes."""
+    if cfg is None:
+        return True, None
+    if not isinstance(cfg, LaunchKernelCfg):
+        return False, None
+    attrs: dict[int, Any] = {}
+    known = {int(i) for i in LaunchAttrId}
+    for a in cfg.attrs:
+        if not isinstance(a, LaunchAttr) or not _is_int(a.id) or int(a.id) not in known:
+            return False, None
+        v = a.value
+        if int(a.id) == LaunchAttrId.TIMEOUT_US:
+            if not (isinstance(v, tuple) and len(v) == 2 and all(_is_int(x) for x in v)):
+                return False, None
+            v = (v[0] & _U32, v[1] & _U32)
+        elif not _is_int(v):
+            return False, None
+        attrs[int(a.id)] = v
+    if LaunchAttrId.TIMEOUT in attrs and LaunchAttrId.TIMEOUT_US in attrs:
+        return False, None  # abi.md §4.6: timeoutUs cannot be combined with timeout
+    return True, attrs
+
+
+def query(attrs: dict[int, Any] | None, attr_id: int) -> Any:
+    """The value KernelTaskGetAttribute reports (``attr_id`` must be in :data:`QUERYABLE`)."""
+    attrs = attrs or {}
+    if attr_id == LaunchAttrId.SCHEM_MODE:
+        return int(attrs.get(attr_id, 0)) & 0xFF
+    if attr_id in (LaunchAttrId.DYN_UBUF_SIZE,):
+        return int(attrs.get(attr_id, 0)) & _U32
+    if attr_id == LaunchAttrId.DATA_DUMP:
+        return int(attrs.get(attr_id, 0)) & 0xFF
+    if LaunchAttrId.TIMEOUT in attrs:
+        us = (int(attrs[LaunchAttrId.TIMEOUT]) & 0xFFFF) * 1_000_000
+    elif LaunchAttrId.TIMEOUT_US in attrs:
+        lo, hi = attrs[LaunchAttrId.TIMEOUT_US]
+        us = (hi << 32) | lo
+    else:
+        us = DEFAULT_OP_TIMEOUT_S * 1_000_000
+    if attr_id == LaunchAttrId.TIMEOUT:
+        if LaunchAttrId.TIMEOUT in attrs:
+            return int(attrs[LaunchAttrId.TIMEOUT]) & 0xFFFF
+        return min(us // 1_000_000, 0xFFFF)
+    return (us & _U32, (us >> 32) & _U32)
