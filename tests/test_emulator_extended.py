@@ -31,6 +31,12 @@ SIGS = {
     "aclrtCreateStreamWithConfig": (C.c_int, [PVP, U32, U32]),
     "aclrtDestroyStream": (C.c_int, [VP]),
     "aclrtSynchronizeStream": (C.c_int, [VP]),
+    "aclrtSynchronizeStreamWithTimeout": (C.c_int, [VP, C.c_int32]),
+    "aclrtCreateEventWithFlag": (C.c_int, [PVP, U32]),
+    "aclrtDestroyEvent": (C.c_int, [VP]),
+    "aclrtRecordEvent": (C.c_int, [VP, VP]),
+    "aclrtStreamWaitEvent": (C.c_int, [VP, VP]),
+    "aclrtResetEvent": (C.c_int, [VP, VP]),
     "aclrtBinaryLoadFromFile": (C.c_int, [C.c_char_p, VP, PVP]),
     "aclrtBinaryGetFunction": (C.c_int, [VP, C.c_char_p, PVP]),
     "aclrtLaunchKernelWithHostArgs": (C.c_int, [VP, U32, VP, C.POINTER(S.LaunchKernelCfg), VP,
@@ -261,4 +267,33 @@ def test_names_ids_debug_callbacks_attributes(env, tmp_path) -> None:
     assert lib.aclmdlRIDestroy(model) == 0
     assert seen == [42]                                                  # LIFE-09, LIFE-12
     assert lib.aclrtDestroyStream(s) == 0
+    assert lib.aclrtFree(buf) == 0
+
+
+def test_external_event_gates_a_captured_model(env) -> None:
+    """An ACL_EVENT_EXTERNAL event waited on inside the capture is released by a record
+    outside the model (the 1_model_update pattern; README CHOICES)."""
+    lib, fill = env
+    buf = _malloc(lib, 64)
+    s, other = _stream(lib), _stream(lib)
+    ev, model = VP(), VP()
+    assert lib.aclrtCreateEventWithFlag(C.byref(ev), 0x20) == 0
+    assert lib.aclmdlRICaptureBegin(s, 2) == 0
+    assert lib.aclrtStreamWaitEvent(s, ev) == 0
+    assert lib.aclrtResetEvent(ev, s) == 0
+    assert _fill(lib, fill, s, buf, 4) == 0
+    assert lib.aclmdlRICaptureEnd(s, C.byref(model)) == 0
+    _write(lib, buf, np.full(4, -1, dtype=np.int32))
+    for _ in range(2):
+        assert lib.aclmdlRIExecuteAsync(model, s) == 0
+        assert lib.aclrtSynchronizeStreamWithTimeout(s, 50) == 507046     # gated
+        assert _read(lib, buf) == [-1] * 4
+        assert lib.aclrtRecordEvent(ev, other) == 0
+        assert lib.aclrtSynchronizeStream(s) == 0
+        assert _read(lib, buf) == [4] * 4
+        _write(lib, buf, np.full(4, -1, dtype=np.int32))
+    assert lib.aclmdlRIDestroy(model) == 0
+    assert lib.aclrtDestroyEvent(ev) == 0
+    for x in (s, other):
+        assert lib.aclrtDestroyStream(x) == 0
     assert lib.aclrtFree(buf) == 0

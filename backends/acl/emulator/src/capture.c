@@ -96,6 +96,14 @@ aclError emu_capture_event_op(emu_stream *s, emu_event *e, int op) {
     if (s->is_default)
         return emu_err(ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT,
                        "%s: the default stream cannot take part in a capture", fn);
+    if ((e->flags & ACL_EVENT_EXTERNAL) && !e->internal) {
+        /* CHOICE: an ACL_EVENT_EXTERNAL event (aclrtCreateEventWithFlag) synchronizes across
+         * the graph boundary (example 1_model_update): the captured task uses the user's event
+         * itself, never an internal one, is not bound to the capture and needs no record in it */
+        emu_op o = {.op = op, .event = e};
+        emu_capture_append(s, &o);
+        return ACL_SUCCESS;
+    }
     if (op == OP_EV_WAIT && !me) {
         if (!e->new_mode)
             return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
