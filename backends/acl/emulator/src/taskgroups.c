@@ -144,6 +144,11 @@ MDLRI_API aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp *h
         rc = emu_err(g->err, "%s: the task group recorded error %d", fn, g->err);
         goto out;
     }
+    if (s->cap_model->invalidated) { /* ERR-06: the capture was invalidated meanwhile */
+        rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED, "%s: the capture was invalidated",
+                     fn);
+        goto out;
+    }
     *handle = g;
 out:
     UNLOCK();
