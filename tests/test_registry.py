@@ -47,3 +47,71 @@ def test_spec_level_is_the_strictest_cited() -> None:
 
 def test_unknown_ids_are_reported() -> None:
     assert registry.unknown(["CAP-01", "CAP-99", "XYZ-1"]) == ["CAP-99", "XYZ-1"]
+
+
+# -- untestable.toml (reasoned clause ids) -----------------------------------------------------
+
+
+def _write(tmp_path, text: str):
+    p = tmp_path / "untestable.toml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_untestable_file_loads_and_names_known_ids() -> None:
+    reasons = registry.untestable()
+    assert reasons, "untestable.toml is empty"
+    assert not registry.unknown(reasons)
+    assert all(r and "\n" not in r for r in reasons.values())
+    assert {"TG-16", "TG-17", "SEQ-09", "LIFE-07"} <= set(reasons)
+
+
+def test_untestable_loader_reads_rows(tmp_path) -> None:
+    p = _write(tmp_path, '[[reason]]\nid = "TG-16"\nreason = "capacity"\n'
+                         '[[reason]]\nid = "SEQ-09"\nreason = " concurrency "\n')
+    assert registry.load_untestable(p) == {"TG-16": "capacity", "SEQ-09": "concurrency"}
+
+
+def test_untestable_empty_file_is_empty(tmp_path) -> None:
+    assert registry.load_untestable(_write(tmp_path, "")) == {}
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('[[reason]]\nid = "TG-99"\nreason = "x"\n', "unknown clause id 'TG-99'"),
+    ('[[reason]]\nreason = "x"\n', "unknown clause id None"),
+    ('[[reason]]\nid = "TG-16"\n', "one non-empty line"),
+    ('[[reason]]\nid = "TG-16"\nreason = "  "\n', "one non-empty line"),
+    ('[[reason]]\nid = "TG-16"\nreason = """a\nb"""\n', "one non-empty line"),
+    ('[[reason]]\nid = "TG-16"\nreason = "a"\n[[reason]]\nid = "TG-16"\nreason = "b"\n',
+     "TG-16 listed twice"),
+    ('[[reason]]\nid = "TG-16"\nreason = "a"\nwhy = "b"\n', "unexpected key(s) why"),
+    ('[[reason]\n', ""),
+])
+def test_untestable_loader_rejects_bad_rows(tmp_path, text: str, fragment: str) -> None:
+    with pytest.raises(registry.UntestableError, match=re.escape(fragment)):
+        registry.load_untestable(_write(tmp_path, text))
+
+
+def test_reasoned_and_cited_reports_the_overlap() -> None:
+    some = next(iter(registry.untestable()))
+    assert registry.reasoned_and_cited([some, "CAP-01"]) == [some]
+    assert registry.reasoned_and_cited(["CAP-01"]) == []
+
+
+def test_summary_counts_reasoned_ids_apart_from_the_gap() -> None:
+    from conformance.summary import build_summary, format_table
+    reasons = registry.untestable()
+    reasoned_id = next(iter(reasons))
+    cited = {"CAP-01", reasoned_id}
+    cov = build_summary([], cited, "fake")["coverage"]
+    total = len(registry.clauses())
+    assert cov["covered"] == 2
+    assert cov["reasoned"] == len(reasons) - 1       # the cited one counts as covered
+    assert cov["neither"] == total - 2 - (len(reasons) - 1)
+    assert cov["reasoned_but_cited"] == [reasoned_id]
+    assert "CAP-01" not in cov["uncovered"] and not set(reasons) & set(cov["uncovered"])
+    assert len(cov["uncovered"]) == cov["neither"]
+    tg = cov["groups"]["TG"]
+    assert tg["covered"] + tg["reasoned"] + len(tg["uncovered"]) == tg["total"]
+    text = "\n".join(format_table(build_summary([], cited, "fake")))
+    assert f"reasoned {cov['reasoned']}" in text and "uncovered:" in text

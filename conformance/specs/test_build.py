@@ -1,0 +1,503 @@
+"""The explicit build path and aclmdlRIExecute (BLD-01..BLD-03, BLD-05..BLD-07, EXE-10..EXE-13,
+CAP-09, UPD-08/SEQ-08/ERR-11 built-model cells, ERR-19, ERR-27, Q-16).
+
+A built model: aclmdlRIBuildBegin, aclmdlRIBindStream of an ACL_STREAM_PERSISTENT stream,
+tasks issued on it, aclmdlRIEndTask, aclmdlRIBuildEnd; run with aclmdlRIExecute.
+
+Not tested here: BLD-04 (tasks after BuildEnd make executions "abnormal": undefined).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+from backends.contract import (
+    WAIT_FOREVER, Cap, CaptureMode, Err, KernelTaskParams, ModelStreamFlag, StreamFlag, TaskParams,
+    TaskType, ValueWaitFlag,
+)
+from conformance import expect
+from conformance.specs._captures import _close_captures  # noqa: F401 (autouse)
+from conformance.harness import SYNC_MS, Buf, Dev
+
+pytestmark = pytest.mark.requires(Cap.BUILD, Cap.KERNELS)
+
+X = np.arange(1, 9, dtype=np.int32)
+TIMEOUT_MS = 100
+
+
+@dataclass
+class Built:
+    model: Any
+    stream: Any
+    out: Buf
+
+
+def persistent_stream(dev: Dev) -> Any:
+    """A new ACL_STREAM_PERSISTENT stream, destroyed at the end of the spec."""
+    rc, s = dev.b.create_stream_with_config(0, StreamFlag.PERSISTENT)
+    expect.ok(rc, "aclrtCreateStreamWithConfig PERSISTENT (setup)")
+    dev._track("destroy_stream", lambda: dev.b.destroy_stream(s))
+    dev._streams.append(s)  # cleanup ends a capture a failing spec left open on it
+    return s
+
+
+def begin_build(dev: Dev) -> Any:
+    """BuildBegin(flag 0), tracked for destruction."""
+    rc, m = dev.b.build_begin(0)
+    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
+    return dev.model(m)
+
+
+def bound(dev: Dev) -> tuple[Any, Any]:
+    """A building model with one persistent stream bound to it: (model, stream)."""
+    m = begin_build(dev)
+    s = persistent_stream(dev)
+    # HEAD: the stream runs from the start (a DEFAULT-flag stream waits for aclrtActiveStream)
+    expect.ok(dev.b.bind_stream(m, s, ModelStreamFlag.HEAD), "aclmdlRIBindStream (setup)")
+    return m, s
+
+
+def built(dev: Dev, *, end_task: bool = True, gate: int | None = None) -> Built:
+    """A built model running fallback_main(X -> out); ``gate``: a value_wait(word == 1) first."""
+    m, s = bound(dev)
+    x, out = dev.buffer(X), dev.buffer(n=8)
+    if gate is not None:
+        expect.ok(dev.b.value_wait(gate, 1, ValueWaitFlag.EQ, s), "aclrtValueWait (setup)")
+    dev.launch("fallback_main", s, input=x, output=out)
+    if end_task:
+        expect.ok(dev.b.end_task(m, s), "aclmdlRIEndTask (setup)")
+    expect.ok(dev.b.build_end(m, None), "aclmdlRIBuildEnd (setup)")
+    return Built(m, s, out)
+
+
+def captured(dev: Dev) -> tuple[Any, Any]:
+    """A captured model (fallback_main) and its origin stream."""
+    s = dev.stream()
+    x, out = dev.buffer(X), dev.buffer(n=8)
+    dev.begin(s)
+    dev.launch("fallback_main", s, input=x, output=out)
+    return dev.end(s), s
+
+
+# ---------------------------------------------------------------------------------------------
+# BLD
+
+
+@pytest.mark.clause("BLD-01")
+def test_build_begin_flag_zero(dev: Dev) -> None:
+    """BLD-01: BuildBegin with flag 0 returns 0 and a non-NULL model."""
+    rc, m = dev.b.build_begin(0)
+    expect.ok(rc, "aclmdlRIBuildBegin(flag 0)")
+    dev.model(m)
+    expect.true(bool(m), "modelRI", "non-NULL", m)
+
+
+@pytest.mark.clause("BLD-01")
+@pytest.mark.parametrize("flag", [1, 0x7FFFFFFF])
+def test_build_begin_nonzero_flag(dev: Dev, flag: int) -> None:
+    """BLD-01: BuildBegin with a flag other than 0 returns 107000."""
+    rc, m = dev.b.build_begin(flag)
+    if rc == Err.SUCCESS and m:
+        dev.model(m)
+    expect.rc(rc, Err.RT_PARAM_INVALID, f"aclmdlRIBuildBegin(flag {flag:#x})")
+
+
+@pytest.mark.clause("BLD-01")
+def test_build_begin_null_model(dev: Dev) -> None:
+    """BLD-01: BuildBegin with modelRI == NULL returns 100000."""
+    expect.rc(dev.b.build_begin(0, null_model=True)[0], Err.INVALID_PARAM,
+              "aclmdlRIBuildBegin(NULL)")
+
+
+@pytest.mark.clause("BLD-02")
+def test_bind_non_persistent_stream(dev: Dev) -> None:
+    """BLD-02: binding a stream without ACL_STREAM_PERSISTENT returns 107000."""
+    m = begin_build(dev)
+    expect.rc(dev.b.bind_stream(m, dev.stream(), ModelStreamFlag.DEFAULT), Err.RT_PARAM_INVALID,
+              "aclmdlRIBindStream of an ordinary stream")
+
+
+@pytest.mark.clause("BLD-02")
+@pytest.mark.parametrize("flag", [ModelStreamFlag.HEAD, ModelStreamFlag.DEFAULT],
+                         ids=lambda f: f.name)
+def test_bind_accepts_head_and_default(dev: Dev, flag: int) -> None:
+    """BLD-02: BindStream accepts the flags HEAD (0) and DEFAULT (0x7FFFFFFF)."""
+    m = begin_build(dev)
+    expect.ok(dev.b.bind_stream(m, persistent_stream(dev), flag), "aclmdlRIBindStream")
+
+
+@pytest.mark.clause("BLD-02")
+@pytest.mark.parametrize("flag", [1, 2, 0x7FFFFFFE])
+def test_bind_invalid_flag(dev: Dev, flag: int) -> None:
+    """BLD-02: BindStream with a flag other than HEAD/DEFAULT returns 107000."""
+    m = begin_build(dev)
+    expect.rc(dev.b.bind_stream(m, persistent_stream(dev), flag), Err.RT_PARAM_INVALID,
+              f"aclmdlRIBindStream(flag {flag:#x})")
+
+
+@pytest.mark.clause("BLD-02")
+def test_bind_stream_already_bound(dev: Dev) -> None:
+    """BLD-02: binding a stream already bound to another model returns 107005."""
+    _, s = bound(dev)
+    other = begin_build(dev)
+    expect.rc(dev.b.bind_stream(other, s, ModelStreamFlag.DEFAULT), Err.RT_STREAM_MODEL,
+              "aclmdlRIBindStream of a bound stream")
+
+
+@pytest.mark.clause("BLD-02")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_bind_to_captured_model(dev: Dev) -> None:
+    """BLD-02: BindStream with a captured modelRI returns 107000."""
+    m, _ = captured(dev)
+    expect.rc(dev.b.bind_stream(m, persistent_stream(dev), ModelStreamFlag.DEFAULT),
+              Err.RT_PARAM_INVALID, "aclmdlRIBindStream to a captured model")
+
+
+@pytest.mark.clause("BLD-02")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_bind_capturing_stream(dev: Dev) -> None:
+    """BLD-02: binding a stream that is capturing returns 107027."""
+    m = begin_build(dev)
+    s = dev.stream()
+    dev.begin(s)
+    expect.rc(dev.b.bind_stream(m, s, ModelStreamFlag.DEFAULT), Err.RT_STREAM_CAPTURED,
+              "aclmdlRIBindStream of a capturing stream")
+
+
+@pytest.mark.clause("BLD-03")
+def test_tasks_on_bound_stream_are_stored(dev: Dev) -> None:
+    """BLD-03: a kernel issued on a bound stream does not run until Execute; then it does."""
+    m, s = bound(dev)
+    x, out = dev.buffer(X), dev.buffer(n=8)
+    dev.launch("fallback_main", s, input=x, output=out)
+    expect.ok(dev.b.end_task(m, s), "aclmdlRIEndTask")
+    expect.ok(dev.b.build_end(m, None), "aclmdlRIBuildEnd")
+    expect.eq(dev.read(out), np.full(8, -1, dtype=np.int32), "output before Execute")
+    expect.ok(dev.b.execute(m, SYNC_MS), "aclmdlRIExecute")
+    expect.eq(dev.read(out), X + 10, "output after Execute")
+
+
+@pytest.mark.clause("BLD-03")
+def test_built_model_runs_with_execute_async(dev: Dev) -> None:
+    """BLD-03: a built model also runs with ExecuteAsync on an ordinary stream."""
+    b = built(dev)
+    dev.execute(b.model, dev.stream())
+    expect.eq(dev.read(b.out), X + 10, "output after ExecuteAsync")
+
+
+@pytest.mark.clause("BLD-05")
+def test_build_end_reserve_not_null(dev: Dev) -> None:
+    """BLD-05: BuildEnd with reserve != NULL returns 100000."""
+    m, s = bound(dev)
+    expect.ok(dev.b.end_task(m, s), "aclmdlRIEndTask (setup)")
+    expect.rc(dev.b.build_end(m, 1), Err.INVALID_PARAM, "aclmdlRIBuildEnd(reserve != NULL)")
+
+
+@pytest.mark.clause("BLD-05")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_build_end_captured_model(dev: Dev) -> None:
+    """BLD-05: BuildEnd on a captured modelRI returns 107000."""
+    m, _ = captured(dev)
+    expect.rc(dev.b.build_end(m, None), Err.RT_PARAM_INVALID,
+              "aclmdlRIBuildEnd of a captured model")
+
+
+@pytest.mark.clause("BLD-06", "UPD-08")
+@pytest.mark.requires(Cap.UPDATE)
+def test_update_built_model(dev: Dev) -> None:
+    """BLD-06, UPD-08: aclmdlRIUpdate on a built model returns 207000."""
+    expect.rc(dev.b.update(built(dev).model), Err.RT_FEATURE_NOT_SUPPORT,
+              "aclmdlRIUpdate of a built model")
+
+
+def _built_task(dev: Dev, b: Built) -> Any:
+    tasks = [t for t in dev.tasks_of(b.stream) if dev.type_of(t) == TaskType.KERNEL]
+    expect.eq(len(tasks), 1, "kernel tasks of the built model (setup)")
+    return tasks[0]
+
+
+@pytest.mark.clause("BLD-06")
+@pytest.mark.requires(Cap.LISTING, Cap.TASK_TYPE, Cap.SET_PARAMS)
+def test_set_params_built_model(dev: Dev) -> None:
+    """BLD-06: SetParams on a built model's kernel returns 207000."""
+    b = built(dev)
+    task = _built_task(dev, b)
+    data = dev.args("fallback_main", input=b.out, output=b.out)
+    params = TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
+        func_handle=dev.func("fallback_main"), args=data, is_host_args=1, args_size=len(data),
+        num_blocks=1))
+    expect.rc(dev.b.task_set_params(task, params), Err.RT_FEATURE_NOT_SUPPORT,
+              "aclmdlRITaskSetParams on a built model")
+
+
+@pytest.mark.clause("BLD-06")
+@pytest.mark.requires(Cap.LISTING, Cap.TASK_TYPE, Cap.DISABLE)
+def test_disable_built_model(dev: Dev) -> None:
+    """BLD-06: Disable on a built model's kernel returns 207000."""
+    b = built(dev)
+    expect.rc(dev.b.task_disable(_built_task(dev, b)), Err.RT_FEATURE_NOT_SUPPORT,
+              "aclmdlRITaskDisable on a built model")
+
+
+@pytest.mark.clause("BLD-06", "SEQ-08", "ERR-11")
+@pytest.mark.requires(Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID)
+def test_seq_id_built_model(dev: Dev) -> None:
+    """BLD-06, SEQ-08, ERR-11: GetSeqId of a built model's task returns 207000."""
+    b = built(dev)
+    rc, _ = dev.b.task_get_seq_id(_built_task(dev, b))
+    expect.rc(rc, Err.RT_FEATURE_NOT_SUPPORT, "aclmdlRITaskGetSeqId on a built model")
+
+
+@pytest.mark.clause("BLD-06")
+@pytest.mark.requires(Cap.LISTING)
+def test_get_streams_built_model(dev: Dev) -> None:
+    """BLD-06: GetStreams of a built model returns the bound user streams, last bound first."""
+    m = begin_build(dev)
+    s1, s2 = persistent_stream(dev), persistent_stream(dev)
+    for s in (s1, s2):
+        expect.ok(dev.b.bind_stream(m, s, ModelStreamFlag.DEFAULT), "aclmdlRIBindStream (setup)")
+        expect.ok(dev.b.end_task(m, s), "aclmdlRIEndTask (setup)")
+    expect.ok(dev.b.build_end(m, None), "aclmdlRIBuildEnd (setup)")
+    expect.eq(dev.streams_of(m), [s2, s1], "GetStreams of the built model")
+
+
+@pytest.mark.clause("BLD-07")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_unbind_captured_model(dev: Dev) -> None:
+    """BLD-07: UnbindStream with a captured modelRI returns 107000."""
+    m, s = captured(dev)
+    expect.rc(dev.b.unbind_stream(m, s), Err.RT_PARAM_INVALID,
+              "aclmdlRIUnbindStream with a captured model")
+
+
+@pytest.mark.clause("BLD-07")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_unbind_capturing_stream(dev: Dev) -> None:
+    """BLD-07: UnbindStream of a stream that is capturing returns 107027."""
+    m = begin_build(dev)
+    s = dev.stream()
+    dev.begin(s)
+    expect.rc(dev.b.unbind_stream(m, s), Err.RT_STREAM_CAPTURED,
+              "aclmdlRIUnbindStream of a capturing stream")
+
+
+@pytest.mark.clause("CAP-09")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_capture_bound_stream(dev: Dev) -> None:
+    """CAP-09: CaptureBegin on a stream bound to a model returns 107005."""
+    _, s = bound(dev)
+    expect.rc(dev.b.capture_begin(s, CaptureMode.RELAXED), Err.RT_STREAM_MODEL,
+              "aclmdlRICaptureBegin of a bound stream")
+
+
+# ---------------------------------------------------------------------------------------------
+# EXE-10 .. EXE-13: aclmdlRIExecute
+
+
+@pytest.mark.clause("EXE-10")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_execute_rejects_captured_model(dev: Dev) -> None:
+    """EXE-10: aclmdlRIExecute on a captured modelRI returns 107000."""
+    m, _ = captured(dev)
+    expect.rc(dev.b.execute(m, SYNC_MS), Err.RT_PARAM_INVALID,
+              "aclmdlRIExecute of a captured model")
+
+
+@pytest.mark.clause("EXE-11")
+@pytest.mark.parametrize("timeout", [0, -2, -1000])
+def test_execute_invalid_timeout(dev: Dev, timeout: int) -> None:
+    """EXE-11: aclmdlRIExecute with timeout 0 or < -1 returns 107000."""
+    b = built(dev)
+    expect.rc(dev.b.execute(b.model, timeout), Err.RT_PARAM_INVALID,
+              f"aclmdlRIExecute(timeout {timeout})")
+    expect.eq(dev.read(b.out), np.full(8, -1, dtype=np.int32), "output after the refused Execute")
+
+
+@pytest.mark.clause("EXE-11")
+@pytest.mark.parametrize("timeout", [WAIT_FOREVER, SYNC_MS])
+def test_execute_valid_timeout(dev: Dev, timeout: int) -> None:
+    """EXE-11: aclmdlRIExecute with -1 or a positive timeout runs the model to completion."""
+    b = built(dev)
+    expect.ok(dev.b.execute(b.model, timeout), f"aclmdlRIExecute(timeout {timeout})")
+    expect.eq(dev.read(b.out), X + 10, "output after Execute")
+
+
+@pytest.mark.clause("EXE-11")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_execute_timeout_checked_before_model_type(dev: Dev) -> None:
+    """EXE-11: the timeout is checked before the model type (timeout 0 on a captured model: 107000)."""
+    m, _ = captured(dev)
+    expect.rc(dev.b.execute(m, 0), Err.RT_PARAM_INVALID, "aclmdlRIExecute(captured, timeout 0)")
+
+
+@pytest.mark.clause("EXE-12")
+def test_execute_without_end_task(dev: Dev) -> None:
+    """EXE-12: aclmdlRIExecute on a built model without EndTask returns 507011."""
+    b = built(dev, end_task=False)
+    expect.rc(dev.b.execute(b.model, SYNC_MS), Err.RT_MODEL_EXECUTE,
+              "aclmdlRIExecute without EndTask")
+
+
+@pytest.mark.clause("EXE-13", "Q-16")
+@pytest.mark.requires(Cap.VALUE_TASKS)
+def test_execute_timeout_expiry(dev: Dev, fingerprint: Any) -> None:
+    """EXE-13: a blocked built model makes aclmdlRIExecute fail after at least the timeout (Q-16: code)."""
+    gate = dev.buffer64(0)
+    b = built(dev, gate=gate)
+    t0 = time.monotonic()
+    try:
+        rc = dev.b.execute(b.model, TIMEOUT_MS)
+        elapsed = (time.monotonic() - t0) * 1000.0
+    finally:
+        dev.write64(gate, 1)
+    fingerprint.record("Q-16:rc", rc)
+    # the second run drains the model (the gate is open now) so nothing is left blocked
+    fingerprint.record("Q-16:rerun", dev.b.execute(b.model, SYNC_MS))
+    fingerprint.record("Q-16:output", dev.read(b.out).tolist())
+    expect.ne(rc, Err.SUCCESS, "aclmdlRIExecute rc on expiry")
+    expect.true(elapsed >= TIMEOUT_MS - 2, "elapsed ms", f">= {TIMEOUT_MS}", round(elapsed, 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# ERR-19, ERR-27
+
+Case = Callable[[Dev], int]
+
+
+def case(fn: Case, expected: int, *caps: Cap) -> Any:
+    return pytest.param(fn, expected, id=fn.__name__.removeprefix("_"),
+                        marks=[pytest.mark.requires(*caps)] if caps else [])
+
+
+def _exec_null(dev: Dev) -> int:
+    return dev.b.execute(None, SYNC_MS)
+
+
+def _exec_timeout_zero(dev: Dev) -> int:
+    return dev.b.execute(built(dev).model, 0)
+
+
+def _exec_timeout_below(dev: Dev) -> int:
+    return dev.b.execute(built(dev).model, -7)
+
+
+def _exec_captured(dev: Dev) -> int:
+    return dev.b.execute(captured(dev)[0], SYNC_MS)
+
+
+def _exec_no_end_task(dev: Dev) -> int:
+    return dev.b.execute(built(dev, end_task=False).model, SYNC_MS)
+
+
+@pytest.mark.clause("ERR-19")
+@pytest.mark.parametrize("make, expected", [
+    case(_exec_null, Err.INVALID_PARAM),
+    case(_exec_timeout_zero, Err.RT_PARAM_INVALID),
+    case(_exec_timeout_below, Err.RT_PARAM_INVALID),
+    case(_exec_captured, Err.RT_PARAM_INVALID, Cap.CAPTURE),
+    case(_exec_no_end_task, Err.RT_MODEL_EXECUTE),
+])
+def test_err19_execute(dev: Dev, make: Case, expected: int) -> None:
+    """ERR-19: aclmdlRIExecute returns the error of its error-table cell."""
+    expect.rc(make(dev), expected, "aclmdlRIExecute")
+
+
+def _bb_null(dev: Dev) -> int:
+    return dev.b.build_begin(0, null_model=True)[0]
+
+
+def _bb_flag(dev: Dev) -> int:
+    rc, m = dev.b.build_begin(3)
+    if rc == Err.SUCCESS and m:
+        dev.model(m)
+    return rc
+
+
+def _bind_null_model(dev: Dev) -> int:
+    return dev.b.bind_stream(None, persistent_stream(dev), ModelStreamFlag.DEFAULT)
+
+
+def _bind_non_persistent(dev: Dev) -> int:
+    return dev.b.bind_stream(begin_build(dev), dev.stream(), ModelStreamFlag.DEFAULT)
+
+
+def _bind_bad_flag(dev: Dev) -> int:
+    return dev.b.bind_stream(begin_build(dev), persistent_stream(dev), 5)
+
+
+def _bind_captured_model(dev: Dev) -> int:
+    return dev.b.bind_stream(captured(dev)[0], persistent_stream(dev), ModelStreamFlag.DEFAULT)
+
+
+def _bind_already_bound(dev: Dev) -> int:
+    _, s = bound(dev)
+    return dev.b.bind_stream(begin_build(dev), s, ModelStreamFlag.DEFAULT)
+
+
+def _bind_capturing(dev: Dev) -> int:
+    s = dev.stream()
+    m = begin_build(dev)
+    dev.begin(s)
+    return dev.b.bind_stream(m, s, ModelStreamFlag.DEFAULT)
+
+
+def _end_task_null(dev: Dev) -> int:
+    return dev.b.end_task(None, persistent_stream(dev))
+
+
+def _build_end_null(dev: Dev) -> int:
+    return dev.b.build_end(None, None)
+
+
+def _build_end_reserve(dev: Dev) -> int:
+    m, s = bound(dev)
+    dev.b.end_task(m, s)
+    return dev.b.build_end(m, 1)
+
+
+def _build_end_captured(dev: Dev) -> int:
+    return dev.b.build_end(captured(dev)[0], None)
+
+
+def _unbind_null(dev: Dev) -> int:
+    return dev.b.unbind_stream(None, persistent_stream(dev))
+
+
+def _unbind_captured(dev: Dev) -> int:
+    m, s = captured(dev)
+    return dev.b.unbind_stream(m, s)
+
+
+def _unbind_capturing(dev: Dev) -> int:
+    s = dev.stream()
+    m = begin_build(dev)
+    dev.begin(s)
+    return dev.b.unbind_stream(m, s)
+
+
+@pytest.mark.clause("ERR-27")
+@pytest.mark.parametrize("make, expected", [
+    case(_bb_null, Err.INVALID_PARAM),
+    case(_bb_flag, Err.RT_PARAM_INVALID),
+    case(_bind_null_model, Err.INVALID_PARAM),
+    case(_bind_non_persistent, Err.RT_PARAM_INVALID),
+    case(_bind_bad_flag, Err.RT_PARAM_INVALID),
+    case(_bind_captured_model, Err.RT_PARAM_INVALID, Cap.CAPTURE),
+    case(_bind_already_bound, Err.RT_STREAM_MODEL),
+    case(_bind_capturing, Err.RT_STREAM_CAPTURED, Cap.CAPTURE),
+    case(_end_task_null, Err.INVALID_PARAM),
+    case(_build_end_null, Err.INVALID_PARAM),
+    case(_build_end_reserve, Err.INVALID_PARAM),
+    case(_build_end_captured, Err.RT_PARAM_INVALID, Cap.CAPTURE),
+    case(_unbind_null, Err.INVALID_PARAM),
+    case(_unbind_captured, Err.RT_PARAM_INVALID, Cap.CAPTURE),
+    case(_unbind_capturing, Err.RT_STREAM_CAPTURED, Cap.CAPTURE),
+])
+def test_err27_build_apis(dev: Dev, make: Case, expected: int) -> None:
+    """ERR-27: BuildBegin/BindStream/EndTask/BuildEnd/UnbindStream return their error-table cells."""
+    expect.rc(make(dev), expected, "build API")
