@@ -11,6 +11,13 @@ kernels, which have no ``block_idx`` partitioning (scenarios.md S6).
 
 Seed pair (scenarios.md S6): ``fallback_main`` (``out[i] = in[i] + 10``) and
 ``fallback_postprocess`` (``out[i] = in[i] * 2``), 8 x int32, one block.
+
+float32 pair (scenarios.md S1, the ``aclnnAdd`` / ``aclnnMul`` of ``0_simple_model``):
+``axpy_f32`` (``out[i] = x[i] + y[i] * alpha``) and ``mul_f32`` (``out[i] = x[i] * y[i]``).
+Their data are float32; the scalar ``alpha`` travels as an ``i32`` field holding the float's
+bit pattern (:func:`f32_bits`), so the struct is the C ``{float*, float*, float*, int32_t n,
+float alpha}`` while every scalar field stays ``i32`` for the generators that draw them.
+Arithmetic is IEEE float32 without fused multiply-add, like numpy's.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from typing import Callable, Mapping, Protocol
 import numpy as np
 
 I32 = np.dtype("<i4")
+F32 = np.dtype("<f4")
 
 #: the seed example's element count and constants (scenarios.md S6)
 SEED_ELEMENTS = 8
@@ -49,6 +57,26 @@ def read_i32(mem: DeviceMemory, addr: int, n: int) -> np.ndarray:
 def write_i32(mem: DeviceMemory, addr: int, values: np.ndarray) -> None:
     """Write int32 values at ``addr`` (wrapping like C int32 arithmetic)."""
     mem.write(addr, np.ascontiguousarray(values, dtype=I32).view(np.uint8))
+
+
+def f32_bits(value: float) -> int:
+    """The int32 whose bytes are the float32 ``value`` (how a float scalar is packed)."""
+    return int(np.array([value], dtype=F32).view(I32)[0])
+
+
+def bits_f32(bits: int) -> np.float32:
+    """The float32 whose bytes are the int32 ``bits`` (inverse of :func:`f32_bits`)."""
+    return np.array([bits], dtype=I32).view(F32)[0]
+
+
+def read_f32(mem: DeviceMemory, addr: int, n: int) -> np.ndarray:
+    """Read ``n`` float32 values at ``addr``."""
+    return mem.read(addr, 4 * n).view(F32).copy()
+
+
+def write_f32(mem: DeviceMemory, addr: int, values: np.ndarray) -> None:
+    """Write float32 values at ``addr``."""
+    mem.write(addr, np.ascontiguousarray(values, dtype=F32).view(np.uint8))
 
 
 @dataclass(frozen=True)
@@ -146,6 +174,20 @@ def _copy(mem: DeviceMemory, a: Mapping[str, int]) -> None:
     write_i32(mem, a["dst"], read_i32(mem, a["src"], a["n"]))
 
 
+def _axpy_f32(mem: DeviceMemory, a: Mapping[str, int]) -> None:
+    x = read_f32(mem, a["x"], a["n"])
+    y = read_f32(mem, a["y"], a["n"])
+    with np.errstate(all="ignore"):
+        write_f32(mem, a["out"], x + y * bits_f32(a["alpha"]))
+
+
+def _mul_f32(mem: DeviceMemory, a: Mapping[str, int]) -> None:
+    x = read_f32(mem, a["x"], a["n"])
+    y = read_f32(mem, a["y"], a["n"])
+    with np.errstate(all="ignore"):
+        write_f32(mem, a["out"], x * y)
+
+
 def _p(name: str, role: str) -> Field:
     return Field(name, "ptr", role)
 
@@ -172,6 +214,11 @@ KERNELS: dict[str, KernelSpec] = {
                    "out[i] = value"),
         KernelSpec("copy", (_p("src", "in"), _p("dst", "out"), _i("n")), _copy,
                    "dst[i] = src[i]"),
+        KernelSpec("axpy_f32", (_p("x", "in"), _p("y", "in"), _p("out", "out"), _i("n"),
+                                _i("alpha")), _axpy_f32,
+                   "out[i] = x[i] + y[i] * alpha over float32 (alpha: f32_bits; aclnnAdd)"),
+        KernelSpec("mul_f32", (_p("x", "in"), _p("y", "in"), _p("out", "out"), _i("n")),
+                   _mul_f32, "out[i] = x[i] * y[i] over float32 (aclnnMul)"),
     )
 }
 

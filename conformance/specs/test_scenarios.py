@@ -1,8 +1,8 @@
 """End-to-end scenarios from the CANN examples (scenarios.md) and the runtime guide's pipeline.
 
 One spec per scenario, each ``requires`` the capabilities its scenario uses (so a backend
-without them reports UNSUPPORTED): S6 ``0_model_task_fallback``, the copy/compute/copy
-``pipeline``.
+without them reports UNSUPPORTED): S1 ``0_simple_model``, S6 ``0_model_task_fallback``, S7
+``5_reusable_buffer_reset``, the copy/compute/copy ``pipeline``.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import Cap
+from backends.contract import Cap, CaptureMode
 from conformance import expect
-from conformance.scenarios import fallback, pipeline
+from conformance.scenarios import buffer_reset, fallback, pipeline, simple_model
 
 _FALLBACK_CAPS = (Cap.CAPTURE, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,
                   Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE, Cap.SYNC_TIMEOUT)
@@ -74,3 +74,48 @@ def test_pipeline(backend: Any) -> None:
         expect.true(not np.array_equal(res.stale_outputs[k], fresh),
                     f"batch {pipeline.BATCHES + k} (disabled copy) is stale", "stale", fresh)
     expect.eq(res.lines[-1], "[INFO]  Run the pipeline sample successfully.", "last line")
+
+
+@pytest.mark.requires(Cap.CAPTURE, Cap.LISTING)
+@pytest.mark.clause("CAP-01", "MODE-01", "MODE-02", "LIST-03", "EXE-01")
+def test_reusable_buffer_reset(backend: Any) -> None:
+    """S7: 0xA5 prefill (not captured), a GLOBAL-mode captured async memset, a manifest of
+    one stream and at least one task (2 on CANN 9.2.0), all 4096 bytes zero after Execute."""
+    lines: list[str] = []
+    res = buffer_reset.run_buffer_reset(backend, lines.append)
+    expect.true(res.ok, "scenario run", "success", "\n".join(lines))
+    expect.eq(res.prepared, np.full(4096, 0xA5, dtype=np.uint8), "prepared buffer")
+    expect.eq(res.stream_count, 1, "manifest streams")
+    expect.true(res.task_count >= 1, "manifest tasks", ">= 1", res.task_count)
+    expect.eq(res.reset, np.zeros(4096, dtype=np.uint8), "buffer after Execute")
+    expect.eq(lines, [
+        "[INFO]  Start to run 5_reusable_buffer_reset sample.",
+        "[INFO]  Prepared 4096-byte reusable buffer with pattern 0xA5.",
+        f"[INFO]  Model RI manifest: streams=1, tasks={res.task_count}.",
+        "[INFO]  Verified 4096-byte reusable buffer reset to zero.",
+        "[INFO]  Run the 5_reusable_buffer_reset sample successfully.",
+    ], "printed lines")
+
+
+@pytest.mark.requires(Cap.CAPTURE, Cap.CAPTURE_MODES, Cap.KERNELS)
+@pytest.mark.clause("CAP-01", "MODE-02", "MODE-05", "MODE-06", "EXE-02")
+def test_simple_model(backend: Any) -> None:
+    """S1: GLOBAL capture of a pinned H2D copy and two float32 operators, a RELAXED eager
+    sync copy in between (not captured), four runs each printing 6.4000 ... 20.4000; the
+    debug JSON (when the backend has Cap.DEBUG_JSON) is written."""
+    lines: list[str] = []
+    res = simple_model.run_simple_model(backend, lines.append)
+    expect.true(res.ok, "scenario run", "success", "\n".join(lines))
+    expect.eq(res.exchanged, (CaptureMode.GLOBAL, CaptureMode.RELAXED),
+              "ThreadExchangeMode previous modes")
+    expect.eq(res.other_during_capture, simple_model.OTHER,
+              "otherDevice during the capture (eager RELAXED aclrtMemcpy)")
+    if Cap.DEBUG_JSON in backend.capabilities:
+        expect.eq(res.debug_json, (0, True), "aclmdlRIDebugJsonPrint rc, file written")
+    want = simple_model.expected_out()
+    for i, out in enumerate(res.outputs):
+        expect.eq(out, want, f"out after run {i + 1}")
+    row = "[INFO]  The vector data is: " + "".join(
+        f"{v:.4f}  " for v in (6.4, 8.4, 10.4, 12.4, 14.4, 16.4, 18.4, 20.4))
+    expect.eq(lines, [x for i in range(1, 5)
+                      for x in (f"[INFO]  execute model, loop count: {i}.", row)], "printed lines")

@@ -24,7 +24,8 @@ constexpr uint32_t kSeedMainBias = 10;
 constexpr uint32_t kSeedPostScale = 2;
 
 /* Write the data cache back to GM so the output's scalar stores survive (arch 3510 only). */
-__aicore__ inline void FlushOutput(__gm__ int32_t *output)
+template <typename T>
+__aicore__ inline void FlushOutput(__gm__ T *output)
 {
 #if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
     dcci(reinterpret_cast<__gm__ int64_t *>(output), cache_line_t::ENTIRE_DATA_CACHE,
@@ -115,4 +116,24 @@ extern "C" __global__ __aicore__ void copy(__gm__ int32_t *src, __gm__ int32_t *
         }
     }
     FlushOutput(dst);
+}
+
+/* out[i] = x[i] + y[i] * alpha over float32 (aclnnAdd of S1) -- struct {x, y, out, n, alpha}, 32 B */
+extern "C" __global__ __aicore__ void axpy_f32(__gm__ float *x, __gm__ float *y, __gm__ float *out,
+                                               int32_t n, float alpha)
+{
+    for (int32_t i = 0; i < n; ++i) {
+        out[i] = x[i] + y[i] * alpha;
+    }
+    FlushOutput(out);
+}
+
+/* out[i] = x[i] * y[i] over float32 (aclnnMul of S1) -- struct {x, y, out, n}, 32 B */
+extern "C" __global__ __aicore__ void mul_f32(__gm__ float *x, __gm__ float *y, __gm__ float *out,
+                                              int32_t n)
+{
+    for (int32_t i = 0; i < n; ++i) {
+        out[i] = x[i] * y[i];
+    }
+    FlushOutput(out);
 }

@@ -10,6 +10,8 @@ _Static_assert(sizeof(mdlri_add_args) == 32, "add args");
 _Static_assert(sizeof(mdlri_accumulate_args) == 24, "accumulate args");
 _Static_assert(sizeof(mdlri_fill_args) == 16, "fill args");
 _Static_assert(sizeof(mdlri_copy_args) == 24, "copy args");
+_Static_assert(sizeof(mdlri_axpy_f32_args) == 32, "axpy_f32 args");
+_Static_assert(sizeof(mdlri_mul_f32_args) == 32, "mul_f32 args");
 
 /* wrap-around int32 arithmetic without signed-overflow UB */
 static inline int32_t wrap(uint32_t v) { return (int32_t)v; }
@@ -64,4 +66,20 @@ void copy(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks)
     UNUSED_BLOCKS;
     ARGS(mdlri_copy_args, a);
     if (a.n > 0) memmove(a.dst, a.src, (size_t)a.n * sizeof(int32_t));
+}
+
+/* float32 kernels: each product is rounded before the add (no fused multiply-add), like numpy */
+void axpy_f32(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
+    UNUSED_BLOCKS;
+    ARGS(mdlri_axpy_f32_args, a);
+    for (int32_t i = 0; i < a.n; i++) {
+        volatile float prod = a.y[i] * a.alpha;
+        a.out[i] = a.x[i] + prod;
+    }
+}
+
+void mul_f32(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
+    UNUSED_BLOCKS;
+    ARGS(mdlri_mul_f32_args, a);
+    for (int32_t i = 0; i < a.n; i++) a.out[i] = a.x[i] * a.y[i];
 }

@@ -32,6 +32,8 @@ typedef struct { int32_t *a; int32_t *b; int32_t *out; int32_t n; } mdlri_add_ar
 typedef struct { int32_t *acc; int32_t *x; int32_t n; } mdlri_accumulate_args;       /* 24 */
 typedef struct { int32_t *out; int32_t n; int32_t value; } mdlri_fill_args;          /* 16 */
 typedef struct { int32_t *src; int32_t *dst; int32_t n; } mdlri_copy_args;           /* 24 */
+typedef struct { float *x; float *y; float *out; int32_t n; float alpha; } mdlri_axpy_f32_args; /* 32 */
+typedef struct { float *x; float *y; float *out; int32_t n; } mdlri_mul_f32_args;     /* 32 */
 
 #define MDLRI_SEED_ELEMENTS 8
 
@@ -49,5 +51,9 @@ MDLRI_HOST_KERNEL void fill(void *args, size_t args_size, uint32_t block_idx,
                             uint32_t num_blocks);
 MDLRI_HOST_KERNEL void copy(void *args, size_t args_size, uint32_t block_idx,
                             uint32_t num_blocks);
+MDLRI_HOST_KERNEL void axpy_f32(void *args, size_t args_size, uint32_t block_idx,
+                                uint32_t num_blocks);
+MDLRI_HOST_KERNEL void mul_f32(void *args, size_t args_size, uint32_t block_idx,
+                               uint32_t num_blocks);
 
 #endif
