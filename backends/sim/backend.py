@@ -26,7 +26,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from backends.contract import (ALL_CAPS, EXTENDED_CAPS, UNION_MEMBER_SIZE, UNION_SIZE, UNWRITTEN, CaptureMode,
+from backends.contract import (ALL_CAPS, EXTENDED_CAPS, UNION_MEMBER_SIZE, UNION_SIZE,
+                               UNWRITTEN, CaptureMode,
                                CaptureStatus, Err, EventRecordTaskParams,
                                EventResetTaskParams, EventWaitTaskParams, KernelTaskParams,
                                LiveCounts, MallocPolicy, StreamStatus, TaskParams, TaskType,
