@@ -119,3 +119,30 @@ def test_default_flag_streams_do_not_run_and_execute_timeout(b):
     ok(b.value_write(x + 24, 1, 0, o))  # unblocks the execution left running
     ok(b.synchronize_stream(o))
     assert b.destroy(m) == 0
+
+
+def test_bound_stream_listing_events_and_unbind(b):
+    s = ok(b.create_stream_with_config(0, P))
+    m = ok(b.build_begin(0))
+    ok(b.bind_stream(m, s, HEAD))
+    ev = ok(b.create_event_ex_with_flag(1))
+    x = ok(b.malloc(16))
+    ok(b.record_event(ev, s))
+    ok(b.stream_wait_event(s, ev))
+    ok(b.reset_event(ev, s))
+    ok(b.memset_async(x, 16, 3, 16, s))
+    assert types(b, s) == [TaskType.EVENT_RECORD, TaskType.EVENT_WAIT, TaskType.EVENT_RESET,
+                           TaskType.DEFAULT]
+    assert b.end_task(m, ok(b.create_stream_with_config(0, P))) == Err.RT_PARAM_INVALID
+    ok(b.end_task(m, s))
+    assert b.execute(m, 1000) == 0
+    assert b.mem.read(x, 4).tolist() == [3, 3, 3, 3]
+    ok(b.unbind_stream(m, s))
+    assert b.unbind_stream(m, s) == Err.RT_PARAM_INVALID
+    assert ok(b.get_streams(m, 1))[0] == [None]
+    assert b.get_tasks_by_stream(s, None)[0] == Err.RT_PARAM_INVALID  # no longer a model stream
+    m2 = ok(b.build_begin(0))
+    ok(b.bind_stream(m2, s, HEAD))  # bindable again
+    ok(b.destroy(m))
+    ok(b.destroy(m2))
+    assert b.live_counts().extra["internal_allocations"] == 0

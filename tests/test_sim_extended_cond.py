@@ -183,3 +183,39 @@ def test_while_limit_is_a_device_error(b, fill):
         cond.WHILE_LIMIT = old
     assert i32(b, x, 1) == [3]
     ok(b.destroy(m))
+
+
+def test_nested_cond_in_a_sub_model(b, fill):
+    s, sub, sub2 = (ok(b.create_stream()) for _ in range(3))
+    x = ok(b.malloc(64))
+    ok(b.memset(x, 64, 0, 64))
+    ok(b.capture_begin(s, 0))
+    parent = ok(b.capture_get_info(s))[1]
+    h = ok(b.cond_handle_create(parent, 1, 1))  # ASSIGN_DEFAULT 1: outer IF always true
+    _, (outer,) = b.add_cond_task(CondTaskParams(h, CondTaskType.IF, 1, 1), s, 0)
+    ok(b.capture_to_model_ri_begin(sub, outer, 0))
+    h2 = ok(b.cond_handle_create(outer, 2, 1))  # inner SWITCH on 2
+    _, inner = b.add_cond_task(CondTaskParams(h2, CondTaskType.SWITCH, 3, 3), sub, 0)
+    for i, sm in enumerate(inner):
+        ok(b.capture_to_model_ri_begin(sub2, sm, 0))
+        assert launch(b, fill, sub2, out=x, n=1, value=100 + i) == 0
+        ok(b.capture_end(sub2, null_model=True))
+    assert b.capture_end(s) == (Err.RT_SUB_ACLGRAPH_IS_CAPTURING, None)  # sub still open
+    assert b.live_counts().extra["internal_allocations"] == 0  # all freed with the parent
+    ok(b.capture_begin(s, 0))
+    parent = ok(b.capture_get_info(s))[1]
+    h = ok(b.cond_handle_create(parent, 1, 1))
+    _, (outer,) = b.add_cond_task(CondTaskParams(h, CondTaskType.IF, 1, 1), s, 0)
+    ok(b.capture_to_model_ri_begin(sub, outer, 0))
+    h2 = ok(b.cond_handle_create(outer, 2, 1))
+    _, inner = b.add_cond_task(CondTaskParams(h2, CondTaskType.SWITCH, 3, 3), sub, 0)
+    for i, sm in enumerate(inner):
+        ok(b.capture_to_model_ri_begin(sub2, sm, 0))
+        assert launch(b, fill, sub2, out=x, n=1, value=100 + i) == 0
+        ok(b.capture_end(sub2, null_model=True))
+    ok(b.capture_end(sub, null_model=True))
+    m = ok(b.capture_end(s))
+    ok(b.execute_async(m, s))
+    ok(b.synchronize_stream(s))
+    assert i32(b, x, 1) == [102]
+    ok(b.destroy(m))

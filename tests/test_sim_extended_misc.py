@@ -163,3 +163,31 @@ def test_abort(b):
     assert b.mem.read_u64(x + 8) == 5
     ok(b.destroy(m))
     assert b.abort(m) == Err.RT_INVALID_HANDLE
+
+
+def test_callbacks_run_in_the_destroying_thread_and_may_call_apis(b):
+    import threading
+
+    from .test_sim_support import in_thread
+
+    m, s = _model(b)
+    seen = []
+
+    def cb(data):
+        seen.append((threading.current_thread(), b.get_name(m, 32), data))
+
+    ok(b.set_name(m, "named"))
+    ok(b.destroy_register_callback(m, cb, "u"))
+    assert in_thread(b, lambda: b.destroy(m)) == 0
+    (thread, name, data), = seen
+    assert thread is not threading.current_thread() and name == (0, "named") and data == "u"
+    assert b.callback_errors == []
+
+    m2, _ = _model(b)
+
+    def boom(data):
+        raise RuntimeError("callback failed")
+
+    ok(b.destroy_register_callback(m2, boom, None))
+    ok(b.destroy(m2))  # recorded, Destroy succeeds
+    assert len(b.callback_errors) == 1
