@@ -12,6 +12,14 @@ The conventions of the contract map onto C like this:
   ``aclGetRecentErrMsg()``; a missing symbol answers ``207000`` with the reason as detail,
   which the suite reports as UNSUPPORTED with that reason.
 
+The rest of the Model RI API (:class:`~backends.contract.ExtendedBackend`: task groups, build,
+cond tasks, names, debug JSON, destroy callbacks, launch attributes, abort) uses the same
+symbols on a real CANN library and on the emulator; each extended :class:`Cap` is declared
+when its symbols are present. Launch configs (:class:`~backends.contract.LaunchKernelCfg`)
+become 20-byte ``aclrtLaunchKernelAttr`` arrays, ``aclmdlRICondTaskParams`` is passed by
+value, and a destroy callback is a ``CFUNCTYPE(None, c_void_p)`` thunk per Python callable
+and model, kept alive until it is unregistered or the model is destroyed.
+
 Threads: the creating thread gets ``aclrtSetDevice(device)``; every other thread calls
 :meth:`set_device` itself, as on real ACL (abi.md §6.1). ``set_device(i)`` binds physical
 device ``device + i``, so the specs' ``set_device(0)`` means "this backend's device" under

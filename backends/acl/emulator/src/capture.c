@@ -67,6 +67,7 @@ static void exit_capture(emu_model *m) {
         if (u && u->cap_model == m) {
             u->cap_model = NULL;
             u->cap_is = NULL;
+            u->grp = NULL; /* a task group left open (wrong-thread end) closes with it */
         }
     }
     for (size_t i = 0; i < m->nbound; i++) {
