@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import buffer_reset, fallback, pipeline, simple_model
+from . import buffer_reset, cond_model, fallback, model_update, pipeline, simple_model
 
 
 def _fallback(backend: Any, emit: Callable[[str], None]) -> bool:
@@ -13,6 +13,14 @@ def _fallback(backend: Any, emit: Callable[[str], None]) -> bool:
 
 def _simple_model(backend: Any, emit: Callable[[str], None]) -> bool:
     return simple_model.run_simple_model(backend, emit).ok
+
+
+def _model_update(backend: Any, emit: Callable[[str], None]) -> bool:
+    return model_update.run_model_update(backend, emit).ok
+
+
+def _cond_model(backend: Any, emit: Callable[[str], None]) -> bool:
+    return cond_model.run_cond_model(backend, emit).ok
 
 
 def _buffer_reset(backend: Any, emit: Callable[[str], None]) -> bool:
@@ -30,6 +38,10 @@ EXAMPLES: dict[str, Callable[[Any, Callable[[str], None]], bool]] = {
     "pipeline": _pipeline,
     "simple_model": _simple_model,
     "0_simple_model": _simple_model,
+    "model_update": _model_update,
+    "1_model_update": _model_update,
+    "cond_model": _cond_model,
+    "3_cond_model": _cond_model,
     "buffer_reset": _buffer_reset,
     "5_reusable_buffer_reset": _buffer_reset,
 }

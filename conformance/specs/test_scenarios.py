@@ -1,7 +1,7 @@
 """End-to-end scenarios from the CANN examples (scenarios.md) and the runtime guide's pipeline.
 
 One spec per scenario, each ``requires`` the capabilities its scenario uses (so a backend
-without them reports UNSUPPORTED): S1 ``0_simple_model``, S6 ``0_model_task_fallback``, S7
+without them reports UNSUPPORTED): S1 ``0_simple_model``, S4 ``3_cond_model``, S6 ``0_model_task_fallback``, S7
 ``5_reusable_buffer_reset``, the copy/compute/copy ``pipeline``.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import Cap, CaptureMode
+from backends.contract import Cap, CaptureMode, CondHandleFlag
 from conformance import expect
-from conformance.scenarios import buffer_reset, fallback, pipeline, simple_model
+from conformance.scenarios import buffer_reset, cond_model, fallback, pipeline, simple_model
 
 _FALLBACK_CAPS = (Cap.CAPTURE, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,
                   Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE, Cap.SYNC_TIMEOUT)
@@ -119,3 +119,31 @@ def test_simple_model(backend: Any) -> None:
         f"{v:.4f}  " for v in (6.4, 8.4, 10.4, 12.4, 14.4, 16.4, 18.4, 20.4))
     expect.eq(lines, [x for i in range(1, 5)
                       for x in (f"[INFO]  execute model, loop count: {i}.", row)], "printed lines")
+
+
+@pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.COND)
+@pytest.mark.clause("COND-03", "COND-06", "COND-11", "COND-12")
+def test_cond_model(backend: Any) -> None:
+    """S4: IF / WHILE / SWITCH sub-models. With ASSIGN_DEFAULT (default 0, the example) the
+    host's condition writes are overwritten at launch: IF 1.25... twice, WHILE's body never
+    runs (dst keeps the -1 sentinel), SWITCH 1.5... for every case. With flag 0 the host's
+    value selects: IF 2,4,... then 1.25...; WHILE one pass 1.5...; SWITCH 1.5 / 2,4 / 1.25."""
+    for flag in (CondHandleFlag.ASSIGN_DEFAULT, CondHandleFlag.NONE):
+        lines: list[str] = []
+        res = cond_model.run_cond_model(backend, lines.append, flag)
+        expect.true(res.ok, f"scenario run (flag {int(flag)})", "success", "\n".join(lines))
+        for test, want in cond_model.expected(flag).items():
+            got = res.outputs[test]
+            expect.eq(len(got), len(want), f"{test} runs (flag {int(flag)})")
+            for i, (g, w) in enumerate(zip(got, want)):
+                expect.eq(g, w, f"{test} run {i + 1} dst (flag {int(flag)})")
+        if flag == CondHandleFlag.ASSIGN_DEFAULT:
+            quarter = "[INFO]  The vector data is: " + "".join(
+                f"{v:.4f}  " for v in cond_model.body(0.5))
+            expect.eq(lines[:6], [
+                "[INFO]  ========== IF condition ==========",
+                "[INFO]  IF true branch result:", quarter,
+                "[INFO]  IF false branch result:", quarter,
+                "[INFO]  IF condition PASSED",
+            ], "printed IF lines")
+            expect.eq(lines[-1], "[INFO]  ========== All tests PASSED ==========", "last line")
