@@ -91,6 +91,9 @@ def format_table(summary: dict[str, Any]) -> list[str]:
         shown = cov["uncovered"][:15]
         more = len(cov["uncovered"]) - len(shown)
         lines.append("uncovered: " + " ".join(shown) + (f" ... and {more} more" if more else ""))
+    if cov.get("reasoned_but_cited"):
+        lines.append("cited and also listed in untestable.toml: "
+                     + " ".join(cov["reasoned_but_cited"]))
     if summary.get("leaking_specs"):
         lines.append(f"leaking specs: {summary['leaking_specs']} (rows with \"leaks\" in "
                      "results.jsonl; reported, not gated)")
