@@ -32,7 +32,13 @@ from typing import Any, Callable
 import numpy as np
 
 from backends.contract import (
-    UNWRITTEN, Backend, CaptureMode, CondHandleFlag, CondTaskParams, CondTaskType, MemcpyKind,
+    UNWRITTEN,
+    Backend,
+    CaptureMode,
+    CondHandleFlag,
+    CondTaskParams,
+    CondTaskType,
+    MemcpyKind,
 )
 from kernel import catalog
 

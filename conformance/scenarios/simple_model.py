@@ -33,9 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import (
-    DEBUG_JSON_SUMMARY, Backend, Cap, CaptureMode, MemcpyKind,
-)
+from backends.contract import DEBUG_JSON_SUMMARY, Backend, Cap, CaptureMode, MemcpyKind
 from kernel import catalog
 
 from ._common import Runner, ScenarioError, print_array

@@ -52,7 +52,7 @@ def test_model_task_fallback_seq_ids_match_example(backend: Any) -> None:
 @pytest.mark.requires(Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE,
                       Cap.GET_PARAMS, Cap.DISABLE, Cap.UPDATE, Cap.SYNC_TIMEOUT)
 @pytest.mark.clause("CAP-01", "CAP-19", "MODE-14", "XS-01", "XS-02", "EXE-02", "EXE-03",
-                    "LIST-08", "DIS-01")
+                    "LIST-01", "LIST-08", "DIS-01")
 def test_pipeline(backend: Any) -> None:
     """Runtime guide pipeline: h2d / compute / d2h streams, double-buffered, one model;
     every one of 16 batches is 3x+7 of its input; with one copy kernel disabled, that
@@ -60,6 +60,7 @@ def test_pipeline(backend: Any) -> None:
     lines: list[str] = []
     res = pipeline.run_pipeline(backend, lines.append)
     expect.true(res.ok, "scenario run", "success", "\n".join(lines))
+    expect.eq(res.stream_count, 3, "model streams (h2d, compute, d2h)")
     expect.eq(len(res.outputs), pipeline.BATCHES, "batches read back")
     for g, (x, out) in enumerate(zip(res.inputs, res.outputs)):
         expect.eq(x, pipeline.batch_input(g), f"batch {g} input")
