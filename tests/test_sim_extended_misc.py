@@ -191,3 +191,29 @@ def test_callbacks_run_in_the_destroying_thread_and_may_call_apis(b):
     ok(b.destroy_register_callback(m2, boom, None))
     ok(b.destroy(m2))  # Q-18: recorded, Destroy succeeds
     assert len(b.callback_errors) == 1
+
+
+def test_external_event_gates_a_captured_model(b):
+    """ACL_EVENT_EXTERNAL (0x20) waited on and reset inside a capture, released by a record
+    outside the model (the 1_model_update pattern, CHOICES 'external-events')."""
+    fill = func(b, "fill")
+    s, other = ok(b.create_stream()), ok(b.create_stream())
+    ev = ok(b.create_event_with_flag(0x20))
+    x = ok(b.malloc(16))
+    ok(b.capture_begin(s, 2))
+    ok(b.stream_wait_event(s, ev))
+    ok(b.reset_event(ev, s))
+    assert b.launch_kernel_with_host_args(fill, 1, s, None, fill.spec.pack(out=x, n=1, value=4),
+                                          fill.spec.args_size) == 0
+    m = ok(b.capture_end(s))
+    assert [int(ok(b.task_get_type(t))) for t in tasks(b, streams(b, m)[0])] == \
+        [TaskType.EVENT_WAIT, TaskType.EVENT_RESET, TaskType.KERNEL]
+    for _ in range(2):
+        ok(b.memset(x, 4, 0xFF, 4))
+        ok(b.execute_async(m, s))
+        assert b.synchronize_stream_with_timeout(s, 50) == Err.RT_STREAM_SYNC_TIMEOUT
+        assert b.mem.read(x, 4).tolist() == [0xFF] * 4
+        ok(b.record_event(ev, other))
+        ok(b.synchronize_stream(s))
+        assert b.mem.read(x, 4).tolist() == [4, 0, 0, 0]
+    ok(b.destroy(m))

@@ -111,7 +111,14 @@ CHOICES: dict[str, str] = {
     "default-stream-events": "Recording, waiting or resetting an event bound to an open "
                              "capture on the default stream (None) returns 107031.",
     "event-wait-task": "Events without SYNC (except aclrtCreateEvent ones) have no wait task "
-                       "inside and outside capture: StreamWaitEvent/ResetEvent -> 107000.",
+                       "inside and outside capture: StreamWaitEvent/ResetEvent -> 107000, "
+                       "except ACL_EVENT_EXTERNAL ones (see external-events).",
+    "external-events": "An aclrtCreateEventWithFlag(ACL_EVENT_EXTERNAL) event not bound to a "
+                       "capture can be waited on and reset inside a capture: the EVENT_WAIT / "
+                       "EVENT_RESET tasks act on the user event's own flag, so a record outside "
+                       "the model (another stream, after ExecuteAsync) releases the execution "
+                       "(the 1_model_update pattern, S2). Outside capture they wait and reset "
+                       "like SYNC events.",
     "unrecorded-wait": "An event wait outside capture blocks until the event is recorded "
                        "(flag semantics), also for an event never recorded.",
     "memcpy-null": "memcpy/memcpy_async/memset with a None pointer return 100000; a device "

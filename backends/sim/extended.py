@@ -36,6 +36,7 @@ from backends.contract import (
     CondTaskParams,
     CondTaskType,
     Err,
+    EventFlag,
     ModelStreamFlag,
     StreamFlag,
     TaskParams,
@@ -43,10 +44,11 @@ from backends.contract import (
 )
 
 from .attributes import QUERYABLE, parse_cfg, query
-from .build import BuiltModel, op_to_record
+from .build import BuiltModel, UserEventRef, op_to_record
 from .capture import CaptureSession
 from .cond import CondHandle, CondOp, SubModel
-from .device import ExecuteOp, Queue
+from .device import ExecuteOp, Queue, ResetOp, WaitOp
+from .events import SimEvent
 from .handles import live
 from .model import ModelStatus, ModelStream, SimModel, Task, TaskRecord
 from .streams import SimStream
@@ -344,6 +346,33 @@ class ExtendedSimMixin:
         if rc == OK:
             self._assign_defaults(model)
         return rc
+
+    def _external_event_task(self, fn, args, kwargs, ttype: int, stream_first: bool):
+        """ACL_EVENT_EXTERNAL events (aclrtCreateEventWithFlag 0x20, the 1_model_update
+        pattern): a wait or reset issued inside a capture acts on the user event's own flag,
+        so a record outside the model releases the execution; outside capture they wait or
+        reset like SYNC events."""
+        stream = _arg(args, kwargs, 0 if stream_first else 1, "stream")
+        ev = _arg(args, kwargs, 1 if stream_first else 0, "event")
+        if not (live(ev, SimEvent) and ev.api == "with_flag" and ev.flags & EventFlag.EXTERNAL
+                and not ev.flags & EventFlag.SYNC and ev.binding is None):
+            return NOT_HOOKED
+        rc, st = self._stream(stream)
+        if rc:
+            return NOT_HOOKED
+        if st.capturing:
+            self._append(st, TaskRecord(ttype, event=UserEventRef(ev.state),
+                                        event_flag=ev.flags))
+        else:
+            op_cls = WaitOp if ttype == TaskType.EVENT_WAIT else ResetOp
+            self._enqueue(st, op_cls(ev.state))
+        return OK
+
+    def _ov_stream_wait_event(self, fn, args, kwargs):
+        return self._external_event_task(fn, args, kwargs, TaskType.EVENT_WAIT, True)
+
+    def _ov_reset_event(self, fn, args, kwargs):
+        return self._external_event_task(fn, args, kwargs, TaskType.EVENT_RESET, False)
 
     def _ov_capture_begin(self, fn, args, kwargs):
         stream, mode = _arg(args, kwargs, 0, "stream"), _arg(args, kwargs, 1, "mode")
@@ -903,6 +932,8 @@ _OVERRIDES: dict[str, Callable] = {
     "destroy": ExtendedSimMixin._ov_destroy,
     "execute_async": ExtendedSimMixin._ov_execute_async,
     "capture_begin": ExtendedSimMixin._ov_capture_begin,
+    "stream_wait_event": ExtendedSimMixin._ov_stream_wait_event,
+    "reset_event": ExtendedSimMixin._ov_reset_event,
     "capture_end": ExtendedSimMixin._ov_capture_end,
 }
 
