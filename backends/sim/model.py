@@ -227,7 +227,7 @@ class SimModel(Handle):
     def execution_plan(self) -> list[list[Op]]:
         """One op list per internal stream, from the device records (EXE-01, EXE-02)."""
         self.executions += 1
-        plan = [[record_to_op(t.dev) for t in
+        plan = [[task_to_op(t) for t in
                  (ms.tasks if ms.exec_override is None else ms.exec_override)]
                 for ms in self.streams]
         if "second-exec-skips-first-task" in self.faults and self.executions > 1 and plan[0]:
@@ -245,6 +245,33 @@ class SimModel(Handle):
                 t.alive = False
         for me in self.events.values():
             me.alive = False
+
+
+class LiveKernelOp(Op):
+    """A kernel task of an execution that reads the task's device record when it runs.
+
+    A task-group update (TG-10) replaces a grouped kernel's device record from another
+    stream while an execution is in flight; ordered by an event, the execution must run the
+    new kernel when it reaches the task (S2 ``1_model_update``), not the record of the time
+    the execution started.
+    """
+
+    label = "kernel"
+
+    def __init__(self, task: "Task") -> None:
+        super().__init__()
+        self.task = task
+
+    def step(self, engine: Any, queue: Any) -> bool:
+        rec = self.task.dev
+        return KernelOp(rec.func.spec, rec.args_addr, rec.args_size).step(engine, queue)
+
+
+def task_to_op(task: "Task") -> Op:
+    """The device operation of a listed task in an execution (kernels resolve late)."""
+    if task.dev.type == TaskType.KERNEL:
+        return LiveKernelOp(task)
+    return record_to_op(task.dev)
 
 
 def record_to_op(rec: TaskRecord) -> Op:

@@ -14,7 +14,7 @@ import pytest
 
 from backends.contract import Cap, CaptureMode, CondHandleFlag
 from conformance import expect
-from conformance.scenarios import buffer_reset, cond_model, fallback, pipeline, simple_model
+from conformance.scenarios import buffer_reset, cond_model, fallback, model_update, pipeline, simple_model
 
 _FALLBACK_CAPS = (Cap.CAPTURE, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,
                   Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE, Cap.SYNC_TIMEOUT)
@@ -148,3 +148,28 @@ def test_cond_model(backend: Any) -> None:
                 "[INFO]  IF condition PASSED",
             ], "printed IF lines")
             expect.eq(lines[-1], "[INFO]  ========== All tests PASSED ==========", "last line")
+
+
+@pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.TASK_GROUPS)
+@pytest.mark.clause("TG-01", "TG-10", "TG-11", "MODE-04", "EXE-02")
+def test_model_update(backend: Any) -> None:
+    """S2: the model waits on an ACL_EVENT_EXTERNAL event (captured wait + reset) that the host
+    records on the update stream; run 1 gives 5.4 ... 12.4, and after the task group is
+    re-issued with updateAlpha 2.2 on a non-capturing stream, run 2 gives 7.6 ... 14.6."""
+    lines: list[str] = []
+    res = model_update.run_model_update(backend, lines.append)
+    expect.true(res.ok, "scenario run", "success", "\n".join(lines))
+    expect.true(res.group_handle is not None, "aclmdlRICaptureTaskGrpEnd handle", "non-NULL",
+                res.group_handle)
+    expect.eq(res.outputs[0], model_update.expected_out(model_update.ALPHA), "out after run 1")
+    expect.eq(res.outputs[1], model_update.expected_out(model_update.UPDATE_ALPHA),
+              "out after run 2 (updated group)")
+
+    def row(first: float) -> str:
+        return "[INFO]  The vector data is: " + "".join(f"{first + k:.4f}  " for k in range(8))
+
+    expect.eq(lines, [
+        "[INFO]  Execute model, loop count: 1.", row(5.4),
+        "[INFO]  Execute model, loop count: 2.", "[INFO]  Update alpha value of aclnnAdd",
+        row(7.6),
+    ], "printed lines")
