@@ -197,6 +197,20 @@ class EventFlag(enum.IntFlag):
     IPC = 0x40
 
 
+class EventRecordFlag(enum.IntEnum):
+    """``ACL_EVENT_RECORD_*`` (aclrtRecordEventWithFlag)."""
+
+    DEFAULT = 0
+    EXTERNAL = 1
+
+
+class EventWaitFlag(enum.IntEnum):
+    """``ACL_EVENT_WAIT_*`` (aclrtStreamWaitEventWithFlag)."""
+
+    DEFAULT = 0
+    EXTERNAL = 1
+
+
 class ValueWaitFlag(enum.IntEnum):
     """``ACL_STREAM_WAIT_VALUE_*`` modes of ``aclrtValueWait``."""
 
@@ -361,12 +375,13 @@ class Cap(str, enum.Enum):
     CALLBACKS = "callbacks"              # DestroyRegisterCallback / DestroyUnregisterCallback
     ATTRIBUTES = "attributes"            # launch attributes (cfg) + KernelTaskGetAttribute
     ABORT = "abort"                      # aclmdlRIAbort
+    EXTERNAL_EVENTS = "external_events"  # aclrtRecordEventWithFlag / StreamWaitEventWithFlag (XS-10)
 
 
 #: the extended capabilities (the rest of the Model RI API, :class:`ExtendedBackend`)
 EXTENDED_CAPS: frozenset[Cap] = frozenset({
     Cap.TASK_GROUPS, Cap.BUILD, Cap.COND, Cap.NAMES, Cap.DEBUG_JSON, Cap.CALLBACKS,
-    Cap.ATTRIBUTES, Cap.ABORT})
+    Cap.ATTRIBUTES, Cap.ABORT, Cap.EXTERNAL_EVENTS})
 #: every capability of the task-level contract (:class:`Backend`)
 ALL_CAPS: frozenset[Cap] = frozenset(Cap) - EXTENDED_CAPS
 
@@ -490,6 +505,17 @@ class Backend(Protocol):
 
     def reset_event(self, event: Any, stream: Any) -> int:
         """aclrtResetEvent."""
+        ...
+
+    def record_event_with_flag(self, event: Any, stream: Any, flag: int) -> int:
+        """aclrtRecordEventWithFlag: flag ACL_EVENT_RECORD_DEFAULT 0 / EXTERNAL 1 (XS-10,
+        TYPE-03; Cap.EXTERNAL_EVENTS)."""
+        ...
+
+    def stream_wait_event_with_flag(self, stream: Any, event: Any, timeout: int,
+                                    flag: int) -> int:
+        """aclrtStreamWaitEventWithFlag: uint32 timeout, flag ACL_EVENT_WAIT_DEFAULT 0 /
+        EXTERNAL 1; with EXTERNAL the timeout must be 0 (XS-10; Cap.EXTERNAL_EVENTS)."""
         ...
 
     # -- value write / wait --------------------------------------------------------------

@@ -84,6 +84,7 @@ CAP_SYMBOLS: dict[Cap, tuple[str, ...]] = {
     Cap.CALLBACKS: ("aclmdlRIDestroyRegisterCallback", "aclmdlRIDestroyUnregisterCallback"),
     Cap.ATTRIBUTES: ("aclmdlRIKernelTaskGetAttribute", "aclrtLaunchKernelWithHostArgs"),
     Cap.ABORT: ("aclmdlRIAbort",),
+    Cap.EXTERNAL_EVENTS: ("aclrtRecordEventWithFlag", "aclrtStreamWaitEventWithFlag"),
 }
 #: left out on a real CANN library: stale handles are use-after-free there (abi.md §6.4),
 #: internal task counts are implementation-specific
@@ -487,6 +488,17 @@ class AclBackend:
     def reset_event(self, event: Any, stream: Any) -> int:
         """aclrtResetEvent."""
         return self._call("aclrtResetEvent", as_ptr(event), as_ptr(stream))
+
+    def record_event_with_flag(self, event: Any, stream: Any, flag: int) -> int:
+        """aclrtRecordEventWithFlag (XS-10)."""
+        return self._call("aclrtRecordEventWithFlag", as_ptr(event), as_ptr(stream),
+                          int(flag) & 0xFFFFFFFF)
+
+    def stream_wait_event_with_flag(self, stream: Any, event: Any, timeout: int,
+                                    flag: int) -> int:
+        """aclrtStreamWaitEventWithFlag (XS-10; uint32 timeout)."""
+        return self._call("aclrtStreamWaitEventWithFlag", as_ptr(stream), as_ptr(event),
+                          int(timeout) & 0xFFFFFFFF, int(flag) & 0xFFFFFFFF)
 
     # =========================================================================================
     # value write / wait
@@ -971,6 +983,8 @@ _C_NAMES: dict[str, str] = {
     "create_event_ex_with_flag": "aclrtCreateEventExWithFlag",
     "destroy_event": "aclrtDestroyEvent", "record_event": "aclrtRecordEvent",
     "stream_wait_event": "aclrtStreamWaitEvent", "reset_event": "aclrtResetEvent",
+    "record_event_with_flag": "aclrtRecordEventWithFlag",
+    "stream_wait_event_with_flag": "aclrtStreamWaitEventWithFlag",
     "value_write": "aclrtValueWrite", "value_wait": "aclrtValueWait",
     "binary_load_from_file": "aclrtBinaryLoadFromFile",
     "binary_get_function": "aclrtBinaryGetFunction", "binary_unload": "aclrtBinaryUnLoad",

@@ -57,6 +57,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "aclrtRecordEvent": (_ERR, [c_void_p, c_void_p]),
     "aclrtStreamWaitEvent": (_ERR, [c_void_p, c_void_p]),
     "aclrtResetEvent": (_ERR, [c_void_p, c_void_p]),
+    "aclrtRecordEventWithFlag": (_ERR, [c_void_p, c_void_p, c_uint32]),
+    "aclrtStreamWaitEventWithFlag": (_ERR, [c_void_p, c_void_p, c_uint32, c_uint32]),
     # value write / wait (§3.5)
     "aclrtValueWrite": (_ERR, [c_void_p, c_uint64, c_uint32, c_void_p]),
     "aclrtValueWait": (_ERR, [c_void_p, c_uint64, c_uint32, c_void_p]),

@@ -720,6 +720,59 @@ class SimBackend(ExtendedSimMixin):
         self._enqueue(st, ResetOp(ev.state))
         return OK
 
+    def _external_use(self, ev: SimEvent, st: SimStream, kind: str) -> int:
+        """An EXTERNAL record/wait on a capturing stream (XS-10, TYPE-03)."""
+        from .cond import SubModel
+        from .external import ExternalEventRef
+        if not st.capturing:
+            return int(Err.RT_STREAM_NOT_CAPTURED)
+        model = st.session.model
+        if isinstance(model, SubModel):
+            return int(Err.RT_FEATURE_NOT_SUPPORT)
+        if ev in model.external_events:
+            return E_PARAM
+        model.external_events.add(ev)
+        self._append(st, TaskRecord(TaskType.DEFAULT, default_kind=kind,
+                                    event=ExternalEventRef(ev), event_flag=ev.flags))
+        return OK
+
+    @_api
+    def record_event_with_flag(self, event: Any, stream: Any, flag: int) -> int:
+        """aclrtRecordEventWithFlag: DEFAULT is aclrtRecordEvent; EXTERNAL (XS-10) appends a
+        placeholder (TYPE-03) that records the user event at each replay; other flags 107000."""
+        if not _is_int(flag) or flag not in (0, 1):
+            return E_PARAM
+        if flag == 0:
+            return self.record_event(event, stream)
+        rc, ev = self._event(event)
+        if rc:
+            return rc
+        rc, st = self._stream(stream)
+        if rc:
+            return rc
+        return self._external_use(ev, st, "ext_record")
+
+    @_api
+    def stream_wait_event_with_flag(self, stream: Any, event: Any, timeout: int,
+                                    flag: int) -> int:
+        """aclrtStreamWaitEventWithFlag: DEFAULT is aclrtStreamWaitEvent; EXTERNAL needs
+        timeout 0 (else 107000) and appends a placeholder that waits on the user event at each
+        replay (XS-10, TYPE-03); other flags or a timeout outside uint32 return 107000."""
+        if not _is_int(flag) or flag not in (0, 1) or not _is_int(timeout) \
+                or not 0 <= timeout <= 0xFFFFFFFF:
+            return E_PARAM
+        if flag == 0:
+            return self.stream_wait_event(stream, event)
+        if timeout != 0:
+            return E_PARAM
+        rc, ev = self._event(event)
+        if rc:
+            return rc
+        rc, st = self._stream(stream)
+        if rc:
+            return rc
+        return self._external_use(ev, st, "ext_wait")
+
     # =========================================================================================
     # value write / wait
 
@@ -1034,11 +1087,28 @@ class SimBackend(ExtendedSimMixin):
         rc, t = self._task(task)
         if rc:
             return rc, UNWRITTEN
+        if t.host.type == TaskType.DEFAULT and t.host.default_kind in ("ext_record", "ext_wait"):
+            return OK, self._external_params(t.host)  # TYPE-04
         if t.host.type == TaskType.DEFAULT:
             return E_PARAM, UNWRITTEN
         if self.has_fault("getparams-device-record"):
             return OK, self._params_of(t.dev)
         return OK, self._params_of(t.host)
+
+    @staticmethod
+    def _external_params(rec: TaskRecord) -> TaskParams:
+        """GetParams of an external record/wait placeholder: EVENT_RECORD / EVENT_WAIT with
+        recordFlag / waitFlag EXTERNAL (TYPE-04)."""
+        from .external import external_flag, params_type
+        ttype = params_type(rec.default_kind)
+        p = TaskParams(type=ttype, rsv0=(0, 0, 0), task_grp=None, rsv1=bytes(32),
+                       union_tail=bytes(UNION_SIZE - UNION_MEMBER_SIZE[ttype]))
+        ev, flag = rec.event.user_event, external_flag(rec.default_kind)
+        if ttype == TaskType.EVENT_RECORD:
+            p.event_record = EventRecordTaskParams(ev, rec.event_flag, flag)
+        else:
+            p.event_wait = EventWaitTaskParams(ev, rec.event_flag, flag)
+        return p
 
     @staticmethod
     def _params_of(rec: TaskRecord) -> TaskParams:

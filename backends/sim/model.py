@@ -143,6 +143,7 @@ class SimModel(Handle):
         self.session: Any = None  # CaptureSession while capturing
         self.faults: frozenset[str] = frozenset()  # injected bugs (backends.sim.faults)
         self.executions = 0
+        self.external_events: set = set()  # user events used EXTERNAL in this graph (XS-10)
 
     # -- building ---------------------------------------------------------------------------
     def new_stream(self, user_stream: Any) -> ModelStream:
@@ -295,4 +296,8 @@ def record_to_op(rec: TaskRecord) -> Op:
         return MemsetOp(rec.dst, rec.fill, rec.count)
     if rec.default_kind == "ext":
         return rec.src()  # extension tasks (backends.sim.extended): src builds the op
+    if rec.default_kind == "ext_record":
+        return RecordOp(rec.event.state)  # external-event placeholders (backends.sim.external)
+    if rec.default_kind == "ext_wait":
+        return WaitOp(rec.event.state)
     return NopOp()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import buffer_reset, cond_model, fallback, model_update, pipeline, simple_model
+from . import (buffer_reset, cond_model, fallback, model_sync_external, model_update, pipeline,
+               simple_model)
 
 
 def _fallback(backend: Any, emit: Callable[[str], None]) -> bool:
@@ -27,6 +28,10 @@ def _buffer_reset(backend: Any, emit: Callable[[str], None]) -> bool:
     return buffer_reset.run_buffer_reset(backend, emit).ok
 
 
+def _model_sync_external(backend: Any, emit: Callable[[str], None]) -> bool:
+    return model_sync_external.run_model_sync_external(backend, emit).ok
+
+
 def _pipeline(backend: Any, emit: Callable[[str], None]) -> bool:
     return pipeline.run_pipeline(backend, emit).ok
 
@@ -44,4 +49,6 @@ EXAMPLES: dict[str, Callable[[Any, Callable[[str], None]], bool]] = {
     "3_cond_model": _cond_model,
     "buffer_reset": _buffer_reset,
     "5_reusable_buffer_reset": _buffer_reset,
+    "model_sync_external": _model_sync_external,
+    "4_model_sync_external": _model_sync_external,
 }

@@ -4,9 +4,8 @@ Clause group: XS (fork/join, join requirement, event kinds, events recorded outs
 capture, cross-model event use, internal EVENT_RESET tasks, event release at CaptureEnd).
 
 Not covered here: XS-09 (the catalog does not name the event-creation flag whose events
-"have no wait task", so no spec can create one deliberately), XS-10 (needs
-aclrtRecordEventWithFlag / aclrtStreamWaitEventWithFlag with the EXTERNAL flags, which the
-contract does not have).
+"have no wait task", so no spec can create one deliberately). XS-10 (EXTERNAL record/wait)
+is in test_external_events.py.
 """
 
 from __future__ import annotations

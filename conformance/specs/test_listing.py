@@ -5,8 +5,8 @@ and the error-table rows ERR-09 (GetStreams), ERR-10 (GetTasksByStream), ERR-12 
 
 Not covered here: LIST-09 (cascade streams appear at a device-dependent SQ depth, Q-09),
 LIST-12 / LIST-13 and the sub-model / other-context / chip columns of TYPE-06, ERR-09, ERR-10,
-ERR-12 (sub-models and contexts are not in the contract), TYPE-03 / TYPE-04 (external-event
-record/wait is not in the contract).
+ERR-12 (sub-models and contexts are not in the contract). TYPE-03 / TYPE-04 (external-event
+placeholders) are in test_external_events.py.
 """
 
 from __future__ import annotations

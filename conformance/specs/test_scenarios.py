@@ -2,7 +2,7 @@
 
 One spec per scenario, each ``requires`` the capabilities its scenario uses (so a backend
 without them reports UNSUPPORTED): S1 ``0_simple_model``, S4 ``3_cond_model``, S6 ``0_model_task_fallback``, S7
-``5_reusable_buffer_reset``, the copy/compute/copy ``pipeline``.
+``5_reusable_buffer_reset``, S5 ``4_model_sync_external``, the copy/compute/copy ``pipeline``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import pytest
 
 from backends.contract import Cap, CaptureMode, CondHandleFlag
 from conformance import expect
-from conformance.scenarios import buffer_reset, cond_model, fallback, model_update, pipeline, simple_model
+from conformance.scenarios import (buffer_reset, cond_model, fallback, model_sync_external,
+                                  model_update, pipeline, simple_model)
 
 _FALLBACK_CAPS = (Cap.CAPTURE, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,
                   Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE, Cap.SYNC_TIMEOUT)
@@ -173,3 +174,18 @@ def test_model_update(backend: Any) -> None:
         "[INFO]  Execute model, loop count: 2.", "[INFO]  Update alpha value of aclnnAdd",
         row(7.6),
     ], "printed lines")
+
+
+@pytest.mark.requires(Cap.CAPTURE, Cap.EXTERNAL_EVENTS)
+@pytest.mark.clause("XS-10", "CAP-01", "EXE-02")
+def test_model_sync_external(backend: Any) -> None:
+    """S5: external wait in a graph released by a stream record, an external record in a graph
+    releasing a stream wait, and graph 1's external record releasing graph 2's external wait
+    each copy 1..8 intact and print ``Check result success.``."""
+    lines: list[str] = []
+    res = model_sync_external.run_model_sync_external(backend, lines.append)
+    expect.true(res.ok, "scenario run", "success", "\n".join(lines))
+    for i, out in enumerate(res.outputs):
+        expect.eq(out, model_sync_external.HOST_SRC, f"hostDst of sub-scenario {i + 1}")
+    expect.eq(len(res.outputs), 3, "sub-scenarios checked")
+    expect.eq(lines, model_sync_external.EXPECTED_LINES, "printed lines")

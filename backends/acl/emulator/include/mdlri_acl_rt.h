@@ -447,6 +447,9 @@ MDLRI_API aclError aclrtDestroyEvent(aclrtEvent event);
 MDLRI_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
 MDLRI_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 MDLRI_API aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);
+MDLRI_API aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag);
+MDLRI_API aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event,
+                                                uint32_t timeout, uint32_t flag);
 
 /* value write / wait */
 MDLRI_API aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag,

@@ -38,6 +38,11 @@ enum {
     OP_MODEL, /* a whole model execution, on a user stream only */
     OP_COND,  /* a conditional task (cond.c): runs sub-models */
     OP_TG_SET, /* a task-group update item (taskgroups.c): replaces one grouped task */
+    /* external-event placeholders (aclrtRecordEventWithFlag / aclrtStreamWaitEventWithFlag
+     * with EXTERNAL): GetType DEFAULT, GetParams EVENT_RECORD / EVENT_WAIT (TYPE-03/04); they
+     * act on the user's event itself at each replay */
+    OP_EV_RECORD_EXT,
+    OP_EV_WAIT_EXT,
 };
 
 /* model status (semantics.md §0.3) */

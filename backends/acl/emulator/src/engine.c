@@ -83,6 +83,8 @@ static int run_op(const emu_op *o, int *polling) {
     case OP_MEMSET: memset(o->dst, o->byte, o->count); return 1;
     case OP_EV_RECORD: o->event->set = 1; return 1;
     case OP_EV_WAIT: return o->event->set;
+    case OP_EV_RECORD_EXT: o->event->set = 1; return 1;
+    case OP_EV_WAIT_EXT: return o->event->set;
     case OP_EV_RESET: o->event->set = 0; return 1;
     case OP_VAL_WRITE: __atomic_store_n((uint64_t *)o->addr, o->value, __ATOMIC_RELEASE); return 1;
     case OP_VAL_WAIT:

@@ -93,6 +93,67 @@ MDLRI_API aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
     return event_op(event, stream, OP_EV_RESET, "aclrtResetEvent");
 }
 
+/* External record/wait (XS-10): only on a capturing stream (else 107029), once per event per
+ * graph (else 107000), not in a sub-graph (207000); the placeholder task acts on the user's
+ * event at each replay, and the event is not bound to the capture. */
+static aclError external_op(aclrtEvent event, aclrtStream stream, int op, const char *fn) {
+    if (!event) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", fn);
+    NEED_CTX();
+    LOCK();
+    emu_event *e = NULL;
+    emu_stream *s = NULL;
+    aclError rc = event_get(event, &e, fn);
+    if (rc == ACL_SUCCESS) rc = emu_stream_get(stream, &s, 1, fn);
+    if (rc != ACL_SUCCESS) goto out;
+    if (!emu_is_capturing(s)) {
+        rc = emu_err(ACL_ERROR_RT_STREAM_NOT_CAPTURED,
+                     "%s: EXTERNAL needs a capturing stream", fn);
+        goto out;
+    }
+    emu_model *m = s->cap_model;
+    if (m->parent) {
+        rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: EXTERNAL is not allowed in a sub-graph",
+                     fn);
+        goto out;
+    }
+    for (size_t i = 0; i < m->nstreams; i++)
+        for (size_t j = 0; j < m->streams[i]->ntasks; j++) {
+            const emu_op *h = &m->streams[i]->tasks[j]->host;
+            if ((h->op == OP_EV_RECORD_EXT || h->op == OP_EV_WAIT_EXT) && h->event == e) {
+                rc = emu_err(ACL_ERROR_RT_PARAM_INVALID,
+                             "%s: the event is already used EXTERNAL in this graph", fn);
+                goto out;
+            }
+        }
+    rc = emu_admit(s, op == OP_EV_RECORD_EXT ? OP_EV_RECORD : OP_EV_WAIT);
+    if (rc != ACL_SUCCESS) goto out;
+    emu_op o = {.op = op, .event = e};
+    emu_capture_append(s, &o);
+out:
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag) {
+    static const char fn[] = "aclrtRecordEventWithFlag";
+    if (flag == ACL_EVENT_RECORD_DEFAULT) return aclrtRecordEvent(event, stream);
+    if (flag != ACL_EVENT_RECORD_EXTERNAL)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid flag %u", fn, flag);
+    return external_op(event, stream, OP_EV_RECORD_EXT, fn);
+}
+
+MDLRI_API aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event,
+                                                uint32_t timeout, uint32_t flag) {
+    static const char fn[] = "aclrtStreamWaitEventWithFlag";
+    if (flag == ACL_EVENT_WAIT_DEFAULT) return aclrtStreamWaitEvent(stream, event);
+    if (flag != ACL_EVENT_WAIT_EXTERNAL)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid flag %u", fn, flag);
+    if (timeout != 0)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID,
+                       "%s: EXTERNAL supports only timeout 0 (got %u)", fn, timeout);
+    return external_op(event, stream, OP_EV_WAIT_EXT, fn);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 static aclError value_op(void *devAddr, uint64_t value, uint32_t flag, aclrtStream stream,

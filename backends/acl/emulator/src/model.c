@@ -150,6 +150,16 @@ MDLRI_API aclError aclmdlRITaskGetParams(aclmdlRITask task, aclmdlRITaskParams *
     if (rc != ACL_SUCCESS) goto out;
     const emu_op *h = &t->host; /* GETP-06: the host record, new values before Update */
     int type = emu_op_task_type(h->op);
+    if (h->op == OP_EV_RECORD_EXT || h->op == OP_EV_WAIT_EXT) {
+        /* TYPE-04: GetType says DEFAULT, GetParams the event task with the EXTERNAL flag */
+        memset(params, 0, sizeof *params);
+        params->type = h->op == OP_EV_RECORD_EXT ? ACL_MODEL_RI_TASK_EVENT_RECORD
+                                                 : ACL_MODEL_RI_TASK_EVENT_WAIT;
+        params->eventRecordTaskParams.event = h->event;
+        params->eventRecordTaskParams.eventFlag = h->event->flags;
+        params->eventRecordTaskParams.recordFlag = 1; /* ACL_EVENT_{RECORD,WAIT}_EXTERNAL */
+        goto out;
+    }
     if (type == ACL_MODEL_RI_TASK_DEFAULT) {
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID,
                      "aclmdlRITaskGetParams: task %p has no parameters (DEFAULT type)", task);

@@ -76,6 +76,8 @@ static const char *type_name(int op) {
     case OP_KERNEL: return "KERNEL";
     case OP_EV_RECORD: return "EVENT_RECORD";
     case OP_EV_WAIT: return "EVENT_WAIT";
+    case OP_EV_RECORD_EXT: return "EVENT_RECORD_EXTERNAL";
+    case OP_EV_WAIT_EXT: return "EVENT_WAIT_EXTERNAL";
     case OP_EV_RESET: return "EVENT_RESET";
     case OP_VAL_WRITE: return "VALUE_WRITE";
     case OP_VAL_WAIT: return "VALUE_WAIT";
