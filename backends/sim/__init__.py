@@ -119,6 +119,11 @@ CHOICES: dict[str, str] = {
                        "the model (another stream, after ExecuteAsync) releases the execution "
                        "(the 1_model_update pattern, S2). Outside capture they wait and reset "
                        "like SYNC events.",
+    "external-record-wait": "aclrtRecordEventWithFlag / aclrtStreamWaitEventWithFlag with "
+                            "EXTERNAL (XS-10; backends.sim.external): a second EXTERNAL use "
+                            "of one event in one graph returns 107000, one inside a sub-graph "
+                            "207000, an EXTERNAL wait with a non-zero timeout 107000 and a flag "
+                            "other than 0/1 107000 (the catalog names no codes for these).",
     "unrecorded-wait": "An event wait outside capture blocks until the event is recorded "
                        "(flag semantics), also for an event never recorded.",
     "memcpy-null": "memcpy/memcpy_async/memset with a None pointer return 100000; a device "

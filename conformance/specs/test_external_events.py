@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import Cap, Err, EventRecordFlag, EventWaitFlag, TaskType
+from backends.contract import Cap, CondTaskType, Err, EventRecordFlag, EventWaitFlag, TaskType
 from conformance import expect
 from conformance.harness import Dev
+from conformance.specs.test_cond import add, capture_sub, parent
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.EXTERNAL_EVENTS, Cap.KERNELS)
 
@@ -110,6 +111,27 @@ def test_external_use_once_per_event_per_graph(dev: Dev, kind: str) -> None:
     rc, model = dev.b.capture_end(s)
     if rc == Err.SUCCESS and model is not None:
         dev.model(model)
+
+
+@pytest.mark.clause("XS-10")
+@pytest.mark.requires(Cap.COND)
+@pytest.mark.parametrize("kind", ["record", "wait"])
+def test_external_use_rejected_in_sub_graph(dev: Dev, kind: str) -> None:
+    """XS-10: an EXTERNAL record/wait on a stream capturing into a sub-graph is rejected."""
+    ev = dev.event()
+    out = dev.buffer(n=8)
+    p = parent(dev)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    seen: list[int] = []
+
+    def body(u: Any) -> None:
+        seen.append(_record_ext(dev, ev, u) if kind == "record" else _wait_ext(dev, u, ev))
+        dev.launch("fill", u, out=out, n=out.n, value=1)
+
+    capture_sub(dev, sub, body)
+    dev.end(p.stream)
+    expect.true(seen[0] != Err.SUCCESS, f"EXTERNAL {kind} in a sub-graph capture", "an error",
+                seen[0])
 
 
 # ---------------------------------------------------------------------------------------------
