@@ -376,12 +376,14 @@ class Cap(str, enum.Enum):
     ATTRIBUTES = "attributes"            # launch attributes (cfg) + KernelTaskGetAttribute
     ABORT = "abort"                      # aclmdlRIAbort
     EXTERNAL_EVENTS = "external_events"  # aclrtRecordEventWithFlag / StreamWaitEventWithFlag (XS-10)
+    STREAM_SWITCH = "stream_switch"      # aclrtActiveStream, aclrtSwitchStream (bound streams)
+    LABELS = "labels"                    # aclrtCreateLabel/SetLabel/CreateLabelList/SwitchLabelByIndex
 
 
 #: the extended capabilities (the rest of the Model RI API, :class:`ExtendedBackend`)
 EXTENDED_CAPS: frozenset[Cap] = frozenset({
     Cap.TASK_GROUPS, Cap.BUILD, Cap.COND, Cap.NAMES, Cap.DEBUG_JSON, Cap.CALLBACKS,
-    Cap.ATTRIBUTES, Cap.ABORT, Cap.EXTERNAL_EVENTS})
+    Cap.ATTRIBUTES, Cap.ABORT, Cap.EXTERNAL_EVENTS, Cap.STREAM_SWITCH, Cap.LABELS})
 #: every capability of the task-level contract (:class:`Backend`)
 ALL_CAPS: frozenset[Cap] = frozenset(Cap) - EXTENDED_CAPS
 
@@ -655,6 +657,24 @@ class LaunchAttrId(enum.IntEnum):
     ENABLE_PROFILING = 9
 
 
+class Condition(enum.IntEnum):
+    """``aclrtCondition`` (aclrtSwitchStream): ``*left <cond> *right``."""
+
+    EQUAL = 0
+    NOT_EQUAL = 1
+    GREATER = 2
+    GREATER_OR_EQUAL = 3
+    LESS = 4
+    LESS_OR_EQUAL = 5
+
+
+class CompareDataType(enum.IntEnum):
+    """``aclrtCompareDataType`` (aclrtSwitchStream): the width of both compared values."""
+
+    INT32 = 0
+    INT64 = 1
+
+
 DEBUG_JSON_SUMMARY = 0x0
 DEBUG_JSON_VERBOSE = 0x1
 
@@ -792,6 +812,48 @@ class ExtendedBackend(Protocol):
 
     def abort(self, model: Any) -> int:
         """aclmdlRIAbort."""
+        ...
+
+    # -- stream activation and switch on bound streams (Cap.STREAM_SWITCH) --------------
+    def active_stream(self, active_stream: Any, stream: Any) -> int:
+        """aclrtActiveStream: a task on bound ``stream``; when it runs, bound ``active_stream``
+        (bound with ACL_MODEL_STREAM_FLAG_DEFAULT) starts running in parallel."""
+        ...
+
+    def switch_stream(self, left_value: int | None, cond: int, right_value: int | None,
+                      data_type: int, true_stream: Any, false_stream: Any, stream: Any) -> int:
+        """aclrtSwitchStream: a task on bound ``stream``; when it runs it compares the device
+        values ``*left_value <cond> *right_value`` (:class:`Condition`, signed, width
+        :class:`CompareDataType`); when that holds ``true_stream`` is activated and the rest
+        of ``stream`` stops. ``false_stream`` is reserved (NULL)."""
+        ...
+
+    # -- labels (Cap.LABELS) --------------------------------------------------------------
+    def create_label(self) -> tuple[int, Any]:
+        """aclrtCreateLabel -> (rc, label)."""
+        ...
+
+    def destroy_label(self, label: Any) -> int:
+        """aclrtDestroyLabel."""
+        ...
+
+    def set_label(self, label: Any, stream: Any) -> int:
+        """aclrtSetLabel: marks the current position of bound ``stream`` with ``label``."""
+        ...
+
+    def create_label_list(self, labels: list[Any] | None, num: int) -> tuple[int, Any]:
+        """aclrtCreateLabelList(labels, num, &list) -> (rc, label list); num in (0, 65535]."""
+        ...
+
+    def destroy_label_list(self, label_list: Any) -> int:
+        """aclrtDestroyLabelList."""
+        ...
+
+    def switch_label_by_index(self, ptr: int | None, max_value: int, label_list: Any,
+                              stream: Any) -> int:
+        """aclrtSwitchLabelByIndex: a task on bound ``stream``; when it runs it reads the
+        uint32 index at ``ptr`` (an index past the last label selects the last one) and
+        continues at that label's position; the rest of ``stream`` stops."""
         ...
 
 

@@ -85,6 +85,10 @@ CAP_SYMBOLS: dict[Cap, tuple[str, ...]] = {
     Cap.ATTRIBUTES: ("aclmdlRIKernelTaskGetAttribute", "aclrtLaunchKernelWithHostArgs"),
     Cap.ABORT: ("aclmdlRIAbort",),
     Cap.EXTERNAL_EVENTS: ("aclrtRecordEventWithFlag", "aclrtStreamWaitEventWithFlag"),
+    Cap.STREAM_SWITCH: ("aclrtActiveStream", "aclrtSwitchStream", "aclmdlRIBuildBegin"),
+    Cap.LABELS: ("aclrtCreateLabel", "aclrtSetLabel", "aclrtDestroyLabel",
+                 "aclrtCreateLabelList", "aclrtDestroyLabelList", "aclrtSwitchLabelByIndex",
+                 "aclmdlRIBuildBegin"),
 }
 #: left out on a real CANN library: stale handles are use-after-free there (abi.md §6.4),
 #: internal task counts are implementation-specific
@@ -783,6 +787,56 @@ class AclBackend:
         return self._call("aclmdlRIAbort", as_ptr(model))
 
     # =========================================================================================
+    # ExtendedBackend: stream activation / switch and labels on bound streams
+
+    def active_stream(self, active_stream: Any, stream: Any) -> int:
+        """aclrtActiveStream."""
+        return self._call("aclrtActiveStream", as_ptr(active_stream), as_ptr(stream))
+
+    def switch_stream(self, left_value: int | None, cond: int, right_value: int | None,
+                      data_type: int, true_stream: Any, false_stream: Any, stream: Any) -> int:
+        """aclrtSwitchStream (device addresses as ints; enums as C ints)."""
+        return self._call("aclrtSwitchStream", as_ptr(left_value), int(cond),
+                          as_ptr(right_value), int(data_type), as_ptr(true_stream),
+                          as_ptr(false_stream), as_ptr(stream))
+
+    def create_label(self) -> tuple[int, Any]:
+        """aclrtCreateLabel -> (rc, label)."""
+        return self._out_call("aclrtCreateLabel", "label")
+
+    def destroy_label(self, label: Any) -> int:
+        """aclrtDestroyLabel."""
+        return self._call("aclrtDestroyLabel", as_ptr(label))
+
+    def set_label(self, label: Any, stream: Any) -> int:
+        """aclrtSetLabel."""
+        return self._call("aclrtSetLabel", as_ptr(label), as_ptr(stream))
+
+    def create_label_list(self, labels: list[Any] | None, num: int) -> tuple[int, Any]:
+        """aclrtCreateLabelList(labels, num, &list): ``labels`` None is NULL; the C array has
+        max(num, len(labels)) slots, NULL past the given labels."""
+        fn = self._fn("aclrtCreateLabelList")
+        if fn is None:
+            return self._missing("aclrtCreateLabelList"), UNWRITTEN
+        arr = None
+        if labels is not None:
+            n = max(int(num), len(labels), 1) if 0 <= int(num) <= 65536 else max(len(labels), 1)
+            arr = (c_void_p * n)(*[as_ptr(x) for x in labels])
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(arr, int(num) & 0xFFFFFFFFFFFFFFFF, byref(out)))
+        return rc, out_handle(out.value, "label-list")
+
+    def destroy_label_list(self, label_list: Any) -> int:
+        """aclrtDestroyLabelList."""
+        return self._call("aclrtDestroyLabelList", as_ptr(label_list))
+
+    def switch_label_by_index(self, ptr: int | None, max_value: int, label_list: Any,
+                              stream: Any) -> int:
+        """aclrtSwitchLabelByIndex."""
+        return self._call("aclrtSwitchLabelByIndex", as_ptr(ptr), int(max_value) & 0xFFFFFFFF,
+                          as_ptr(label_list), as_ptr(stream))
+
+    # =========================================================================================
     # ExtendedBackend: conditional tasks and sub-models (COND)
 
     def cond_handle_create(self, model: Any, default_launch_value: int, flag: int, *,
@@ -1013,6 +1067,11 @@ _C_NAMES: dict[str, str] = {
     "destroy_register_callback": "aclmdlRIDestroyRegisterCallback",
     "destroy_unregister_callback": "aclmdlRIDestroyUnregisterCallback",
     "kernel_task_get_attribute": "aclmdlRIKernelTaskGetAttribute", "abort": "aclmdlRIAbort",
+    "active_stream": "aclrtActiveStream", "switch_stream": "aclrtSwitchStream",
+    "create_label": "aclrtCreateLabel", "destroy_label": "aclrtDestroyLabel",
+    "set_label": "aclrtSetLabel", "create_label_list": "aclrtCreateLabelList",
+    "destroy_label_list": "aclrtDestroyLabelList",
+    "switch_label_by_index": "aclrtSwitchLabelByIndex",
 }
 
 from .symbols import SIGNATURES as _SIGNATURES  # noqa: E402

@@ -115,6 +115,16 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "aclmdlRICondHandleGetCondPtr": (_ERR, [c_void_p, _P]),
     "aclmdlRIAddCondTask": (_ERR, [S.CondTaskParams, c_void_p, c_uint32]),
     "aclmdlRICaptureToModelRIBegin": (_ERR, [c_void_p, c_void_p, c_int]),
+    # stream activation / switch and labels on bound streams (api docs)
+    "aclrtActiveStream": (_ERR, [c_void_p, c_void_p]),
+    "aclrtSwitchStream": (_ERR, [c_void_p, c_int, c_void_p, c_int, c_void_p, c_void_p,
+                                 c_void_p]),
+    "aclrtCreateLabel": (_ERR, [_P]),
+    "aclrtSetLabel": (_ERR, [c_void_p, c_void_p]),
+    "aclrtDestroyLabel": (_ERR, [c_void_p]),
+    "aclrtCreateLabelList": (_ERR, [_P, c_size_t, _P]),
+    "aclrtDestroyLabelList": (_ERR, [c_void_p]),
+    "aclrtSwitchLabelByIndex": (_ERR, [c_void_p, c_uint32, c_void_p, c_void_p]),
     # host ABI emulator extras (backends/acl/emulator)
     "mdlriEmuVersion": (c_char_p, []),
     "mdlriEmuLiveCounts": (_ERR, [POINTER(c_uint64)] * 4),

@@ -15,7 +15,8 @@ Modules, one job each:
 * :mod:`.kernels`  the manifest "binary" and function handles;
 * :mod:`.backend`  :class:`SimBackend`, every contract method with its argument checks;
 * :mod:`.extended` the rest of the Model RI API (``ExtendedBackend``), with
-  :mod:`.taskgroups`, :mod:`.build`, :mod:`.cond` and :mod:`.attributes`.
+  :mod:`.taskgroups`, :mod:`.build`, :mod:`.switch` (ActiveStream, SwitchStream, labels,
+  the end task), :mod:`.cond` and :mod:`.attributes`.
 
 Options of :func:`create` (all keyword):
 

@@ -4,10 +4,13 @@
   :class:`~backends.sim.model.ModelStream`; work issued on a bound stream is converted by
   :func:`op_to_record` into a task of that stream instead of running (BLD-03).
 * GetStreams lists the bound *user* streams, most recently bound first (BLD-06).
-* Only streams bound with ACL_MODEL_STREAM_FLAG_HEAD run when the model executes; DEFAULT-flag
-  streams wait for an ``aclrtActiveStream`` the contract does not offer, so they never run.
-* EndTask appends the end-graph marker (a DEFAULT NOP) and is required before any execution
-  (EXE-12: 507011 otherwise).
+* Only streams bound with ACL_MODEL_STREAM_FLAG_HEAD run from the start of an execution;
+  a DEFAULT-flag stream runs once an ``aclrtActiveStream`` / ``aclrtSwitchStream`` /
+  ``aclrtSwitchLabelByIndex`` task of that execution activates it (:mod:`backends.sim.switch`);
+  one never activated does not run, and the execution ends without it.
+* EndTask appends the end-graph marker (a DEFAULT task) and is required before any execution
+  (EXE-12: 507011 otherwise). When it runs, the execution ends: what is still queued on the
+  model's other streams is dropped.
 """
 
 from __future__ import annotations
@@ -59,11 +62,28 @@ class BuiltModel(SimModel):
         """The bound user streams, most recently bound first (BLD-06)."""
         return [ms.user_stream for ms in reversed(self.streams)]
 
-    def execution_plan(self) -> list[list[Op]]:
-        """Only HEAD-bound streams run (DEFAULT-flag streams are never activated)."""
+    def execution_plan(self) -> "BuiltPlan":
+        """One op list per bound stream; HEAD streams start, the others wait (``heads``)."""
         self.executions += 1
-        return [[record_to_op(t.dev) for t in ms.tasks] for ms in self.streams
-                if getattr(ms, "bind_flag", 0) == ModelStreamFlag.HEAD]
+        return BuiltPlan([[record_to_op(t.dev) for t in ms.tasks] for ms in self.streams],
+                         list(self.streams))
+
+
+class BuiltPlan(list):
+    """A built model's execution plan: op lists in bind order, plus ``streams`` (the
+    :class:`ModelStream` of each list) and ``heads`` (which of them run from the start)."""
+
+    def __init__(self, op_lists: list[list[Op]], streams: list[ModelStream]) -> None:
+        super().__init__(op_lists)
+        self.streams = streams
+        self.heads = [getattr(ms, "bind_flag", 0) == ModelStreamFlag.HEAD for ms in streams]
+
+    def index_of(self, user_stream: Any) -> int | None:
+        """The plan index of bound ``user_stream`` (None when it is not in this model)."""
+        for i, ms in enumerate(self.streams):
+            if ms.user_stream is user_stream:
+                return i
+        return None
 
 
 def op_to_record(op: Op) -> TaskRecord:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -255,23 +255,40 @@ class ExecuteOp(Op):
         self._start = start
         self._on_finish = on_finish
         self.queues: list[Queue] | None = None
+        self.active: set[int] = set()
+        self.plan: Any = None
         self.failed = False
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
         if self.queues is None:
             op_lists = self._start()
+            #: a built model's plan names the streams that run from the start (HEAD); the
+            #: others wait for an activation (backends.sim.switch); None = all of them
+            heads = getattr(op_lists, "heads", None)
+            self.plan = op_lists
             self.queues = []
+            self.active = set()
             for i, lst in enumerate(op_lists):
                 q = Queue(f"{queue.name}/exec-q{i}", transient=True, group=self)
                 q.ops.extend(lst)
                 self.queues.append(q)
-                if q.ops:
-                    engine.attach(q)
-        if any(q.ops for q in self.queues):
+                if heads is None or heads[i]:
+                    self.active.add(i)
+                    if q.ops:
+                        engine.attach(q)
+        if any(q.ops for i, q in enumerate(self.queues) if i in self.active):
             return False
         if self.failed:
             queue.error = queue.error or int(Err.RT_MODEL_EXECUTE)
         return True
+
+    def activate(self, engine: "Engine", index: int) -> None:
+        """Start the waiting stream ``index`` of this execution (no-op once started)."""
+        if self.queues is None or index in self.active:
+            return
+        self.active.add(index)
+        if self.queues[index].ops:
+            engine.attach(self.queues[index])
 
     def abandon(self, engine: "Engine") -> None:
         """Drop every queued op of this execution (device error or backend close)."""

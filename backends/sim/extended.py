@@ -52,6 +52,7 @@ from .events import SimEvent
 from .handles import live
 from .model import ModelStatus, ModelStream, SimModel, Task, TaskRecord
 from .streams import SimStream
+from .switch import SwitchSimMixin, end_record
 from .taskgroups import PREFETCH_NOPS, ApplyOp, TaskGroup, UpdateState
 
 OK = 0
@@ -110,8 +111,9 @@ def _ext_api(no_ctx: Any) -> Callable:
     return deco
 
 
-class ExtendedSimMixin:
-    """Task groups, build, cond, names, debug JSON, callbacks, attributes, abort."""
+class ExtendedSimMixin(SwitchSimMixin):
+    """Task groups, build, cond, names, debug JSON, callbacks, attributes, abort; stream
+    activation / switch and labels on bound streams (:class:`~backends.sim.switch.SwitchSimMixin`)."""
 
     # =========================================================================================
     # state and hooks
@@ -538,14 +540,14 @@ class ExtendedSimMixin:
 
     @_ext_api(E_CTX)
     def end_task(self, model: Any, stream: Any) -> int:
-        """aclmdlRIEndTask: the end-graph marker (a DEFAULT NOP) on a bound stream."""
+        """aclmdlRIEndTask: the end-graph marker (a DEFAULT task) on a bound stream."""
         rc, m = self._built(model)
         if rc:
             return rc
         rc, ms = self._bound_to(m, stream)
         if rc:
             return rc
-        m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="nop"))
+        m.append(ms, end_record())  # ends the execution when it runs (backends.sim.switch)
         m.has_end_task = True
         return OK
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import (buffer_reset, cond_model, fallback, model_sync_external, model_update, pipeline,
-               simple_model)
+from . import (buffer_reset, cond_model, fallback, model_switch, model_sync_external,
+               model_update, pipeline, simple_label, simple_model)
 
 
 def _fallback(backend: Any, emit: Callable[[str], None]) -> bool:
@@ -18,6 +18,14 @@ def _simple_model(backend: Any, emit: Callable[[str], None]) -> bool:
 
 def _model_update(backend: Any, emit: Callable[[str], None]) -> bool:
     return model_update.run_model_update(backend, emit).ok
+
+
+def _model_switch(backend: Any, emit: Callable[[str], None]) -> bool:
+    return model_switch.run_model_switch(backend, emit).ok
+
+
+def _simple_label(backend: Any, emit: Callable[[str], None]) -> bool:
+    return simple_label.run_simple_label(backend, emit).ok
 
 
 def _cond_model(backend: Any, emit: Callable[[str], None]) -> bool:
@@ -45,6 +53,10 @@ EXAMPLES: dict[str, Callable[[Any, Callable[[str], None]], bool]] = {
     "0_simple_model": _simple_model,
     "model_update": _model_update,
     "1_model_update": _model_update,
+    "model_switch": _model_switch,
+    "2_model_switch": _model_switch,
+    "simple_label": _simple_label,
+    "0_simple_label": _simple_label,
     "cond_model": _cond_model,
     "3_cond_model": _cond_model,
     "buffer_reset": _buffer_reset,

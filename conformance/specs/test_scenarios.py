@@ -1,8 +1,10 @@
 """End-to-end scenarios from the CANN examples (scenarios.md) and the runtime guide's pipeline.
 
 One spec per scenario, each ``requires`` the capabilities its scenario uses (so a backend
-without them reports UNSUPPORTED): S1 ``0_simple_model``, S4 ``3_cond_model``, S6 ``0_model_task_fallback``, S7
-``5_reusable_buffer_reset``, S5 ``4_model_sync_external``, the copy/compute/copy ``pipeline``.
+without them reports UNSUPPORTED): S1 ``0_simple_model``, S2 ``1_model_update``, S3
+``2_model_switch``, S4 ``3_cond_model``, S5 ``4_model_sync_external``, S6
+``0_model_task_fallback``, S7 ``5_reusable_buffer_reset``, S8 ``label/0_simple_label``, the
+copy/compute/copy ``pipeline``.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import pytest
 
 from backends.contract import Cap, CaptureMode, CondHandleFlag
 from conformance import expect
-from conformance.scenarios import (buffer_reset, cond_model, fallback, model_sync_external,
-                                  model_update, pipeline, simple_model)
+from conformance.scenarios import (buffer_reset, cond_model, fallback, model_switch,
+                                   model_sync_external, model_update, pipeline, simple_label,
+                                   simple_model)
 
 _FALLBACK_CAPS = (Cap.CAPTURE, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,
                   Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE, Cap.SYNC_TIMEOUT)
@@ -189,3 +192,65 @@ def test_model_sync_external(backend: Any) -> None:
         expect.eq(out, model_sync_external.HOST_SRC, f"hostDst of sub-scenario {i + 1}")
     expect.eq(len(res.outputs), 3, "sub-scenarios checked")
     expect.eq(lines, model_sync_external.EXPECTED_LINES, "printed lines")
+
+
+def _rows(values: list[float]) -> list[str]:
+    return ["[INFO]  The vector data is: " + "".join(f"{v:.4f}  " for v in [x] * 8)
+            for x in values]
+
+
+@pytest.mark.requires(Cap.BUILD, Cap.KERNELS, Cap.STREAM_SWITCH)
+@pytest.mark.clause("BLD-02", "BLD-03", "EXE-01")
+def test_model_switch(backend: Any) -> None:
+    """S3: a model built over five PERSISTENT streams (HEAD stream1, DEFAULT stream2..4 and
+    endStream). Run 1 (selector 1): the first aclrtSwitchStream goes to stream3, so out1 = 3.4,
+    out3 = 5.4 and out2 keeps its prefill (the example prints 0.0000); run 2 (selector 2): the
+    second switch goes to stream4, which activates stream2: out2 = 4.4, out3 still 5.4."""
+    lines: list[str] = []
+    res = model_switch.run_model_switch(backend, lines.append)
+    expect.true(res.ok, "scenario run", "success", "\n".join(lines))
+    want = model_switch.expected_outputs(0.0)
+    expect.eq(len(res.outputs), 2, "runs read back")
+    for run, (got, exp) in enumerate(zip(res.outputs, want), start=1):
+        for k, (g, w) in enumerate(zip(got, exp), start=1):
+            expect.eq(g, w, f"out{k} after run {run}")
+    r1, r2 = _rows([3.4, 0.0, 5.4]), _rows([3.4, 4.4, 5.4])
+    expect.eq(lines, [x for k in range(3) for x in (f"[INFO]  After executing, print data{k + 1}.",
+                                                    r1[k])]
+              + [x for k in range(3) for x in (f"[INFO]  After second execution, print "
+                                               f"data{k + 1}.", r2[k])], "printed lines")
+
+
+@pytest.mark.requires(Cap.BUILD, Cap.KERNELS, Cap.STREAM_SWITCH)
+@pytest.mark.clause("BLD-03", "EXE-01")
+def test_model_switch_streams_not_activated_leave_outputs(backend: Any) -> None:
+    """S3 with a -1 sentinel: a DEFAULT stream that no switch or activation reached does not
+    run, so its output keeps the sentinel (out2 after run 1) or the previous run's value."""
+    res = model_switch.run_model_switch(backend, lambda _line: None, sentinel=-1.0)
+    expect.true(res.ok, "scenario run", "success", res.lines)
+    for run, (got, exp) in enumerate(zip(res.outputs, model_switch.expected_outputs(-1.0)),
+                                     start=1):
+        for k, (g, w) in enumerate(zip(got, exp), start=1):
+            expect.eq(g, w, f"out{k} after run {run} (sentinel -1)")
+
+
+@pytest.mark.requires(Cap.BUILD, Cap.LABELS)
+@pytest.mark.clause("BLD-02", "BLD-03", "EXE-01")
+def test_simple_label(backend: Any) -> None:
+    """S8: a built model on one PERSISTENT HEAD stream that switches to label 1 of a two-label
+    list by a device index; the exact 18 lines of the example."""
+    lines: list[str] = []
+    res = simple_label.run_simple_label(backend, lines.append)
+    expect.true(res.ok, "scenario run", "success", "\n".join(lines))
+    expect.eq(lines, ["[INFO]  " + x for x in (
+        "ACL initialized.", "Device 0 selected.", "Context created on device 0.",
+        "Persistent label stream created.", "Execute stream created.",
+        "Model runtime instance build started.",
+        "Persistent label stream bound to the model runtime instance.",
+        "Allocated device memory for branch index.", "Copied branch index 1 from host to device.",
+        "Created label 0.", "Created label 1.", "Created label list with 2 labels.",
+        "Submitted switch-label task with branch index 1.",
+        "Set label 0 on the persistent stream.", "Set label 1 on the persistent stream.",
+        "Model runtime instance build finished.",
+        "Switch label executed successfully with branch index 1.",
+        "Run the simple_label sample successfully.")], "printed lines")

@@ -35,6 +35,8 @@ typedef void *aclrtTaskGrp;
 typedef void *aclrtBinHandle;
 typedef void *aclrtFuncHandle;
 typedef void *aclmdlRICondHandle;
+typedef void *aclrtLabel;
+typedef void *aclrtLabelList;
 typedef void (*aclrtCallback)(void *userData);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -83,6 +85,18 @@ typedef enum {
 typedef enum { ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT = 1 } aclmdlRICondHandleFlag;
 
 typedef enum { ACL_RT_ENGINE_TYPE_AIC = 0, ACL_RT_ENGINE_TYPE_AIV = 1 } aclrtEngineType;
+
+/* aclrtSwitchStream: the comparison *left <cond> *right and the width of both values */
+typedef enum {
+    ACL_RT_EQUAL = 0,
+    ACL_RT_NOT_EQUAL,
+    ACL_RT_GREATER,
+    ACL_RT_GREATER_OR_EQUAL,
+    ACL_RT_LESS,
+    ACL_RT_LESS_OR_EQUAL,
+} aclrtCondition;
+
+typedef enum { ACL_RT_SWITCH_INT32 = 0, ACL_RT_SWITCH_INT64 = 1 } aclrtCompareDataType;
 
 typedef enum {
     ACL_RT_BINARY_LOAD_OPT_LAZY_LOAD = 1,
@@ -530,6 +544,20 @@ MDLRI_API aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStrea
                                        uint32_t flags);
 MDLRI_API aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI modelRI,
                                                  aclmdlRICaptureMode mode);
+
+/* Stream activation / switch and labels on bound streams (api docs: aclrtActiveStream,
+ * aclrtSwitchStream, Label management) */
+MDLRI_API aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream stream);
+MDLRI_API aclError aclrtSwitchStream(void *leftValue, aclrtCondition cond, void *rightValue,
+                                     aclrtCompareDataType dataType, aclrtStream trueStream,
+                                     aclrtStream falseStream, aclrtStream stream);
+MDLRI_API aclError aclrtCreateLabel(aclrtLabel *label);
+MDLRI_API aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream);
+MDLRI_API aclError aclrtDestroyLabel(aclrtLabel label);
+MDLRI_API aclError aclrtCreateLabelList(aclrtLabel *labels, size_t num, aclrtLabelList *labelList);
+MDLRI_API aclError aclrtDestroyLabelList(aclrtLabelList labelList);
+MDLRI_API aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList labelList,
+                                           aclrtStream stream);
 
 /* emulator-only extras */
 MDLRI_API const char *mdlriEmuVersion(void);

@@ -4,8 +4,9 @@
  * A built model's streams are the user's PERSISTENT streams themselves: BindStream makes the
  * model their owner, and every task issued on a bound stream is recorded as a model task
  * (the enqueue hook) instead of being executed (BLD-03). GetStreams lists them newest bound
- * first (BLD-06). Only streams bound with ACL_MODEL_STREAM_FLAG_HEAD run when the model
- * executes: a DEFAULT stream waits for aclrtActiveStream, which the emulator does not export. */
+ * first (BLD-06). Only streams bound with ACL_MODEL_STREAM_FLAG_HEAD run from the start of an
+ * execution: a DEFAULT stream waits until an aclrtActiveStream / aclrtSwitchStream /
+ * aclrtSwitchLabelByIndex task starts it (switch.c); the end task ends the execution. */
 #include "emu.h"
 
 static aclError mget(aclmdlRI h, emu_model **out, const char *fn) {
@@ -165,9 +166,9 @@ MDLRI_API aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream) {
                      stream);
         goto out;
     }
-    /* the "end graph" marker: a DEFAULT task */
+    /* the "end graph" marker: a DEFAULT task that ends the execution (switch.c) */
     emu_item *it = calloc(1, sizeof *it);
-    it->o.op = OP_NOP;
+    it->o.op = OP_END;
     emu_enqueue_hook(s, it);
     m->end_task = 1;
 out:

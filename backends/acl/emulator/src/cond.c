@@ -61,34 +61,52 @@ static int cond_step(const emu_op *o, void **slot, int *polling) {
     return 1;
 }
 
-/* One stepping pass over an execution of `m`. pcs[0] holds the number of stream slots. */
+static int is_flow(int op) {
+    return op == OP_END || op == OP_ACTIVE || op == OP_SWITCH || op == OP_LABEL_SWITCH;
+}
+
+/* One stepping pass over an execution of `m`. pcs[0] = N, the number of stream slots;
+ * pcs[1..N] the program counters, pcs[N+1..2N] whether each stream has started (a built
+ * model's DEFAULT streams wait for an activation, switch.c), pcs[2N+1] set once the end
+ * task ran. */
 int emu_model_step(emu_model *m, size_t **ppcs, void ***pframes, int *progress, int *polling) {
     if (m->aborting) return 1;
     if (!*ppcs) {
         size_t n = m->nstreams;
-        *ppcs = calloc(n + 1, sizeof **ppcs);
+        *ppcs = calloc(2 * n + 2, sizeof **ppcs);
         (*ppcs)[0] = n;
+        for (size_t i = 0; i < n; i++)
+            (*ppcs)[n + 1 + i] = !m->built || m->streams[i]->bind_flag == ACL_MODEL_STREAM_FLAG_HEAD;
         *pframes = calloc(n + 1, sizeof **pframes);
     }
     size_t *pcs = *ppcs;
     void **frames = *pframes;
-    size_t n = pcs[0] < m->nstreams ? pcs[0] : m->nstreams;
-    int done = 1;
-    for (size_t i = 0; i < n; i++) {
-        emu_stream *is = m->streams[i];
-        if (m->built && is->bind_flag != ACL_MODEL_STREAM_FLAG_HEAD) continue;
-        while (pcs[i + 1] < is->ntasks) {
-            const emu_op *o = &is->tasks[pcs[i + 1]]->dev;
-            int ok = o->op == OP_COND ? cond_step(o, &frames[i], polling)
-                                      : emu_run_op(o, polling);
-            if (!ok) {
-                done = 0;
-                break;
+    size_t slots = pcs[0];
+    size_t n = slots < m->nstreams ? slots : m->nstreams;
+    int done = 1, again;
+    do {
+        again = 0;
+        for (size_t i = 0; i < n && !pcs[2 * slots + 1]; i++) {
+            emu_stream *is = m->streams[i];
+            if (!pcs[slots + 1 + i]) continue;
+            while (pcs[i + 1] < is->ntasks && !pcs[2 * slots + 1]) {
+                const emu_op *o = &is->tasks[pcs[i + 1]]->dev;
+                if (is_flow(o->op)) { /* moves the pc itself */
+                    emu_flow_step(m, pcs, i, o, &again);
+                    *progress = 1;
+                    continue;
+                }
+                int ok = o->op == OP_COND ? cond_step(o, &frames[i], polling)
+                                          : emu_run_op(o, polling);
+                if (!ok) break;
+                pcs[i + 1]++;
+                *progress = 1;
             }
-            pcs[i + 1]++;
-            *progress = 1;
         }
-    }
+    } while (again && !pcs[2 * slots + 1]);
+    if (!pcs[2 * slots + 1])
+        for (size_t i = 0; i < n; i++)
+            if (pcs[slots + 1 + i] && pcs[i + 1] < m->streams[i]->ntasks) done = 0;
     if (done && frames) {
         for (size_t i = 0; i < pcs[0]; i++) frame_free(frames[i]), frames[i] = NULL;
     }

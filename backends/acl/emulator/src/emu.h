@@ -43,6 +43,12 @@ enum {
      * act on the user's event itself at each replay */
     OP_EV_RECORD_EXT,
     OP_EV_WAIT_EXT,
+    /* control flow of a built model's execution (switch.c), stepped by emu_model_step */
+    OP_END,          /* aclmdlRIEndTask: the execution ends */
+    OP_ACTIVE,       /* aclrtActiveStream: start stream2 */
+    OP_SWITCH,       /* aclrtSwitchStream: *addr <flag> *addr2 -> start stream2, stop here */
+    OP_LABEL,        /* aclrtSetLabel marker (does nothing) */
+    OP_LABEL_SWITCH, /* aclrtSwitchLabelByIndex: *(uint32*)addr selects a label of llist */
 };
 
 /* model status (semantics.md §0.3) */
@@ -100,6 +106,11 @@ typedef struct {
     emu_attrs attrs;        /* OP_KERNEL launch attributes */
     struct emu_cond *cond;  /* OP_COND */
     emu_task *target;       /* OP_TG_SET: the grouped task this kernel replaces */
+    /* switch.c: OP_ACTIVE / OP_SWITCH target stream; OP_SWITCH right value, condition
+     * (flag) and width (count: 4 or 8); OP_LABEL_SWITCH list (value = maxValue) */
+    emu_stream *stream2;
+    void *addr2;
+    struct emu_labellist *llist;
 } emu_op;
 
 struct emu_bin {
@@ -323,6 +334,10 @@ void emu_cond_on_execute(emu_model *m);
 aclError emu_capture_end_check(emu_model *m); /* 107045 / 107033 before the other checks */
 /* build.c */
 void emu_ext_kill(emu_model *m); /* called first by emu_model_kill */
+/* switch.c: one control-flow task of a built model's execution (cond.c calls it); acts on
+ * the execution's program counters and activation flags; 1 = done (pc already moved) */
+int emu_flow_step(emu_model *m, size_t *pcs, size_t i, const emu_op *o, int *again);
+
 /* callbacks.c */
 void emu_callbacks_take(emu_model *m); /* moved to this thread's pending list */
 void emu_callbacks_flush(void);        /* run them (caller does NOT hold g_lock) */

@@ -1,0 +1,386 @@
+"""Stream activation, stream switch and labels on a built model's bound streams.
+
+The CANN ``2_model_switch`` and ``label/0_simple_label`` examples (scenarios.md S3, S8) build
+a model by hand and branch inside it at run time:
+
+* ``aclrtActiveStream(activeStream, stream)``: a task of bound ``stream``; when it runs, bound
+  ``activeStream`` (normally bound with ACL_MODEL_STREAM_FLAG_DEFAULT, so it waits) starts
+  running in parallel with ``stream``. Activating a stream that already started in this
+  execution does nothing.
+* ``aclrtSwitchStream(left, cond, right, dataType, trueStream, falseStream, stream)``: a task of
+  ``stream``; when it runs it compares the signed INT32 / INT64 device values ``*left`` and
+  ``*right`` with ``cond`` (EQUAL 0 ... LESS_OR_EQUAL 5). When that holds, ``trueStream`` is
+  activated and the rest of ``stream`` stops; otherwise ``stream`` goes on. ``falseStream``
+  is reserved and must be NULL.
+* Labels: ``aclrtSetLabel(label, stream)`` marks the position of bound ``stream`` where the
+  next task will go (a DEFAULT marker task); ``aclrtSwitchLabelByIndex(ptr, maxValue, list,
+  stream)`` reads the uint32 at ``ptr`` when it runs (an index past the last label selects the
+  last one), continues at that label's position (on the label's stream, which is started
+  there) and stops the rest of ``stream``.
+* ``aclmdlRIEndTask``: when the end-graph task runs, the execution ends; what is still queued
+  on the model's other streams is dropped.
+
+Each of these is stored as one DEFAULT task (listed by GetTasksByStream). Only bound streams
+take them: an unbound ``stream`` or target returns 107000, a NULL handle or pointer 100000, a
+destroyed handle 107017. The run-time side works on the :class:`~backends.sim.device.ExecuteOp`
+of the execution (its queue group) and the model's :class:`~backends.sim.build.BuiltPlan`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from backends.contract import UNWRITTEN, CompareDataType, Condition, Err, TaskType
+
+from .device import DeviceFault, ExecuteOp, Op, Queue
+from .handles import Handle, live
+from .model import ModelStream, TaskRecord, record_to_op
+from .streams import SimStream
+
+OK = 0
+E_NULL = int(Err.INVALID_PARAM)
+E_PARAM = int(Err.RT_PARAM_INVALID)
+E_HANDLE = int(Err.RT_INVALID_HANDLE)
+E_CTX = int(Err.RT_CONTEXT_NULL)
+
+#: aclrtCreateLabelList: num in (0, MAX_LABELS]
+MAX_LABELS = 65535
+
+
+# ---------------------------------------------------------------------------------------------
+# handles
+
+
+class Label(Handle):
+    """An ``aclrtLabel``; ``task`` is its marker task once aclrtSetLabel placed it."""
+
+    kind = "label"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.task: Any = None
+
+
+class LabelList(Handle):
+    """An ``aclrtLabelList``: the labels in list order."""
+
+    kind = "label-list"
+
+    def __init__(self, labels: list[Label]) -> None:
+        super().__init__()
+        self.labels = list(labels)
+
+
+# ---------------------------------------------------------------------------------------------
+# device side
+
+
+def _execution(queue: Queue, what: str) -> ExecuteOp:
+    ex = queue.group
+    if not isinstance(ex, ExecuteOp) or not hasattr(ex.plan, "heads"):
+        raise DeviceFault(f"{what} outside the execution of a built model")
+    return ex
+
+
+def _drop(q: Queue, keep: int = 0) -> None:
+    """Drop the ops of ``q`` after its first ``keep`` (they never run)."""
+    while len(q.ops) > keep:
+        op = q.ops.pop()
+        op.finish()
+        op.done = True
+
+
+def _start_at(engine: Any, ex: ExecuteOp, index: int, ops: list[Op]) -> None:
+    q = ex.queues[index]
+    _drop(q)
+    q.ops.extend(ops)
+    ex.active.add(index)
+    if q.ops:
+        engine.attach(q)
+
+
+class ActiveOp(Op):
+    """aclrtActiveStream while an execution runs it."""
+
+    label = "active_stream"
+
+    def __init__(self, target: Any) -> None:
+        super().__init__()
+        self.target = target
+
+    def step(self, engine: Any, queue: Queue) -> bool:
+        ex = _execution(queue, "aclrtActiveStream")
+        index = ex.plan.index_of(self.target)
+        if index is None:
+            raise DeviceFault("aclrtActiveStream: the stream is no longer bound to the model")
+        ex.activate(engine, index)
+        return True
+
+
+def compare(left: int, cond: int, right: int) -> bool:
+    """``left <cond> right`` (aclrtCondition)."""
+    return {
+        Condition.EQUAL: left == right,
+        Condition.NOT_EQUAL: left != right,
+        Condition.GREATER: left > right,
+        Condition.GREATER_OR_EQUAL: left >= right,
+        Condition.LESS: left < right,
+        Condition.LESS_OR_EQUAL: left <= right,
+    }[Condition(cond)]
+
+
+class SwitchOp(Op):
+    """aclrtSwitchStream while an execution runs it."""
+
+    label = "switch_stream"
+
+    def __init__(self, left: int, cond: int, right: int, data_type: int, target: Any) -> None:
+        super().__init__()
+        self.left, self.cond, self.right = left, cond, right
+        self.width = 4 if data_type == CompareDataType.INT32 else 8
+        self.target = target
+
+    def _read(self, engine: Any, addr: int) -> int:
+        return int.from_bytes(engine.mem.read(addr, self.width).tobytes(), "little", signed=True)
+
+    def step(self, engine: Any, queue: Queue) -> bool:
+        ex = _execution(queue, "aclrtSwitchStream")
+        if not compare(self._read(engine, self.left), self.cond,
+                       self._read(engine, self.right)):
+            return True
+        index = ex.plan.index_of(self.target)
+        if index is None:
+            raise DeviceFault("aclrtSwitchStream: the stream is no longer bound to the model")
+        ex.activate(engine, index)
+        _drop(queue, keep=1)  # the rest of this stream stops
+        return True
+
+
+class LabelOp(Op):
+    """The marker task of aclrtSetLabel (does nothing when it runs)."""
+
+    label = "label"
+
+    def step(self, engine: Any, queue: Queue) -> bool:
+        return True
+
+
+class SwitchLabelOp(Op):
+    """aclrtSwitchLabelByIndex while an execution runs it."""
+
+    label = "switch_label"
+
+    def __init__(self, ptr: int, max_value: int, labels: list[Label]) -> None:
+        super().__init__()
+        self.ptr, self.labels = ptr, labels[:max_value]
+
+    def step(self, engine: Any, queue: Queue) -> bool:
+        ex = _execution(queue, "aclrtSwitchLabelByIndex")
+        index = int.from_bytes(engine.mem.read(self.ptr, 4).tobytes(), "little")
+        label = self.labels[min(index, len(self.labels) - 1)]
+        task = label.task
+        if task is None or not task.alive:
+            raise DeviceFault("aclrtSwitchLabelByIndex: the selected label is not set")
+        ms: ModelStream = task.stream
+        target = next((i for i, s in enumerate(ex.plan.streams) if s is ms), None)
+        if target is None:
+            raise DeviceFault("aclrtSwitchLabelByIndex: the label is on another model")
+        pos = next(i for i, t in enumerate(ms.tasks) if t is task)
+        ops = [record_to_op(t.dev) for t in ms.tasks[pos:]]
+        if ex.queues[target] is queue:
+            _drop(queue, keep=1)
+            queue.ops.extend(ops)
+        else:
+            _drop(queue, keep=1)
+            _start_at(engine, ex, target, ops)
+        return True
+
+
+class EndOp(Op):
+    """The end-graph task of aclmdlRIEndTask: ends the execution."""
+
+    label = "end_graph"
+
+    def step(self, engine: Any, queue: Queue) -> bool:
+        ex = queue.group
+        if isinstance(ex, ExecuteOp) and ex.queues is not None:
+            for q in ex.queues:
+                _drop(q, keep=1 if q is queue else 0)
+        return True
+
+
+def end_record() -> TaskRecord:
+    """The stored end-graph task (a DEFAULT task, Q-02)."""
+    return TaskRecord(TaskType.DEFAULT, default_kind="ext", src=EndOp)
+
+
+# ---------------------------------------------------------------------------------------------
+# API
+
+
+def _switch_api(no_ctx: Any) -> Callable:
+    """Lock, closed check, context check (107002, result ``no_ctx``), progress."""
+
+    def deco(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with self._cond:
+                if self._closed:
+                    from .backend import BackendClosed
+                    raise BackendClosed(f"{fn.__name__} called on a closed SimBackend")
+                if not self._has_context():
+                    return no_ctx
+                try:
+                    return fn(self, *args, **kwargs)
+                finally:
+                    self._kick()
+
+        return wrapper
+
+    return deco
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+class SwitchSimMixin:
+    """aclrtActiveStream, aclrtSwitchStream and the label API (Cap.STREAM_SWITCH, LABELS).
+
+    Uses the build state of :class:`~backends.sim.extended.ExtendedSimMixin` (``_bound``)."""
+
+    def _bound_stream(self, stream: Any, null_rc: int = E_PARAM) -> tuple[int, Any]:
+        """(rc, (model, model stream)) of a stream bound to a built model."""
+        if stream is None:
+            return null_rc, None
+        if isinstance(stream, ModelStream):
+            return E_PARAM, None
+        if not live(stream, SimStream):
+            return E_HANDLE, None
+        b = self._bound.get(stream)
+        if b is None or stream.capturing:
+            return E_PARAM, None
+        return OK, b
+
+    def _store(self, bound: tuple[Any, ModelStream], src: Callable[[], Op]) -> int:
+        m, ms = bound
+        m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=src))
+        return OK
+
+    @_switch_api(E_CTX)
+    def active_stream(self, active_stream: Any, stream: Any) -> int:
+        """aclrtActiveStream: both streams bound to the same built model."""
+        rc, target = self._bound_stream(active_stream, E_NULL)
+        if rc:
+            return rc
+        rc, b = self._bound_stream(stream)
+        if rc:
+            return rc
+        if target[0] is not b[0]:
+            return E_PARAM
+        return self._store(b, lambda t=active_stream: ActiveOp(t))
+
+    @_switch_api(E_CTX)
+    def switch_stream(self, left_value: int | None, cond: int, right_value: int | None,
+                      data_type: int, true_stream: Any, false_stream: Any, stream: Any) -> int:
+        """aclrtSwitchStream: device pointers, cond 0..5, data type 0..1, false_stream NULL."""
+        if left_value is None or right_value is None:
+            return E_NULL
+        if not _is_int(left_value) or not _is_int(right_value):
+            return E_PARAM
+        if not _is_int(cond) or cond not in {int(c) for c in Condition}:
+            return E_PARAM
+        if not _is_int(data_type) or data_type not in {int(d) for d in CompareDataType}:
+            return E_PARAM
+        if false_stream is not None:
+            return E_PARAM  # reserved
+        rc, target = self._bound_stream(true_stream, E_NULL)
+        if rc:
+            return rc
+        rc, b = self._bound_stream(stream)
+        if rc:
+            return rc
+        if target[0] is not b[0]:
+            return E_PARAM
+        return self._store(b, lambda: SwitchOp(int(left_value), int(cond), int(right_value),
+                                               int(data_type), true_stream))
+
+    # -- labels -------------------------------------------------------------------------------
+
+    @_switch_api((E_CTX, UNWRITTEN))
+    def create_label(self) -> tuple[int, Any]:
+        """aclrtCreateLabel."""
+        return OK, Label()
+
+    @_switch_api(E_CTX)
+    def destroy_label(self, label: Any) -> int:
+        """aclrtDestroyLabel."""
+        if label is None:
+            return E_NULL
+        if not live(label, Label):
+            return E_HANDLE
+        label.alive = False
+        return OK
+
+    @_switch_api(E_CTX)
+    def set_label(self, label: Any, stream: Any) -> int:
+        """aclrtSetLabel: once per label, on a bound stream."""
+        if label is None:
+            return E_NULL
+        if not live(label, Label):
+            return E_HANDLE
+        rc, b = self._bound_stream(stream)
+        if rc:
+            return rc
+        if label.task is not None and label.task.alive:
+            return E_PARAM
+        m, ms = b
+        label.task = m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=LabelOp))
+        return OK
+
+    @_switch_api((E_CTX, UNWRITTEN))
+    def create_label_list(self, labels: list[Any] | None, num: int) -> tuple[int, Any]:
+        """aclrtCreateLabelList: ``num`` live labels, 0 < num <= 65535."""
+        if labels is None:
+            return E_NULL, UNWRITTEN
+        if not _is_int(num) or not 0 < num <= MAX_LABELS:
+            return E_PARAM, UNWRITTEN
+        items = list(labels[:num])
+        if len(items) < num or any(x is None for x in items):  # NULL slots past the array
+            return E_NULL, UNWRITTEN
+        if not all(live(x, Label) for x in items):
+            return E_HANDLE, UNWRITTEN
+        return OK, LabelList(items)
+
+    @_switch_api(E_CTX)
+    def destroy_label_list(self, label_list: Any) -> int:
+        """aclrtDestroyLabelList (the labels stay)."""
+        if label_list is None:
+            return E_NULL
+        if not live(label_list, LabelList):
+            return E_HANDLE
+        label_list.alive = False
+        return OK
+
+    @_switch_api(E_CTX)
+    def switch_label_by_index(self, ptr: int | None, max_value: int, label_list: Any,
+                              stream: Any) -> int:
+        """aclrtSwitchLabelByIndex: 0 < max_value <= the list's length, bound stream."""
+        if ptr is None or label_list is None:
+            return E_NULL
+        if not _is_int(ptr):
+            return E_PARAM
+        if not live(label_list, LabelList):
+            return E_HANDLE
+        if not _is_int(max_value) or not 0 < max_value <= len(label_list.labels):
+            return E_PARAM
+        rc, b = self._bound_stream(stream)
+        if rc:
+            return rc
+        labels = list(label_list.labels)
+        return self._store(b, lambda: SwitchLabelOp(int(ptr), int(max_value), labels))
+
+
+__all__ = ["EndOp", "Label", "LabelList", "SwitchSimMixin", "compare", "end_record"]

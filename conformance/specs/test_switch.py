@@ -1,0 +1,187 @@
+"""Branching inside a built model: aclrtActiveStream, aclrtSwitchStream and labels
+(CANN examples 2_model_switch and label/0_simple_label, scenarios.md S3/S8; the runtime api
+docs of aclrtActiveStream, aclrtSwitchStream and the Label functions).
+
+The catalog has no clause of its own for these calls: the specs cite BLD-03 (tasks issued on a
+bound stream are stored and run when the model executes) and EXE-01. Each branch is observed
+through a byte fill (``aclrtMemsetAsync``) recorded on the stream it belongs to: a fill that
+ran holds its byte pattern, one that did not keeps the sentinel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from backends.contract import Cap, CompareDataType, Condition, Err, MemcpyKind, ModelStreamFlag
+from conformance import expect
+from conformance.harness import SENTINEL, Buf, Dev
+from conformance.specs.test_build import begin_build, persistent_stream
+
+
+def _fill(dev: Dev, buf: Buf, byte: int, stream: Any) -> None:
+    expect.ok(dev.b.memset_async(buf.addr, 4, byte, 4, stream), "aclrtMemsetAsync (setup)")
+
+
+def _word(byte: int) -> int:
+    return int(np.frombuffer(bytes([byte]) * 4, dtype=np.int32)[0])
+
+
+def _run(dev: Dev, model: Any) -> None:
+    s = dev.stream()
+    expect.ok(dev.b.build_end(model, None), "aclmdlRIBuildEnd (setup)")
+    expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
+    expect.ok(dev.b.synchronize_stream(s), "aclrtSynchronizeStream")
+
+
+def _bind(dev: Dev, model: Any, flag: int) -> Any:
+    s = persistent_stream(dev)
+    expect.ok(dev.b.bind_stream(model, s, flag), "aclmdlRIBindStream (setup)")
+    return s
+
+
+def _device_value(dev: Dev, value: int, width: int) -> int:
+    rc, addr = dev.b.malloc(64)
+    expect.ok(rc, "aclrtMalloc (setup)")
+    dev._track("free", lambda: dev.b.free(addr))
+    arr = np.array([value], dtype=np.int32 if width == 4 else np.int64)
+    expect.ok(dev.b.memcpy(addr, arr.nbytes, arr, arr.nbytes, MemcpyKind.HOST_TO_DEVICE),
+              "aclrtMemcpy H2D (setup)")
+    return addr
+
+
+_CONDITIONS = {
+    Condition.EQUAL: lambda a, b: a == b,
+    Condition.NOT_EQUAL: lambda a, b: a != b,
+    Condition.GREATER: lambda a, b: a > b,
+    Condition.GREATER_OR_EQUAL: lambda a, b: a >= b,
+    Condition.LESS: lambda a, b: a < b,
+    Condition.LESS_OR_EQUAL: lambda a, b: a <= b,
+}
+
+
+@pytest.mark.requires(Cap.BUILD, Cap.STREAM_SWITCH)
+@pytest.mark.clause("BLD-03", "EXE-01")
+@pytest.mark.parametrize("data_type", [CompareDataType.INT32, CompareDataType.INT64])
+@pytest.mark.parametrize("cond", list(Condition))
+@pytest.mark.parametrize("left,right", [(-3, 5), (7, 7), (9, -2)])
+def test_switch_stream_condition(dev: Dev, cond: Condition, data_type: CompareDataType,
+                                 left: int, right: int) -> None:
+    """aclrtSwitchStream compares the signed device values *left <cond> *right: when it holds
+    the true stream runs and the rest of the switching stream does not; otherwise the
+    switching stream goes on and the (DEFAULT) true stream never runs."""
+    width = 4 if data_type == CompareDataType.INT32 else 8
+    m = begin_build(dev)
+    head = _bind(dev, m, ModelStreamFlag.HEAD)
+    target = _bind(dev, m, ModelStreamFlag.DEFAULT)
+    after, taken = dev.buffer(n=1), dev.buffer(n=1)
+    lv, rv = _device_value(dev, left, width), _device_value(dev, right, width)
+    expect.ok(dev.b.switch_stream(lv, cond, rv, data_type, target, None, head),
+              "aclrtSwitchStream")
+    _fill(dev, after, 0x11, head)
+    _fill(dev, taken, 0x22, target)
+    expect.ok(dev.b.end_task(m, head), "aclmdlRIEndTask (setup)")
+    _run(dev, m)
+    holds = _CONDITIONS[cond](left, right)
+    expect.eq(int(dev.read(taken)[0]), _word(0x22) if holds else SENTINEL,
+              f"true stream's fill ({left} {cond.name} {right} is {holds})")
+    expect.eq(int(dev.read(after)[0]), SENTINEL if holds else _word(0x11),
+              "switching stream's fill after the switch")
+
+
+@pytest.mark.requires(Cap.BUILD, Cap.STREAM_SWITCH)
+@pytest.mark.clause("BLD-03", "EXE-01")
+def test_active_stream_runs_default_stream(dev: Dev) -> None:
+    """A DEFAULT-bound stream runs only when an aclrtActiveStream task reaches it: of two
+    DEFAULT streams, the activated one runs and the other keeps its sentinel."""
+    m = begin_build(dev)
+    head = _bind(dev, m, ModelStreamFlag.HEAD)
+    on, off = _bind(dev, m, ModelStreamFlag.DEFAULT), _bind(dev, m, ModelStreamFlag.DEFAULT)
+    b_on, b_off, b_head = dev.buffer(n=1), dev.buffer(n=1), dev.buffer(n=1)
+    _fill(dev, b_on, 0x33, on)
+    _fill(dev, b_off, 0x44, off)
+    expect.ok(dev.b.active_stream(on, head), "aclrtActiveStream")
+    _fill(dev, b_head, 0x55, head)
+    expect.ok(dev.b.end_task(m, on), "aclmdlRIEndTask (setup)")
+    _run(dev, m)
+    expect.eq(int(dev.read(b_on)[0]), _word(0x33), "activated stream's fill")
+    expect.eq(int(dev.read(b_off)[0]), SENTINEL, "never activated stream's fill")
+
+
+@pytest.mark.requires(Cap.BUILD, Cap.STREAM_SWITCH)
+@pytest.mark.clause("BLD-03")
+def test_active_and_switch_need_bound_streams(dev: Dev) -> None:
+    """aclrtActiveStream / aclrtSwitchStream on (or to) a stream not bound to a model: 107000."""
+    m = begin_build(dev)
+    head = _bind(dev, m, ModelStreamFlag.HEAD)
+    plain = dev.stream()
+    v = _device_value(dev, 0, 4)
+    expect.rc(dev.b.active_stream(head, plain), Err.RT_PARAM_INVALID,
+              "aclrtActiveStream issued on an ordinary stream")
+    expect.rc(dev.b.active_stream(plain, head), Err.RT_PARAM_INVALID,
+              "aclrtActiveStream of an ordinary stream")
+    expect.rc(dev.b.switch_stream(v, Condition.EQUAL, v, CompareDataType.INT32, plain, None,
+                                  head), Err.RT_PARAM_INVALID,
+              "aclrtSwitchStream to an ordinary stream")
+
+
+@pytest.mark.requires(Cap.BUILD, Cap.LABELS)
+@pytest.mark.clause("BLD-03", "EXE-01")
+@pytest.mark.parametrize("index,ran", [(0, (True, True)), (1, (False, True)),
+                                       (7, (False, True))])
+def test_switch_label_by_index(dev: Dev, index: int, ran: tuple[bool, bool]) -> None:
+    """aclrtSwitchLabelByIndex continues at the label the device index selects (an index past
+    the last label selects the last): switch, label0, fill A, label1, fill B, end. Index 0
+    runs both fills, index 1 (and 7) skips fill A."""
+    b = dev.b
+    m = begin_build(dev)
+    s = _bind(dev, m, ModelStreamFlag.HEAD)
+    idx = _device_value(dev, index, 4)
+    labels = []
+    for _ in range(2):
+        rc, label = b.create_label()
+        expect.ok(rc, "aclrtCreateLabel")
+        dev._track("destroy_label", lambda label=label: b.destroy_label(label))
+        labels.append(label)
+    rc, lst = b.create_label_list(labels, 2)
+    expect.ok(rc, "aclrtCreateLabelList")
+    dev._track("destroy_label_list", lambda: b.destroy_label_list(lst))
+    a, c = dev.buffer(n=1), dev.buffer(n=1)
+    expect.ok(b.switch_label_by_index(idx, 2, lst, s), "aclrtSwitchLabelByIndex")
+    expect.ok(b.set_label(labels[0], s), "aclrtSetLabel(label0)")
+    _fill(dev, a, 0x66, s)
+    expect.ok(b.set_label(labels[1], s), "aclrtSetLabel(label1)")
+    _fill(dev, c, 0x77, s)
+    expect.ok(b.end_task(m, s), "aclmdlRIEndTask (setup)")
+    _run(dev, m)
+    expect.eq(int(dev.read(a)[0]), _word(0x66) if ran[0] else SENTINEL,
+              f"fill after label0 (index {index})")
+    expect.eq(int(dev.read(c)[0]), _word(0x77) if ran[1] else SENTINEL,
+              f"fill after label1 (index {index})")
+
+
+@pytest.mark.requires(Cap.BUILD, Cap.LABELS)
+@pytest.mark.clause("BLD-03")
+def test_label_list_arguments(dev: Dev) -> None:
+    """aclrtCreateLabelList: NULL labels 100000, num 0 107000; aclrtSwitchLabelByIndex with
+    maxValue 0 or past the list 107000, on an ordinary stream 107000."""
+    b = dev.b
+    rc, label = b.create_label()
+    expect.ok(rc, "aclrtCreateLabel")
+    dev._track("destroy_label", lambda: b.destroy_label(label))
+    expect.rc(b.create_label_list(None, 1)[0], Err.INVALID_PARAM, "CreateLabelList(NULL, 1)")
+    expect.rc(b.create_label_list([label], 0)[0], Err.RT_PARAM_INVALID,
+              "CreateLabelList(labels, 0)")
+    rc, lst = b.create_label_list([label], 1)
+    expect.ok(rc, "aclrtCreateLabelList")
+    dev._track("destroy_label_list", lambda: b.destroy_label_list(lst))
+    m = begin_build(dev)
+    s = _bind(dev, m, ModelStreamFlag.HEAD)
+    idx = _device_value(dev, 0, 4)
+    expect.rc(b.switch_label_by_index(idx, 0, lst, s), Err.RT_PARAM_INVALID, "maxValue 0")
+    expect.rc(b.switch_label_by_index(idx, 2, lst, s), Err.RT_PARAM_INVALID,
+              "maxValue past the list")
+    expect.rc(b.switch_label_by_index(idx, 1, lst, dev.stream()), Err.RT_PARAM_INVALID,
+              "on an ordinary stream")
