@@ -255,15 +255,18 @@ class Dev:
     def close(self) -> list[str]:
         """Release everything; returns a line per cleanup step that failed."""
         problems: list[str] = []
-        for s in self._streams:
+        # most recent stream first: a sub-model capture ends before its parent (COND-09)
+        for s in reversed(self._streams):
             rc, st, _ = self.b.capture_get_info(s)
             if rc == Err.SUCCESS and st != CaptureStatus.NONE:
-                self.b.capture_end(s)
+                rc, m = self.b.capture_end(s)
+                if rc == Err.SUCCESS and m and not any(m is t for t in self._models):
+                    self._models.append(m)  # destroyed below (a sub-model answers 207000)
         for s in self._streams:
             self.b.synchronize_stream_with_timeout(s, 2000)
         for m in reversed(self._models):
             rc = self.b.destroy(m)
-            if rc != Err.SUCCESS:
+            if rc not in (Err.SUCCESS, Err.RT_FEATURE_NOT_SUPPORT):
                 problems.append(f"destroy model: rc {rc}")
         self._models.clear()
         for what, fn in reversed(self._undo):

@@ -1,35 +1,26 @@
-"""Closing the captures a spec of the extended API leaves open (shared by those modules).
-
-The harness ends a capture left open at cleanup but does not destroy the model that
-CaptureEnd then returns; specs that deliberately stop mid-capture (error cells, sub-model
-captures) would leak one model each. The fixture below ends such captures, the most recently
-created stream first (a sub-model capture before its parent, COND-09), and destroys the
-returned model unless the spec already tracks it.
-"""
+"""Setup helpers shared by the extended-API spec modules."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any
 
-import pytest
-
-from backends.contract import CaptureStatus, Err
+from backends.contract import CaptureMode, CondHandleFlag, CondTaskParams, CondTaskType
+from conformance import expect
 from conformance.harness import Dev
 
 
-def close_open_captures(dev: Dev) -> None:
-    for s in reversed(dev._streams):
-        rc, status, _ = dev.b.capture_get_info(s)
-        if rc != Err.SUCCESS or status == CaptureStatus.NONE:
-            continue
-        rc, m = dev.b.capture_end(s)
-        if rc == Err.SUCCESS and m and not any(m is t for t in dev._models):
-            dev.b.synchronize_stream_with_timeout(s, 2000)
-            dev.b.destroy(m)  # a sub-model answers 207000 here and goes with its parent
-
-
-@pytest.fixture(autouse=True)
-def _close_captures(dev: Dev) -> Iterator[None]:
-    """Autouse in the extended-API spec modules (imported there)."""
-    yield
-    close_open_captures(dev)
+def sub_model(dev: Dev) -> Any:
+    """A captured IF sub-model (one ``fill`` kernel) of a parent capture left open (COND-06)."""
+    s = dev.stream()
+    dev.begin(s)
+    m = dev.b.capture_get_info(s)[2]
+    rc, h = dev.b.cond_handle_create(m, 0, CondHandleFlag.NONE)
+    expect.ok(rc, "aclmdlRICondHandleCreate (setup)")
+    rc, slots = dev.b.add_cond_task(CondTaskParams(h, CondTaskType.IF, 1, 1), s, 0)
+    expect.ok(rc, "aclmdlRIAddCondTask (setup)")
+    u = dev.stream()
+    expect.ok(dev.b.capture_to_model_ri_begin(u, slots[0], CaptureMode.RELAXED),
+              "aclmdlRICaptureToModelRIBegin (setup)")
+    dev.launch("fill", u, out=dev.buffer(n=8), n=8, value=1)
+    expect.ok(dev.b.capture_end(u, null_model=True)[0], "sub CaptureEnd (setup)")
+    return slots[0]

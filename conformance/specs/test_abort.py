@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from backends.contract import (
-    Cap, CaptureMode, CondHandleFlag, CondTaskParams, CondTaskType, Err, ValueWaitFlag,
+    Cap, Err, ValueWaitFlag,
 )
 from conformance import expect
-from conformance.specs._captures import _close_captures  # noqa: F401 (autouse)
 from conformance.harness import SENTINEL, Buf, Dev
+from conformance.specs._captures import sub_model
 
 pytestmark = pytest.mark.requires(Cap.ABORT, Cap.CAPTURE, Cap.KERNELS)
 
@@ -91,22 +91,6 @@ def test_abort_null(dev: Dev) -> None:
     expect.rc(dev.b.abort(None), Err.RT_PARAM_INVALID, "aclmdlRIAbort(NULL)")
 
 
-def _sub_model(dev: Dev) -> Any:
-    s = dev.stream()
-    dev.begin(s)
-    m = dev.b.capture_get_info(s)[2]
-    rc, h = dev.b.cond_handle_create(m, 0, CondHandleFlag.NONE)
-    expect.ok(rc, "aclmdlRICondHandleCreate (setup)")
-    rc, slots = dev.b.add_cond_task(CondTaskParams(h, CondTaskType.IF, 1, 1), s, 0)
-    expect.ok(rc, "aclmdlRIAddCondTask (setup)")
-    u = dev.stream()
-    expect.ok(dev.b.capture_to_model_ri_begin(u, slots[0], CaptureMode.RELAXED),
-              "aclmdlRICaptureToModelRIBegin (setup)")
-    dev.launch("fill", u, out=dev.buffer(n=8), n=8, value=1)
-    expect.ok(dev.b.capture_end(u, null_model=True)[0], "sub CaptureEnd (setup)")
-    return slots[0]
-
-
 @pytest.mark.clause("ERR-21")
 @pytest.mark.parametrize("which, expected", [
     pytest.param("null", Err.RT_PARAM_INVALID, id="null"),
@@ -115,5 +99,5 @@ def _sub_model(dev: Dev) -> Any:
 ])
 def test_err21_abort(dev: Dev, which: str, expected: int) -> None:
     """ERR-21: aclmdlRIAbort returns the error of its error-table cell."""
-    rc = dev.b.abort(None) if which == "null" else dev.b.abort(_sub_model(dev))
+    rc = dev.b.abort(None) if which == "null" else dev.b.abort(sub_model(dev))
     expect.rc(rc, expected, "aclmdlRIAbort")

@@ -16,7 +16,6 @@ from backends.contract import (
     Cap, Err, KernelTaskParams, LaunchAttr, LaunchAttrId, LaunchKernelCfg, TaskParams, TaskType,
 )
 from conformance import expect
-from conformance.specs._captures import _close_captures  # noqa: F401 (autouse)
 from conformance.harness import Dev
 
 pytestmark = pytest.mark.requires(Cap.ATTRIBUTES, Cap.CAPTURE, Cap.KERNELS, Cap.LISTING,

@@ -21,7 +21,6 @@ from backends.contract import (
     TaskType, ValueWaitFlag,
 )
 from conformance import expect
-from conformance.specs._captures import _close_captures  # noqa: F401 (autouse)
 from conformance.harness import SYNC_MS, Buf, Dev
 
 pytestmark = pytest.mark.requires(Cap.BUILD, Cap.KERNELS)

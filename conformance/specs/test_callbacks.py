@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from backends.contract import (
-    Cap, CaptureMode, CaptureStatus, CondHandleFlag, CondTaskParams, CondTaskType, Err,
+    Cap, CaptureStatus, Err,
 )
 from conformance import expect
-from conformance.specs._captures import _close_captures  # noqa: F401 (autouse)
 from conformance.harness import Dev
+from conformance.specs._captures import sub_model
 
 pytestmark = pytest.mark.requires(Cap.CALLBACKS, Cap.CAPTURE, Cap.KERNELS)
 
@@ -184,22 +184,6 @@ def case(fn: Case, expected: int, *caps: Cap) -> Any:
                         marks=[pytest.mark.requires(*caps)] if caps else [])
 
 
-def _sub_model(dev: Dev) -> Any:
-    s = dev.stream()
-    dev.begin(s)
-    m = dev.b.capture_get_info(s)[2]
-    rc, h = dev.b.cond_handle_create(m, 0, CondHandleFlag.NONE)
-    expect.ok(rc, "aclmdlRICondHandleCreate (setup)")
-    rc, slots = dev.b.add_cond_task(CondTaskParams(h, CondTaskType.IF, 1, 1), s, 0)
-    expect.ok(rc, "aclmdlRIAddCondTask (setup)")
-    u = dev.stream()
-    expect.ok(dev.b.capture_to_model_ri_begin(u, slots[0], CaptureMode.RELAXED),
-              "aclmdlRICaptureToModelRIBegin (setup)")
-    dev.launch("fill", u, out=dev.buffer(n=8), n=8, value=1)
-    expect.ok(dev.b.capture_end(u, null_model=True)[0], "sub CaptureEnd (setup)")
-    return slots[0]
-
-
 def _reg_null_model(dev: Dev) -> int:
     return dev.b.destroy_register_callback(None, recorder([], "x"), None)
 
@@ -215,7 +199,7 @@ def _reg_twice(dev: Dev) -> int:
 
 
 def _reg_sub_model(dev: Dev) -> int:
-    return dev.b.destroy_register_callback(_sub_model(dev), recorder([], "x"), None)
+    return dev.b.destroy_register_callback(sub_model(dev), recorder([], "x"), None)
 
 
 @pytest.mark.clause("ERR-22")
@@ -243,7 +227,7 @@ def _unreg_not_registered(dev: Dev) -> int:
 
 
 def _unreg_sub_model(dev: Dev) -> int:
-    return dev.b.destroy_unregister_callback(_sub_model(dev), recorder([], "x"))
+    return dev.b.destroy_unregister_callback(sub_model(dev), recorder([], "x"))
 
 
 @pytest.mark.clause("ERR-23")

@@ -18,7 +18,6 @@ from backends.contract import (
     UNWRITTEN, Cap, CaptureMode, CaptureStatus, CondHandleFlag, CondTaskParams, CondTaskType, Err,
 )
 from conformance import expect
-from conformance.specs._captures import _close_captures  # noqa: F401 (autouse)
 from conformance.harness import SENTINEL, SYNC_MS, Buf, Dev
 
 pytestmark = pytest.mark.requires(Cap.COND, Cap.CAPTURE, Cap.KERNELS)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from backends.contract import (
-    Cap, Err, KernelTaskParams, StreamStatus, TaskParams, TaskType, ValueWaitFlag,
+    Cap, Err, KernelTaskParams, TaskParams, TaskType, ValueWaitFlag,
 )
 from conformance import expect
 from conformance.harness import SENTINEL, Buf, Dev

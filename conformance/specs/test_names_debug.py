@@ -16,7 +16,6 @@ import pytest
 
 from backends.contract import DEBUG_JSON_SUMMARY, DEBUG_JSON_VERBOSE, Cap, Err
 from conformance import expect
-from conformance.specs._captures import _close_captures  # noqa: F401 (autouse)
 from conformance.harness import Dev
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)

@@ -20,7 +20,6 @@ from backends.contract import (
     Cap, CaptureMode, Err, KernelTaskParams, TaskParams, TaskType, ValueWriteTaskParams,
 )
 from conformance import expect
-from conformance.specs._captures import _close_captures  # noqa: F401 (autouse)
 from conformance.harness import SYNC_MS, Buf, Dev
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)

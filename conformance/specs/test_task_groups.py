@@ -17,7 +17,6 @@ import pytest
 
 from backends.contract import UNWRITTEN, Cap, CaptureStatus, Err, TaskType
 from conformance import expect
-from conformance.specs._captures import _close_captures  # noqa: F401 (autouse)
 from conformance.harness import Buf, Dev
 
 pytestmark = pytest.mark.requires(Cap.TASK_GROUPS, Cap.CAPTURE, Cap.KERNELS)
