@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .backend_loader import BackendLoadError, backend_options, load_backend, resolve
+from .backend_loader import BackendLoadError, backend_options, fault_options, load_backend, resolve
 
 PROG = "mdlri-conformance"
 SPEC_DIR = Path(__file__).parent / "specs"
@@ -133,7 +133,7 @@ def _cmd_replay(ns: argparse.Namespace) -> int:
     except (oracle.UndefinedCase, graphs.GraphError) as exc:
         return _usage_error(f"{ns.case}: undefined behaviour: {exc}")
     try:
-        backend = load_backend(ns.backend)
+        backend = load_backend(ns.backend, **fault_options(ns.backend, ns.fault))
     except BackendLoadError as exc:
         return _usage_error(str(exc))
     from .observe import first_difference
@@ -368,6 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "'conforms' or the first differing observation.")
     rp.add_argument("case", help="path of a case JSON file (conformance/cases/*.json)")
     rp.add_argument("--backend", default="sim", help="sim (default) or package.module:factory")
+    rp.add_argument("--fault", action="append", metavar="NAME",
+                    help="replay on the simulator with this planted fault (repeatable)")
     rp.set_defaults(func=_cmd_replay)
 
     from .killmatrix import add_parser as add_faults_parser

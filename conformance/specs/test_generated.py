@@ -74,6 +74,9 @@ def compare(backend: Any, config: pytest.Config, case: graphs.Case,
     d = div.difference
     where = d.expected or d.observed
     label = f"{where.phase}[{where.index}] {where.what}" if where else "observation"
+    faults = "".join(f" --fault {f}" for f in (config.getoption("--fault", None) or ()))
+    if faults:  # a planted fault is part of the backend the case diverged on
+        msg = msg.replace(f"--backend {backend.name}", f"--backend {backend.name}{faults}")
     replay = next((ln.strip().removeprefix("replay: ") for ln in msg.splitlines()
                    if ln.strip().startswith("replay: ")), "")
     expect.diverge(f"generated case, {label}",
