@@ -42,7 +42,8 @@ from .handles import live
 from .kernels import MANIFEST_PATH, BinHandle, FuncHandle, parse_manifest
 from .memory import (DEFAULT_BASE, DEFAULT_FILL, DEFAULT_GUARD, DeviceMemorySpace,
                      PinnedRegistry, as_bytes_view)
-from .extended import NOT_HOOKED, ApiReturn, ExtendedSimMixin
+from .extended import NOT_HOOKED, ExtendedSimMixin
+from .guard import ApiReturn
 from .faults import check as check_faults
 from .model import ModelStatus, ModelStream, SimModel, Task, TaskRecord, record_to_op
 from .streams import CAPTURE_FORBIDDEN_FLAGS, SYNC_NOOP_FLAGS, SimStream

@@ -23,7 +23,6 @@ An API error raised deep inside a core method is signalled with :class:`ApiRetur
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import threading
@@ -49,6 +48,7 @@ from .capture import CaptureSession
 from .cond import CondHandle, CondOp, SubModel
 from .device import ExecuteOp, Queue, ResetOp, WaitOp
 from .events import SimEvent
+from .guard import ApiReturn, guarded
 from .handles import live
 from .model import ModelStatus, ModelStream, SimModel, Task, TaskRecord
 from .streams import SimStream
@@ -69,14 +69,6 @@ E_EXECUTE = int(Err.RT_MODEL_EXECUTE)
 NOT_HOOKED: Any = object()
 
 
-class ApiReturn(Exception):
-    """Raised inside a core API method to return ``rc`` from it."""
-
-    def __init__(self, rc: int) -> None:
-        super().__init__(rc)
-        self.rc = int(rc)
-
-
 def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
@@ -85,30 +77,6 @@ def _arg(args: tuple, kwargs: dict, i: int, name: str, default: Any = None) -> A
     if len(args) > i:
         return args[i]
     return kwargs.get(name, default)
-
-
-def _ext_api(no_ctx: Any) -> Callable:
-    """Lock, closed check, context check (107002, result ``no_ctx``), ApiReturn, progress."""
-
-    def deco(fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-            with self._cond:
-                if self._closed:
-                    from .backend import BackendClosed
-                    raise BackendClosed(f"{fn.__name__} called on a closed SimBackend")
-                if not self._has_context():
-                    return no_ctx
-                try:
-                    return fn(self, *args, **kwargs)
-                except ApiReturn as exc:
-                    return exc.rc
-                finally:
-                    self._kick()
-
-        return wrapper
-
-    return deco
 
 
 class ExtendedSimMixin(SwitchSimMixin):
@@ -402,7 +370,7 @@ class ExtendedSimMixin(SwitchSimMixin):
             return E_HANDLE, None
         return OK, stream
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def capture_task_grp_begin(self, stream: Any) -> int:
         """aclmdlRICaptureTaskGrpBegin (TG-01/02/03/06): 8 NOP tasks, then the group opens."""
         rc, st = self._grp_stream(stream)
@@ -419,7 +387,7 @@ class ExtendedSimMixin(SwitchSimMixin):
         self._groups.append(g)
         return OK
 
-    @_ext_api((E_CTX, UNWRITTEN))
+    @guarded((E_CTX, UNWRITTEN))
     def capture_task_grp_end(self, stream: Any, *, null_handle: bool = False) -> tuple[int, Any]:
         """aclmdlRICaptureTaskGrpEnd (TG-01/04/05/06/08): the handle is written on success only."""
         if stream is None or null_handle:
@@ -440,7 +408,7 @@ class ExtendedSimMixin(SwitchSimMixin):
             return int(Err.RT_STREAM_CAPTURE_INVALIDATED), UNWRITTEN
         return OK, g
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def capture_task_update_begin(self, stream: Any, handle: Any) -> int:
         """aclmdlRICaptureTaskUpdateBegin (TG-10/11/12): the stream enters update mode."""
         if stream is None or handle is None:
@@ -459,7 +427,7 @@ class ExtendedSimMixin(SwitchSimMixin):
         handle.updating = stream
         return OK
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def capture_task_update_end(self, stream: Any) -> int:
         """aclmdlRICaptureTaskUpdateEnd (TG-12/13/14): fewer launches than tasks -> 507000,
         the stream leaves update mode either way."""
@@ -491,7 +459,7 @@ class ExtendedSimMixin(SwitchSimMixin):
             return E_PARAM, None  # "ACL Graph mode is not supported"
         return OK, model
 
-    @_ext_api((E_CTX, UNWRITTEN))
+    @guarded((E_CTX, UNWRITTEN))
     def build_begin(self, flag: int, *, null_model: bool = False) -> tuple[int, Any]:
         """aclmdlRIBuildBegin (BLD-01)."""
         if null_model:
@@ -503,7 +471,7 @@ class ExtendedSimMixin(SwitchSimMixin):
         self._models.append(m)
         return OK, m
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def bind_stream(self, model: Any, stream: Any, flag: int) -> int:
         """aclmdlRIBindStream (BLD-02): PERSISTENT streams, flag HEAD or DEFAULT."""
         rc, m = self._built(model)
@@ -538,7 +506,7 @@ class ExtendedSimMixin(SwitchSimMixin):
             return E_PARAM, None
         return OK, b[1]
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def end_task(self, model: Any, stream: Any) -> int:
         """aclmdlRIEndTask: the end-graph marker (a DEFAULT task) on a bound stream."""
         rc, m = self._built(model)
@@ -551,7 +519,7 @@ class ExtendedSimMixin(SwitchSimMixin):
         m.has_end_task = True
         return OK
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def build_end(self, model: Any, reserve: Any = None) -> int:
         """aclmdlRIBuildEnd (BLD-05): reserve must be NULL (100000)."""
         if model is None or reserve is not None:
@@ -562,7 +530,7 @@ class ExtendedSimMixin(SwitchSimMixin):
         m.build_ended = True
         return OK
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def unbind_stream(self, model: Any, stream: Any) -> int:
         """aclmdlRIUnbindStream (BLD-07): the stream's stored tasks leave the model."""
         rc, m = self._built(model)
@@ -578,7 +546,7 @@ class ExtendedSimMixin(SwitchSimMixin):
             t.alive = False
         return OK
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def execute(self, model: Any, timeout_ms: int) -> int:
         """aclmdlRIExecute (EXE-10..13): built models only, synchronous, -1 forever, >0 ms;
         expiry -> 507046 with the execution left running (Q-16)."""
@@ -621,7 +589,7 @@ class ExtendedSimMixin(SwitchSimMixin):
                     self.mem.write_u64(h.addr, h.default)
             todo.extend(self._subs.get(m, ()))
 
-    @_ext_api((E_CTX, UNWRITTEN))
+    @guarded((E_CTX, UNWRITTEN))
     def cond_handle_create(self, model: Any, default_launch_value: int, flag: int, *,
                            null_handle: bool = False) -> tuple[int, Any]:
         """aclmdlRICondHandleCreate (COND-01/02): a capturing capture model; value 0."""
@@ -643,7 +611,7 @@ class ExtendedSimMixin(SwitchSimMixin):
         self._conds.setdefault(model, []).append(h)
         return OK, h
 
-    @_ext_api((E_CTX, UNWRITTEN))
+    @guarded((E_CTX, UNWRITTEN))
     def cond_handle_get_cond_ptr(self, handle: Any, *, null_out: bool = False) -> tuple[int, Any]:
         """aclmdlRICondHandleGetCondPtr (COND-04)."""
         if handle is None or null_out:
@@ -713,7 +681,7 @@ class ExtendedSimMixin(SwitchSimMixin):
         self._subs.setdefault(parent, []).extend(subs)
         return OK, subs
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def capture_to_model_ri_begin(self, stream: Any, model: Any, mode: int) -> int:
         """aclmdlRICaptureToModelRIBegin (COND-07): capture ``stream`` into a sub-model."""
         if stream is None or model is None:
@@ -777,7 +745,7 @@ class ExtendedSimMixin(SwitchSimMixin):
             return E_HANDLE, None
         return OK, model
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def set_name(self, model: Any, name: str | None) -> int:
         """aclmdlRISetName (NAME-01/04): stored in full, the last call wins."""
         if name is None:
@@ -790,7 +758,7 @@ class ExtendedSimMixin(SwitchSimMixin):
         self._names[m] = name
         return OK
 
-    @_ext_api((E_CTX, UNWRITTEN))
+    @guarded((E_CTX, UNWRITTEN))
     def get_name(self, model: Any, max_len: int, *, null_buf: bool = False) -> tuple[int, Any]:
         """aclmdlRIGetName (NAME-02/03/04): no truncation; a short buffer -> 507000 and the
         buffer cleared (memcpy_s); maxLen 0 -> 107000."""
@@ -806,7 +774,7 @@ class ExtendedSimMixin(SwitchSimMixin):
             return E_INTERNAL, ""
         return OK, name
 
-    @_ext_api((E_CTX, UNWRITTEN))
+    @guarded((E_CTX, UNWRITTEN))
     def get_id(self, model: Any, *, null_out: bool = False) -> tuple[int, Any]:
         """aclmdlRIGetId (NAME-05): the handle's process-unique id, never reused (Q-24)."""
         if null_out:
@@ -816,7 +784,7 @@ class ExtendedSimMixin(SwitchSimMixin):
             return rc, UNWRITTEN
         return OK, m.id
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def debug_json_print(self, model: Any, path: str | None, flags: int) -> int:
         """aclmdlRIDebugJsonPrint (DBG-01..04): a Chrome-trace JSON array, any time."""
         if path is None:
@@ -860,7 +828,7 @@ class ExtendedSimMixin(SwitchSimMixin):
             return E_NOT_SUPPORT, None
         return OK, model
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def destroy_register_callback(self, model: Any, func: Any, user_data: Any) -> int:
         """aclmdlRIDestroyRegisterCallback (LIFE-10/13): keyed by the callable alone."""
         rc, m = self._cb_model(model, func)
@@ -874,7 +842,7 @@ class ExtendedSimMixin(SwitchSimMixin):
         cbs.append((func, user_data))
         return OK
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def destroy_unregister_callback(self, model: Any, func: Any) -> int:
         """aclmdlRIDestroyUnregisterCallback (LIFE-10/12)."""
         rc, m = self._cb_model(model, func)
@@ -890,7 +858,7 @@ class ExtendedSimMixin(SwitchSimMixin):
     # =========================================================================================
     # attributes, abort (ATTR, ABT)
 
-    @_ext_api((E_CTX, UNWRITTEN))
+    @guarded((E_CTX, UNWRITTEN))
     def kernel_task_get_attribute(self, task: Any, attr_id: int, *,
                                   null_out: bool = False) -> tuple[int, Any]:
         """aclmdlRIKernelTaskGetAttribute (ATTR-01..06)."""
@@ -904,7 +872,7 @@ class ExtendedSimMixin(SwitchSimMixin):
             return E_PARAM, UNWRITTEN  # ATTR-02
         return OK, query(task.host.attrs, int(attr_id))
 
-    @_ext_api(E_CTX)
+    @guarded(E_CTX)
     def abort(self, model: Any) -> int:
         """aclmdlRIAbort (ABT-01..03, Q-17): executions of the model that have started are
         abandoned (their stream's next sync returns 507011); queued ones still run later."""

@@ -28,13 +28,13 @@ of the execution (its queue group) and the model's :class:`~backends.sim.build.B
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
 from backends.contract import UNWRITTEN, CompareDataType, Condition, Err, TaskType
 
 from .device import DeviceFault, ExecuteOp, Op, Queue
+from .guard import guarded
 from .handles import Handle, live
 from .model import ModelStream, TaskRecord, record_to_op
 from .streams import SimStream
@@ -220,28 +220,6 @@ def end_record() -> TaskRecord:
 # API
 
 
-def _switch_api(no_ctx: Any) -> Callable:
-    """Lock, closed check, context check (107002, result ``no_ctx``), progress."""
-
-    def deco(fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-            with self._cond:
-                if self._closed:
-                    from .backend import BackendClosed
-                    raise BackendClosed(f"{fn.__name__} called on a closed SimBackend")
-                if not self._has_context():
-                    return no_ctx
-                try:
-                    return fn(self, *args, **kwargs)
-                finally:
-                    self._kick()
-
-        return wrapper
-
-    return deco
-
-
 def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
@@ -269,7 +247,7 @@ class SwitchSimMixin:
         m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=src))
         return OK
 
-    @_switch_api(E_CTX)
+    @guarded(E_CTX)
     def active_stream(self, active_stream: Any, stream: Any) -> int:
         """aclrtActiveStream: both streams bound to the same built model."""
         rc, target = self._bound_stream(active_stream, E_NULL)
@@ -282,7 +260,7 @@ class SwitchSimMixin:
             return E_PARAM
         return self._store(b, lambda t=active_stream: ActiveOp(t))
 
-    @_switch_api(E_CTX)
+    @guarded(E_CTX)
     def switch_stream(self, left_value: int | None, cond: int, right_value: int | None,
                       data_type: int, true_stream: Any, false_stream: Any, stream: Any) -> int:
         """aclrtSwitchStream: device pointers, cond 0..5, data type 0..1, false_stream NULL."""
@@ -309,12 +287,12 @@ class SwitchSimMixin:
 
     # -- labels -------------------------------------------------------------------------------
 
-    @_switch_api((E_CTX, UNWRITTEN))
+    @guarded((E_CTX, UNWRITTEN))
     def create_label(self) -> tuple[int, Any]:
         """aclrtCreateLabel."""
         return OK, Label()
 
-    @_switch_api(E_CTX)
+    @guarded(E_CTX)
     def destroy_label(self, label: Any) -> int:
         """aclrtDestroyLabel."""
         if label is None:
@@ -324,7 +302,7 @@ class SwitchSimMixin:
         label.alive = False
         return OK
 
-    @_switch_api(E_CTX)
+    @guarded(E_CTX)
     def set_label(self, label: Any, stream: Any) -> int:
         """aclrtSetLabel: once per label, on a bound stream."""
         if label is None:
@@ -340,7 +318,7 @@ class SwitchSimMixin:
         label.task = m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=LabelOp))
         return OK
 
-    @_switch_api((E_CTX, UNWRITTEN))
+    @guarded((E_CTX, UNWRITTEN))
     def create_label_list(self, labels: list[Any] | None, num: int) -> tuple[int, Any]:
         """aclrtCreateLabelList: ``num`` live labels, 0 < num <= 65535."""
         if labels is None:
@@ -354,7 +332,7 @@ class SwitchSimMixin:
             return E_HANDLE, UNWRITTEN
         return OK, LabelList(items)
 
-    @_switch_api(E_CTX)
+    @guarded(E_CTX)
     def destroy_label_list(self, label_list: Any) -> int:
         """aclrtDestroyLabelList (the labels stay)."""
         if label_list is None:
@@ -364,7 +342,7 @@ class SwitchSimMixin:
         label_list.alive = False
         return OK
 
-    @_switch_api(E_CTX)
+    @guarded(E_CTX)
     def switch_label_by_index(self, ptr: int | None, max_value: int, label_list: Any,
                               stream: Any) -> int:
         """aclrtSwitchLabelByIndex: 0 < max_value <= the list's length, bound stream."""
