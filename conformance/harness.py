@@ -59,22 +59,28 @@ class Dev:
         self._models: list[Any] = []
 
     # -- resources -------------------------------------------------------------------------
-    def _track(self, what: str, fn: Callable[[], Any]) -> None:
+    def track(self, what: str, fn: Callable[[], Any]) -> None:
+        """Run ``fn`` at the end of the spec (in reverse order of registration)."""
         self._undo.append((what, fn))
 
-    def stream(self) -> Any:
-        """A new ordinary stream, destroyed at the end of the spec."""
-        rc, s = self.b.create_stream()
-        expect.ok(rc, "aclrtCreateStream (setup)")
+    def stream(self, flags: int | None = None) -> Any:
+        """A new stream (ordinary, or aclrtCreateStreamWithConfig ``flags``), destroyed at the
+        end of the spec; cleanup ends a capture a failing spec left open on it."""
+        if flags is None:
+            rc, s = self.b.create_stream()
+            expect.ok(rc, "aclrtCreateStream (setup)")
+        else:
+            rc, s = self.b.create_stream_with_config(0, flags)
+            expect.ok(rc, f"aclrtCreateStreamWithConfig({flags:#x}) (setup)")
         self._streams.append(s)
-        self._track("destroy_stream", lambda: self.b.destroy_stream(s))
+        self.track("destroy_stream", lambda: self.b.destroy_stream(s))
         return s
 
     def event(self, flag: int = EventFlag.SYNC) -> Any:
         """A new capture-capable event (aclrtCreateEventExWithFlag(SYNC) by default)."""
         rc, e = self.b.create_event_ex_with_flag(flag)
         expect.ok(rc, "aclrtCreateEventExWithFlag (setup)")
-        self._track("destroy_event", lambda: self.b.destroy_event(e))
+        self.track("destroy_event", lambda: self.b.destroy_event(e))
         return e
 
     def buffer(self, values: Any = None, *, n: int | None = None,
@@ -88,7 +94,7 @@ class Dev:
             arr = np.full(n, 0 if fill is None else fill, dtype=np.int32)
         rc, addr = self.b.malloc(max(arr.nbytes, 4))
         expect.ok(rc, "aclrtMalloc (setup)")
-        self._track("free", lambda: self.b.free(addr))
+        self.track("free", lambda: self.b.free(addr))
         buf = Buf(addr, len(arr))
         if values is not None or fill is not None:
             self.write(buf, arr)
@@ -98,7 +104,7 @@ class Dev:
         """An 8-byte device word (for value write/wait), initialised to ``value``."""
         rc, addr = self.b.malloc(64)
         expect.ok(rc, "aclrtMalloc (setup)")
-        self._track("free", lambda: self.b.free(addr))
+        self.track("free", lambda: self.b.free(addr))
         self.write64(addr, value)
         return addr
 
@@ -163,7 +169,7 @@ class Dev:
             rc, h = self.b.binary_load_from_file(self.b.kernel_binary_path(), None)
             expect.ok(rc, "aclrtBinaryLoadFromFile (setup)")
             self._bin = h
-            self._track("binary_unload", lambda: self.b.binary_unload(h))
+            self.track("binary_unload", lambda: self.b.binary_unload(h))
         if name not in self._funcs:
             rc, f = self.b.binary_get_function(self._bin, name)
             expect.ok(rc, f"aclrtBinaryGetFunction {name} (setup)")

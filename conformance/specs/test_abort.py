@@ -16,7 +16,7 @@ from backends.contract import (
 )
 from conformance import expect
 from conformance.harness import SENTINEL, Buf, Dev
-from conformance.specs._captures import sub_model
+from conformance.specs._setups import sub_model
 
 pytestmark = pytest.mark.requires(Cap.ABORT, Cap.CAPTURE, Cap.KERNELS)
 

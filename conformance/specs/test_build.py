@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 
 from backends.contract import (
-    WAIT_FOREVER, Cap, CaptureMode, Err, KernelTaskParams, ModelStreamFlag, StreamFlag, TaskParams,
+    WAIT_FOREVER, Cap, CaptureMode, Err, KernelTaskParams, ModelStreamFlag, TaskParams,
     TaskType, ValueWaitFlag,
 )
 from conformance import expect
 from conformance.harness import SYNC_MS, Buf, Dev
+from conformance.specs._setups import begin_build, persistent_stream
 
 pytestmark = pytest.mark.requires(Cap.BUILD, Cap.KERNELS)
 
@@ -34,22 +35,6 @@ class Built:
     model: Any
     stream: Any
     out: Buf
-
-
-def persistent_stream(dev: Dev) -> Any:
-    """A new ACL_STREAM_PERSISTENT stream, destroyed at the end of the spec."""
-    rc, s = dev.b.create_stream_with_config(0, StreamFlag.PERSISTENT)
-    expect.ok(rc, "aclrtCreateStreamWithConfig PERSISTENT (setup)")
-    dev._track("destroy_stream", lambda: dev.b.destroy_stream(s))
-    dev._streams.append(s)  # cleanup ends a capture a failing spec left open on it
-    return s
-
-
-def begin_build(dev: Dev) -> Any:
-    """BuildBegin(flag 0), tracked for destruction."""
-    rc, m = dev.b.build_begin(0)
-    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
-    return dev.model(m)
 
 
 def bound(dev: Dev) -> tuple[Any, Any]:

@@ -18,7 +18,7 @@ from backends.contract import (
 )
 from conformance import expect
 from conformance.harness import Dev
-from conformance.specs._captures import sub_model
+from conformance.specs._setups import sub_model
 
 pytestmark = pytest.mark.requires(Cap.CALLBACKS, Cap.CAPTURE, Cap.KERNELS)
 

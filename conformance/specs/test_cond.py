@@ -8,7 +8,6 @@ aclmdlRICaptureToModelRIBegin before the parent capture ends.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -19,53 +18,17 @@ from backends.contract import (
 )
 from conformance import expect
 from conformance.harness import SENTINEL, SYNC_MS, Buf, Dev
+from conformance.specs._setups import add, capture_sub, Parent, parent
 
 pytestmark = pytest.mark.requires(Cap.COND, Cap.CAPTURE, Cap.KERNELS)
 
 X = np.arange(1, 9, dtype=np.int32)
 
 
-@dataclass
-class Parent:
-    """A parent capture in progress: origin stream, model (GetInfo handle), cond handle."""
-
-    stream: Any
-    model: Any
-    handle: Any
-
-
-def parent(dev: Dev, default: int = 0, flag: int = CondHandleFlag.NONE) -> Parent:
-    """Begin a capture and create a cond handle on its model (both required to succeed)."""
-    s = dev.stream()
-    dev.begin(s)
-    rc, _, m = dev.b.capture_get_info(s)
-    expect.ok(rc, "aclmdlRICaptureGetInfo (setup)")
-    rc, h = dev.b.cond_handle_create(m, default, flag)
-    expect.ok(rc, "aclmdlRICondHandleCreate (setup)")
-    return Parent(s, m, h)
-
-
 def cond_ptr(dev: Dev, h: Any) -> int:
     rc, ptr = dev.b.cond_handle_get_cond_ptr(h)
     expect.ok(rc, "aclmdlRICondHandleGetCondPtr (setup)")
     return ptr
-
-
-def add(dev: Dev, p: Parent, ctype: int, size: int) -> list[Any]:
-    """AddCondTask on the parent's stream; the ``size`` sub-model handles."""
-    rc, slots = dev.b.add_cond_task(CondTaskParams(p.handle, ctype, size, size), p.stream, 0)
-    expect.ok(rc, "aclmdlRIAddCondTask (setup)")
-    return list(slots[:size])
-
-
-def capture_sub(dev: Dev, sub: Any, body: Callable[[Any], None]) -> None:
-    """Capture ``body(stream)`` into sub-model ``sub`` on a fresh stream."""
-    u = dev.stream()
-    expect.ok(dev.b.capture_to_model_ri_begin(u, sub, CaptureMode.RELAXED),
-              "aclmdlRICaptureToModelRIBegin (setup)")
-    body(u)
-    rc, _ = dev.b.capture_end(u, null_model=True)
-    expect.ok(rc, "aclmdlRICaptureEnd of the sub-model (setup)")
 
 
 def fill_body(dev: Dev, out: Buf, value: int) -> Callable[[Any], None]:

@@ -22,6 +22,7 @@ from backends.contract import (
 )
 from conformance import expect
 from conformance.harness import SENTINEL, Buf, Dev
+from conformance.specs._setups import faulted_model
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)
 
@@ -41,21 +42,6 @@ def gated_model(dev: Dev, s: Any, flag: int, kernel: str, **args: Any) -> Any:
     expect.ok(dev.b.value_wait(flag, 1, ValueWaitFlag.EQ, s), "aclrtValueWait in capture")
     dev.launch(kernel, s, **args)
     return dev.end(s)
-
-
-def faulted_model(dev: Dev, s: Any) -> Any:
-    """A model driven into FAULT by disabling its captured memset (DIS-06)."""
-    scratch, x, y = dev.buffer(n=8), dev.buffer(X), dev.buffer(n=8)
-    dev.begin(s)
-    dev.launch("fallback_main", s, input=x, output=y)
-    expect.ok(dev.b.memset_async(scratch.addr, scratch.nbytes, 0, scratch.nbytes, s),
-              "aclrtMemsetAsync in capture (setup)")
-    model = dev.end(s)
-    default = dev.tasks_of_type(model, TaskType.DEFAULT)
-    expect.true(len(default) >= 1, "a DEFAULT task listed (setup)", ">= 1", 0)
-    expect.rc(dev.b.task_disable(default[0]), Err.RT_PARAM_INVALID,
-              "aclmdlRITaskDisable(DEFAULT) to fault the model (setup)")
-    return model
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import pytest
 from backends.contract import Cap, CondTaskType, Err, EventRecordFlag, EventWaitFlag, TaskType
 from conformance import expect
 from conformance.harness import Dev
-from conformance.specs.test_cond import add, capture_sub, parent
+from conformance.specs._setups import add, capture_sub, parent
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.EXTERNAL_EVENTS, Cap.KERNELS)
 

@@ -21,6 +21,7 @@ from backends.contract import (UNWRITTEN, Cap, Err, MemcpyKind, TaskType, TaskPa
                                ValueWriteTaskParams)
 from conformance import expect
 from conformance.harness import Buf, Dev
+from conformance.specs._setups import capture_chain
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.LISTING, Cap.KERNELS)
 
@@ -43,32 +44,6 @@ def _capture_fills(dev: Dev, values: list[int]) -> tuple[Any, Any, list[Buf]]:
     for b, v in zip(bufs, values):
         _fill(dev, s, b, v)
     return dev.end(s), s, bufs
-
-
-def _capture_chain(dev: Dev, kernels: list[int]) -> tuple[Any, list[Any], list[Buf]]:
-    """Multi-stream capture: stream 0 is the origin, stream i joins by waiting on stream i-1.
-
-    ``kernels[i]`` fills are issued on stream i (so each internal stream can be told apart by
-    its KERNEL count), then every joined stream records an event its parent waits on.
-    Attachment order is stream 0, 1, 2, ...
-    """
-    streams = [dev.stream() for _ in kernels]
-    bufs = [dev.buffer(n=N) for _ in kernels]
-    forks = [dev.event() for _ in kernels[1:]]
-    joins = [dev.event() for _ in kernels[1:]]
-    b = dev.b
-    dev.begin(streams[0])
-    for i in range(1, len(streams)):
-        expect.ok(b.record_event(forks[i - 1], streams[i - 1]), "aclrtRecordEvent (fork)")
-        expect.ok(b.stream_wait_event(streams[i], forks[i - 1]), "aclrtStreamWaitEvent (fork)")
-    for i in reversed(range(len(streams))):
-        for k in range(kernels[i]):
-            _fill(dev, streams[i], bufs[i], 100 * i + k)
-        if i > 0:
-            expect.ok(b.record_event(joins[i - 1], streams[i]), "aclrtRecordEvent (join)")
-            expect.ok(b.stream_wait_event(streams[i - 1], joins[i - 1]),
-                      "aclrtStreamWaitEvent (join)")
-    return dev.end(streams[0]), streams, bufs
 
 
 @dataclass
@@ -124,7 +99,7 @@ def _only_stream(dev: Dev, model: Any) -> Any:
 @pytest.mark.requires(Cap.CROSS_STREAM)
 def test_list_01_streams_are_internal(dev: Dev) -> None:
     """LIST-01 GetStreams returns one internal stream per participating user stream, none of them a user stream."""
-    model, user_streams, _ = _capture_chain(dev, [1, 1])
+    model, user_streams, _ = capture_chain(dev, [1, 1])
     listed = dev.streams_of(model)
     expect.eq(len(listed), len(user_streams), "GetStreams count for a 2-stream capture")
     for i, u in enumerate(user_streams):
@@ -137,7 +112,7 @@ def test_list_01_streams_are_internal(dev: Dev) -> None:
 def test_list_02_reverse_attachment_order(dev: Dev) -> None:
     """LIST-02 GetStreams lists streams most-recently-attached first; the origin stream is last."""
     kernels = [1, 2, 3]  # origin, first joined, second joined
-    model, _, _ = _capture_chain(dev, kernels)
+    model, _, _ = capture_chain(dev, kernels)
     per_stream = [sum(1 for t in dev.tasks_of(s) if dev.type_of(t) == TaskType.KERNEL)
                   for s in dev.streams_of(model)]
     expect.eq(per_stream, list(reversed(kernels)),
@@ -208,7 +183,7 @@ def test_list_05_tasks_partial_fill(dev: Dev) -> None:
 @pytest.mark.requires(Cap.CROSS_STREAM)
 def test_list_05_streams_partial_fill(dev: Dev) -> None:
     """LIST-05 GetStreams with capacity < count fills the first streams in list order, *num=capacity, rc 107039."""
-    model, _, _ = _capture_chain(dev, [1, 1, 1])
+    model, _, _ = capture_chain(dev, [1, 1, 1])
     full = dev.streams_of(model)
     cap = len(full) - 1
     rc, slots, got = dev.b.get_streams(model, cap)

@@ -19,6 +19,7 @@ import pytest
 from backends.contract import Cap, Err, KernelTaskParams, TaskParams, TaskType
 from conformance import expect
 from conformance.harness import Buf, Dev, iter_pairs
+from conformance.specs._setups import capture_chain
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.LISTING, Cap.SEQ_ID, Cap.KERNELS)
 
@@ -49,28 +50,6 @@ def _capture_fills(dev: Dev, values: list[int],
     for b, v in zip(bufs, values):
         _fill(dev, s, b, v)
     return dev.end(s), s, bufs
-
-
-def _capture_chain(dev: Dev, kernels: list[int]) -> Any:
-    """Stream 0 is the origin; stream i joins by waiting on stream i-1, runs ``kernels[i]``
-    fills, and records an event its parent waits on."""
-    b = dev.b
-    streams = [dev.stream() for _ in kernels]
-    bufs = [dev.buffer(n=N) for _ in kernels]
-    forks = [dev.event() for _ in kernels[1:]]
-    joins = [dev.event() for _ in kernels[1:]]
-    dev.begin(streams[0])
-    for i in range(1, len(streams)):
-        expect.ok(b.record_event(forks[i - 1], streams[i - 1]), "aclrtRecordEvent (fork)")
-        expect.ok(b.stream_wait_event(streams[i], forks[i - 1]), "aclrtStreamWaitEvent (fork)")
-    for i in reversed(range(len(streams))):
-        for k in range(kernels[i]):
-            _fill(dev, streams[i], bufs[i], 100 * i + k)
-        if i > 0:
-            expect.ok(b.record_event(joins[i - 1], streams[i]), "aclrtRecordEvent (join)")
-            expect.ok(b.stream_wait_event(streams[i - 1], joins[i - 1]),
-                      "aclrtStreamWaitEvent (join)")
-    return dev.end(streams[0])
 
 
 def _ids_per_stream(dev: Dev, model: Any) -> list[list[int]]:
@@ -124,7 +103,7 @@ def test_seq_01_one_counter_across_streams(dev: Dev) -> None:
 @pytest.mark.requires(Cap.CROSS_STREAM)
 def test_seq_03_increasing_within_stream(dev: Dev) -> None:
     """SEQ-03 Ids are strictly increasing in each stream's list order (after capture and after a run)."""
-    model = _capture_chain(dev, [3, 2])
+    model, _, _ = capture_chain(dev, [3, 2])
     for i, ids in enumerate(_ids_per_stream(dev, model)):
         expect.true(_strictly_increasing(ids), f"seq ids of stream {i} in list order",
                     "strictly increasing", ids)
@@ -138,7 +117,7 @@ def test_seq_03_increasing_within_stream(dev: Dev) -> None:
 @pytest.mark.requires(Cap.CROSS_STREAM)
 def test_seq_04_unique_within_model(dev: Dev) -> None:
     """SEQ-04 No two tasks of one model, on any of its streams, share a seq id."""
-    model = _capture_chain(dev, [2, 2, 2])
+    model, _, _ = capture_chain(dev, [2, 2, 2])
     ids = [i for per in _ids_per_stream(dev, model) for i in per]
     dups = sorted({i for i in ids if ids.count(i) > 1})
     expect.eq(dups, [], "duplicate seq ids across the model's streams")

@@ -18,7 +18,7 @@ import pytest
 from backends.contract import Cap, CompareDataType, Condition, Err, MemcpyKind, ModelStreamFlag
 from conformance import expect
 from conformance.harness import SENTINEL, Buf, Dev
-from conformance.specs.test_build import begin_build, persistent_stream
+from conformance.specs._setups import begin_build, persistent_stream
 
 
 def _fill(dev: Dev, buf: Buf, byte: int, stream: Any) -> None:
@@ -45,7 +45,7 @@ def _bind(dev: Dev, model: Any, flag: int) -> Any:
 def _device_value(dev: Dev, value: int, width: int) -> int:
     rc, addr = dev.b.malloc(64)
     expect.ok(rc, "aclrtMalloc (setup)")
-    dev._track("free", lambda: dev.b.free(addr))
+    dev.track("free", lambda: dev.b.free(addr))
     arr = np.array([value], dtype=np.int32 if width == 4 else np.int64)
     expect.ok(dev.b.memcpy(addr, arr.nbytes, arr, arr.nbytes, MemcpyKind.HOST_TO_DEVICE),
               "aclrtMemcpy H2D (setup)")
@@ -143,11 +143,11 @@ def test_switch_label_by_index(dev: Dev, index: int, ran: tuple[bool, bool]) -> 
     for _ in range(2):
         rc, label = b.create_label()
         expect.ok(rc, "aclrtCreateLabel")
-        dev._track("destroy_label", lambda label=label: b.destroy_label(label))
+        dev.track("destroy_label", lambda label=label: b.destroy_label(label))
         labels.append(label)
     rc, lst = b.create_label_list(labels, 2)
     expect.ok(rc, "aclrtCreateLabelList")
-    dev._track("destroy_label_list", lambda: b.destroy_label_list(lst))
+    dev.track("destroy_label_list", lambda: b.destroy_label_list(lst))
     a, c = dev.buffer(n=1), dev.buffer(n=1)
     expect.ok(b.switch_label_by_index(idx, 2, lst, s), "aclrtSwitchLabelByIndex")
     expect.ok(b.set_label(labels[0], s), "aclrtSetLabel(label0)")
@@ -170,13 +170,13 @@ def test_label_list_arguments(dev: Dev) -> None:
     b = dev.b
     rc, label = b.create_label()
     expect.ok(rc, "aclrtCreateLabel")
-    dev._track("destroy_label", lambda: b.destroy_label(label))
+    dev.track("destroy_label", lambda: b.destroy_label(label))
     expect.rc(b.create_label_list(None, 1)[0], Err.INVALID_PARAM, "CreateLabelList(NULL, 1)")
     expect.rc(b.create_label_list([label], 0)[0], Err.RT_PARAM_INVALID,
               "CreateLabelList(labels, 0)")
     rc, lst = b.create_label_list([label], 1)
     expect.ok(rc, "aclrtCreateLabelList")
-    dev._track("destroy_label_list", lambda: b.destroy_label_list(lst))
+    dev.track("destroy_label_list", lambda: b.destroy_label_list(lst))
     m = begin_build(dev)
     s = _bind(dev, m, ModelStreamFlag.HEAD)
     idx = _device_value(dev, 0, 4)

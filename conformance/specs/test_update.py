@@ -22,6 +22,7 @@ from backends.contract import (
 )
 from conformance import expect
 from conformance.harness import SENTINEL, Buf, Dev
+from conformance.specs._setups import faulted_model
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE,
                                   Cap.UPDATE)
@@ -49,23 +50,6 @@ def affine_model(dev: Dev, s: Any, x: Buf, coeffs: list[tuple[Buf, int, int]]) -
 def reset(dev: Dev, *bufs: Buf) -> None:
     for b in bufs:
         dev.write(b, np.full(b.n, SENTINEL, dtype=np.int32))
-
-
-def faulted_model(dev: Dev, s: Any) -> Any:
-    """A READY model driven into FAULT by disabling its captured memset (DIS-06)."""
-    scratch = dev.buffer(n=8)
-    x = dev.buffer(X)
-    y = dev.buffer(n=8)
-    dev.begin(s)
-    dev.launch("affine", s, x=x, y=y, n=8, a=1, b=0)
-    expect.ok(dev.b.memset_async(scratch.addr, scratch.nbytes, 0, scratch.nbytes, s),
-              "aclrtMemsetAsync in capture (setup)")
-    model = dev.end(s)
-    default = dev.tasks_of_type(model, TaskType.DEFAULT)
-    expect.true(len(default) >= 1, "a DEFAULT task listed (setup)", ">= 1", 0)
-    expect.rc(dev.b.task_disable(default[0]), Err.RT_PARAM_INVALID,
-              "aclmdlRITaskDisable(DEFAULT) to fault the model (setup)")
-    return model
 
 
 # ---------------------------------------------------------------------------------------------

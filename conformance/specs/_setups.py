@@ -1,0 +1,124 @@
+"""Setup helpers shared by several spec modules (each one a setup step, not an observable)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from backends.contract import (
+    CaptureMode, CondHandleFlag, CondTaskParams, CondTaskType, Err, StreamFlag, TaskType,
+)
+from conformance import expect
+from conformance.harness import Buf, Dev
+
+N = 8
+
+
+@dataclass
+class Parent:
+    """A parent capture in progress: origin stream, model (GetInfo handle), cond handle."""
+
+    stream: Any
+    model: Any
+    handle: Any
+
+
+def parent(dev: Dev, default: int = 0, flag: int = CondHandleFlag.NONE) -> Parent:
+    """Begin a capture and create a cond handle on its model (both required to succeed)."""
+    s = dev.stream()
+    dev.begin(s)
+    rc, _, m = dev.b.capture_get_info(s)
+    expect.ok(rc, "aclmdlRICaptureGetInfo (setup)")
+    rc, h = dev.b.cond_handle_create(m, default, flag)
+    expect.ok(rc, "aclmdlRICondHandleCreate (setup)")
+    return Parent(s, m, h)
+
+
+def add(dev: Dev, p: Parent, ctype: int, size: int) -> list[Any]:
+    """AddCondTask on the parent's stream; the ``size`` sub-model handles."""
+    rc, slots = dev.b.add_cond_task(CondTaskParams(p.handle, ctype, size, size), p.stream, 0)
+    expect.ok(rc, "aclmdlRIAddCondTask (setup)")
+    return list(slots[:size])
+
+
+def capture_sub(dev: Dev, sub: Any, body: Callable[[Any], None]) -> None:
+    """Capture ``body(stream)`` into sub-model ``sub`` on a fresh stream."""
+    u = dev.stream()
+    expect.ok(dev.b.capture_to_model_ri_begin(u, sub, CaptureMode.RELAXED),
+              "aclmdlRICaptureToModelRIBegin (setup)")
+    body(u)
+    rc, _ = dev.b.capture_end(u, null_model=True)
+    expect.ok(rc, "aclmdlRICaptureEnd of the sub-model (setup)")
+
+
+def sub_model(dev: Dev) -> Any:
+    """A captured IF sub-model (one ``fill`` kernel) of a parent capture left open (COND-06)."""
+    s = dev.stream()
+    dev.begin(s)
+    m = dev.b.capture_get_info(s)[2]
+    rc, h = dev.b.cond_handle_create(m, 0, CondHandleFlag.NONE)
+    expect.ok(rc, "aclmdlRICondHandleCreate (setup)")
+    rc, slots = dev.b.add_cond_task(CondTaskParams(h, CondTaskType.IF, 1, 1), s, 0)
+    expect.ok(rc, "aclmdlRIAddCondTask (setup)")
+    u = dev.stream()
+    expect.ok(dev.b.capture_to_model_ri_begin(u, slots[0], CaptureMode.RELAXED),
+              "aclmdlRICaptureToModelRIBegin (setup)")
+    dev.launch("fill", u, out=dev.buffer(n=8), n=8, value=1)
+    expect.ok(dev.b.capture_end(u, null_model=True)[0], "sub CaptureEnd (setup)")
+    return slots[0]
+
+
+def persistent_stream(dev: Dev) -> Any:
+    """A new ACL_STREAM_PERSISTENT stream (for BindStream), destroyed at the end of the spec."""
+    return dev.stream(StreamFlag.PERSISTENT)
+
+
+def begin_build(dev: Dev) -> Any:
+    """BuildBegin(flag 0), tracked for destruction."""
+    rc, m = dev.b.build_begin(0)
+    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
+    return dev.model(m)
+
+
+def capture_chain(dev: Dev, kernels: list[int]) -> tuple[Any, list[Any], list[Buf]]:
+    """Multi-stream capture: stream 0 is the origin, stream i joins by waiting on stream i-1.
+
+    ``kernels[i]`` fills are issued on stream i (so each internal stream can be told apart by
+    its KERNEL count), then every joined stream records an event its parent waits on.
+    Attachment order is stream 0, 1, 2, ...
+    """
+    streams = [dev.stream() for _ in kernels]
+    bufs = [dev.buffer(n=N) for _ in kernels]
+    forks = [dev.event() for _ in kernels[1:]]
+    joins = [dev.event() for _ in kernels[1:]]
+    b = dev.b
+    dev.begin(streams[0])
+    for i in range(1, len(streams)):
+        expect.ok(b.record_event(forks[i - 1], streams[i - 1]), "aclrtRecordEvent (fork)")
+        expect.ok(b.stream_wait_event(streams[i], forks[i - 1]), "aclrtStreamWaitEvent (fork)")
+    for i in reversed(range(len(streams))):
+        for k in range(kernels[i]):
+            dev.launch("fill", streams[i], out=bufs[i], n=bufs[i].n, value=100 * i + k)
+        if i > 0:
+            expect.ok(b.record_event(joins[i - 1], streams[i]), "aclrtRecordEvent (join)")
+            expect.ok(b.stream_wait_event(streams[i - 1], joins[i - 1]),
+                      "aclrtStreamWaitEvent (join)")
+    return dev.end(streams[0]), streams, bufs
+
+
+def faulted_model(dev: Dev, s: Any) -> Any:
+    """A model driven into FAULT by disabling its captured memset (DIS-06)."""
+    scratch, x, y = dev.buffer(n=8), dev.buffer(np.arange(1, 9, dtype=np.int32)), dev.buffer(n=8)
+    dev.begin(s)
+    dev.launch("fallback_main", s, input=x, output=y)
+    expect.ok(dev.b.memset_async(scratch.addr, scratch.nbytes, 0, scratch.nbytes, s),
+              "aclrtMemsetAsync in capture (setup)")
+    model = dev.end(s)
+    default = dev.tasks_of_type(model, TaskType.DEFAULT)
+    expect.true(len(default) >= 1, "a DEFAULT task listed (setup)", ">= 1", 0)
+    expect.rc(dev.b.task_disable(default[0]), Err.RT_PARAM_INVALID,
+              "aclmdlRITaskDisable(DEFAULT) to fault the model (setup)")
+    return model
