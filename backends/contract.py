@@ -82,6 +82,8 @@ class Err(enum.IntEnum):
     RT_MODEL_CONTEXT = 107004
     RT_STREAM_MODEL = 107005
     RT_INVALID_HANDLE = 107017
+    RT_WAIT_TIMEOUT = 107019
+    RT_TASK_TIMEOUT = 107020        # a device-side task timeout (completion with the timeout bit)
     RT_CAPTURE_DEPENDENCY = 107024
     RT_STREAM_UNJOINED = 107025
     RT_MODEL_CAPTURED = 107026
@@ -102,11 +104,18 @@ class Err(enum.IntEnum):
     RT_SUB_ACLGRAPH_IS_CAPTURING = 107045
     RT_FEATURE_NOT_SUPPORT = 207000
     RT_MEMORY_ALLOCATION = 207001
+    RT_NO_STREAM_RESOURCE = 207008
+    RT_NO_MODEL_RESOURCE = 207010
+    RT_OVER_LIMIT = 207012
+    RT_FEATURE_NOT_SUPPORT_UPDATE_OP = 207019   # driver/firmware cannot update this op
     RT_INTERNAL_ERROR = 507000
     RT_STREAM_TASK_FULL = 507002
     RT_TASK_TYPE_NOT_SUPPORT = 507009
     RT_MODEL_EXECUTE = 507011
+    RT_AICORE_TIMEOUT = 507014
+    RT_AICORE_EXCEPTION = 507015
     RT_STREAM_SYNC_TIMEOUT = 507046
+    RT_EVENT_SYNC_TIMEOUT = 507047
     RT_STREAM_CAPTURE_INVALIDATED = 507903
 
 
@@ -365,6 +374,15 @@ class Cap(str, enum.Enum):
     HANDLE_VALIDATION = "handle_validation"  # stale handles -> 107017 (LIFE-06/08, Q-01)
     INTERNAL_TASKS = "internal_tasks"    # EVENT_RESET at CaptureEnd, NOP after Update (impl.)
 
+    # what the runtime can show, measured by conformance.probe when the backend starts;
+    # a backend may also leave them out of its declared capabilities
+    DATA_MOVEMENT = "data_movement"      # memcpy H2D then D2H round-trips the bytes
+    KERNEL_EXEC = "kernel_exec"          # a catalog kernel writes its output
+    BLOCKING_WAIT = "blocking_wait"      # a captured value-wait on an unset word blocks
+
+    # behaviours seen in the field that a backend must be able to provoke
+    DEVICE_FAULTS = "device_faults"      # a catalog kernel that raises an AI Core exception
+    RESOURCE_LIMITS = "resource_limits"  # SQ/CQ/stream exhaustion can be provoked during capture
 
     # the rest of the Model RI API (issue 7; see ExtendedBackend)
     TASK_GROUPS = "task_groups"          # CaptureTaskGrpBegin/End, CaptureTaskUpdateBegin/End
@@ -380,12 +398,21 @@ class Cap(str, enum.Enum):
     LABELS = "labels"                    # aclrtCreateLabel/SetLabel/CreateLabelList/SwitchLabelByIndex
 
 
+#: capabilities the probe measures at backend start (conformance.probe)
+PROBED_CAPS: frozenset[Cap] = frozenset({Cap.DATA_MOVEMENT, Cap.KERNEL_EXEC, Cap.BLOCKING_WAIT})
+#: feature-not-supported codes: met anywhere, they make a spec UNSUPPORTED (chip, driver or
+#: firmware gate), never FAIL, ERROR or CHANGED
+NOT_SUPPORTED_CODES: frozenset[int] = frozenset({Err.RT_FEATURE_NOT_SUPPORT,
+                                                 Err.RT_FEATURE_NOT_SUPPORT_UPDATE_OP})
+
 #: the extended capabilities (the rest of the Model RI API, :class:`ExtendedBackend`)
 EXTENDED_CAPS: frozenset[Cap] = frozenset({
     Cap.TASK_GROUPS, Cap.BUILD, Cap.COND, Cap.NAMES, Cap.DEBUG_JSON, Cap.CALLBACKS,
     Cap.ATTRIBUTES, Cap.ABORT, Cap.EXTERNAL_EVENTS, Cap.STREAM_SWITCH, Cap.LABELS})
+#: field behaviours a backend can provoke only with a mechanism of its own
+FIELD_CAPS: frozenset[Cap] = frozenset({Cap.DEVICE_FAULTS, Cap.RESOURCE_LIMITS})
 #: every capability of the task-level contract (:class:`Backend`)
-ALL_CAPS: frozenset[Cap] = frozenset(Cap) - EXTENDED_CAPS
+ALL_CAPS: frozenset[Cap] = frozenset(Cap) - EXTENDED_CAPS - FIELD_CAPS
 
 # ---------------------------------------------------------------------------------------------
 # The protocol

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Iterable
 
 DATA = Path(__file__).with_name("clauses.toml")
+#: further clause files read after DATA (``clauses-*.toml`` beside it), ids must not repeat
+EXTRA_GLOB = "clauses-*.toml"
 #: clause ids that cannot be tested through the public API, each with a one-line reason
 UNTESTABLE = Path(__file__).with_name("untestable.toml")
 
@@ -60,14 +62,17 @@ class Clause:
 @lru_cache(maxsize=1)
 def clauses() -> dict[str, Clause]:
     """All clauses by id, in catalog order."""
-    with DATA.open("rb") as fh:
-        rows = tomllib.load(fh)["clause"]
     out: dict[str, Clause] = {}
-    for r in rows:
-        c = Clause(**r)
-        if c.level not in LEVELS:
-            raise ValueError(f"{DATA}: clause {c.id} has unknown level {c.level!r}")
-        out[c.id] = c
+    for path in [DATA, *sorted(DATA.parent.glob(EXTRA_GLOB))]:
+        with path.open("rb") as fh:
+            rows = tomllib.load(fh)["clause"]
+        for r in rows:
+            c = Clause(**r)
+            if c.level not in LEVELS:
+                raise ValueError(f"{path}: clause {c.id} has unknown level {c.level!r}")
+            if c.id in out:
+                raise ValueError(f"{path}: clause {c.id} is defined twice")
+            out[c.id] = c
     return out
 
 
