@@ -394,6 +394,7 @@ class Cap(str, enum.Enum):
     ATTRIBUTES = "attributes"            # launch attributes (cfg) + KernelTaskGetAttribute
     ABORT = "abort"                      # aclmdlRIAbort
     EXTERNAL_EVENTS = "external_events"  # aclrtRecordEventWithFlag / StreamWaitEventWithFlag (XS-10)
+    NEVER_TIMEOUT = "never_timeout"      # launch TIMEOUT 0 means "never" (needs TS firmware support)
     STREAM_SWITCH = "stream_switch"      # aclrtActiveStream, aclrtSwitchStream (bound streams)
     LABELS = "labels"                    # aclrtCreateLabel/SetLabel/CreateLabelList/SwitchLabelByIndex
 
@@ -408,7 +409,8 @@ NOT_SUPPORTED_CODES: frozenset[int] = frozenset({Err.RT_FEATURE_NOT_SUPPORT,
 #: the extended capabilities (the rest of the Model RI API, :class:`ExtendedBackend`)
 EXTENDED_CAPS: frozenset[Cap] = frozenset({
     Cap.TASK_GROUPS, Cap.BUILD, Cap.COND, Cap.NAMES, Cap.DEBUG_JSON, Cap.CALLBACKS,
-    Cap.ATTRIBUTES, Cap.ABORT, Cap.EXTERNAL_EVENTS, Cap.STREAM_SWITCH, Cap.LABELS})
+    Cap.ATTRIBUTES, Cap.ABORT, Cap.EXTERNAL_EVENTS, Cap.STREAM_SWITCH, Cap.LABELS,
+    Cap.NEVER_TIMEOUT})
 #: field behaviours a backend can provoke only with a mechanism of its own
 FIELD_CAPS: frozenset[Cap] = frozenset({Cap.DEVICE_FAULTS, Cap.RESOURCE_LIMITS})
 #: every capability of the task-level contract (:class:`Backend`)
@@ -444,6 +446,14 @@ class Backend(Protocol):
     # -- device --------------------------------------------------------------------------
     def set_device(self, device_id: int) -> int:
         """aclrtSetDevice: binds the device to the calling thread."""
+        ...
+
+    def get_device(self, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclrtGetDevice -> (rc, device id of the calling thread)."""
+        ...
+
+    def get_current_context(self, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclrtGetCurrentContext -> (rc, context handle of the calling thread)."""
         ...
 
     # -- streams -------------------------------------------------------------------------
@@ -522,6 +532,14 @@ class Backend(Protocol):
 
     def destroy_event(self, event: Any) -> int:
         """aclrtDestroyEvent."""
+        ...
+
+    def synchronize_event(self, event: Any) -> int:
+        """aclrtSynchronizeEvent: wait for the event's last record to complete."""
+        ...
+
+    def synchronize_event_with_timeout(self, event: Any, timeout_ms: int) -> int:
+        """aclrtSynchronizeEventWithTimeout: -1 waits forever; at the host deadline 507047."""
         ...
 
     def record_event(self, event: Any, stream: Any) -> int:
