@@ -448,14 +448,6 @@ class Backend(Protocol):
         """aclrtSetDevice: binds the device to the calling thread."""
         ...
 
-    def get_device(self, *, null_out: bool = False) -> tuple[int, Any]:
-        """aclrtGetDevice -> (rc, device id of the calling thread)."""
-        ...
-
-    def get_current_context(self, *, null_out: bool = False) -> tuple[int, Any]:
-        """aclrtGetCurrentContext -> (rc, context handle of the calling thread)."""
-        ...
-
     # -- streams -------------------------------------------------------------------------
     def create_stream(self) -> tuple[int, Any]:
         """aclrtCreateStream -> (rc, stream)."""
@@ -532,14 +524,6 @@ class Backend(Protocol):
 
     def destroy_event(self, event: Any) -> int:
         """aclrtDestroyEvent."""
-        ...
-
-    def synchronize_event(self, event: Any) -> int:
-        """aclrtSynchronizeEvent: wait for the event's last record to complete."""
-        ...
-
-    def synchronize_event_with_timeout(self, event: Any, timeout_ms: int) -> int:
-        """aclrtSynchronizeEventWithTimeout: -1 waits forever; at the host deadline 507047."""
         ...
 
     def record_event(self, event: Any, stream: Any) -> int:
@@ -899,6 +883,28 @@ class ExtendedBackend(Protocol):
         """aclrtSwitchLabelByIndex: a task on bound ``stream``; when it runs it reads the
         uint32 index at ``ptr`` (an index past the last label selects the last one) and
         continues at that label's position; the rest of ``stream`` stops."""
+        ...
+
+
+@runtime_checkable
+class HostStateBackend(Protocol):
+    """Thread device/context queries and event syncs (every reference backend offers them;
+    the per-spec global-state check and the event-sync timeout specs use them)."""
+
+    def get_device(self, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclrtGetDevice -> (rc, device id of the calling thread)."""
+        ...
+
+    def get_current_context(self, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclrtGetCurrentContext -> (rc, context handle of the calling thread)."""
+        ...
+
+    def synchronize_event(self, event: Any) -> int:
+        """aclrtSynchronizeEvent: wait for the event's last record to complete."""
+        ...
+
+    def synchronize_event_with_timeout(self, event: Any, timeout_ms: int) -> int:
+        """aclrtSynchronizeEventWithTimeout: -1 waits forever; at the host deadline 507047."""
         ...
 
 
