@@ -72,6 +72,10 @@ CAP_SYMBOLS: dict[Cap, tuple[str, ...]] = {
     Cap.THREADS: ("aclrtSetDevice",),
     Cap.HANDLE_VALIDATION: (),
     Cap.INTERNAL_TASKS: (),
+    # measured by conformance.probe when the backend starts
+    Cap.DATA_MOVEMENT: ("aclrtMemcpy",),
+    Cap.KERNEL_EXEC: ("aclrtBinaryLoadFromFile", "aclrtLaunchKernelWithHostArgs"),
+    Cap.BLOCKING_WAIT: ("aclrtValueWait",),
     # the rest of the Model RI API (ExtendedBackend)
     Cap.TASK_GROUPS: ("aclmdlRICaptureTaskGrpBegin", "aclmdlRICaptureTaskGrpEnd",
                       "aclmdlRICaptureTaskUpdateBegin", "aclmdlRICaptureTaskUpdateEnd"),
@@ -89,6 +93,7 @@ CAP_SYMBOLS: dict[Cap, tuple[str, ...]] = {
     Cap.LABELS: ("aclrtCreateLabel", "aclrtSetLabel", "aclrtDestroyLabel",
                  "aclrtCreateLabelList", "aclrtDestroyLabelList", "aclrtSwitchLabelByIndex",
                  "aclmdlRIBuildBegin"),
+    Cap.NEVER_TIMEOUT: ("aclmdlRIKernelTaskGetAttribute", "aclrtLaunchKernelWithHostArgs"),
 }
 #: left out on a real CANN library: stale handles are use-after-free there (abi.md §6.4),
 #: internal task counts are implementation-specific
