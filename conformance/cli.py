@@ -107,8 +107,12 @@ def _cmd_example(ns: argparse.Namespace) -> int:
         backend.close()
         print(f"UNSUPPORTED: {ns.backend} backend: {why}")
         return 0
+    from .expect import Unsupported
     try:
         ok = EXAMPLES[ns.name](backend, print)
+    except Unsupported as exc:  # a step answered 207000 / 207019
+        print(f"UNSUPPORTED: {exc}")
+        return 0
     finally:
         backend.close()
     return 0 if ok else 1
@@ -116,7 +120,9 @@ def _cmd_example(ns: argparse.Namespace) -> int:
 
 def _cmd_replay(ns: argparse.Namespace) -> int:
     """Replay one case file on a backend and compare with the oracle (issue 3): prints
-    ``conforms`` (exit 0) or the first difference with both values (exit 1)."""
+    ``conforms`` (exit 0) or the first difference with both values (exit 1). The backend is
+    probed first (conformance.probe): what it cannot show is not judged and is listed, and
+    a difference at or after a 207000 / 207019 answer prints ``UNSUPPORTED`` (exit 0)."""
     from . import graphs
     try:
         text = Path(ns.case).read_text(encoding="utf-8")
@@ -136,16 +142,26 @@ def _cmd_replay(ns: argparse.Namespace) -> int:
         backend = load_backend(ns.backend, **fault_options(ns.backend, ns.fault))
     except BackendLoadError as exc:
         return _usage_error(str(exc))
-    from .observe import first_difference
-    from .runner import replay
+    from . import probe
+    from .runner import compare, judgeable, replay
     try:
+        report = probe.run_probes(backend)
+        probe.apply(backend, report)
         observed = replay(backend, case)
+        keep = judgeable(backend.capabilities, case)
     finally:
+        probe.forget(backend)
         backend.close()
-    diff = first_difference(expected, observed)
-    if diff is None:
+    for f in report.removed:
+        print(f"not shown by this backend: {f.line()}")
+    div = compare(case, ns.backend, expected, observed, keep=keep)
+    if div is None:
         print(f"conforms ({len(observed)} observations, backend {ns.backend})")
         return 0
+    if div.unsupported:
+        print(f"UNSUPPORTED: {div.unsupported}")
+        return 0
+    diff = div.difference
     print(f"differs at observation {diff.position}: {diff.describe()}")
     for label, o in (("expected", diff.expected), ("observed", diff.observed)):
         print(f"  {label}: " + ("nothing" if o is None

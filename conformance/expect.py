@@ -4,7 +4,8 @@ Every failed check reads ``[CLAUSE] what: expected X, observed Y`` so a report l
 the clause, the observable and both values. The clause ids come from the running spec's
 ``clause`` marker (set by the plugin), so specs do not repeat them.
 
-A ``207000`` (feature not supported) where the spec expected something else raises
+A feature-not-supported code (``contract.NOT_SUPPORTED_CODES``: 207000, and 207019 for an op
+the driver/firmware cannot update) where the spec expected something else raises
 :class:`Unsupported`, which the plugin reports as UNSUPPORTED, never FAIL (DESIGN.md).
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import contextvars
 from typing import Any, Iterable
 
-from backends.contract import UNWRITTEN, Err, err_name
+from backends.contract import NOT_SUPPORTED_CODES, UNWRITTEN, Err, err_name
 
 #: clause ids of the spec that is running (set by the plugin around each test call)
 current_clauses: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
@@ -21,7 +22,8 @@ current_clauses: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVa
 
 
 class Unsupported(Exception):
-    """The backend does not support what the spec needs (207000 or a missing capability)."""
+    """The backend does not support what the spec needs (207000 / 207019, or a capability
+    the probes found absent)."""
 
 
 class ConformanceFailure(AssertionError):
@@ -66,10 +68,24 @@ def fail(what: str, expected: Any, observed: Any, clause: str | None = None) -> 
                              f"observed {_show(observed)}")
 
 
+def not_supported(observed: Any, expected: Iterable[int] = ()) -> bool:
+    """Whether ``observed`` is a feature-not-supported code the check did not expect."""
+    try:
+        return observed in NOT_SUPPORTED_CODES and observed not in tuple(expected)
+    except TypeError:  # unhashable observations (lists of codes) are never a code
+        return False
+
+
+def unsupported_if(observed: Any, what: str, expected: Iterable[int] = ()) -> None:
+    """Raise :class:`Unsupported` when ``observed`` is an unexpected 207000 / 207019."""
+    __tracebackhide__ = True
+    if not_supported(observed, expected):
+        raise Unsupported(f"{what} returned {err_name(observed)}")
+
+
 def _unsupported_guard(observed: int, expected: Iterable[int], what: str) -> None:
     __tracebackhide__ = True
-    if observed == Err.RT_FEATURE_NOT_SUPPORT and Err.RT_FEATURE_NOT_SUPPORT not in expected:
-        raise Unsupported(f"{what} returned {err_name(observed)}")
+    unsupported_if(observed, what, expected)
 
 
 def rc(observed: int, expected: int | Iterable[int], what: str,

@@ -3,8 +3,14 @@
 A :class:`Dev` wraps one backend for one spec. Everything it creates is released when the
 spec ends (in reverse order, after open captures are closed and streams drained), so a
 failing spec does not leak into the next one. Helper calls that are not the observable a
-spec checks use ``expect.ok`` (a failure there names the helper step); the observable
-itself is always asserted in the spec with the raw backend call.
+spec checks use ``expect.ok`` (a failure there names the helper step, and a 207000 / 207019
+there makes the spec UNSUPPORTED); the observable itself is always asserted in the spec with
+the raw backend call.
+
+Readbacks (:meth:`Dev.read`, :meth:`Dev.read64`, :meth:`Dev.read_bytes`) judge device memory,
+so they need what the capability probes showed (:mod:`conformance.probe`): without
+``Cap.DATA_MOVEMENT`` every readback, and without ``Cap.KERNEL_EXEC`` a readback in a spec that
+used a kernel, raises :class:`expect.Unsupported` with the probe's finding.
 """
 
 from __future__ import annotations
@@ -16,11 +22,12 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from backends.contract import (
-    Backend, Cap, CaptureMode, CaptureStatus, Err, EventFlag, MemcpyKind, TaskType,
+    NOT_SUPPORTED_CODES, Backend, Cap, CaptureMode, CaptureStatus, Err, EventFlag, MemcpyKind,
+    TaskType,
 )
 from kernel import catalog
 
-from . import expect
+from . import expect, probe
 
 #: int32 sentinel written into outputs before a run (scenarios.md S6 uses -1)
 SENTINEL = -1
@@ -57,6 +64,8 @@ class Dev:
         self._bin: Any = None
         self._funcs: dict[str, Any] = {}
         self._models: list[Any] = []
+        #: whether the spec looked up a kernel (its readbacks then judge kernel output)
+        self.kernels_used = False
 
     # -- resources -------------------------------------------------------------------------
     def track(self, what: str, fn: Callable[[], Any]) -> None:
@@ -135,8 +144,21 @@ class Dev:
         expect.ok(self.b.memcpy(buf.addr, buf.nbytes, arr, arr.nbytes,
                                 MemcpyKind.HOST_TO_DEVICE), "aclrtMemcpy H2D (setup)")
 
+    def readable(self, what: str = "reading device memory") -> None:
+        """Raise :class:`expect.Unsupported` when a readback cannot judge anything here: no
+        data movement, or no kernel execution after the spec used a kernel."""
+        __tracebackhide__ = True
+        caps = self.b.capabilities
+        if Cap.DATA_MOVEMENT not in caps:
+            raise expect.Unsupported(f"{what} needs data movement: "
+                                     f"{probe.reason(self.b, Cap.DATA_MOVEMENT) or 'absent'}")
+        if self.kernels_used and Cap.KERNEL_EXEC not in caps:
+            raise expect.Unsupported(f"{what} after a kernel launch needs kernel execution: "
+                                     f"{probe.reason(self.b, Cap.KERNEL_EXEC) or 'absent'}")
+
     def read(self, buf: Buf) -> np.ndarray:
         """Synchronous D2H copy of ``buf``."""
+        self.readable()
         out = np.zeros(buf.n, dtype=np.int32)
         expect.ok(self.b.memcpy(out, out.nbytes, buf.addr, buf.nbytes,
                                 MemcpyKind.DEVICE_TO_HOST), "aclrtMemcpy D2H (readback)")
@@ -150,6 +172,7 @@ class Dev:
 
     def read64(self, addr: int) -> int:
         """Synchronous D2H load of one uint64."""
+        self.readable()
         out = np.zeros(1, dtype=np.uint64)
         expect.ok(self.b.memcpy(out, 8, addr, 8, MemcpyKind.DEVICE_TO_HOST),
                   "aclrtMemcpy D2H (readback)")
@@ -157,6 +180,7 @@ class Dev:
 
     def read_bytes(self, addr: int, nbytes: int) -> bytes:
         """Synchronous D2H copy of raw bytes."""
+        self.readable()
         out = np.zeros(nbytes, dtype=np.uint8)
         expect.ok(self.b.memcpy(out, nbytes, addr, nbytes, MemcpyKind.DEVICE_TO_HOST),
                   "aclrtMemcpy D2H (readback)")
@@ -165,6 +189,7 @@ class Dev:
     # -- kernels ---------------------------------------------------------------------------
     def func(self, name: str) -> Any:
         """The function handle of catalog kernel ``name`` (binary loaded once per spec)."""
+        self.kernels_used = True
         if self._bin is None:
             rc, h = self.b.binary_load_from_file(self.b.kernel_binary_path(), None)
             expect.ok(rc, "aclrtBinaryLoadFromFile (setup)")
@@ -272,7 +297,7 @@ class Dev:
             self.b.synchronize_stream_with_timeout(s, 2000)
         for m in reversed(self._models):
             rc = self.b.destroy(m)
-            if rc not in (Err.SUCCESS, Err.RT_FEATURE_NOT_SUPPORT):
+            if rc != Err.SUCCESS and rc not in NOT_SUPPORTED_CODES:
                 problems.append(f"destroy model: rc {rc}")
         self._models.clear()
         for what, fn in reversed(self._undo):

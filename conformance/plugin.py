@@ -6,6 +6,14 @@ Options: ``--backend`` (``sim``, ``acl`` or ``package.module:factory``), ``--pro
 ``unsupported_reason(what)`` supplies the text of UNSUPPORTED outcomes (the whole backend
 when ``what`` is None, else a capability). Markers: ``clause(*ids)`` (required on every spec), ``requires(*caps)``.
 
+Capabilities are probed when the backend starts, in every process that runs specs (each
+xdist worker, or the ``-n 0`` process): :mod:`conformance.probe` measures data movement,
+kernel execution, blocking waits, the never-timeout attribute and which API families answer
+207000 / 207019; the effective capabilities replace the declared ones, and a spec requiring
+an absent one is UNSUPPORTED with the probe's finding. The findings are printed once in the
+terminal summary and stored in ``probe.json`` and under ``"probe"`` in ``summary.json``
+(``--no-probe`` trusts the declared capabilities).
+
 Outcomes (DESIGN.md "Behaviour levels"): a failing spec of level *documented* is FAIL; of
 level *implementation* it is CHANGED (a behaviour change, reported but not failing the
 run); *undefined* specs record a fingerprint and pass. A missing capability or a 207000
@@ -24,7 +32,7 @@ from typing import Any, Iterator
 import pytest
 
 from backends.contract import Cap
-from . import expect, isolation, registry
+from . import expect, isolation, probe, registry
 from .backend_loader import BackendLoadError, backend_options, find_factory, load_backend
 from .harness import Dev
 from .summary import build_summary, fails_gate, format_table
@@ -34,8 +42,10 @@ from reports.expectations import Expectations
 SPEC_DIR = Path(__file__).parent / "specs"
 OUTCOMES = ("PASS", "FAIL", "CHANGED", "UNSUPPORTED", "ERROR", "SKIP", "TIMEOUT", "CRASH")
 _KEY = "mdlri"
+_PROBE_KEY = "mdlri_probe"
 _backend_key = pytest.StashKey[Any]()
 _state_key = pytest.StashKey["RunState"]()
+_probe_key = pytest.StashKey[dict[str, Any]]()
 
 
 class RunState:
@@ -50,6 +60,8 @@ class RunState:
         self.summary: dict[str, Any] | None = None
         self.expectation_errors: list[str] = []
         self.results: list[dict[str, Any]] = []
+        #: capability probe findings per process ("main" or the xdist worker id)
+        self.probes: dict[str, dict[str, Any]] = {}
         report_dir.mkdir(parents=True, exist_ok=True)
         self.jsonl = (report_dir / "results.jsonl").open("a", encoding="utf-8")
 
@@ -87,6 +99,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--devices", default=None,
                 help="acl backend: device ids, e.g. 0,1,2,3; xdist worker k binds "
                      "devices[k %% len] (default: 0)")
+    g.addoption("--no-probe", action="store_true", default=False,
+                help="trust the backend's declared capabilities instead of probing them at "
+                     "backend start (debugging only)")
     isolation.add_options(g)  # --fault, --spec-timeout (issue 6)
 
 
@@ -118,6 +133,8 @@ def pytest_configure(config: pytest.Config) -> None:
             config.stash[_backend_key] = load_backend(name, **options)
     except BackendLoadError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if not _is_xdist_controller(config):
+        _probe_backend(config, config.stash[_backend_key], worker or "main")
     if not _is_xdist_controller(config):  # watchdog, leaks, example counts (issue 6)
         isolation.configure_runner(config, lambda: config.stash.get(_backend_key, None),
                                    _is_spec)
@@ -142,6 +159,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_state_key] = state
     config.pluginmanager.register(Recorder(state), "mdlri-recorder")
     isolation.configure_recorder(config, state)  # CRASH/TIMEOUT rows, leaks (issue 6)
+
+
+def _probe_backend(config: pytest.Config, backend: Any, process: str) -> None:
+    """Measure the backend's capabilities and install the effective ones (conformance.probe).
+
+    The findings travel with the first spec report of this process to the process that
+    records results (:class:`Recorder`)."""
+    if config.getoption("--no-probe") or _unsupported_reason(backend, None):
+        return
+    report = probe.run_probes(backend)
+    probe.apply(backend, report)
+    config.stash[_probe_key] = {"process": process, "backend": getattr(backend, "name", "?"),
+                                **report.to_dict()}
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:
@@ -177,6 +207,7 @@ def _load_hypothesis_profile(profile: str, db_path: str | None = None) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     backend = config.stash.get(_backend_key, None)
     if backend is not None:
+        probe.forget(backend)
         backend.close()
     state = config.stash.get(_state_key, None)
     if state is not None:
@@ -238,7 +269,10 @@ def against_backend(request: pytest.FixtureRequest) -> Iterator[Any]:
             devices=request.config.getoption("--devices"), worker=worker))
     except BackendLoadError as exc:
         pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
+    if not request.config.getoption("--no-probe") and not _unsupported_reason(other, None):
+        probe.apply(other, probe.run_probes(other))
     yield other
+    probe.forget(other)
     other.close()
 
 
@@ -307,7 +341,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     missing = [Cap(c) for m in item.iter_markers("requires") for c in m.args
                if Cap(c) not in backend.capabilities]
     if missing:
-        why = "; ".join(r for r in (_unsupported_reason(backend, c.value) for c in missing) if r)
+        why = "; ".join(r for r in (probe.reason(backend, c) for c in dict.fromkeys(missing))
+                        if r)
         pytest.skip(f"UNSUPPORTED: backend {backend.name!r} lacks "
                     f"{', '.join(c.value for c in missing)}" + (f" ({why})" if why else ""))
 
@@ -315,16 +350,35 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def _unsupported_reason(backend: Any, what: str | None) -> str | None:
     """The backend's own reason for something unsupported (``unsupported_reason`` extra)."""
     fn = getattr(backend, "unsupported_reason", None)
-    return fn(what) if callable(fn) else None
+    why = fn(what) if callable(fn) else None
+    return why if isinstance(why, str) else None
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The non-group exceptions inside an exception group (the exception itself otherwise)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for e in exc.exceptions for leaf in _leaves(e)]
+    return [exc]
+
+
+def _judged(exc: BaseException) -> list[BaseException]:
+    """The leaves that are not :class:`expect.Unsupported` (what the outcome is judged on)."""
+    return [e for e in _leaves(exc) if not isinstance(e, expect.Unsupported)]
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
+    """207000 / 207019 and other Unsupported: UNSUPPORTED, also when Hypothesis groups
+    several of them ("found N distinct failures") and nothing else failed."""
     token = expect.current_clauses.set(_clause_ids(item))
     try:
         return (yield)
     except expect.Unsupported as exc:
         pytest.skip(f"UNSUPPORTED: {exc}")
+    except BaseExceptionGroup as group:
+        if _judged(group):
+            raise
+        pytest.skip(f"UNSUPPORTED: {_leaves(group)[0]}")
     finally:
         expect.current_clauses.reset(token)
 
@@ -347,28 +401,42 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             outcome = "UNSUPPORTED" if message.startswith("UNSUPPORTED") else "SKIP"
         elif rep.failed and rep.when == "call":
             message = _failure_line(call)
-            if level == "implementation" and isinstance(call.excinfo.value, AssertionError):
+            judged = _judged(call.excinfo.value)
+            failure = bool(judged) and all(isinstance(e, AssertionError) for e in judged)
+            if level == "implementation" and failure:
                 outcome = "CHANGED"
                 rep.outcome = "skipped"
                 rep.wasxfail = f"CHANGED {message}"
             else:
-                outcome = "FAIL" if isinstance(call.excinfo.value, AssertionError) else "ERROR"
+                outcome = "FAIL" if failure else "ERROR"
         elif rep.failed:
             message = _failure_line(call)
             outcome = "ERROR"
     if outcome is not None:
         info = {"outcome": outcome, "clauses": list(ids), "level": level,
                 "area": _area_of(item, ids), "message": message}
-        details = getattr(call.excinfo.value, "details", None) if call.excinfo else None
+        first = _first_judged(call.excinfo.value) if call.excinfo else None
+        details = getattr(first, "details", None)
         if details:
             info["divergence"] = details
             _allure_attach(item, details)
         rep.user_properties.append((_KEY, info))
+        found = item.config.stash.get(_probe_key, None)
+        if found is not None and not found.get("sent"):
+            found["sent"] = True  # once per process: the recorder keeps it per process
+            rep.user_properties.append((_PROBE_KEY, {k: v for k, v in found.items()
+                                                     if k != "sent"}))
     return rep
 
 
+def _first_judged(exc: BaseException) -> BaseException:
+    """The exception an outcome message describes: the first judged leaf of a group."""
+    judged = _judged(exc)
+    return judged[0] if judged else exc
+
+
 def _failure_line(call: pytest.CallInfo[None]) -> str:
-    exc = call.excinfo.value if call.excinfo else None
+    exc = _first_judged(call.excinfo.value) if call.excinfo else None
     if exc is None:
         return ""
     text = str(exc).strip().splitlines()
@@ -407,6 +475,9 @@ class Recorder:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties)
+        found = props.get(_PROBE_KEY)
+        if found:
+            self.state.probes[str(found.get("process", "main"))] = found
         info = props.get(_KEY)
         if not info:
             return
@@ -455,6 +526,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from reports.write import write_all
     cited = {c for row in state.results for c in row["clauses"]}
     state.summary = build_summary(state.results, cited, state.backend_name)
+    if state.probes:
+        state.summary["probe"] = probe_summary(state.probes)
+        _write_json(state.report_dir / "probe.json", state.summary["probe"])
     if state.results:
         write_all(state.report_dir, state.results, state.summary)
     exp = state.expectations
@@ -483,7 +557,44 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(f"  ... and {len(bad) - 20} more (divergences.json)")
     for err in state.expectation_errors:
         tr.write_line(f"ERROR: {err}", red=True)
+    for line in format_probe(state.summary.get("probe")):
+        tr.write_line(line)
     tr.write_line(f"results: {state.report_dir} (index.html, summary.md, divergences.json)")
+
+
+def probe_summary(per_process: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The probe findings of a run: ``removed`` (capability -> reason) when every process
+    found the same, else per process; ``seconds`` per process start; every finding."""
+    removed = {p: f.get("removed", {}) for p, f in sorted(per_process.items())}
+    same = len({json.dumps(r, sort_keys=True) for r in removed.values()}) == 1
+    return {"processes": sorted(per_process),
+            "removed": next(iter(removed.values())) if same else removed,
+            "uniform": same,
+            "seconds": {p: f.get("seconds") for p, f in sorted(per_process.items())},
+            "findings": {p: f.get("findings", []) for p, f in sorted(per_process.items())}}
+
+
+def format_probe(summary: dict[str, Any] | None) -> list[str]:
+    """Terminal lines: one per capability a probe removed (once for the whole run)."""
+    if not summary:
+        return []
+    secs = [s for s in summary["seconds"].values() if isinstance(s, (int, float))]
+    head = (f"capability probes ({len(summary['processes'])} process(es), "
+            f"{max(secs, default=0):.2f} s per start)")
+    groups = ({"": summary["removed"]} if summary["uniform"] else summary["removed"])
+    if not any(groups.values()):
+        return [f"{head}: every declared capability shown"]
+    lines = [f"{head}: absent"]
+    for proc, removed in groups.items():
+        for cap, why in removed.items():
+            lines.append(f"  {cap}{f' [{proc}]' if proc else ''}: {why}"[:240])
+    return lines
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
 
 
 # ---------------------------------------------------------------------------------------------

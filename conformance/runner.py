@@ -16,8 +16,17 @@
    tasks devAddr/value(/flag). Task handles mapped at capture are reused after Update
    (handles are stable across Update, abi.md §6.3, Q-23). Seq ids give the
    unique/increasing/stable flags (SEQ-03, SEQ-04, SEQ-05).
+   The signatures get coarser when the runtime cannot show more (:data:`LEVELS`): without
+   ``Cap.DATA_MOVEMENT`` no argument bytes are read from the device (kernel name only), and
+   when GetParams does not answer the match uses the listing order and GetType alone.
 4. The plan, step by step (SETP-01, DIS-01, UPD-05, EXE-02, TMO-01/02), every API error
    becoming an observation.
+
+:func:`replay` returns a :class:`Replayed` list that also says where a call first answered
+207000 / 207019 (``contract.NOT_SUPPORTED_CODES``); :func:`compare` reports a difference at
+or after that point as unsupported (``Divergence.unsupported``), never as a divergence, and
+judges buffer and word contents only where the backend moves data (and runs kernels, for
+cases with kernels, and blocks on waits, for cases with waits): :func:`judgeable`.
 
 Cleanup always runs (timed sync, destroy, frees), and nothing waits longer than a step's
 timeout. :class:`Divergence` and :func:`divergence_message` format a mismatch with the case
@@ -31,13 +40,14 @@ import itertools
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from backends.contract import (
-    Backend, CaptureMode, Err, EventFlag, KernelTaskParams, MemcpyKind, TaskParams, TaskType,
-    ValueWriteTaskParams, EventRecordTaskParams, EventWaitTaskParams, EventResetTaskParams,
+    NOT_SUPPORTED_CODES, Backend, Cap, CaptureMode, Err, EventFlag, KernelTaskParams,
+    MemcpyKind, TaskParams, TaskType, ValueWriteTaskParams, EventRecordTaskParams,
+    EventWaitTaskParams, EventResetTaskParams, err_name,
 )
 from kernel import catalog
 
@@ -50,6 +60,31 @@ CLEANUP_SYNC_MS = 2000
 PROG = "mdlri-conformance"
 
 Sig = tuple[Any, ...]
+
+#: signature levels, finest first: full (kernel args from the device), no-args (the kernel
+#: name only: data does not move), type (GetType alone: GetParams does not answer)
+LEVELS = ("full", "no-args", "type")
+_KIND = {TaskType.KERNEL: "kernel", TaskType.EVENT_RECORD: "record",
+         TaskType.EVENT_WAIT: "wait", TaskType.VALUE_WRITE: "value_write",
+         TaskType.VALUE_WAIT: "value_wait"}
+
+
+def coarse(sig: Sig | None, level: str) -> Sig | None:
+    """``sig`` at signature ``level`` (see :data:`LEVELS`)."""
+    if sig is None or level == "full":
+        return sig
+    if level == "type":
+        return sig[:1]
+    return sig[:2] if sig[0] == "kernel" else sig
+
+
+class Replayed(list):  # type: ignore[type-arg]
+    """The observations of a replay, plus where a call first answered 207000 / 207019:
+    ``unsupported_at`` (the index of the first observation made at or after that call, or
+    None) and ``unsupported`` (the call and its code)."""
+
+    unsupported_at: int | None = None
+    unsupported: str = ""
 
 
 class _Abort(Exception):
@@ -85,11 +120,24 @@ class _Replay:
     stream_user: dict[Any, int] = field(default_factory=dict)  # internal stream -> user stream
     current: dict[int, Op] = field(default_factory=dict)       # ops with committed SetParams
     pending: dict[int, Op] = field(default_factory=dict)       # SetParams awaiting Update
+    level: str = "full"                                        # signature level (LEVELS)
+    met: list[str] = field(default_factory=list)               # not-supported answers
+
+    def note(self, rc: Any, call: str) -> Any:
+        """Remember a 207000 / 207019 answer of ``call``; returns ``rc``."""
+        if rc in NOT_SUPPORTED_CODES:
+            self.met.append(f"{call} returned {err_name(rc)}")
+        return rc
+
+    def coarsen(self, level: str) -> None:
+        """Use signature ``level`` from now on, if it is coarser than the current one."""
+        if LEVELS.index(level) > LEVELS.index(self.level):
+            self.level = level
 
     # -- calls that must succeed during setup/capture --------------------------------------
-    @staticmethod
-    def ok(rc: int) -> None:
+    def ok(self, rc: int, call: str = "a setup or capture call") -> None:
         if rc != Err.SUCCESS:
+            self.note(rc, call)
             raise _Abort(int(rc))
 
     def setup(self) -> None:
@@ -189,18 +237,25 @@ class _Replay:
     def task_type(self, task: Any) -> int | None:
         """GetType of a listed task (None when it fails)."""
         rc, ttype = self.b.task_get_type(task)
+        self.note(rc, "aclmdlRITaskGetType")
         return int(ttype) if rc == Err.SUCCESS else None
 
     def observed_sig(self, task: Any, ttype: int | None) -> Sig | None:
-        """A listed task's signature from GetType/GetParams (None for DEFAULT/internal)."""
+        """A listed task's signature from GetType/GetParams (None for DEFAULT/internal).
+
+        When GetParams does not answer, the signature is the type alone and the replay
+        matches at the "type" level from then on (the listing order still identifies the
+        tasks); without data movement kernel arguments are not read ("no-args")."""
         if ttype is None or ttype in (TaskType.DEFAULT, TaskType.EVENT_RESET):
             return None
-        if ttype == TaskType.EVENT_RECORD:
-            return ("record",)
-        if ttype == TaskType.EVENT_WAIT:
-            return ("wait",)
+        kind = _KIND.get(TaskType(ttype)) if ttype in _KIND else None
+        if ttype in (TaskType.EVENT_RECORD, TaskType.EVENT_WAIT):
+            return (kind,)
         rc, p = self.b.task_get_params(task)
         if rc != Err.SUCCESS:
+            if kind is not None:
+                self.coarsen("type")
+                return (kind,)
             return ("unknown", int(ttype))
         if ttype == TaskType.KERNEL and p.kernel is not None:
             name = next((n for n, f in self.funcs.items() if f == p.kernel.func_handle), "?")
@@ -212,10 +267,14 @@ class _Replay:
             return ("value_wait", w.dev_addr, w.value & (2**64 - 1), w.flag)
         return ("unknown", int(ttype))
 
-    def read_args(self, k: KernelTaskParams) -> bytes:
-        """The argument bytes of a kernel task (device copy, GETP-03; host bytes accepted)."""
+    def read_args(self, k: KernelTaskParams) -> bytes | None:
+        """The argument bytes of a kernel task (device copy, GETP-03; host bytes accepted);
+        None when device memory does not move (the match is then by kernel name)."""
         if isinstance(k.args, (bytes, bytearray)):
             return bytes(k.args[:k.args_size])
+        if Cap.DATA_MOVEMENT not in self.b.capabilities:
+            self.coarsen("no-args")
+            return None
         if not k.args or k.args_size <= 0:
             return b""
         out = np.zeros(k.args_size, dtype=np.uint8)
@@ -228,16 +287,17 @@ class _Replay:
         """(internal stream, its tasks) for every stream GetStreams returns."""
         out: list[tuple[Any, list[Any]]] = []
         rc, _, n = self.b.get_streams(self.model, None)
-        if rc != Err.SUCCESS or not isinstance(n, int):
+        if self.note(rc, "aclmdlRIGetStreams") != Err.SUCCESS or not isinstance(n, int):
             return out
         rc, slots, got = self.b.get_streams(self.model, n)
-        if rc != Err.SUCCESS or slots is None:
+        if self.note(rc, "aclmdlRIGetStreams") != Err.SUCCESS or slots is None:
             return out
         for s in slots[:got]:
             tasks: list[Any] = []
             rc, _, m = self.b.get_tasks_by_stream(s, None)
-            if rc == Err.SUCCESS and isinstance(m, int):
+            if self.note(rc, "aclmdlRIGetTasksByStream") == Err.SUCCESS and isinstance(m, int):
                 rc, tslots, tgot = self.b.get_tasks_by_stream(s, m)
+                self.note(rc, "aclmdlRIGetTasksByStream")
                 if rc == Err.SUCCESS and tslots is not None:
                     tasks = list(tslots[:tgot])
             out.append((s, tasks))
@@ -249,6 +309,7 @@ class _Replay:
         typed = [(s, [(t, self.task_type(t)) for t in tasks]) for s, tasks in listed]
         visible = [(s, [(t, sig) for t, sig in ((t, self.observed_sig(t, ty)) for t, ty in ts)
                         if sig is not None]) for s, ts in typed]
+        visible = [(s, [(t, coarse(sig, self.level)) for t, sig in ts]) for s, ts in visible]
         first = index == -1
         if first:
             self.map_capture(visible)
@@ -272,7 +333,7 @@ class _Replay:
         if task in self.task_op:
             return self.task_op[task]
         for i, op in sorted(self.current.items()):
-            if i not in self.op_task and self.expected_sig(op) == sig:
+            if i not in self.op_task and coarse(self.expected_sig(op), self.level) == sig:
                 self.task_op[task], self.op_task[i] = i, task
                 return i
         return -1
@@ -285,7 +346,8 @@ class _Replay:
     def map_capture(self, visible: list[tuple[Any, list[tuple[Any, Sig]]]]) -> None:
         """Assign internal streams to user streams (best total alignment), then tasks to ops
         along the alignment; leftovers by signature anywhere."""
-        expected = {u: [(i, self.expected_sig(op)) for i, op in enumerate(self.case.ops)
+        expected = {u: [(i, coarse(self.expected_sig(op), self.level))
+                        for i, op in enumerate(self.case.ops)
                         if op.stream == u and self.expected_sig(op) is not None]
                     for u in range(self.case.streams)}
         k = len(visible)
@@ -350,7 +412,8 @@ class _Replay:
             prev: int | None = None
             for t in tasks:
                 rc, sid = self.b.task_get_seq_id(t)
-                if rc != Err.SUCCESS or not isinstance(sid, int):
+                if self.note(rc, "aclmdlRITaskGetSeqId") != Err.SUCCESS or \
+                        not isinstance(sid, int):
                     continue
                 seen.append(sid)
                 if prev is not None and sid <= prev:
@@ -367,14 +430,15 @@ class _Replay:
     def step(self, i: int, step: Step) -> list[Observation]:
         """Run one plan step; its observations (observe.py item 3)."""
         if isinstance(step, Execute):
-            rcs = [int(self.b.execute_async(self.model, self.streams[0]))
-                   for _ in range(step.times)]
+            rcs = [int(self.note(self.b.execute_async(self.model, self.streams[0]),
+                                 "aclmdlRIExecuteAsync")) for _ in range(step.times)]
             return [Observation("step", i, "rc", rcs)]
         if isinstance(step, Sync):
-            rc = int(self.b.synchronize_stream_with_timeout(self.streams[0], step.timeout_ms))
+            rc = int(self.note(self.b.synchronize_stream_with_timeout(
+                self.streams[0], step.timeout_ms), "aclrtSynchronizeStreamWithTimeout"))
             return [Observation("step", i, "rc", rc), *self.read_back(i)]
         if isinstance(step, Update):
-            rc = int(self.b.update(self.model))
+            rc = int(self.note(self.b.update(self.model), "aclmdlRIUpdate"))
             obs = [Observation("step", i, "rc", rc)]
             if rc == Err.SUCCESS:
                 self.current.update(self.pending)
@@ -383,12 +447,12 @@ class _Replay:
             return obs
         task = self.op_task.get(step.op) if hasattr(step, "op") else None
         if isinstance(step, Disable):
-            rc = int(self.b.task_disable(task))
+            rc = int(self.note(self.b.task_disable(task), "aclmdlRITaskDisable"))
             if rc == Err.SUCCESS:
                 self.pending.pop(step.op, None)
             return [Observation("step", i, "rc", rc)]
         params, new = self.params_for(step)
-        rc = int(self.b.task_set_params(task, params))
+        rc = int(self.note(self.b.task_set_params(task, params), "aclmdlRITaskSetParams"))
         if rc == Err.SUCCESS and new is not None:
             self.pending[step.op] = new
         return [Observation("step", i, "rc", rc)]
@@ -426,12 +490,14 @@ class _Replay:
         obs = []
         for b, addr in enumerate(self.buf_addr):
             out = np.zeros(len(self.case.buffers[b]), dtype=np.int32)
-            rc = self.b.memcpy(out, out.nbytes, addr, out.nbytes, MemcpyKind.DEVICE_TO_HOST)
+            rc = self.note(self.b.memcpy(out, out.nbytes, addr, out.nbytes,
+                                         MemcpyKind.DEVICE_TO_HOST), "aclrtMemcpy D2H")
             obs.append(Observation("sync", i, f"buffer {b}",
                                    [int(v) for v in out] if rc == Err.SUCCESS else f"rc {rc}"))
         for w, addr in enumerate(self.word_addr):
             out64 = np.zeros(1, dtype=np.uint64)
-            rc = self.b.memcpy(out64, 8, addr, 8, MemcpyKind.DEVICE_TO_HOST)
+            rc = self.note(self.b.memcpy(out64, 8, addr, 8, MemcpyKind.DEVICE_TO_HOST),
+                           "aclrtMemcpy D2H")
             obs.append(Observation("sync", i, f"word {w}",
                                    int(out64[0]) if rc == Err.SUCCESS else f"rc {rc}"))
         return obs
@@ -481,25 +547,65 @@ def _align(ts: Sequence[tuple[Any, Sig]], ops: Sequence[tuple[int, Sig | None]]
     return dp[0][0], pairs
 
 
-def replay(backend: Backend, case: Case) -> list[Observation]:
+def replay(backend: Backend, case: Case) -> Replayed:
     """Replay ``case`` on ``backend``: the observations of observe.py, never raising on API
-    errors, always cleaning up."""
+    errors, always cleaning up; where a call first answered 207000 / 207019 is kept on the
+    returned :class:`Replayed`."""
     r = _Replay(backend, case)
     r.current = dict(enumerate(case.ops))
-    obs: list[Observation] = []
+    obs = Replayed()
+
+    def add(new: list[Observation]) -> None:
+        if r.met and obs.unsupported_at is None:
+            obs.unsupported_at, obs.unsupported = len(obs), r.met[0]
+        obs.extend(new)
+
     try:
         try:
             r.setup()
             r.capture()
         except _Abort as exc:
-            return [Observation("capture", -1, "rc", exc.rc)]
-        obs.append(Observation("capture", -1, "rc", 0))
-        obs += r.listing(-1)
+            add([Observation("capture", -1, "rc", exc.rc)])
+            return obs
+        add([Observation("capture", -1, "rc", 0)])
+        add(r.listing(-1))
         for i, step in enumerate(case.plan):
-            obs += r.step(i, step)
+            add(r.step(i, step))
+        add([])
         return obs
     finally:
         r.cleanup()
+
+
+def uses_kernels(case: Case) -> bool:
+    """Whether the case launches (or sets) a kernel."""
+    return any(isinstance(op, Launch) for op in case.ops) or \
+        any(isinstance(s, SetKernel) for s in case.plan)
+
+
+def uses_waits(case: Case) -> bool:
+    """Whether the case orders work through event or value waits."""
+    return any(isinstance(op, (Wait, ValueWait)) for op in case.ops)
+
+
+def judgeable(caps: Iterable[Cap], case: Case,
+              phases: tuple[str, ...] | None = None) -> Callable[[Observation], bool]:
+    """Which observations a backend with ``caps`` can be judged on: the ``phases`` (all when
+    None); buffer and word contents only with data movement, only when the waits that order
+    the case's work really block (``Cap.BLOCKING_WAIT``, for cases with waits), and buffers
+    of a case with kernels only with kernel execution too. Return codes, listing and seq ids
+    always."""
+    have = set(caps)
+    data = Cap.DATA_MOVEMENT in have and (Cap.BLOCKING_WAIT in have or not uses_waits(case))
+    kernels = Cap.KERNEL_EXEC in have or not uses_kernels(case)
+
+    def keep(o: Observation) -> bool:
+        if phases is not None and o.phase not in phases:
+            return False
+        if o.phase == "sync":
+            return data and (kernels or not o.what.startswith("buffer"))
+        return True
+    return keep
 
 
 # ---------------------------------------------------------------------------------------------
@@ -508,7 +614,10 @@ def replay(backend: Backend, case: Case) -> list[Observation]:
 
 @dataclass
 class Divergence:
-    """A case whose replay differs from the oracle."""
+    """A case whose replay differs from the oracle.
+
+    ``unsupported`` (non-empty) says the difference lies at or after a call that answered
+    207000 / 207019: the backend cannot run the rest of the case, which is not a divergence."""
 
     case: Case
     backend: str
@@ -516,13 +625,27 @@ class Divergence:
     observed: list[Observation]
     difference: Difference
     path: Path | None = None
+    unsupported: str = ""
 
 
 def compare(case: Case, backend_name: str, expected: list[Observation],
-            observed: list[Observation]) -> Divergence | None:
-    """A :class:`Divergence` when the lists differ, else None."""
+            observed: list[Observation],
+            keep: Callable[[Observation], bool] | None = None) -> Divergence | None:
+    """A :class:`Divergence` when the lists differ (both restricted to ``keep``), else None."""
+    cut = getattr(observed, "unsupported_at", None)
+    met = getattr(observed, "unsupported", "") or "a call returned a feature-not-supported code"
+    if keep is not None:
+        expected = [o for o in expected if keep(o)]
+        if cut is not None:
+            cut = sum(1 for o in observed[:cut] if keep(o))
+        observed = [o for o in observed if keep(o)]
     diff = first_difference(expected, observed)
-    return None if diff is None else Divergence(case, backend_name, expected, observed, diff)
+    if diff is None:
+        return None
+    div = Divergence(case, backend_name, expected, observed, diff)
+    if cut is not None and diff.position >= cut:
+        div.unsupported = met
+    return div
 
 
 def save_case(case: Case, directory: Path | str | None = None) -> Path:

@@ -167,3 +167,42 @@ def test_literal_abi_numbers() -> None:
     assert ctypes.alignment(S.LaunchKernelAttr) == 4
     assert ctypes.sizeof(S.BinaryLoadOption) == 20 and S.BinaryLoadOption.value.offset == 4
     assert ctypes.sizeof(S.MallocAttribute) == 12 and ctypes.sizeof(S.Dim3) == 12
+
+
+#: host-state functions (HostStateBackend): the C prototype (abi.md §3.1, §3.4) and the
+#: ctypes argtypes backends/acl/symbols.py must give them
+PROTOTYPES: dict[str, tuple[str, list[object]]] = {
+    "aclrtGetDevice": ("aclError (*)(int32_t *)", [ctypes.POINTER(ctypes.c_int32)]),
+    "aclrtGetCurrentContext": ("aclError (*)(aclrtContext *)",
+                               [ctypes.POINTER(ctypes.c_void_p)]),
+    "aclrtSynchronizeEvent": ("aclError (*)(aclrtEvent)", [ctypes.c_void_p]),
+    "aclrtSynchronizeEventWithTimeout": ("aclError (*)(aclrtEvent, int32_t)",
+                                         [ctypes.c_void_p, ctypes.c_int32]),
+}
+
+
+def test_host_state_argtypes() -> None:
+    """The binding's argtypes for the host-state functions follow their C prototypes."""
+    from backends.acl.symbols import SIGNATURES
+
+    for name, (_, argtypes) in PROTOTYPES.items():
+        restype, got = SIGNATURES[name]
+        assert restype is ctypes.c_int, name
+        assert [str(t) for t in got] == [str(t) for t in argtypes], name
+
+
+@needs_gcc
+@pytest.mark.parametrize("header", _headers())
+def test_host_state_prototypes(header: Header, tmp_path: Path) -> None:
+    """Each header declares the host-state functions with exactly these prototypes: a
+    function pointer of the expected type initialised from the name compiles with -Werror."""
+    lines = [header.include, "#include <stdint.h>"]
+    lines += [f"{proto.replace('(*)', f'(*p_{name})', 1)} = {name};"
+              for name, (proto, _) in PROTOTYPES.items()]
+    src = tmp_path / "protos.c"
+    src.write_text("\n".join(lines) + "\nint main(void) { return 0; }\n")
+    cmd = ["gcc", "-std=c11", "-Wall", "-Werror", "-c", "-o", str(tmp_path / "protos.o"),
+           str(src)] + [f"-I{d}" for d in header.dirs]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "LC_ALL": "C", "LANG": "C"})
+    assert res.returncode == 0, res.stderr

@@ -143,3 +143,44 @@ def test_capture_and_execute_seed_pair(libs) -> None:
         assert lib.aclrtFree(p) == 0
     assert lib.mdlriEmuLiveCounts(*map(C.byref, counts)) == 0
     assert [c.value for c in counts] == before
+
+
+def _readme_exports() -> set[str]:
+    """The function names the README's "Exported symbols (exactly these)" paragraph lists."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "backends" / "acl" / "emulator"
+              / "README.md").read_text()
+    para = readme.split("Exported symbols (exactly these):", 1)[1].split("\n\n", 1)[0]
+    listed = para.split("functions `", 1)[1].split("`", 1)[0]
+    extras = re.findall(r"\b(mdlriEmu\w+)\(", para)
+    return set(listed.split()) | set(extras)
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="nm not on PATH")
+def test_exports_are_exactly_the_readme_list(libs) -> None:
+    """Every exported function is documented and every documented one exported."""
+    import subprocess
+
+    from backends.acl.emulator.build import emulator_library
+
+    out = subprocess.run(["nm", "-D", "--defined-only", str(emulator_library())],
+                         capture_output=True, text=True, check=True).stdout
+    exported = {cols[2] for cols in (line.split() for line in out.splitlines())
+                if len(cols) == 3 and cols[1] == "T"}
+    assert exported == _readme_exports()
+
+
+def test_fault_names_match_the_catalogue() -> None:
+    """The faults the emulator reads from MDLRI_EMU_FAULTS (faults.c) are exactly
+    backends/sim/faults.py's EMULATOR_FAULTS, so `--fault` accepts each of them."""
+    import re
+    from pathlib import Path
+
+    from backends.sim.faults import EMULATOR_FAULTS
+
+    src = (Path(__file__).resolve().parents[1] / "backends" / "acl" / "emulator" / "src"
+           / "faults.c").read_text()
+    names = set(re.findall(r'\[F_\w+\] = "([a-z0-9-]+)"', src))
+    assert names == set(EMULATOR_FAULTS)

@@ -112,3 +112,81 @@ def test_bad_backend_is_a_one_line_usage_error(pytester: pytest.Pytester, name: 
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines([message])
     assert "Traceback" not in res.stderr.str()
+
+
+GROUPS = '''
+import pytest
+from backends.contract import Cap
+from conformance import expect
+
+@pytest.mark.clause("CAP-01")
+def test_only_unsupported_in_the_group():
+    raise ExceptionGroup("Hypothesis found 2 distinct failures", [
+        expect.Unsupported("aclmdlRITaskGetParams returned 207000"),
+        expect.Unsupported("aclmdlRITaskSetParams returned 207019")])
+
+@pytest.mark.clause("CAP-04")
+def test_a_failure_beside_unsupported():
+    raise ExceptionGroup("Hypothesis found 2 distinct failures", [
+        expect.Unsupported("aclmdlRITaskGetParams returned 207000"),
+        expect.ConformanceFailure("[CAP-04] buffer 0: expected [1], observed [0]")])
+
+@pytest.mark.clause("LIST-05")
+def test_an_implementation_failure_beside_unsupported():
+    raise ExceptionGroup("Hypothesis found 2 distinct failures", [
+        expect.ConformanceFailure("[LIST-05] *numTasks: expected 3, observed 2"),
+        expect.Unsupported("aclmdlRIUpdate returned 207000")])
+
+@pytest.mark.clause("CAP-01")
+def test_an_error_beside_unsupported():
+    raise ExceptionGroup("2", [expect.Unsupported("207000"), RuntimeError("boom")])
+
+@pytest.mark.clause("CAP-01")
+@pytest.mark.requires(Cap.DATA_MOVEMENT)
+def test_needs_data_movement():
+    pass
+'''
+
+
+def test_exception_groups_are_judged_without_their_unsupported_members(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_groups=GROUPS)
+    out = pytester.path / "out"
+    res = pytester.runpytest("-p", "conformance.plugin", "--backend", "backends.sim:create",
+                             "--report-dir", str(out))
+    rows = _rows(out)
+    assert rows["test_only_unsupported_in_the_group"]["outcome"] == "UNSUPPORTED"
+    assert "207000" in rows["test_only_unsupported_in_the_group"]["message"]
+    assert rows["test_a_failure_beside_unsupported"]["outcome"] == "FAIL"
+    assert rows["test_a_failure_beside_unsupported"]["message"] == (
+        "[CAP-04] buffer 0: expected [1], observed [0]")
+    assert rows["test_an_implementation_failure_beside_unsupported"]["outcome"] == "CHANGED"
+    assert rows["test_an_error_beside_unsupported"]["outcome"] == "ERROR"
+    assert rows["test_an_error_beside_unsupported"]["message"] == "RuntimeError: boom"
+    assert rows["test_needs_data_movement"]["outcome"] == "PASS"
+    res.stdout.fnmatch_lines(["*capability probes (1 process(es)*every declared capability shown*"])
+
+
+def test_probe_findings_make_specs_unsupported_and_are_reported(
+        pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_groups=GROUPS)
+    out = pytester.path / "out"
+    res = pytester.runpytest("-p", "conformance.plugin", "--backend",
+                             "tests.partial_runtime:create_no_data", "--report-dir", str(out),
+                             "-k", "needs_data_movement")
+    rows = _rows(out)
+    assert rows["test_needs_data_movement"]["outcome"] == "UNSUPPORTED"
+    assert "lacks data_movement (probe: memcpy H2D then D2H returned [0, 0" in \
+        rows["test_needs_data_movement"]["message"]
+    res.stdout.fnmatch_lines(["*capability probes (1 process(es)*: absent",
+                              "  data_movement: probe: memcpy H2D then D2H returned*"])
+    found = json.loads((out / "probe.json").read_text())
+    assert set(found["removed"]) == {"data_movement", "kernel_exec", "blocking_wait"}
+    assert json.loads((out / "summary.json").read_text())["probe"] == found
+    # --no-probe trusts the declared capabilities
+    out2 = pytester.path / "out2"
+    pytester.runpytest("-p", "conformance.plugin", "--backend",
+                       "tests.partial_runtime:create_no_data", "--report-dir", str(out2),
+                       "-k", "needs_data_movement", "--no-probe")
+    assert _rows(out2)["test_needs_data_movement"]["outcome"] == "PASS"
+    assert not (out2 / "probe.json").exists()

@@ -136,3 +136,31 @@ def test_replay_cli_bad_file_exits_2_with_one_line(tmp_path: Path, content: str 
     assert len(res.stderr.strip().splitlines()) == 1
     assert "Traceback" not in res.stderr
     assert res.stdout == ""
+
+
+@pytest.mark.parametrize("path", sorted(CASES.glob("*.json")), ids=lambda p: p.stem)
+def test_listing_matches_by_order_and_type_without_get_params(path: Path) -> None:
+    """Without GetParams (207000) and without data movement the capture listing still maps
+    every user-visible task to its op: by internal stream alignment on types alone."""
+    from conformance import probe
+    from tests.partial_runtime import PartialSim
+    b = PartialSim({"data", "update"})
+    try:
+        probe.apply(b, probe.run_probes(b))
+        case = graphs.from_json(path.read_text())
+        obs = runner.replay(b, case)
+        first = [o for o in obs if o.phase == "listing" and o.index == -1]
+        assert first == [o for o in oracle.expected(case)
+                         if o.phase == "listing" and o.index == -1]
+    finally:
+        probe.forget(b)
+        b.close()
+
+
+def test_coarse_signatures() -> None:
+    sig = ("kernel", "copy", b"\x01\x02")
+    assert runner.coarse(sig, "full") == sig
+    assert runner.coarse(sig, "no-args") == ("kernel", "copy")
+    assert runner.coarse(sig, "type") == ("kernel",)
+    assert runner.coarse(("value_write", 64, 3), "no-args") == ("value_write", 64, 3)
+    assert runner.coarse(None, "type") is None

@@ -19,6 +19,9 @@ when its symbols are present. Launch configs (:class:`~backends.contract.LaunchK
 become 20-byte ``aclrtLaunchKernelAttr`` arrays, ``aclmdlRICondTaskParams`` is passed by
 value, and a destroy callback is a ``CFUNCTYPE(None, c_void_p)`` thunk per Python callable
 and model, kept alive until it is unregistered or the model is destroyed.
+:class:`~backends.contract.HostStateBackend` (aclrtGetDevice, aclrtGetCurrentContext,
+aclrtSynchronizeEvent[WithTimeout]) is implemented with the same symbols; a library without
+them answers ``207000`` there like any missing symbol.
 
 Threads: the creating thread gets ``aclrtSetDevice(device)``; every other thread calls
 :meth:`set_device` itself, as on real ACL (abi.md §6.1). ``set_device(i)`` binds physical
@@ -37,9 +40,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import (ALL_CAPS, EXTENDED_CAPS, UNWRITTEN, Cap, CaptureMode,
-                               CaptureStatus, CondTaskParams, Err, LaunchKernelCfg, LiveCounts,
-                               MallocPolicy, StreamStatus, TaskParams, TaskType)
+from backends.contract import (ALL_CAPS, EXTENDED_CAPS, FIELD_CAPS, UNWRITTEN, Cap,
+                               CaptureMode, CaptureStatus, CondTaskParams, Err, LaunchKernelCfg,
+                               LiveCounts, MallocPolicy, StreamStatus, TaskParams, TaskType)
 
 from . import structs as S
 from .convert import (BYTE_SENTINEL, PTR_SENTINEL, U32_SENTINEL, Handle, KeepAlive,
@@ -152,7 +155,7 @@ class AclBackend:
         if lib is None:
             return
         self._init_runtime()
-        self.capabilities = self._detect_capabilities()
+        self.capabilities = self._detect_capabilities() | self._field_capabilities()
         if emulator:
             self.live_counts = self._live_counts
 
@@ -196,6 +199,48 @@ class AclBackend:
                 continue
             caps.add(cap)
         return frozenset(caps)
+
+    def _field_capabilities(self) -> frozenset[Cap]:
+        """FIELD_CAPS, declared for the emulator only: RESOURCE_LIMITS when it models a stream
+        limit (sets ``stream_limit`` / ``model_stream_limit``, the attributes the FLD specs
+        read), DEVICE_FAULTS when the kernel library has the trapping ``trap_if`` kernel. On a
+        real CANN library provoking them disturbs the device, so they are not declared."""
+        caps: set[Cap] = set()
+        if self._unavailable:
+            return frozenset()
+        if not self.emulator:
+            for cap in FIELD_CAPS:
+                self._cap_reasons[cap] = (f"{cap.value} is only declared for the emulator "
+                                          "(provoking it on a device is not opt-in yet)")
+            return frozenset()
+        fn = self.sym.get("mdlriEmuResourceLimits")
+        streams, model_streams = c_uint32(0), c_uint32(0)
+        if fn is not None:
+            fn(byref(streams), byref(model_streams))
+        if streams.value:
+            self.stream_limit: int = streams.value
+            self.model_stream_limit: int | None = model_streams.value or None
+            caps.add(Cap.RESOURCE_LIMITS)
+        else:
+            self._cap_reasons[Cap.RESOURCE_LIMITS] = (
+                "the emulator models no stream limit (MDLRI_EMU_STREAM_LIMIT=0)")
+        if self._kernel_has("trap_if__fault") and "trap_if" in _catalog_names():
+            caps.add(Cap.DEVICE_FAULTS)
+        else:
+            self._cap_reasons[Cap.DEVICE_FAULTS] = (
+                "no trapping kernel: trap_if is missing from the kernel catalog or the host "
+                "kernel library")
+        return frozenset(caps)
+
+    def _kernel_has(self, symbol: str) -> bool:
+        """Whether the host kernel library exports ``symbol`` (emulator only)."""
+        path = self._kernel_binary
+        if not path or not os.path.isfile(path):
+            return False
+        try:
+            return hasattr(ctypes.CDLL(path), symbol)
+        except OSError:
+            return False
 
     def _kernel_path_ok(self) -> bool:
         path = self._kernel_binary
@@ -336,6 +381,32 @@ class AclBackend:
         if rc == OK:
             self._tls.device = physical
         return rc
+
+    def get_device(self, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclrtGetDevice -> (rc, device id of the calling thread), as :meth:`set_device`
+        numbers it (the physical id minus this backend's base device); 107002 when the thread
+        has no current context (api_c_device.cc:93)."""
+        fn = self._fn("aclrtGetDevice")
+        if fn is None:
+            return self._missing("aclrtGetDevice"), UNWRITTEN
+        if null_out:
+            return self._rc(fn(None)), UNWRITTEN
+        dev = c_int32(U32_SENTINEL - (1 << 32))
+        rc = self._rc(fn(byref(dev)))
+        if dev.value == U32_SENTINEL - (1 << 32):
+            return rc, UNWRITTEN
+        return rc, dev.value - self.device
+
+    def get_current_context(self, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclrtGetCurrentContext -> (rc, context handle of the calling thread)."""
+        fn = self._fn("aclrtGetCurrentContext")
+        if fn is None:
+            return self._missing("aclrtGetCurrentContext"), UNWRITTEN
+        if null_out:
+            return self._rc(fn(None)), UNWRITTEN
+        out = c_void_p(PTR_SENTINEL)
+        rc = self._rc(fn(byref(out)))
+        return rc, out_handle(out.value, "context")
 
     # =========================================================================================
     # streams
@@ -508,6 +579,15 @@ class AclBackend:
         """aclrtStreamWaitEventWithFlag (XS-10; uint32 timeout)."""
         return self._call("aclrtStreamWaitEventWithFlag", as_ptr(stream), as_ptr(event),
                           int(timeout) & 0xFFFFFFFF, int(flag) & 0xFFFFFFFF)
+
+    def synchronize_event(self, event: Any) -> int:
+        """aclrtSynchronizeEvent: wait for the event's last record."""
+        return self._call("aclrtSynchronizeEvent", as_ptr(event))
+
+    def synchronize_event_with_timeout(self, event: Any, timeout_ms: int) -> int:
+        """aclrtSynchronizeEventWithTimeout (int32 timeout: -1 forever; 507047 at the host
+        deadline)."""
+        return self._call("aclrtSynchronizeEventWithTimeout", as_ptr(event), int(timeout_ms))
 
     # =========================================================================================
     # value write / wait
@@ -1018,6 +1098,13 @@ class AclBackend:
         return rc, attr_value_from_c(attr_id, v)
 
 
+def _catalog_names() -> frozenset[str]:
+    """The kernel catalog's names (kernel/catalog.py)."""
+    from kernel import catalog
+
+    return frozenset(catalog.KERNELS)
+
+
 def _enum(cls: Any, value: Any) -> Any:
     """``cls(value)`` when it is a known enumerator, else the raw value (or UNWRITTEN)."""
     if value is UNWRITTEN:
@@ -1044,6 +1131,9 @@ _C_NAMES: dict[str, str] = {
     "stream_wait_event": "aclrtStreamWaitEvent", "reset_event": "aclrtResetEvent",
     "record_event_with_flag": "aclrtRecordEventWithFlag",
     "stream_wait_event_with_flag": "aclrtStreamWaitEventWithFlag",
+    "synchronize_event": "aclrtSynchronizeEvent",
+    "synchronize_event_with_timeout": "aclrtSynchronizeEventWithTimeout",
+    "get_device": "aclrtGetDevice", "get_current_context": "aclrtGetCurrentContext",
     "value_write": "aclrtValueWrite", "value_wait": "aclrtValueWait",
     "binary_load_from_file": "aclrtBinaryLoadFromFile",
     "binary_get_function": "aclrtBinaryGetFunction", "binary_unload": "aclrtBinaryUnLoad",

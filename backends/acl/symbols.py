@@ -30,6 +30,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "aclrtSetDevice": (_ERR, [c_int32]),
     "aclrtResetDevice": (_ERR, [c_int32]),
     "aclrtGetDeviceCount": (_ERR, [POINTER(c_uint32)]),
+    "aclrtGetDevice": (_ERR, [POINTER(c_int32)]),
+    "aclrtGetCurrentContext": (_ERR, [_P]),
     "aclrtGetVersion": (_ERR, [POINTER(c_int32), POINTER(c_int32), POINTER(c_int32)]),
     "aclrtGetSocName": (c_char_p, []),
     "aclGetRecentErrMsg": (c_char_p, []),
@@ -59,6 +61,8 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "aclrtResetEvent": (_ERR, [c_void_p, c_void_p]),
     "aclrtRecordEventWithFlag": (_ERR, [c_void_p, c_void_p, c_uint32]),
     "aclrtStreamWaitEventWithFlag": (_ERR, [c_void_p, c_void_p, c_uint32, c_uint32]),
+    "aclrtSynchronizeEvent": (_ERR, [c_void_p]),
+    "aclrtSynchronizeEventWithTimeout": (_ERR, [c_void_p, c_int32]),
     # value write / wait (§3.5)
     "aclrtValueWrite": (_ERR, [c_void_p, c_uint64, c_uint32, c_void_p]),
     "aclrtValueWait": (_ERR, [c_void_p, c_uint64, c_uint32, c_void_p]),
@@ -128,6 +132,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     # host ABI emulator extras (backends/acl/emulator)
     "mdlriEmuVersion": (c_char_p, []),
     "mdlriEmuLiveCounts": (_ERR, [POINTER(c_uint64)] * 4),
+    "mdlriEmuResourceLimits": (_ERR, [POINTER(c_uint32)] * 2),
 }
 
 

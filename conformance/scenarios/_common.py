@@ -5,19 +5,68 @@ with two spaces, scenarios.md §1) and stops at the first failing call (``CHECK_
 :class:`Runner` mirrors that: :meth:`Runner.check` raises :class:`ScenarioError` with the
 example's ``Operation failed: <call> returned error code <n>`` text, and cleanup steps
 registered with :meth:`Runner.defer` run in reverse order whatever happened.
+
+A step that answers 207000 / 207019 (``contract.NOT_SUPPORTED_CODES``: a chip, driver or
+firmware gate) raises :class:`ScenarioUnsupported` (:func:`not_supported`); a run function
+decorated with :func:`reports_unsupported` then raises :class:`conformance.expect.Unsupported`
+after its own cleanup, so the spec is UNSUPPORTED, never FAIL.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextvars
+import functools
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from backends.contract import Backend, Err, MemcpyKind, err_name
+from backends.contract import NOT_SUPPORTED_CODES, Backend, Err, MemcpyKind, err_name
+
+from .. import expect
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class ScenarioError(Exception):
     """A step of a scenario failed; the message is the example's error line."""
+
+
+class ScenarioUnsupported(ScenarioError):
+    """A step answered 207000 / 207019: the scenario cannot run on this runtime."""
+
+
+#: the not-supported answers met by the scenario run in progress (see reports_unsupported)
+_met: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "scenario_unsupported", default=None)
+
+
+def not_supported(rc: Any, call: str) -> None:
+    """Raise :class:`ScenarioUnsupported` (the example's error line) for a 207000 / 207019."""
+    if rc in NOT_SUPPORTED_CODES:
+        msg = f"Operation failed: {call} returned error code {err_name(rc)}"
+        met = _met.get()
+        if met is not None:
+            met.append(msg)
+        raise ScenarioUnsupported(msg)
+
+
+def reports_unsupported(run: F) -> F:
+    """Decorate a scenario's run function: when one of its steps answered 207000 / 207019
+    and the run did not succeed, raise :class:`expect.Unsupported` (after the run's own
+    cleanup and log lines) instead of returning the failed result."""
+
+    @functools.wraps(run)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        met: list[str] = []
+        token = _met.set(met)
+        try:
+            res = run(*args, **kwargs)
+        finally:
+            _met.reset(token)
+        if met and not getattr(res, "ok", False):
+            raise expect.Unsupported(f"scenario step: {met[0]}")
+        return res
+    return wrapper  # type: ignore[return-value]
 
 
 def print_array(values: np.ndarray) -> str:
@@ -49,7 +98,9 @@ class Runner:
 
     # -- checked calls ---------------------------------------------------------------------
     def check(self, rc: int, call: str) -> None:
-        """``CHECK_ERROR``: a non-zero rc ends the scenario with the example's message."""
+        """``CHECK_ERROR``: a non-zero rc ends the scenario with the example's message
+        (:class:`ScenarioUnsupported` for 207000 / 207019)."""
+        not_supported(rc, call)
         if rc != Err.SUCCESS:
             raise ScenarioError(f"Operation failed: {call} returned error code {err_name(rc)}")
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from backends.contract import UNWRITTEN, Backend, CaptureMode, MemcpyKind
 
-from ._common import Runner, ScenarioError
+from ._common import Runner, ScenarioError, not_supported, reports_unsupported
 
 NAME = "5_reusable_buffer_reset"
 BUFFER_SIZE = 4096
@@ -41,6 +41,7 @@ class ResetResult:
     ok: bool = False
 
 
+@reports_unsupported
 def run_buffer_reset(b: Backend, emit: Callable[[str], None] = print) -> ResetResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
     res = ResetResult()
@@ -92,14 +93,17 @@ def _steps(r: Runner, res: ResetResult, state: dict[str, Any]) -> None:
     # Capture the reset.
     rc = b.capture_begin(stream, CaptureMode.GLOBAL)
     if rc:
+        not_supported(rc, "aclmdlRICaptureBegin")
         raise ScenarioError(f"Capture failed: aclmdlRICaptureBegin returned error code {rc}")
     state["capturing"] = True
     rc = b.memset_async(buf, BUFFER_SIZE, 0, BUFFER_SIZE, stream)
     if rc:
+        not_supported(rc, "aclrtMemsetAsync")
         raise ScenarioError(f"Capture failed: aclrtMemsetAsync returned error code {rc}")
     rc, model = b.capture_end(stream)
     state["capturing"] = False
     if rc:
+        not_supported(rc, "aclmdlRICaptureEnd")
         raise ScenarioError(f"Capture failed: aclmdlRICaptureEnd returned error code {rc}")
     r.defer("aclmdlRIDestroy", lambda: b.destroy(model))
 

@@ -42,7 +42,7 @@ from backends.contract import (
 )
 from kernel import catalog
 
-from ._common import Runner, ScenarioError, print_array
+from ._common import Runner, ScenarioError, print_array, reports_unsupported
 
 NAME = "3_cond_model"
 ELEMENTS = 8
@@ -84,6 +84,7 @@ class CondResult:
     ok: bool = False
 
 
+@reports_unsupported
 def run_cond_model(b: Backend, emit: Callable[[str], None] = print,
                    flag: int = CondHandleFlag.ASSIGN_DEFAULT) -> CondResult:
     """Run IF, WHILE and SWITCH on ``b`` in that order; ``emit`` receives each line."""

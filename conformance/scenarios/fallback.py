@@ -21,6 +21,8 @@ import numpy as np
 
 from backends.contract import Backend, CaptureMode, Err, MemcpyKind, TaskType, err_name
 
+from ._common import ScenarioError, not_supported, reports_unsupported
+
 ELEMENTS = 8
 BYTES = ELEMENTS * 4
 TIMEOUT_MS = 5000
@@ -29,10 +31,6 @@ POST_SCALE = 2
 SENTINEL = -1
 PRIMARY = np.arange(1, 9, dtype=np.int32)
 BACKUP = np.arange(21, 29, dtype=np.int32)
-
-
-class ScenarioError(Exception):
-    """A step of the scenario failed; the message is the example's error line."""
 
 
 @dataclass
@@ -74,6 +72,7 @@ class _Run:
         self._emit(line)
 
     def check(self, rc: int, call: str) -> None:
+        not_supported(rc, call)
         if rc != Err.SUCCESS:
             raise ScenarioError(f"Operation failed: {call} returned error code {err_name(rc)}")
 
@@ -98,6 +97,7 @@ class _Run:
                    "aclrtSynchronizeStreamWithTimeout")
 
 
+@reports_unsupported
 def run_fallback(b: Backend, emit: Callable[[str], None] = print) -> FallbackResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
     res = FallbackResult()

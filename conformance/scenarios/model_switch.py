@@ -35,7 +35,7 @@ from backends.contract import (Backend, CompareDataType, Condition, MemcpyKind,
                                ModelStreamFlag, StreamFlag)
 from kernel import catalog
 
-from ._common import Runner, ScenarioError, print_array
+from ._common import Runner, ScenarioError, print_array, reports_unsupported
 
 NAME = "2_model_switch"
 ELEMENTS = 8
@@ -69,6 +69,7 @@ class ModelSwitchResult:
     ok: bool = False
 
 
+@reports_unsupported
 def run_model_switch(b: Backend, emit: Callable[[str], None] = print,
                      sentinel: float = 0.0) -> ModelSwitchResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""

@@ -32,7 +32,7 @@ import numpy as np
 from backends.contract import (Backend, CaptureMode, EventFlag, EventRecordFlag, EventWaitFlag,
                                MemcpyKind)
 
-from ._common import Runner, ScenarioError
+from ._common import Runner, ScenarioError, reports_unsupported
 
 NAME = "4_model_sync_external"
 ELEMENTS = 8
@@ -60,6 +60,7 @@ class SyncExternalResult:
     ok: bool = False
 
 
+@reports_unsupported
 def run_model_sync_external(b: Backend, emit: Callable[[str], None] = print
                             ) -> SyncExternalResult:
     """Run the three sub-scenarios on ``b``; ``emit`` receives each printed line."""

@@ -31,7 +31,7 @@ import numpy as np
 from backends.contract import Backend, CaptureMode, EventFlag
 from kernel import catalog
 
-from ._common import Runner, ScenarioError, print_array
+from ._common import Runner, ScenarioError, print_array, reports_unsupported
 
 NAME = "1_model_update"
 ELEMENTS = 8
@@ -59,6 +59,7 @@ class ModelUpdateResult:
     ok: bool = False
 
 
+@reports_unsupported
 def run_model_update(b: Backend, emit: Callable[[str], None] = print) -> ModelUpdateResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
     res = ModelUpdateResult()

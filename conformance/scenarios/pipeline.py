@@ -44,7 +44,7 @@ import numpy as np
 from backends.contract import Backend, CaptureMode, EventFlag, MemcpyKind, TaskType
 from kernel import catalog
 
-from ._common import Runner, ScenarioError
+from ._common import Runner, ScenarioError, reports_unsupported
 
 NAME = "pipeline"
 ELEMENTS = 64
@@ -177,6 +177,7 @@ class _Pipeline:
         return ins, outs
 
 
+@reports_unsupported
 def run_pipeline(b: Backend, emit: Callable[[str], None] = print) -> PipelineResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
     res = PipelineResult()

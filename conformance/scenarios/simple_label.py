@@ -23,7 +23,7 @@ import numpy as np
 
 from backends.contract import Backend, ModelStreamFlag, StreamFlag
 
-from ._common import Runner, ScenarioError
+from ._common import Runner, ScenarioError, reports_unsupported
 
 NAME = "label/0_simple_label"
 BRANCH_INDEX = 1
@@ -38,6 +38,7 @@ class SimpleLabelResult:
     ok: bool = False
 
 
+@reports_unsupported
 def run_simple_label(b: Backend, emit: Callable[[str], None] = print) -> SimpleLabelResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
     res = SimpleLabelResult()

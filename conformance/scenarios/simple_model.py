@@ -36,7 +36,7 @@ import numpy as np
 from backends.contract import DEBUG_JSON_SUMMARY, Backend, Cap, CaptureMode, MemcpyKind
 from kernel import catalog
 
-from ._common import Runner, ScenarioError, print_array
+from ._common import Runner, ScenarioError, print_array, reports_unsupported
 
 NAME = "0_simple_model"
 ELEMENTS = 8
@@ -68,6 +68,7 @@ class SimpleModelResult:
     ok: bool = False
 
 
+@reports_unsupported
 def run_simple_model(b: Backend, emit: Callable[[str], None] = print) -> SimpleModelResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
     res = SimpleModelResult()

@@ -6,7 +6,9 @@ Collected only when the run has ``--against`` (``mdlri-conformance run --backend
 classified as a difference in return code, buffer contents, listing, seq ids or timing (a
 sync that expired on one side only), recorded with the shrunk case, both observations and
 the commands that replay it on each backend. Neither side is taken as right: the oracle-based
-specs say which one conforms.
+specs say which one conforms. Only what both backends can show is compared
+(:func:`conformance.runner.judgeable` over the capabilities both kept after the probes), and a
+difference at or after a call that answered 207000 / 207019 on either side is UNSUPPORTED.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from hypothesis import given
 
 from backends.contract import Cap, Err
 from conformance import expect, graphs, runner, strategies
-from conformance.observe import Observation, first_difference
+from conformance.observe import Observation
 
 pytestmark = pytest.mark.requires(
     Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,
@@ -43,9 +45,15 @@ def classify(a: Observation | None, b: Observation | None) -> str:
 def _differ(backend: Any, against: Any, config: pytest.Config, case: graphs.Case) -> None:
     __tracebackhide__ = True
     a, b = runner.replay(backend, case), runner.replay(against, case)
-    d = first_difference(a, b)
-    if d is None:
+    keep = runner.judgeable(set(backend.capabilities) & set(against.capabilities), case)
+    div = runner.compare(case, backend.name, a, b, keep=keep)
+    if div is None:
         return
+    back = runner.compare(case, against.name, b, a, keep=keep)
+    why = div.unsupported or (back.unsupported if back else "")
+    if why:
+        raise expect.Unsupported(f"differential case: {why}")
+    d = div.difference
     kind = classify(d.expected, d.observed)
     path = runner.save_case(case, config.getoption("--report-dir", None))
     names = (config.getoption("--backend"), config.getoption("--against"))

@@ -137,3 +137,32 @@ extern "C" __global__ __aicore__ void mul_f32(__gm__ float *x, __gm__ float *y, 
     }
     FlushOutput(out);
 }
+
+/* Waits on the device until flag[0] != 0, then out[0] = value -- struct {flag, out, value}, 24 B.
+ * The device-side timeout specs launch it with a TIMEOUT / TIMEOUT_US attribute and leave the
+ * flag 0, so the task timeout ends it; the flag is re-read from GM on every round (the scalar
+ * data cache would otherwise keep the first value). Host version: kernel/host/kernels.c. */
+extern "C" __global__ __aicore__ void wait_flag(__gm__ int32_t *flag, __gm__ int32_t *out,
+                                                int32_t value)
+{
+    AscendC::GlobalTensor<int32_t> word;
+    word.SetGlobalBuffer(flag, 1);
+    for (;;) {
+        AscendC::DataCacheCleanAndInvalid<int32_t, AscendC::CacheLine::SINGLE_CACHE_LINE,
+                                          AscendC::DcciDst::CACHELINE_OUT>(word);
+        if (word.GetValue(0) != 0) {
+            break;
+        }
+    }
+    out[0] = value;
+    FlushOutput(out);
+}
+
+/* Raises an AI Core exception (AscendC::Trap) when flag[0] != 0, else does nothing -- struct
+ * {flag}, 8 B (the device-fault specs, FLD-09/10). */
+extern "C" __global__ __aicore__ void trap_if(__gm__ int32_t *flag)
+{
+    if (flag[0] != 0) {
+        AscendC::Trap();
+    }
+}

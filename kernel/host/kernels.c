@@ -12,6 +12,8 @@ _Static_assert(sizeof(mdlri_fill_args) == 16, "fill args");
 _Static_assert(sizeof(mdlri_copy_args) == 24, "copy args");
 _Static_assert(sizeof(mdlri_axpy_f32_args) == 32, "axpy_f32 args");
 _Static_assert(sizeof(mdlri_mul_f32_args) == 32, "mul_f32 args");
+_Static_assert(sizeof(mdlri_wait_flag_args) == 24, "wait_flag args");
+_Static_assert(sizeof(mdlri_trap_if_args) == 8, "trap_if args");
 
 /* wrap-around int32 arithmetic without signed-overflow UB */
 static inline int32_t wrap(uint32_t v) { return (int32_t)v; }
@@ -82,4 +84,32 @@ void mul_f32(void *args, size_t args_size, uint32_t block_idx, uint32_t num_bloc
     UNUSED_BLOCKS;
     ARGS(mdlri_mul_f32_args, a);
     for (int32_t i = 0; i < a.n; i++) a.out[i] = a.x[i] * a.y[i];
+}
+
+/* wait_flag: the device waits until flag[0] != 0 (wait_flag__ready), then out[0] = value */
+int wait_flag__ready(const void *args, size_t args_size) {
+    mdlri_wait_flag_args a;
+    if (args == NULL || args_size < sizeof a) return 1; /* nothing to wait for */
+    memcpy(&a, args, sizeof a);
+    return __atomic_load_n(a.flag, __ATOMIC_ACQUIRE) != 0;
+}
+
+void wait_flag(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
+    UNUSED_BLOCKS;
+    ARGS(mdlri_wait_flag_args, a);
+    a.out[0] = a.value;
+}
+
+/* trap_if: an AI Core exception when flag[0] != 0 (trap_if__fault); otherwise nothing */
+int trap_if__fault(const void *args, size_t args_size) {
+    mdlri_trap_if_args a;
+    if (args == NULL || args_size < sizeof a) return 0;
+    memcpy(&a, args, sizeof a);
+    return __atomic_load_n(a.flag, __ATOMIC_ACQUIRE) != 0;
+}
+
+void trap_if(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
+    UNUSED_BLOCKS;
+    (void)args;
+    (void)args_size;
 }

@@ -182,6 +182,7 @@ typedef enum {
 #define ACL_ERROR_RT_MODEL_CONTEXT 107004
 #define ACL_ERROR_RT_STREAM_MODEL 107005
 #define ACL_ERROR_RT_INVALID_HANDLE 107017
+#define ACL_ERROR_RT_TASK_TIMEOUT 107020
 #define ACL_ERROR_RT_CAPTURE_DEPENDENCY 107024
 #define ACL_ERROR_RT_STREAM_UNJOINED 107025
 #define ACL_ERROR_RT_MODEL_CAPTURED 107026
@@ -202,10 +203,13 @@ typedef enum {
 #define ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING 107045
 #define ACL_ERROR_RT_FEATURE_NOT_SUPPORT 207000
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
+#define ACL_ERROR_RT_RESOURCE_ALLOC_FAIL 207005
+#define ACL_ERROR_RT_NO_STREAM_RESOURCE 207008
 #define ACL_ERROR_RT_INTERNAL_ERROR 507000
 #define ACL_ERROR_RT_STREAM_TASK_FULL 507002
 #define ACL_ERROR_RT_TASK_TYPE_NOT_SUPPORT 507009
 #define ACL_ERROR_RT_MODEL_EXECUTE 507011
+#define ACL_ERROR_RT_AICORE_EXCEPTION 507015
 #define ACL_ERROR_RT_STREAM_SYNC_TIMEOUT 507046
 #define ACL_ERROR_RT_EVENT_SYNC_TIMEOUT 507047
 #define ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED 507903
@@ -426,6 +430,8 @@ MDLRI_API aclError aclFinalize(void);
 MDLRI_API aclError aclrtSetDevice(int32_t deviceId);
 MDLRI_API aclError aclrtResetDevice(int32_t deviceId);
 MDLRI_API aclError aclrtGetDeviceCount(uint32_t *count);
+MDLRI_API aclError aclrtGetDevice(int32_t *deviceId);
+MDLRI_API aclError aclrtGetCurrentContext(aclrtContext *context);
 MDLRI_API const char *aclrtGetSocName(void);
 MDLRI_API const char *aclGetRecentErrMsg(void);
 MDLRI_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
@@ -464,6 +470,8 @@ MDLRI_API aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);
 MDLRI_API aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag);
 MDLRI_API aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event,
                                                 uint32_t timeout, uint32_t flag);
+MDLRI_API aclError aclrtSynchronizeEvent(aclrtEvent event);
+MDLRI_API aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout);
 
 /* value write / wait */
 MDLRI_API aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag,

@@ -53,6 +53,13 @@ MDLRI_API aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const 
     f->magic = MAGIC_FUNC;
     f->bin = b;
     *(void **)&f->fn = sym;
+    char ready[160];
+    snprintf(ready, sizeof ready, "%s__ready", kernelName);
+    void *rsym = dlsym(b->dl, ready); /* a waiting kernel's readiness predicate (optional) */
+    if (rsym) *(void **)&f->ready = rsym;
+    snprintf(ready, sizeof ready, "%s__fault", kernelName);
+    void *fsym = dlsym(b->dl, ready); /* a trapping kernel's fault predicate (optional) */
+    if (fsym) *(void **)&f->fault = fsym;
     strcpy(f->name, kernelName);
     EMU_PUSH(b->funcs, b->nfuncs, b->capfuncs, f);
     *funcHandle = f;

@@ -125,20 +125,25 @@ MDLRI_API aclError aclmdlRIBindStream(aclmdlRI modelRI, aclrtStream stream, uint
     LOCK();
     emu_model *m = NULL;
     emu_stream *s = NULL;
-    aclError rc = mget(modelRI, &m, fn);
+    /* the real order (BLD-02): the flag, then the stream's persistence and binding
+     * (rtsModelBindStream, api_c_model.cc:74-93), then the model type and the capture state
+     * (ApiErrorDecorator::ModelBindStream, api_error.cc:3902-3908) */
+    aclError rc = ACL_SUCCESS;
+    if (flag != ACL_MODEL_STREAM_FLAG_HEAD && flag != ACL_MODEL_STREAM_FLAG_DEFAULT)
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid flag 0x%x", fn, flag);
+    if (rc == ACL_SUCCESS) rc = mget(modelRI, &m, fn);
     if (rc == ACL_SUCCESS) rc = sget(stream, &s, fn);
-    if (rc == ACL_SUCCESS) rc = need_built(m, fn);
     if (rc != ACL_SUCCESS) goto out;
-    if (s->cap_model) {
-        rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
+    if (s->is_default || !(s->flags & ACL_STREAM_PERSISTENT)) {
+        /* checked before the capture state: a capturing plain stream is 107000, not 107027 */
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID,
+                     "%s: the stream must be created with ACL_STREAM_PERSISTENT", fn);
     } else if (s->owner) {
         rc = emu_err(ACL_ERROR_RT_STREAM_MODEL, "%s: stream %p is already bound to a model", fn,
                      stream);
-    } else if (s->is_default || !(s->flags & ACL_STREAM_PERSISTENT)) {
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID,
-                     "%s: the stream must be created with ACL_STREAM_PERSISTENT", fn);
-    } else if (flag != ACL_MODEL_STREAM_FLAG_HEAD && flag != ACL_MODEL_STREAM_FLAG_DEFAULT) {
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid flag 0x%x", fn, flag);
+    } else if ((rc = need_built(m, fn)) != ACL_SUCCESS) {
+    } else if (s->cap_model) {
+        rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
     } else {
         s->owner = m;
         s->bind_flag = flag;
@@ -185,7 +190,18 @@ MDLRI_API aclError aclmdlRIBuildEnd(aclmdlRI modelRI, void *reserve) {
     emu_model *m = NULL;
     aclError rc = mget(modelRI, &m, fn);
     if (rc == ACL_SUCCESS) rc = need_built(m, fn);
-    if (rc == ACL_SUCCESS) m->build_ended = 1;
+    if (rc != ACL_SUCCESS) goto out;
+    /* EXE-12 / BLD: Model::LoadCompleteByStreamPrep (model.cc:941-957, 969-973) refuses a
+     * model without bound streams (RT_ERROR_MODEL_STREAM -> 107005) and, on STARS chips, one
+     * without an end task (RT_ERROR_MODEL_NOT_END -> 507011, errcode_manage.cc:190) */
+    if (m->nstreams == 0)
+        rc = emu_err(ACL_ERROR_RT_STREAM_MODEL, "%s: no stream is bound to the model", fn);
+    else if (!m->end_task)
+        rc = emu_err(ACL_ERROR_RT_MODEL_EXECUTE,
+                     "%s: aclmdlRIEndTask must be called before aclmdlRIBuildEnd", fn);
+    else
+        m->build_ended = 1;
+out:
     UNLOCK();
     return rc;
 }
@@ -248,7 +264,7 @@ MDLRI_API aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout) {
     it->model = m;
     m->running++;
     emu_enqueue(s, it);
-    rc = emu_wait_ticket(s, s->enq, timeout);
+    rc = emu_wait_sync(s, s->enq, timeout);
 out:
     UNLOCK();
     return rc;

@@ -7,7 +7,9 @@ int emu_is_capturing(const emu_stream *s) { return s->cap_model != NULL; }
 emu_stream *emu_internal_stream_new(emu_model *m, emu_stream *user) {
     emu_stream *is = calloc(1, sizeof *is);
     is->magic = MAGIC_STRM;
+    is->id = emu_new_stream_id();
     is->owner = m;
+    g_live_internal_streams++; /* released by emu_model_kill */
     is->user = user;
     EMU_PUSH(m->streams, m->nstreams, m->capstreams, is);
     return is;
@@ -37,6 +39,7 @@ static emu_event *bind_event(emu_event *e, emu_model *m) {
     if (e->cap_model == m && e->cap_internal) return e->cap_internal;
     emu_event *ie = calloc(1, sizeof *ie);
     ie->magic = MAGIC_EVNT;
+    ie->id = emu_new_event_id();
     ie->flags = e->flags;
     ie->new_mode = 1;
     ie->internal = 1;
@@ -48,6 +51,24 @@ static emu_event *bind_event(emu_event *e, emu_model *m) {
     EMU_PUSH(m->ievents, n, m->capievents, ie);
     EMU_PUSH(m->allievents, m->nalli, m->capalli, ie);
     return ie;
+}
+
+/* Fault wrong-thread-end-leaks-mode (the real runtime's bug, findings row 3): a wrong-thread
+ * CaptureEnd releases the capture mode on the calling thread (Context::CaptureModeExit,
+ * context_aclgraph.cc:529-531, 742-776 -> InnerThreadLocalContainer::ThreadCaptureModeExit,
+ * inner_thread_local.cpp:203-215), so the beginning thread keeps that mode as its thread
+ * capture mode for the rest of the process. The leaked (thread, mode) pairs live here. */
+static struct {
+    uint64_t tid;
+    int mode;
+} *g_leaks;
+static size_t g_nleaks, g_capleaks;
+
+int emu_leaked_thread_mode(uint64_t tid) {
+    int mode = 3;
+    for (size_t i = 0; i < g_nleaks; i++)
+        if (g_leaks[i].tid == tid && g_leaks[i].mode < mode) mode = g_leaks[i].mode;
+    return mode;
 }
 
 static void register_capture(emu_model *m) { EMU_PUSH(g_models, g_nmodels, g_capmodels, m); }
@@ -116,12 +137,29 @@ aclError emu_capture_event_op(emu_stream *s, emu_event *e, int op) {
         return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                        "%s: capture needs events from aclrtCreateEventExWithFlag", fn);
     if (op == OP_EV_WAIT && !ms) {
+        if (emu_stream_pool_full()) {
+            /* FLD-07 R3: no internal stream for the joining stream; the stream does not join
+             * and the capture is terminated (model-level invalidation: api_impl.cc:1638-1642,
+             * capture_model_utils.cc:125-139, context_aclgraph.cc:554-562) */
+            emu_model_invalidate(me);
+            return emu_err(ACL_ERROR_RT_NO_STREAM_RESOURCE,
+                           "%s: no stream resource left for the joining stream", fn);
+        }
         /* fork: the stream joins the event's capture (XS-01) */
         s->cap_model = me;
         s->cap_is = emu_internal_stream_new(me, s);
         ms = me;
     }
-    if (me && me != ms) return conflict(me, ms, fn);
+    if (me && me != ms) {
+        if (op != OP_EV_RECORD) return conflict(me, ms, fn);
+        /* XS-07: a record asks for a fresh capture event of the recording stream's capture
+         * (ApiImpl::CaptureEventRecord, api_impl_capture_event.cc:120-160: always with
+         * software capture events), so the event moves to capture B and nothing conflicts;
+         * capture A keeps what it already recorded. Wait (:93) and reset (:183) use the
+         * current capture event and conflict. */
+        e->cap_model = NULL;
+        e->cap_internal = NULL;
+    }
     emu_event *ie = bind_event(e, ms);
     if (op == OP_EV_RECORD) ie->recorded = 1;
     emu_op o = {.op = op, .event = ie};
@@ -194,6 +232,9 @@ MDLRI_API aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode 
     } else if (s->cap_model) {
         rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED,
                      "aclmdlRICaptureBegin: stream %p is already capturing", stream);
+    } else if (emu_stream_pool_full()) { /* FLD-06 R2: context_aclgraph.cc:299-328 */
+        rc = emu_err(ACL_ERROR_RT_NO_STREAM_RESOURCE,
+                     "aclmdlRICaptureBegin: no stream resource left for the capture stream");
     } else {
         emu_model *m = calloc(1, sizeof *m);
         m->magic = MAGIC_MODL;
@@ -281,6 +322,11 @@ MDLRI_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI) {
          * the handle from GetInfo can still be executed or destroyed. */
         exit_capture(m);
         m->status = M_READY;
+        if (emu_fault(F_WRONG_THREAD_END_LEAKS_MODE)) {
+            g_leaks = emu_grow(g_leaks, &g_capleaks, g_nleaks + 1, sizeof *g_leaks);
+            g_leaks[g_nleaks].tid = m->begin_tid;
+            g_leaks[g_nleaks++].mode = m->mode;
+        }
         rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD,
                      "aclmdlRICaptureEnd: a %s capture must be ended by the thread that began it",
                      m->mode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL ? "GLOBAL" : "THREAD_LOCAL");

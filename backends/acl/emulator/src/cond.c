@@ -101,6 +101,9 @@ int emu_model_step(emu_model *m, size_t **ppcs, void ***pframes, int *progress, 
                 if (!ok) break;
                 pcs[i + 1]++;
                 *progress = 1;
+                if (emu_device_failed()) /* a kernel timed out: the execution fails and ends
+                                          * (model_execute_task.cc:79-84) */
+                    pcs[2 * slots + 1] = 1;
             }
         }
     } while (again && !pcs[2 * slots + 1]);
@@ -290,6 +293,9 @@ MDLRI_API aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI mo
     } else if (s->is_default) {
         rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: the default stream cannot be captured",
                      fn);
+    } else if (emu_stream_pool_full()) { /* FLD-06 R2 */
+        rc = emu_err(ACL_ERROR_RT_NO_STREAM_RESOURCE,
+                     "%s: no stream resource left for the capture stream", fn);
     } else {
         m->sub_captured = 1;
         m->status = M_CAPTURING;

@@ -6,6 +6,22 @@ pthread_cond_t g_engine_cv;
 pthread_cond_t g_done_cv;
 emu_stream *g_default_stream;
 uint64_t g_live_models, g_live_streams, g_live_events, g_live_allocs;
+uint32_t g_stream_limit = 512, g_model_stream_limit = 64;
+uint64_t g_live_internal_streams;
+
+/* FLD resource limits, read once at load like MDLRI_EMU_FAULTS (0 turns one off) */
+__attribute__((constructor)) static void emu_read_limits(void) {
+    const char *e = getenv("MDLRI_EMU_STREAM_LIMIT");
+    if (e && *e) g_stream_limit = (uint32_t)strtoul(e, NULL, 10);
+    e = getenv("MDLRI_EMU_MODEL_STREAM_LIMIT");
+    if (e && *e) g_model_stream_limit = (uint32_t)strtoul(e, NULL, 10);
+}
+
+/* Every stream, user-created or capture-internal, takes one stream resource (a driver stream
+ * id: stream.cc:698, 886); the default stream is not counted. */
+int emu_stream_pool_full(void) {
+    return g_stream_limit && g_live_streams + g_live_internal_streams + 1 > g_stream_limit;
+}
 emu_model **g_models;
 size_t g_nmodels, g_capmodels;
 
@@ -20,6 +36,15 @@ static _Thread_local char tl_msg_out[512];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_init_refs;
 static uint64_t g_next_tid = 1;
+static uint32_t g_next_stream_id, g_next_event_id;
+
+uint32_t emu_new_stream_id(void) {
+    return __atomic_fetch_add(&g_next_stream_id, 1, __ATOMIC_RELAXED);
+}
+
+uint32_t emu_new_event_id(void) {
+    return __atomic_fetch_add(&g_next_event_id, 1, __ATOMIC_RELAXED);
+}
 
 void emu_engine_start(void); /* engine.c */
 
@@ -128,6 +153,33 @@ MDLRI_API aclError aclrtGetDeviceCount(uint32_t *count) {
     return ACL_SUCCESS;
 }
 
+/* aclrtGetDevice (device.cpp:131-142, ApiImpl::GetDevice api_impl.cc:3473-3491): NULL 100000;
+ * a thread without a current context 107002 (rtGetDevice, api_c_device.cc:93). */
+MDLRI_API aclError aclrtGetDevice(int32_t *deviceId) {
+    if (!deviceId) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is NULL");
+    NEED_CTX();
+    *deviceId = tl_device;
+    return ACL_SUCCESS;
+}
+
+/* One primary context per device id; all device ids share the emulator's state. */
+static struct {
+    uint32_t magic;
+    int32_t device;
+} g_contexts[64];
+
+/* aclrtGetCurrentContext (context.cpp:74-88, ApiImpl::ContextGetCurrent api_impl.cc:4193-
+ * 4204): NULL 100000; no current context 107002; else the device's primary context. */
+MDLRI_API aclError aclrtGetCurrentContext(aclrtContext *context) {
+    if (!context)
+        return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext: context is NULL");
+    NEED_CTX();
+    g_contexts[tl_device].magic = 0x43545854u; /* "CTXT" */
+    g_contexts[tl_device].device = tl_device;
+    *context = &g_contexts[tl_device];
+    return ACL_SUCCESS;
+}
+
 MDLRI_API const char *aclrtGetSocName(void) { return "MdlriHostEmulator"; }
 
 MDLRI_API const char *aclGetRecentErrMsg(void) {
@@ -148,6 +200,12 @@ MDLRI_API aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
 }
 
 MDLRI_API const char *mdlriEmuVersion(void) { return EMU_VERSION; }
+
+MDLRI_API aclError mdlriEmuResourceLimits(uint32_t *streams, uint32_t *modelStreams) {
+    if (streams) *streams = g_stream_limit;
+    if (modelStreams) *modelStreams = g_model_stream_limit;
+    return ACL_SUCCESS;
+}
 
 MDLRI_API aclError mdlriEmuLiveCounts(uint64_t *models, uint64_t *streams, uint64_t *events,
                                       uint64_t *allocations) {

@@ -120,16 +120,32 @@ struct emu_bin {
     size_t nfuncs, capfuncs;
 };
 
+/* optional readiness predicate of a waiting kernel: `int NAME__ready(const void *args,
+ * size_t args_size)` (kernel/host/mdlri_host_kernel.h); 0 = the kernel is still waiting */
+typedef int (*emu_ready_fn)(const void *args, size_t args_size);
+/* optional fault predicate: `int NAME__fault(const void *args, size_t args_size)`; non-zero =
+ * the launch raises an AI Core exception instead of running */
+typedef int (*emu_fault_fn)(const void *args, size_t args_size);
+
 struct emu_func {
     uint32_t magic;
     emu_bin *bin;
     emu_kernel_fn fn;
+    emu_ready_fn ready; /* NULL: always ready */
+    emu_fault_fn fault; /* NULL: never faults */
     char name[128];
 };
+
+/* a waiting kernel's start on the device (for its launch timeout), per work item */
+typedef struct {
+    const emu_op *op;
+    struct timespec t0;
+} emu_wait;
 
 struct emu_event {
     uint32_t magic;
     uint32_t flags;
+    uint32_t id;     /* event id (DebugJsonPrint task names) */
     int new_mode;    /* created by aclrtCreateEventExWithFlag (or EXTERNAL): capturable */
     int internal;    /* a model's internal capture event */
     int set;         /* flag semantics: record sets, reset clears, wait blocks until set */
@@ -139,6 +155,10 @@ struct emu_event {
     /* internal event */
     emu_model *owner;
     int recorded; /* recorded inside the capture */
+    /* aclrtSynchronizeEvent: the stream and ticket of the last record issued outside capture */
+    emu_stream *rec_stream;
+    uint64_t rec_ticket;
+    int in_model; /* recorded on a stream bound to a built model (EVT sync: 107000) */
 };
 
 typedef struct emu_item {
@@ -149,11 +169,15 @@ typedef struct emu_item {
     size_t *pcs;     /* OP_MODEL: per internal stream program counter */
     int started;
     void **frames;   /* OP_MODEL: per internal stream conditional-task frame (cond.c) */
+    aclError err;    /* the first device-side error of this item (a kernel's timeout: 107020) */
+    emu_wait *waits; /* waiting kernels of this item and when the device started them */
+    size_t nwaits, capwaits;
 } emu_item;
 
 struct emu_stream {
     uint32_t magic;
     uint32_t flags;
+    uint32_t id;     /* stream id (DebugJsonPrint "Stream Id") */
     int is_default;
     /* user stream: work queue */
     emu_item *head, *tail;
@@ -166,6 +190,7 @@ struct emu_stream {
     emu_stream *user;
     emu_task **tasks;
     size_t ntasks, captasks;
+    aclError dev_err; /* a device-side error the next synchronization reports (107020) */
     /* issue 7: open task group (capture), group being updated, BindStream flag */
     struct emu_taskgrp *grp, *upd;
     uint32_t bind_flag;
@@ -222,6 +247,10 @@ extern pthread_cond_t g_engine_cv; /* wakes the device thread */
 extern pthread_cond_t g_done_cv;   /* broadcast whenever the device made progress */
 extern emu_stream *g_default_stream;
 extern uint64_t g_live_models, g_live_streams, g_live_events, g_live_allocs;
+/* FLD resource limits (MDLRI_EMU_STREAM_LIMIT, MDLRI_EMU_MODEL_STREAM_LIMIT; 0 = off) and the
+ * live capture-internal streams they count */
+extern uint32_t g_stream_limit, g_model_stream_limit;
+extern uint64_t g_live_internal_streams;
 extern emu_model **g_models; /* models whose capture is open (for the capture-mode rules) */
 extern size_t g_nmodels, g_capmodels;
 
@@ -240,7 +269,11 @@ void *emu_grow(void *arr, size_t *cap, size_t need, size_t elem);
         (arr)[(n)++] = (v);                                                                 \
     } while (0)
 void emu_abs_deadline(struct timespec *ts, int64_t ms);
+uint32_t emu_new_stream_id(void);
+uint32_t emu_new_event_id(void);
 void emu_model_unregister_capture(emu_model *m);
+/* FLD-06/07 (R1-R3): 1 when one more stream would exceed the stream limit */
+int emu_stream_pool_full(void);
 
 #define LOCK() pthread_mutex_lock(&g_lock)
 #define UNLOCK() pthread_mutex_unlock(&g_lock)
@@ -263,6 +296,10 @@ aclError emu_stream_get(aclrtStream h, emu_stream **out, int allow_null, const c
 void emu_enqueue(emu_stream *s, emu_item *it);
 void emu_op_run_immediate(const emu_op *o); /* memcpy/memset/kernel/value write */
 aclError emu_wait_ticket(emu_stream *s, uint64_t ticket, int64_t timeout_ms);
+/* like emu_wait_ticket, but a device-side error of the stream ends the wait and is returned
+ * (once: it is cleared) */
+aclError emu_wait_sync(emu_stream *s, uint64_t ticket, int64_t timeout_ms);
+int emu_device_failed(void); /* the item the device is running has failed (engine.c) */
 void emu_item_free(emu_item *it);
 
 /* capture.c */
@@ -271,6 +308,7 @@ int emu_is_capturing(const emu_stream *s);
 emu_stream *emu_internal_stream_new(emu_model *m, emu_stream *user);
 void emu_model_invalidate(emu_model *m);
 aclError emu_capture_event_op(emu_stream *s, emu_event *e, int op);
+int emu_leaked_thread_mode(uint64_t tid); /* fault wrong-thread-end-leaks-mode; 3 = none */
 
 /* model.c */
 void emu_model_kill(emu_model *m);
@@ -287,6 +325,7 @@ enum {
     F_NO_107039,
     F_FAULT_NOT_STICKY,
     F_SETPARAMS_WITHOUT_UPDATE,
+    F_WRONG_THREAD_END_LEAKS_MODE,
     F_COUNT
 };
 int emu_fault(int f);

@@ -19,6 +19,7 @@ static emu_stream *stream_new(uint32_t flags) {
     emu_stream *s = calloc(1, sizeof *s);
     s->magic = MAGIC_STRM;
     s->flags = flags;
+    s->id = emu_new_stream_id();
     EMU_PUSH(g_ustreams, g_nustreams, g_capustreams, s);
     return s;
 }
@@ -55,6 +56,7 @@ void emu_item_free(emu_item *it) {
     if (it->o.op == OP_MODEL && it->model) {
         it->model->running--;
     }
+    free(it->waits);
     free(it->pcs);
     free(it->frames);
     if (it->owned) emu_internal_free(it->owned);
@@ -72,13 +74,83 @@ static int value_cond(const emu_op *o) {
     }
 }
 
+/* the work item the device thread is running (device thread only, g_lock held) */
+static emu_item *g_cur_item;
+
+int emu_device_failed(void) { return g_cur_item && g_cur_item->err != ACL_SUCCESS; }
+
+/* ATTR-03: a kernel launched without a timeout attribute gets the default op timeout */
+#define DEFAULT_KERNEL_TIMEOUT_US (1800ull * 1000000ull)
+
+/* When the device started the waiting kernel `o` of the current item (created at the first
+ * look); NULL outside an item. */
+static emu_wait *wait_slot(const emu_op *o, int create) {
+    emu_item *it = g_cur_item;
+    if (!it) return NULL;
+    for (size_t i = 0; i < it->nwaits; i++)
+        if (it->waits[i].op == o) return &it->waits[i];
+    if (!create) return NULL;
+    it->waits = emu_grow(it->waits, &it->capwaits, it->nwaits + 1, sizeof *it->waits);
+    emu_wait *w = &it->waits[it->nwaits++];
+    w->op = o;
+    clock_gettime(CLOCK_MONOTONIC, &w->t0);
+    return w;
+}
+
+static void wait_done(const emu_op *o) {
+    emu_wait *w = wait_slot(o, 0);
+    if (w) *w = g_cur_item->waits[--g_cur_item->nwaits];
+}
+
+/* A waiting kernel (one whose NAME__ready predicate says it is not ready) stays on the device
+ * until it is ready or its launch timeout passes: TIMEOUT / TIMEOUT_US, TIMEOUT 0 never, no
+ * attribute the default 1800 s. On expiry it completes with the timeout bit without running
+ * (the CQE's timeout bit -> TS_ERROR_TASK_TIMEOUT, task_manager.cc:378-392) and the item
+ * records 107020 (error_code.cc:268, errcode_manage.cc:479). 1 = ready (run it), 0 = still
+ * waiting, -1 = timed out (done, not run). */
+static int kernel_wait(const emu_op *o, int *polling) {
+    if (!o->func->ready || o->func->ready(o->args, o->args_size)) {
+        wait_done(o);
+        return 1;
+    }
+    emu_wait *w = wait_slot(o, 1);
+    uint64_t limit = o->attrs.timeout_kind ? o->attrs.timeout_us : DEFAULT_KERNEL_TIMEOUT_US;
+    if (w && limit) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t us = (int64_t)(now.tv_sec - w->t0.tv_sec) * 1000000 +
+                     (now.tv_nsec - w->t0.tv_nsec) / 1000;
+        if (us >= (int64_t)limit) {
+            wait_done(o);
+            if (g_cur_item->err == ACL_SUCCESS) g_cur_item->err = ACL_ERROR_RT_TASK_TIMEOUT;
+            return -1;
+        }
+    }
+    *polling = 1;
+    return 0;
+}
+
 /* Run one operation; 1 = done, 0 = blocked. */
 static int run_op(const emu_op *o, int *polling) {
     switch (o->op) {
-    case OP_KERNEL:
+    case OP_KERNEL: {
+        int w = kernel_wait(o, polling);
+        if (w <= 0) return w < 0; /* still waiting, or timed out (done, not run) */
+        if (o->func->fault && o->func->fault(o->args, o->args_size)) {
+            /* FLD-09/10: an AI Core exception: not run. On a plain stream the stream's next
+             * sync returns 507015 (davinci_kernel_task.cc:974-1026, stream.cc:1790-1829);
+             * inside a replay the execution ends and the execute stream gets 507011
+             * (TS_MODEL_STREAM_EXE_FAILED, model_execute_task.cc:227-251, notify_task.cc:
+             * 414-419) */
+            if (g_cur_item && g_cur_item->err == ACL_SUCCESS)
+                g_cur_item->err = g_cur_item->o.op == OP_MODEL ? ACL_ERROR_RT_MODEL_EXECUTE
+                                                                : ACL_ERROR_RT_AICORE_EXCEPTION;
+            return 1;
+        }
         /* once per launch, block_idx 0: the catalog kernels do the whole operation */
         o->func->fn(o->args, o->args_size, 0, o->num_blocks);
         return 1;
+    }
     case OP_MEMCPY: memmove(o->dst, o->src, o->count); return 1;
     case OP_MEMSET: memset(o->dst, o->byte, o->count); return 1;
     case OP_EV_RECORD: o->event->set = 1; return 1;
@@ -112,11 +184,14 @@ static void *engine_main(void *arg) {
             emu_stream *s = g_ustreams[i];
             while (s->head) {
                 emu_item *it = s->head;
+                g_cur_item = it;
                 int done = it->o.op == OP_MODEL ? step_model(it, &progress, &polling)
                                                 : run_op(&it->o, &polling);
+                g_cur_item = NULL;
                 if (!done) break;
                 s->head = it->next;
                 if (!s->head) s->tail = NULL;
+                if (it->err != ACL_SUCCESS && s->dev_err == ACL_SUCCESS) s->dev_err = it->err;
                 s->done++;
                 emu_item_free(it);
                 progress = 1;
@@ -168,6 +243,32 @@ aclError emu_wait_ticket(emu_stream *s, uint64_t ticket, int64_t timeout_ms) {
     return ACL_SUCCESS;
 }
 
+/* A synchronization (stream sync, aclmdlRIExecute): waits like emu_wait_ticket, but a
+ * device-side error of the stream (a kernel that timed out, 107020) ends the wait before the
+ * host deadline and is returned once (stream.cc:1975-1976: the sync loop checks the error
+ * status on every round). */
+aclError emu_wait_sync(emu_stream *s, uint64_t ticket, int64_t timeout_ms) {
+    struct timespec ts;
+    if (timeout_ms >= 0) emu_abs_deadline(&ts, timeout_ms);
+    aclError rc = ACL_SUCCESS;
+    while (s->done < ticket && s->dev_err == ACL_SUCCESS) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&g_done_cv, &g_lock);
+        } else if (pthread_cond_timedwait(&g_done_cv, &g_lock, &ts) == ETIMEDOUT) {
+            if (s->done >= ticket || s->dev_err != ACL_SUCCESS) break;
+            return emu_err(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                           "stream %p: synchronization timed out after %lld ms", (void *)s,
+                           (long long)timeout_ms);
+        }
+    }
+    if (s->dev_err != ACL_SUCCESS) {
+        rc = emu_err(s->dev_err, "stream %p: a task failed on the device (%s)", (void *)s,
+                     s->dev_err == ACL_ERROR_RT_TASK_TIMEOUT ? "kernel timeout" : "error");
+        s->dev_err = ACL_SUCCESS;
+    }
+    return rc;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 MDLRI_API aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority,
@@ -176,6 +277,11 @@ MDLRI_API aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t pri
     if (!stream) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is NULL");
     NEED_CTX();
     LOCK();
+    if (emu_stream_pool_full()) { /* FLD-06 R1: the driver has no stream id left */
+        UNLOCK();
+        return emu_err(ACL_ERROR_RT_NO_STREAM_RESOURCE,
+                       "aclrtCreateStream: no stream resource left (limit %u)", g_stream_limit);
+    }
     emu_stream *s = stream_new(flag);
     g_live_streams++;
     UNLOCK();
@@ -230,17 +336,19 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *fn)
     emu_stream *s = NULL;
     aclError rc = emu_stream_get(stream, &s, 1, fn);
     if (rc != ACL_SUCCESS) goto out;
-    if (emu_is_capturing(s)) {
-        rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
-        goto out;
-    }
+    /* timeout 0 before the capture state (ApiErrorDecorator::StreamSynchronize,
+     * api_error.cc:1442-1449) */
     if (timeout == 0) {
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: timeout 0 is invalid", fn);
         goto out;
     }
+    if (emu_is_capturing(s)) {
+        rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
+        goto out;
+    }
     if (s->flags & SPECIAL_SYNC_FLAGS) goto out; /* TMO-04: returns at once */
     if (emu_fault(F_TIMEOUT_IGNORED)) timeout = -1; /* TMO-01 broken: waits forever */
-    rc = emu_wait_ticket(s, s->enq, timeout);
+    rc = emu_wait_sync(s, s->enq, timeout);
 out:
     UNLOCK();
     return rc;

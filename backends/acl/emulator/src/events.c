@@ -6,6 +6,7 @@ static aclError event_new(aclrtEvent *event, uint32_t flags, int new_mode, const
     NEED_CTX();
     emu_event *e = calloc(1, sizeof *e);
     e->magic = MAGIC_EVNT;
+    e->id = emu_new_event_id();
     e->flags = flags;
     e->new_mode = new_mode;
     LOCK();
@@ -76,6 +77,14 @@ static aclError event_op(aclrtEvent event, aclrtStream stream, int op, const cha
     it->o.op = op;
     it->o.event = e;
     emu_enqueue(s, it);
+    if (op == OP_EV_RECORD) {
+        if (s->owner && s->owner->built) {
+            e->in_model = 1;
+        } else {
+            e->rec_stream = s;
+            e->rec_ticket = s->enq;
+        }
+    }
 out:
     UNLOCK();
     return rc;
@@ -198,4 +207,51 @@ MDLRI_API aclError aclrtValueWrite(void *devAddr, uint64_t value, uint32_t flag,
 MDLRI_API aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag,
                                   aclrtStream stream) {
     return value_op(devAddr, value, flag, stream, OP_VAL_WAIT, "aclrtValueWait");
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+/* aclrtSynchronizeEvent[WithTimeout]: waits until the event's last record (issued outside
+ * capture) has run. Checks, in the runtime's order: timeout < -1 107000 (ACL layer,
+ * event.cpp:184-190), event NULL 100000, stale 107017, timeout 0 107000 (ApiErrorDecorator::
+ * EventSynchronize, api_error.cc:1772-1774), an EXTERNAL event 207000 (:1776-1778), an event of
+ * an open capture 107028 (:1779-1781), one recorded on a stream bound to a model 107000
+ * (:1782-1784). An event never recorded returns 0 at once (Event::Synchronize, event.cc:1083-
+ * 1087); the host deadline gives 507047 (event.cc:1149-1158, errcode_manage.cc:201). */
+static aclError sync_event(aclrtEvent event, int32_t timeout, const char *fn) {
+    NEED_CTX();
+    if (timeout < -1)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: timeout %d < -1", fn, (int)timeout);
+    if (!event) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", fn);
+    LOCK();
+    emu_event *e = NULL;
+    aclError rc = event_get(event, &e, fn);
+    if (rc != ACL_SUCCESS) goto out;
+    if (timeout == 0) {
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: timeout 0 is invalid", fn);
+    } else if (e->flags & ACL_EVENT_EXTERNAL) {
+        rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                     "%s: an external event cannot be synchronized", fn);
+    } else if (e->cap_model) {
+        rc = emu_err(ACL_ERROR_RT_EVENT_CAPTURED, "%s: the event is part of an open capture", fn);
+    } else if (e->in_model) {
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID,
+                     "%s: the event was recorded on a stream bound to a model", fn);
+    } else if (e->rec_stream) {
+        rc = emu_wait_ticket(e->rec_stream, e->rec_ticket, timeout);
+        if (rc == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
+            rc = emu_err(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+                         "%s: the event's record did not complete within %d ms", fn, (int)timeout);
+    }
+out:
+    UNLOCK();
+    return rc;
+}
+
+MDLRI_API aclError aclrtSynchronizeEvent(aclrtEvent event) {
+    return sync_event(event, -1, "aclrtSynchronizeEvent");
+}
+
+MDLRI_API aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
+    return sync_event(event, timeout, "aclrtSynchronizeEventWithTimeout");
 }

@@ -16,6 +16,7 @@ static const char *const NAMES[F_COUNT] = {
     [F_NO_107039] = "no-107039",
     [F_FAULT_NOT_STICKY] = "fault-not-sticky",
     [F_SETPARAMS_WITHOUT_UPDATE] = "setparams-without-update",
+    [F_WRONG_THREAD_END_LEAKS_MODE] = "wrong-thread-end-leaks-mode",
 };
 
 static unsigned g_faults;

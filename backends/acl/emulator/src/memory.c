@@ -73,10 +73,16 @@ int emu_unsafe_blocked(void) {
         if (m->mode < ctx) ctx = m->mode;
         if (m->begin_tid == me && m->mode < own) own = m->mode;
     }
-    if (own <= ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL) return 1;
-    if (ctx == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL && tl_xmode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)
-        return 1;
-    return 0;
+    if (ctx == 3) return 0;
+    int leaked = emu_leaked_thread_mode(me); /* 3 unless the fault leaked a mode here */
+    if (leaked < own) own = leaked;
+    /* Context::IsCaptureModeSupport (context_aclgraph.cc:230-258), with the context mode the
+     * strictest open capture and the thread mode the strictest one this thread began; without
+     * a leaked mode this is exactly the rule above */
+    if (tl_xmode == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL)
+        return ctx == ACL_MODEL_RI_CAPTURE_MODE_GLOBAL ||
+               own == ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL;
+    return own <= ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL;
 }
 
 /* ------------------------------------------------------------------------------------------ */

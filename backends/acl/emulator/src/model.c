@@ -20,6 +20,7 @@ void emu_model_kill(emu_model *m) {
     emu_ext_kill(m); /* callbacks, sub-models, cond/group handles, bound streams (build.c) */
     for (size_t i = 0; i < m->nstreams; i++) {
         emu_stream *is = m->streams[i];
+        if (is->magic == MAGIC_STRM && is->owner == m) g_live_internal_streams--;
         for (size_t k = 0; k < is->ntasks; k++) is->tasks[k]->magic = 0;
         is->magic = 0;
     }
@@ -52,14 +53,22 @@ static aclError task_get(aclmdlRITask h, emu_task **out, const char *fn) {
     return ACL_SUCCESS;
 }
 
-static aclError two_phase(void **src_newest_last, size_t n, int reverse, void **out,
-                          uint32_t *num, const char *fn) {
+/* The two-phase listing convention (LIST-04/05). copy_back: the public GetStreams fills a
+ * temporary array and copies back only on success, only the first n entries
+ * (rtModelGetStreams, api_c_standard_soc.cc:1874-1881), so a too-small array is left untouched
+ * on 107039 and slots past n keep what they held; GetTasksByStream passes the user array to
+ * the inner function (api_c_standard_soc.cc:1901, stream.cc:5427-5442), which fills up to the
+ * capacity and sets the tail to NULL. */
+static aclError two_phase(void **src_newest_last, size_t n, int reverse, int copy_back,
+                          void **out, uint32_t *num, const char *fn) {
     if (!out) {
         *num = (uint32_t)n;
         return ACL_SUCCESS;
     }
     size_t cap = *num;
-    for (size_t i = 0; i < cap; i++)
+    int fill = !copy_back || cap >= n || emu_fault(F_NO_107039);
+    size_t upto = copy_back ? (cap < n ? cap : n) : cap;
+    for (size_t i = 0; fill && i < upto; i++)
         out[i] = i < n ? src_newest_last[reverse ? n - 1 - i : i] : NULL;
     if (cap < n) {
         *num = (uint32_t)cap;
@@ -82,7 +91,7 @@ MDLRI_API aclError aclmdlRIGetStreams(aclmdlRI modelRI, aclrtStream *streams,
     /* LIST-02: most recently attached first, the origin's stream last */
     if (rc == ACL_SUCCESS)
         rc = two_phase((void **)m->streams, m->nstreams, !emu_fault(F_GETSTREAMS_ORIGIN_FIRST),
-                       streams, numStreams,
+                       1, streams, numStreams,
                        "aclmdlRIGetStreams");
     UNLOCK();
     return rc;
@@ -107,7 +116,7 @@ MDLRI_API aclError aclmdlRIGetTasksByStream(aclrtStream stream, aclmdlRITask *ta
         rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                      "aclmdlRIGetTasksByStream: stream %p belongs to a sub-model", stream);
     else
-        rc = two_phase((void **)s->tasks, s->ntasks, 0, tasks, numTasks,
+        rc = two_phase((void **)s->tasks, s->ntasks, 0, 0, tasks, numTasks,
                        "aclmdlRIGetTasksByStream");
     UNLOCK();
     return rc;
@@ -409,6 +418,13 @@ out:
     return rc;
 }
 
+/* a captured model's internal streams, its sub-models' included (FLD-08) */
+static size_t model_streams(const emu_model *m) {
+    size_t n = m->nstreams;
+    for (size_t i = 0; i < m->nsubs; i++) n += model_streams(m->subs[i]);
+    return n;
+}
+
 MDLRI_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
     static const char fn[] = "aclmdlRIExecuteAsync";
     if (!modelRI)
@@ -446,6 +462,14 @@ MDLRI_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
     if (m->built && !m->end_task) { /* EXE-12 */
         rc = emu_err(ACL_ERROR_RT_MODEL_EXECUTE,
                      "%s: aclmdlRIEndTask must be called before execution", fn);
+        goto out;
+    }
+    if (!m->built && g_model_stream_limit && model_streams(m) > g_model_stream_limit) {
+        /* FLD-08 R4: the software-SQ pool has no SQ/CQ for every stream of the model
+         * (CaptureModel::BuildSqCq, capture_model.cc:1012-1043); nothing runs */
+        rc = emu_err(ACL_ERROR_RT_RESOURCE_ALLOC_FAIL,
+                     "%s: the model has %zu streams, more than the %u SQ/CQs available", fn,
+                     model_streams(m), g_model_stream_limit);
         goto out;
     }
     emu_cond_on_execute(m); /* COND-03: ASSIGN_DEFAULT, host-synchronous (cond.c) */

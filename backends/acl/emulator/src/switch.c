@@ -33,14 +33,17 @@ struct emu_labellist {
 };
 
 /* A stream bound to a built model (caller holds g_lock). */
-static aclError bound(aclrtStream h, emu_stream **out, aclError null_rc, const char *fn,
-                      const char *what) {
-    if (!h) return emu_err(null_rc, "%s: %s is NULL", fn, what);
+/* A stream bound to a built model (caller holds g_lock). NULL: 100000 (the ACL layer's
+ * ACL_REQUIRES_NOT_NULL, stream.cpp:345-346, label.cpp:91); a stream that is not a model
+ * stream: RT_ERROR_STREAM_MODEL -> 107005 (ApiImpl::StreamActive api_impl.cc:5086-5091,
+ * StreamSwitchEx :5036-5043, LabelSwitchByIndex :5513-5516, Label::Set label.cc:153). */
+static aclError bound(aclrtStream h, emu_stream **out, const char *fn, const char *what) {
+    if (!h) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", fn, what);
     if (!emu_valid(h, MAGIC_STRM))
         return emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed %s %p", fn, what, h);
     emu_stream *s = h;
     if (!s->owner || !s->owner->built || s->cap_model)
-        return emu_err(ACL_ERROR_RT_PARAM_INVALID,
+        return emu_err(ACL_ERROR_RT_STREAM_MODEL,
                        "%s: %s %p is not bound to a model (aclmdlRIBindStream)", fn, what, h);
     *out = s;
     return ACL_SUCCESS;
@@ -106,7 +109,8 @@ int emu_flow_step(emu_model *m, size_t *pcs, size_t i, const emu_op *o, int *aga
         return 1;
     case OP_LABEL_SWITCH: {
         struct emu_labellist *l = o->llist;
-        size_t n = o->value < l->n ? (size_t)o->value : l->n;
+        /* CHOICE: maxValue 0 or past the list means the whole list */
+        size_t n = o->value == 0 || o->value > l->n ? l->n : (size_t)o->value;
         uint32_t v = __atomic_load_n((const uint32_t *)o->addr, __ATOMIC_ACQUIRE);
         struct emu_label *lb = l->labels[v < n ? v : n - 1];
         pcs[i + 1] = is->ntasks; /* the rest of this stream stops */
@@ -135,8 +139,13 @@ MDLRI_API aclError aclrtActiveStream(aclrtStream activeStream, aclrtStream strea
     NEED_CTX();
     LOCK();
     emu_stream *t = NULL, *s = NULL;
-    aclError rc = bound(activeStream, &t, ACL_ERROR_INVALID_PARAM, fn, "activeStream");
-    if (rc == ACL_SUCCESS) rc = bound(stream, &s, ACL_ERROR_RT_PARAM_INVALID, fn, "stream");
+    /* NULLs first (ACL layer), then the issuing stream, then the activated one
+     * (api_impl.cc:5086-5091) */
+    aclError rc = ACL_SUCCESS;
+    if (!activeStream || !stream)
+        rc = emu_err(ACL_ERROR_INVALID_PARAM, "%s: activeStream or stream is NULL", fn);
+    if (rc == ACL_SUCCESS) rc = bound(stream, &s, fn, "stream");
+    if (rc == ACL_SUCCESS) rc = bound(activeStream, &t, fn, "activeStream");
     if (rc == ACL_SUCCESS && t->owner != s->owner)
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: the streams are bound to different models",
                      fn);
@@ -153,18 +162,20 @@ MDLRI_API aclError aclrtSwitchStream(void *leftValue, aclrtCondition cond, void 
                                      aclrtStream falseStream, aclrtStream stream) {
     static const char fn[] = "aclrtSwitchStream";
     NEED_CTX();
-    if (!leftValue || !rightValue)
-        return emu_err(ACL_ERROR_INVALID_PARAM, "%s: leftValue or rightValue is NULL", fn);
+    /* the ACL layer first (stream.cpp:362-367): NULL pointers and a non-NULL falseStream
+     * 100000; then the runtime's condition / data type checks 107000 */
+    if (!leftValue || !rightValue || !trueStream || !stream)
+        return emu_err(ACL_ERROR_INVALID_PARAM, "%s: a required pointer is NULL", fn);
+    if (falseStream)
+        return emu_err(ACL_ERROR_INVALID_PARAM, "%s: falseStream is reserved (NULL)", fn);
     if ((unsigned)cond > ACL_RT_LESS_OR_EQUAL)
         return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid condition %d", fn, (int)cond);
     if ((unsigned)dataType > ACL_RT_SWITCH_INT64)
         return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid data type %d", fn, (int)dataType);
-    if (falseStream)
-        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: falseStream is reserved (NULL)", fn);
     LOCK();
     emu_stream *t = NULL, *s = NULL;
-    aclError rc = bound(trueStream, &t, ACL_ERROR_INVALID_PARAM, fn, "trueStream");
-    if (rc == ACL_SUCCESS) rc = bound(stream, &s, ACL_ERROR_RT_PARAM_INVALID, fn, "stream");
+    aclError rc = bound(trueStream, &t, fn, "trueStream");
+    if (rc == ACL_SUCCESS) rc = bound(stream, &s, fn, "stream");
     if (rc == ACL_SUCCESS && t->owner != s->owner)
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: the streams are bound to different models",
                      fn);
@@ -210,7 +221,7 @@ MDLRI_API aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream) {
     aclError rc = ACL_SUCCESS;
     if (!emu_valid(label, MAGIC_LABL))
         rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed label %p", fn, label);
-    if (rc == ACL_SUCCESS) rc = bound(stream, &s, ACL_ERROR_RT_PARAM_INVALID, fn, "stream");
+    if (rc == ACL_SUCCESS) rc = bound(stream, &s, fn, "stream");
     if (rc == ACL_SUCCESS && l->task && emu_valid(l->task, MAGIC_TASK))
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: label %p is already set", fn, label);
     if (rc == ACL_SUCCESS) {
@@ -270,8 +281,8 @@ MDLRI_API aclError aclrtDestroyLabelList(aclrtLabelList labelList) {
 MDLRI_API aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLabelList labelList,
                                            aclrtStream stream) {
     static const char fn[] = "aclrtSwitchLabelByIndex";
-    if (!ptr || !labelList)
-        return emu_err(ACL_ERROR_INVALID_PARAM, "%s: ptr or labelList is NULL", fn);
+    if (!ptr || !labelList || !stream)
+        return emu_err(ACL_ERROR_INVALID_PARAM, "%s: ptr, labelList or stream is NULL", fn);
     NEED_CTX();
     LOCK();
     emu_stream *s = NULL;
@@ -280,10 +291,9 @@ MDLRI_API aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLa
     if (!emu_valid(labelList, MAGIC_LLST))
         rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed label list %p", fn,
                      labelList);
-    else if (maxValue == 0 || maxValue > l->n)
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: maxValue %u is not in (0, %zu]", fn,
-                     maxValue, l->n);
-    if (rc == ACL_SUCCESS) rc = bound(stream, &s, ACL_ERROR_RT_PARAM_INVALID, fn, "stream");
+    /* maxValue is not validated anywhere (label.cpp:85-98, api_error.cc:4752-4765,
+     * api_impl.cc:5505-5522, label_stars.cc:23-36): 0 or past the list is accepted */
+    if (rc == ACL_SUCCESS) rc = bound(stream, &s, fn, "stream");
     if (rc == ACL_SUCCESS) {
         emu_op o = {.op = OP_LABEL_SWITCH, .addr = ptr, .value = maxValue, .llist = l};
         record(s, &o);
