@@ -104,6 +104,7 @@ class Err(enum.IntEnum):
     RT_SUB_ACLGRAPH_IS_CAPTURING = 107045
     RT_FEATURE_NOT_SUPPORT = 207000
     RT_MEMORY_ALLOCATION = 207001
+    RT_RESOURCE_ALLOC_FAIL = 207005      # a driver "no resources" (SQ/CQ) refusal (FLD-06..08)
     RT_NO_STREAM_RESOURCE = 207008
     RT_NO_MODEL_RESOURCE = 207010
     RT_OVER_LIMIT = 207012
@@ -380,7 +381,19 @@ class Cap(str, enum.Enum):
     KERNEL_EXEC = "kernel_exec"          # a catalog kernel writes its output
     BLOCKING_WAIT = "blocking_wait"      # a captured value-wait on an unset word blocks
 
-    # behaviours seen in the field that a backend must be able to provoke
+    # behaviours seen in the field that a backend must be able to provoke (FLD group,
+    # conformance/specs/test_field.py); not in ALL_CAPS: a backend declares them explicitly.
+    #
+    # DEVICE_FAULTS: the catalog kernel ``trap_if`` (args {int32_t *flag}) raises an AI Core
+    #   exception when flag[0] != 0 and does nothing otherwise (FLD-09 eager: 507015 once on the
+    #   stream; FLD-10 in a replay: 507011 once on the execute stream). A host kernel library
+    #   shows it with ``int trap_if__fault(const void *args, size_t args_size)``.
+    # RESOURCE_LIMITS: stream resources can be exhausted on purpose. The FLD specs read two
+    #   optional backend attributes with getattr:
+    #     ``stream_limit: int`` -- how many streams (user + capture-internal) the backend hands
+    #       out before refusing with 207008 / 207005; the bound of the specs' fill loop;
+    #     ``model_stream_limit: int | None`` -- the software-SQ pool of one captured model at
+    #       ExecuteAsync (207005 when a model has more streams, FLD-08); None: not modelled.
     DEVICE_FAULTS = "device_faults"      # a catalog kernel that raises an AI Core exception
     RESOURCE_LIMITS = "resource_limits"  # SQ/CQ/stream exhaustion can be provoked during capture
 

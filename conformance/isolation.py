@@ -19,6 +19,24 @@ the run down and reports it as an outcome of that spec:
   xdist replaces the worker. With ``-n 0`` the row is written and the run stops (exit 86).
 * **Leaks** - :mod:`conformance.leaks`: live counts before setup and after teardown; the
   growth goes into the row as ``"leaks"``.
+* **Process-global state** - :mod:`conformance.global_state`: read before the first spec of a
+  process (and again after any non-spec test) and after each spec's teardown, in the thread
+  that runs the specs; what differs from the reading before the spec goes into the row as
+  ``"state": {"changed": {...}}`` (``{}`` when nothing changed), with ``"not_checked"``
+  naming the aspects this backend cannot show. The exchange mode and the device are then put
+  back to the baseline (``"restored"``). Reported, not gated, like leaks;
+  ``--no-state-check`` switches it off (rows then have no ``"state"``).
+* **Own process** - a spec marked ``@pytest.mark.own_process`` (it changes process-global
+  runtime state it cannot restore, e.g. a wrong-thread CaptureEnd, MODE-03) runs in a fresh
+  ``python -m pytest NODEID`` subprocess with the same suite options, in the process that
+  would have run it (an xdist worker or the ``-n 0`` process). The child sends its test
+  reports back serialized (``pytest_report_to_serializable``); they are logged here as if
+  the spec had run here, so outcome, message, clauses, fingerprint, leaks and state reach
+  ``results.jsonl`` unchanged (the row gets ``"own_process": true``). A child that dies is
+  CRASH, one ended by its watchdog TIMEOUT. A subprocess, not ``fork()``: the simulator's
+  engine, the emulator's and a real runtime's threads and driver handles do not survive a
+  fork (a lock held by another thread at the fork stays held in the child), and a fresh
+  process is exactly the clean state such a spec needs.
 * **Examples** - :mod:`conformance.killstats`: the Hypothesis test cases a spec ran and,
   for a failure, the example that first failed and the shrunk counterexample's size, in the
   row as ``"hypothesis"``.
@@ -38,6 +56,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -47,7 +66,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from . import killstats, leaks
+from . import global_state, killstats, leaks
 
 #: exit status of a worker ended by the hard watchdog
 TIMEOUT_EXIT = 86
@@ -55,7 +74,17 @@ DEFAULT_SPEC_TIMEOUT = 60.0
 _KEY = "mdlri"  # the plugin's user-property key of a spec's result info
 _STATS = "mdlri_hypothesis"
 _LEAKS = "mdlri_leaks"
+_STATE = "mdlri_state"
+_PROBE = "mdlri_probe"  # the plugin's capability-probe user property (not forwarded from a child)
 _ISO_DIR = "mdlri_isolation_dir"
+#: set in an own-process child: where it writes its serialized test reports
+OWN_PROCESS_ENV = "MDLRI_OWN_PROCESS_OUT"
+OWN_PROCESS_MARKER = ("own_process: the spec changes process-global runtime state it cannot "
+                      "restore; it runs in a fresh process of its own (conformance.isolation)")
+#: seconds an own-process child may take to start (interpreter, imports, probes)
+CHILD_START_S = 120.0
+#: option dests not forwarded to an own-process child (it reports through the parent)
+_NOT_FORWARDED = {"report_dir", "expectations", "devices"}
 
 
 class SpecTimeout(BaseException):
@@ -63,8 +92,13 @@ class SpecTimeout(BaseException):
     Hypothesis swallows it)."""
 
 
+_groups: list[Any] = []  # the suite's option group (forwarded to own-process children)
+
+
 def add_options(group: Any) -> None:
-    """``--fault`` and ``--spec-timeout`` (called from plugin.py's pytest_addoption)."""
+    """``--fault``, ``--spec-timeout`` and ``--no-state-check`` (called last from plugin.py's
+    pytest_addoption, so ``group`` then holds every suite option)."""
+    _groups[:] = [group]
     group.addoption("--fault", action="append", default=[], metavar="NAME",
                     help="inject a catalogued runtime bug (backends/sim/faults.py) into the "
                          "sim, or the acl emulator (--acl-lib emulator); repeatable")
@@ -72,6 +106,9 @@ def add_options(group: Any) -> None:
                     metavar="SECONDS",
                     help="watchdog per spec: TIMEOUT after this many seconds (0: off; "
                          f"default {DEFAULT_SPEC_TIMEOUT:g})")
+    group.addoption("--no-state-check", action="store_true", default=False,
+                    help="do not read the process-global runtime state (capture and exchange "
+                         "modes, device, context, open captures) around each spec")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,6 +197,11 @@ class RunnerHooks:
         self.iso_dir = Path(wi[_ISO_DIR]) if wi and wi.get(_ISO_DIR) else None
         self._before: dict[str, int] | None = None
         self._counter: killstats.ExampleCounter | None = None
+        self.state_check = not config.getoption("--no-state-check", False)
+        #: the first state reading of this process, and the latest one (None after a
+        #: non-spec test: the next spec reads again before it runs)
+        self._baseline: global_state.Reading | None = None
+        self._last: global_state.Reading | None = None
 
     # -- hard timeout ----------------------------------------------------------------------
     def _hard(self, nodeid: str) -> None:
@@ -184,11 +226,29 @@ class RunnerHooks:
         (self.iso_dir / f"running-{os.getpid()}.json").write_text(json.dumps(info))
 
     # -- hooks -----------------------------------------------------------------------------
+    def _elsewhere(self, item: pytest.Item) -> bool:
+        """The spec runs in an own-process child, not here."""
+        return self.config.pluginmanager.get_plugin(_OWN) is not None \
+            and item.get_closest_marker("own_process") is not None
+
+    def _read_state(self) -> global_state.Reading | None:
+        backend = self._backend()
+        if not self.state_check or backend is None:
+            return None
+        return global_state.read(backend)
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any) -> Iterator[None]:
         if not self._is_spec(item):
+            self._last = None  # a test here may touch the runtime too: read afresh
             return (yield)
+        if self._elsewhere(item):
+            return (yield)  # OwnProcessHooks runs it in a child, which checks it
         self._running_marker(item)
+        if self._last is None:
+            self._last = self._read_state()
+            if self._baseline is None:
+                self._baseline = self._last
         self._before = leaks.snapshot(self._backend())
         if self.watchdog is not None:
             self.watchdog.arm(item.nodeid)
@@ -231,7 +291,7 @@ class RunnerHooks:
     def pytest_runtest_makereport(self, item: pytest.Item,
                                   call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
         rep = yield
-        if not self._is_spec(item):
+        if not self._is_spec(item) or self._elsewhere(item):
             return rep
         info = dict(rep.user_properties).get(_KEY)
         if info is not None and call.excinfo is not None \
@@ -252,7 +312,29 @@ class RunnerHooks:
             grown = leaks.diff(self._before, leaks.snapshot(self._backend()))
             if grown:
                 rep.user_properties.append((_LEAKS, grown))
+            state = self._state_after()
+            if state is not None:
+                rep.user_properties.append((_STATE, state))
         return rep
+
+    def _state_after(self) -> dict[str, Any] | None:
+        """The spec's ``"state"`` entry: what changed since the reading before it."""
+        before, first = self._last, self._last is self._baseline
+        if before is None or self._baseline is None:
+            return None
+        after = self._read_state()
+        if after is None:
+            return None
+        out: dict[str, Any] = {"changed": global_state.changes(before, after)}
+        if after.not_checked:
+            out["not_checked"] = dict(after.not_checked)
+        restored = global_state.restore(self._backend(), self._baseline, after)
+        if restored:
+            out["restored"] = restored
+        if first:
+            out["baseline"] = dict(self._baseline.values)
+        self._last = after
+        return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,7 +384,8 @@ class RecorderHooks:
         if _STATS in props:
             self._merge(report.nodeid, "hypothesis", props[_STATS])
         if report.when == "teardown":
-            self.flush(report.nodeid, {"leaks": props[_LEAKS]} if _LEAKS in props else None)
+            extra = {k: props[p] for k, p in (("leaks", _LEAKS), ("state", _STATE)) if p in props}
+            self.flush(report.nodeid, extra or None)
         elif report.when not in ("setup", "call"):  # an xdist crash report ("???")
             self.flush(report.nodeid)
 
@@ -358,6 +441,15 @@ class RecorderHooks:
                      2 * self.spec_timeout, **_row_info(nodeid, [], "TIMEOUT", msg)})
 
 
+def order_info(config: pytest.Config) -> dict[str, Any]:
+    """``{"random": True, "seed": N}`` when pytest-randomly reorders the specs, else
+    ``{"random": False}`` (with the seed it still resets ``random`` to, if it is active)."""
+    if not config.pluginmanager.hasplugin("randomly"):
+        return {"random": False}
+    seed = config.getoption("randomly_seed", None)
+    return {"random": bool(config.getoption("randomly_reorganize", True)), "seed": seed}
+
+
 def _row_info(nodeid: str, clauses: list[str], outcome: str, message: str) -> dict[str, Any]:
     """The plugin's per-spec info for a spec whose process could not report itself."""
     from . import registry
@@ -370,24 +462,194 @@ def _row_info(nodeid: str, clauses: list[str], outcome: str, message: str) -> di
 
 
 # ---------------------------------------------------------------------------------------------
+# specs that run in a process of their own
+
+
+class OwnProcessHooks:
+    """Runs each ``own_process`` item in a fresh ``python -m pytest NODEID`` child and logs
+    the child's reports here (module docstring, "Own process")."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.spec_timeout = float(config.getoption("--spec-timeout") or 0)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any) -> bool | None:
+        if item.get_closest_marker("own_process") is None:
+            return None
+        ihook = item.ihook
+        ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        reports = self._run_child(item)
+        # what the previous item kept for this one (its module, ...) is not needed here
+        torn = pytest.CallInfo.from_call(
+            lambda: item.session._setupstate.teardown_exact(nextitem), when="teardown")
+        if torn.excinfo is not None:
+            rep = ihook.pytest_runtest_makereport(item=item, call=torn)
+            reports = [r for r in reports if r.when != "teardown"] + [rep]
+        for rep in reports:
+            ihook.pytest_runtest_logreport(report=rep)
+        ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        return True
+
+    # -- the child -------------------------------------------------------------------------
+    def child_args(self, item: pytest.Item, report_dir: Path) -> list[str]:
+        """The child's command line: the same suite options, this one node id.
+
+        ``--assert=plain``: specs assert through :mod:`conformance.expect`, whose messages
+        do not need assertion rewriting, and rewriting every plugin distribution's modules
+        again (nothing is cached under PYTHONDONTWRITEBYTECODE) doubles the child's start."""
+        cfg = self.config
+        args = [sys.executable, "-m", "pytest", item.nodeid, "-p", "conformance.plugin",
+                "-p", "no:cacheprovider", "-q", "--tb=short", "--assert=plain",
+                "--rootdir", str(cfg.rootpath),
+                "--report-dir", str(report_dir), "--expectations="]
+        if cfg.inipath is not None:
+            args += ["-c", str(cfg.inipath)]
+        if cfg.pluginmanager.hasplugin("xdist"):
+            args += ["-n", "0"]
+        if cfg.pluginmanager.hasplugin("randomly"):  # the same per-test random seeds
+            args += ["-p", "randomly", f"--randomly-seed={cfg.getoption('randomly_seed')}"]
+        else:
+            args += ["-p", "no:randomly"]
+        args += _suite_options(cfg)
+        return args
+
+    def _run_child(self, item: pytest.Item) -> list[pytest.TestReport]:
+        with tempfile.TemporaryDirectory(prefix="mdlri-own-") as tmp:
+            out = Path(tmp) / "reports.jsonl"
+            env = dict(os.environ, **{OWN_PROCESS_ENV: str(out)})
+            limit = 2 * self.spec_timeout + CHILD_START_S if self.spec_timeout > 0 else None
+            start = time.time()
+            try:
+                proc = subprocess.run(self.child_args(item, Path(tmp) / "run"),
+                                      cwd=self.config.rootpath, env=env, capture_output=True,
+                                      text=True, timeout=limit)
+                code, tail = proc.returncode, (proc.stdout + proc.stderr)[-600:]
+            except subprocess.TimeoutExpired as exc:
+                code, tail = TIMEOUT_EXIT, f"no answer within {exc.timeout:g} s"
+            reports = self._read_reports(out)
+        if any(r.when == "teardown" for r in reports):
+            return reports
+        return reports + self._missing_reports(item, reports, code, tail, time.time() - start)
+
+    def _read_reports(self, path: Path) -> list[pytest.TestReport]:
+        reports = []
+        lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+        for line in lines:
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue  # the child died mid-write
+            rep = self.config.hook.pytest_report_from_serializable(config=self.config,
+                                                                   data=data)
+            if not isinstance(rep, pytest.TestReport):
+                continue
+            rep.user_properties = [(k, v) for k, v in rep.user_properties if k != _PROBE]
+            info = dict(rep.user_properties).get(_KEY)
+            if isinstance(info, dict):
+                info["own_process"] = True
+            reports.append(rep)
+        return reports
+
+    def _missing_reports(self, item: pytest.Item, got: list[pytest.TestReport], code: int,
+                         tail: str, elapsed: float) -> list[pytest.TestReport]:
+        """The child ended before reporting the whole spec: CRASH (a signal), TIMEOUT (its
+        watchdog, or no answer) or ERROR (it could not run the spec)."""
+        clauses = [c for m in item.iter_markers("clause") for c in m.args]
+        if code == TIMEOUT_EXIT:
+            outcome, message = "TIMEOUT", (f"own process: no result within --spec-timeout "
+                                           f"{self.spec_timeout:g} s ({tail.strip()[-200:]})")
+        elif code < 0:
+            outcome, message = "CRASH", f"own process died (signal {-code}): {tail.strip()[-300:]}"
+        else:
+            outcome, message = "ERROR", (f"own process ended with exit {code} before the "
+                                         f"spec reported: {tail.strip()[-300:]}")
+        info = {**_row_info(item.nodeid, clauses, outcome, message), "own_process": True}
+        common = dict(nodeid=item.nodeid, location=item.location,
+                      keywords={k: 1 for k in item.keywords}, sections=[])
+        out = []
+        if not any(r.when == "call" or r.failed for r in got):
+            out.append(pytest.TestReport(**common, outcome="failed", when="call",
+                                         longrepr=f"{outcome}: {message}", duration=elapsed,
+                                         user_properties=[(_KEY, info)]))
+        out.append(pytest.TestReport(**common, outcome="passed", when="teardown",
+                                     longrepr=None, user_properties=[]))
+        return out
+
+
+class ChildReporter:
+    """In an own-process child: write every test report, serialized, for the parent."""
+
+    def __init__(self, config: pytest.Config, path: Path) -> None:
+        self.config = config
+        self.path = path
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = self.config.hook.pytest_report_to_serializable(config=self.config, report=report)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(data, default=repr) + "\n")
+
+
+def _suite_options(config: pytest.Config) -> list[str]:
+    """The suite's options (plugin.py's option group) as given to this run, for a child;
+    ``--devices`` becomes the one device this process uses."""
+    args: list[str] = []
+    for opt in (_groups[0].options if _groups else []):
+        dest, names = opt.dest, [n for n in opt.names() if n.startswith("--")]
+        if not names or dest in _NOT_FORWARDED:
+            continue
+        value = config.getoption(dest, None)
+        if isinstance(value, bool):  # a flag (store_true)
+            args += [names[0]] if value else []
+        elif isinstance(value, (list, tuple)):  # a repeatable option (append)
+            args += [f"{names[0]}={v}" for v in value]
+        elif value is not None:
+            args.append(f"{names[0]}={value}")
+    devices = config.getoption("--devices", None)
+    if devices:
+        from .backend_loader import parse_devices, worker_index
+        worker = getattr(config, "workerinput", {}).get("workerid")
+        ids = parse_devices(devices)
+        args.append(f"--devices={ids[worker_index(worker) % len(ids)]}")
+    return args
+
+
+# ---------------------------------------------------------------------------------------------
 # wiring
 
 
 _RUNNER = "mdlri-isolation-runner"
 _RECORDER = "mdlri-isolation-recorder"
+_OWN = "mdlri-own-process"
+_CHILD = "mdlri-own-process-child"
+
+
+def _register_marker(config: pytest.Config) -> None:
+    if not any(str(m).startswith("own_process") for m in config.getini("markers")):
+        config.addinivalue_line("markers", OWN_PROCESS_MARKER)
 
 
 def configure_runner(config: pytest.Config, backend: Callable[[], Any],
                      is_spec: Callable[[pytest.Item], bool]) -> None:
-    """Register the watchdog/leak/count hooks in a process that runs specs."""
-    if config.pluginmanager.get_plugin(_RUNNER) is None:
-        rec = config.pluginmanager.get_plugin(_RECORDER)
+    """Register the watchdog/leak/state/count hooks in a process that runs specs, and the
+    own-process dispatch (or, in an own-process child, the report writer)."""
+    _register_marker(config)
+    pm = config.pluginmanager
+    child_out = os.environ.get(OWN_PROCESS_ENV)
+    if child_out and pm.get_plugin(_CHILD) is None:
+        pm.register(ChildReporter(config, Path(child_out)), _CHILD)
+    elif not child_out and pm.get_plugin(_OWN) is None:
+        pm.register(OwnProcessHooks(config), _OWN)
+    if pm.get_plugin(_RUNNER) is None:
+        rec = pm.get_plugin(_RECORDER)
         hard_row = rec.hard_timeout_row if rec is not None else None
-        config.pluginmanager.register(RunnerHooks(config, backend, is_spec, hard_row), _RUNNER)
+        pm.register(RunnerHooks(config, backend, is_spec, hard_row), _RUNNER)
 
 
 def configure_recorder(config: pytest.Config, state: Any) -> None:
     """Register the row-holding/crash-mapping hooks in the process that records results."""
+    _register_marker(config)
     if config.pluginmanager.get_plugin(_RECORDER) is None:
         rec = RecorderHooks(config, state)
         config.pluginmanager.register(rec, _RECORDER)

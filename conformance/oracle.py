@@ -168,8 +168,12 @@ class ModelState:
     @staticmethod
     def sync(timeout_ms: int) -> int:
         """SynchronizeStreamWithTimeout of a stream whose work completes: 107000 for a
-        timeout of 0 or below -1 (TMO-02), else 0 (TMO-01)."""
-        if timeout_ms == 0 or timeout_ms < -1:
+        timeout below -1 (TMO-02), else 0 (TMO-01). A timeout of 0 is not modelled: the
+        documentation's immediate check (TMO-07) and the code's 107000 (TMO-08) disagree."""
+        if timeout_ms == 0:
+            raise UndefinedCase("a sync timeout of 0: TMO-07 (documented) and TMO-08 (code) "
+                                "disagree")
+        if timeout_ms < -1:
             return Err.RT_PARAM_INVALID
         return Err.SUCCESS
 

@@ -526,6 +526,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from reports.write import write_all
     cited = {c for row in state.results for c in row["clauses"]}
     state.summary = build_summary(state.results, cited, state.backend_name)
+    # how the specs were ordered (the seed that reproduces a random order), before the
+    # artefacts are written so summary.md / index.html carry it too
+    state.summary["order"] = isolation.order_info(session.config)
     if state.probes:
         state.summary["probe"] = probe_summary(state.probes)
         _write_json(state.report_dir / "probe.json", state.summary["probe"])

@@ -493,11 +493,12 @@ def set_bad_type(draw: st.DrawFn, **kw: Any) -> Case:
 
 
 @st.composite
-def sync_timeout_zero(draw: st.DrawFn, **kw: Any) -> Case:
-    """aclrtSynchronizeStreamWithTimeout(origin, 0) with nothing in flight: 107000 (TMO-02)."""
+def sync_timeout_below_minus_one(draw: st.DrawFn, **kw: Any) -> Case:
+    """aclrtSynchronizeStreamWithTimeout(origin, t < -1): 107000 (TMO-02). (A timeout of 0
+    is not drawn: TMO-07 and TMO-08 disagree on it.)"""
     case = draw(positive_cases(**kw))
-    _insert_at_round(draw, case, Sync(0))
-    case.name = "sync-timeout-zero"
+    _insert_at_round(draw, case, Sync(draw(st.sampled_from((-2, -1000)))))
+    case.name = "sync-timeout-below-minus-one"
     return case
 
 
@@ -505,7 +506,7 @@ NEGATIVE: dict[str, Callable[..., st.SearchStrategy[Case]]] = {
     "execute-while-updating": execute_while_updating,
     "disable-default": disable_default,
     "set-bad-type": set_bad_type,
-    "sync-timeout-zero": sync_timeout_zero,
+    "sync-timeout-below-minus-one": sync_timeout_below_minus_one,
 }
 
 

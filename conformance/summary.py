@@ -1,4 +1,4 @@
-"""The per-area summary of a run and the clause-coverage gap."""
+"""The per-area summary of a run, the clause-coverage gap, leaks and process-global state."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ def build_summary(results: Iterable[dict[str, Any]], cited: Iterable[str],
         totals[row["outcome"]] += 1
         for k, v in (row.get("fingerprint") or {}).items():
             fingerprints[k] = v
+    state = state_summary(rows)
     cited_set = set(cited)
     reasons = registry.untestable()
     groups: dict[str, dict[str, Any]] = {}
@@ -64,7 +65,44 @@ def build_summary(results: Iterable[dict[str, Any]], cited: Iterable[str],
         "gate": "fail" if any(fails_gate(r) for r in rows) else "pass",
         # specs whose live resource counts grew (conformance.leaks; reported, not gated)
         "leaking_specs": sum(1 for r in rows if r.get("leaks")),
+        # specs that changed process-global runtime state (conformance.global_state; reported,
+        # not gated); None when no spec was checked, which is not the same as 0
+        "state_changing_specs": state["changing_specs"],
+        "state": state,
     }
+
+
+def state_summary(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The process-global state check over a run's rows: how many specs were checked, which
+    changed what (aspect -> number of specs), which aspects were never read and why."""
+    checked = [r["state"] for r in rows if isinstance(r.get("state"), dict)]
+    aspects: Counter[str] = Counter()
+    changing = 0
+    not_checked: dict[str, str] = {}
+    for st in checked:
+        changed = st.get("changed") or {}
+        changing += bool(changed)
+        aspects.update(list(changed))
+        for a, why in (st.get("not_checked") or {}).items():
+            not_checked.setdefault(a, why)
+    return {"checked_specs": len(checked),
+            "changing_specs": changing if checked else None,
+            "changed": dict(aspects),
+            "not_checked": not_checked}
+
+
+def state_line(summary: dict[str, Any]) -> str:
+    """One line on the process-global state check (never empty: "not checked" says so)."""
+    st = summary.get("state") or {}
+    if not st.get("checked_specs"):
+        return "process-global state: not checked (--no-state-check, or no spec ran here)"
+    n = st["changing_specs"]
+    head = (f"state-changing specs: {n} (rows with \"state\".\"changed\" in results.jsonl; "
+            "reported, not gated): " + ", ".join(f"{a} {c}" for a, c in st["changed"].items())
+            if n else f"process-global state: no spec changed it ({st['checked_specs']} checked)")
+    if st.get("not_checked"):
+        head += "; not checked on this backend: " + ", ".join(st["not_checked"])
+    return head
 
 
 def format_table(summary: dict[str, Any]) -> list[str]:
@@ -97,5 +135,18 @@ def format_table(summary: dict[str, Any]) -> list[str]:
     if summary.get("leaking_specs"):
         lines.append(f"leaking specs: {summary['leaking_specs']} (rows with \"leaks\" in "
                      "results.jsonl; reported, not gated)")
+    if "state" in summary:
+        lines.append(state_line(summary))
+    if summary.get("order"):
+        lines.append(order_line(summary["order"]))
     lines.append(f"gate: {summary['gate'].upper()} (backend {summary['backend']})")
     return lines
+
+
+def order_line(order: dict[str, Any]) -> str:
+    """How the specs were ordered, and how to get the same order again."""
+    if order.get("random"):
+        return (f"order: random, seed {order['seed']} (same order again: pytest option "
+                f"-p randomly --randomly-seed={order['seed']}, after -- with mdlri-conformance "
+                "run)")
+    return "order: file order (pytest-randomly off)"

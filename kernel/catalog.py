@@ -18,6 +18,18 @@ Their data are float32; the scalar ``alpha`` travels as an ``i32`` field holding
 bit pattern (:func:`f32_bits`), so the struct is the C ``{float*, float*, float*, int32_t n,
 float alpha}`` while every scalar field stays ``i32`` for the generators that draw them.
 Arithmetic is IEEE float32 without fused multiply-add, like numpy's.
+
+Two kernels exist for field behaviours and device-side timeouts; they are not drawn by the
+generators (conformance/strategies.py):
+
+* ``wait_flag`` ``{int32_t *flag; int32_t *out; int32_t value;}``: waits on the device until
+  ``flag[0] != 0``, then writes ``out[0] = value``. Its :attr:`KernelSpec.ready` predicate says
+  whether it can run now; a device that cannot wait (numpy) calls :meth:`KernelSpec.run` only
+  once it is ready (the body itself writes nothing while the flag is 0). Launched with the
+  TIMEOUT / TIMEOUT_US attribute and the flag still 0 when that time has passed, the task ends
+  with the task-timeout bit (TMO-10/11).
+* ``trap_if`` ``{int32_t *flag}``: raises an AI Core exception (:class:`KernelTrap`) when
+  ``flag[0] != 0``, else does nothing (FLD-09/10).
 """
 
 from __future__ import annotations
@@ -88,14 +100,22 @@ class Field:
     role: str = ""  # "in" | "out" | "inout" for pointers, "" for scalars
 
 
+class KernelTrap(Exception):
+    """The kernel raised an AI Core exception (``trap_if``; ACL_ERROR_RT_AICORE_EXCEPTION)."""
+
+
 @dataclass(frozen=True)
 class KernelSpec:
-    """A catalog entry: the kernel's name, its argument struct and its semantics."""
+    """A catalog entry: the kernel's name, its argument struct and its semantics.
+
+    ``ready`` (optional) says whether a kernel that waits on device memory can run now;
+    ``None`` means always ready."""
 
     name: str
     fields: tuple[Field, ...]
     body: Callable[[DeviceMemory, Mapping[str, int]], None]
     doc: str
+    ready: Callable[[DeviceMemory, Mapping[str, int]], bool] | None = None
 
     @property
     def struct_format(self) -> str:
@@ -133,6 +153,10 @@ class KernelSpec:
     def run(self, mem: DeviceMemory, args: bytes) -> None:
         """Execute the kernel's semantics on ``mem`` with packed ``args``."""
         self.body(mem, self.unpack(args))
+
+    def is_ready(self, mem: DeviceMemory, args: bytes) -> bool:
+        """Whether the kernel can run now (always, unless it has a ``ready`` predicate)."""
+        return True if self.ready is None else bool(self.ready(mem, self.unpack(args)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,6 +212,20 @@ def _mul_f32(mem: DeviceMemory, a: Mapping[str, int]) -> None:
         write_f32(mem, a["out"], x * y)
 
 
+def _flag_set(mem: DeviceMemory, a: Mapping[str, int]) -> bool:
+    return int(read_i32(mem, a["flag"], 1)[0]) != 0
+
+
+def _wait_flag(mem: DeviceMemory, a: Mapping[str, int]) -> None:
+    if _flag_set(mem, a):
+        write_i32(mem, a["out"], np.array([a["value"]], dtype=I32))
+
+
+def _trap_if(mem: DeviceMemory, a: Mapping[str, int]) -> None:
+    if _flag_set(mem, a):
+        raise KernelTrap(f"trap_if: flag {int(read_i32(mem, a['flag'], 1)[0])} != 0")
+
+
 def _p(name: str, role: str) -> Field:
     return Field(name, "ptr", role)
 
@@ -219,8 +257,16 @@ KERNELS: dict[str, KernelSpec] = {
                    "out[i] = x[i] + y[i] * alpha over float32 (alpha: f32_bits; aclnnAdd)"),
         KernelSpec("mul_f32", (_p("x", "in"), _p("y", "in"), _p("out", "out"), _i("n")),
                    _mul_f32, "out[i] = x[i] * y[i] over float32 (aclnnMul)"),
+        KernelSpec("wait_flag", (_p("flag", "in"), _p("out", "out"), _i("value")), _wait_flag,
+                   "waits until flag[0] != 0, then out[0] = value (device-side task timeout)",
+                   ready=_flag_set),
+        KernelSpec("trap_if", (_p("flag", "in"),), _trap_if,
+                   "raises an AI Core exception when flag[0] != 0, else does nothing"),
     )
 }
+
+#: catalog kernels that are not data kernels (waiting, faulting): generators must not draw them
+SPECIAL_KERNELS: frozenset[str] = frozenset({"wait_flag", "trap_if"})
 
 
 def get(name: str) -> KernelSpec:

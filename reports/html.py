@@ -9,7 +9,9 @@ from typing import Any, Iterable
 
 import jinja2
 
-from conformance import graphs, registry
+from conformance import graphs, leaks, registry
+from conformance.global_state import describe as describe_state
+from conformance.summary import order_line, state_line
 
 from .svg import case_svg
 
@@ -62,7 +64,22 @@ def render(summary: dict[str, Any], rows: Iterable[dict[str, Any]],
     return _env().get_template("report.html.j2").render(
         summary=summary, columns=COLUMNS, matrix=matrix, group_bad=group_bad,
         divergences=divergences, fingerprint=summary.get("fingerprint", {}),
-        kill_matrix=kill_matrix_html)
+        kill_matrix=kill_matrix_html, side_effects=side_effects(rows),
+        state_line=state_line(summary) if "state" in summary else "",
+        order_line=order_line(summary["order"]) if summary.get("order") else "")
+
+
+def side_effects(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Specs that changed process-global state or leaked resources (reported, not gated)."""
+    out = []
+    for r in rows:
+        changed = (r.get("state") or {}).get("changed") or {}
+        if changed or r.get("leaks"):
+            out.append({"nodeid": r["nodeid"], "outcome": r["outcome"],
+                        "state": describe_state(changed),
+                        "restored": ", ".join((r.get("state") or {}).get("restored") or []),
+                        "leaks": leaks.describe(r["leaks"]) if r.get("leaks") else ""})
+    return out
 
 
 def write(report_dir: Path, summary: dict[str, Any], rows: Iterable[dict[str, Any]]) -> Path:

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from conformance.summary import COLUMNS, fails_gate
+from conformance.summary import COLUMNS, fails_gate, order_line, state_line
 
 from . import html
 
@@ -48,8 +48,14 @@ def markdown(summary: dict[str, Any], divs: list[dict[str, Any]]) -> str:
     for area, cnt in summary["areas"].items():
         lines.append(f"| {area} | " + " | ".join(str(cnt.get(c, 0)) for c in cols) + " |")
     cov = summary["coverage"]
-    lines += ["", f"Clauses cited: {cov['cited']} of {cov['catalog']}.", "",
-              f"## Divergences ({len(divs)})", ""]
+    lines += ["", f"Clauses cited: {cov['cited']} of {cov['catalog']}.", ""]
+    if "state" in summary:
+        lines += [state_line(summary) + ".", ""]
+    if summary.get("leaking_specs"):
+        lines += [f"Leaking specs: {summary['leaking_specs']} (reported, not gated).", ""]
+    if summary.get("order"):
+        lines += [order_line(summary["order"]) + ".", ""]
+    lines += [f"## Divergences ({len(divs)})", ""]
     for d in divs:
         lines.append(f"- **{d['outcome']}** `{d['spec']}` [{', '.join(d['clauses'])}]: "
                      f"{d['message']}" + (f" — reproduce: `{d['replay']}`" if d["replay"] else ""))
@@ -59,13 +65,18 @@ def markdown(summary: dict[str, Any], divs: list[dict[str, Any]]) -> str:
 def write_all(report_dir: Path, rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
     """Write every artefact; each file is written whole (a reader never sees half a file)."""
     divs = divergences(rows)
-    _write(report_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    write_summary_json(report_dir, summary)
     _write(report_dir / "divergences.json", json.dumps(divs, indent=2) + "\n")
     _write(report_dir / "summary.md", markdown(summary, divs))
     _write(report_dir / "clauses.html", html.render_clauses())
     kill = report_dir / "kill_matrix.html"
     _write(report_dir / "index.html",
            html.render(summary, rows, kill.read_text() if kill.is_file() else ""))
+
+
+def write_summary_json(report_dir: Path, summary: dict[str, Any]) -> None:
+    """summary.json alone (also rewritten when the run adds to the summary afterwards)."""
+    _write(Path(report_dir) / "summary.json", json.dumps(summary, indent=2) + "\n")
 
 
 def _write(path: Path, text: str) -> None:

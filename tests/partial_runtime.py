@@ -200,7 +200,7 @@ def create_no_update_op(**options: Any) -> PartialSim:
     return PartialSim({"update_op"}, **options)
 
 
-def create_no_update_op_skipping_first_task(**options: Any) -> PartialSim:
-    """SetParams answers 207019 and, besides, a real bug: every execution after the first
-    skips the origin stream's first task (EXE-02). The bug must still FAIL."""
-    return PartialSim({"update_op"}, faults=["second-exec-skips-first-task"], **options)
+def create_no_update_op_running_disabled_tasks(**options: Any) -> PartialSim:
+    """SetParams answers 207019 and, besides, a real bug: a disabled task still runs after
+    Update (DIS-01). The bug must still FAIL beside the unsupported steps."""
+    return PartialSim({"update_op"}, faults=["disabled-task-runs"], **options)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +39,20 @@ def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert "run" in capsys.readouterr().out
     assert cli.main(["run", "--help"]) == 0
     assert "--backend" in capsys.readouterr().out
+
+
+def test_replay_and_example_report_unsupported_on_a_partial_runtime() -> None:
+    """A 207000 in a replayed case or an example is UNSUPPORTED (exit 0), never a failure;
+    what the probes found missing is listed."""
+    case = Path(__file__).resolve().parent.parent / "conformance" / "cases" / "seed-fallback.json"
+    res = _cli("replay", str(case),
+               "--backend", "tests.partial_runtime:factory")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "not shown by this backend: data_movement: absent (probe: memcpy" in res.stdout
+    assert res.stdout.splitlines()[-1].startswith("UNSUPPORTED: aclmdlRITaskSetParams returned "
+                                                  "207000")
+    res = _cli("example", "fallback", "--backend", "tests.partial_runtime:create_no_update")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.splitlines()[-1] == ("UNSUPPORTED: scenario step: Operation failed: "
+                                           "aclmdlRITaskGetParams returned error code 207000 "
+                                           "(RT_FEATURE_NOT_SUPPORT)")

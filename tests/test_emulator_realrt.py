@@ -124,13 +124,15 @@ def test_get_device_and_context(b: Any) -> None:
 
 def test_event_sync(b: Any) -> None:
     """aclrtSynchronizeEvent[WithTimeout]: a never-recorded event 0; the host deadline 507047;
-    timeout 0 or < -1 107000; NULL 100000; done once the record ran."""
+    timeout 0 the immediate check (0 or 507047 at once, TMO-07); < -1 107000; NULL 100000;
+    done once the record ran."""
     rc, e = b.create_event_ex_with_flag(0)
     assert rc == 0
     assert b.synchronize_event(e) == 0
     assert b.synchronize_event_with_timeout(e, 50) == 0
-    assert b.synchronize_event_with_timeout(e, 0) == Err.RT_PARAM_INVALID
+    assert b.synchronize_event_with_timeout(e, 0) == 0
     assert b.synchronize_event_with_timeout(e, -2) == Err.RT_PARAM_INVALID
+    assert b.synchronize_event_with_timeout(None, -2) == Err.RT_PARAM_INVALID
     assert b.synchronize_event_with_timeout(None, 50) == Err.INVALID_PARAM
     s, flag = _stream(b), _dev(b)
     assert b.value_wait(flag, 1, 0, s) == 0
@@ -138,9 +140,13 @@ def test_event_sync(b: Any) -> None:
     t0 = time.monotonic()
     assert b.synchronize_event_with_timeout(e, 100) == Err.RT_EVENT_SYNC_TIMEOUT
     assert time.monotonic() - t0 >= 0.09
+    assert b.synchronize_event_with_timeout(e, 0) == Err.RT_EVENT_SYNC_TIMEOUT
+    assert b.synchronize_stream_with_timeout(s, 0) == Err.RT_STREAM_SYNC_TIMEOUT
     assert b.value_write(flag, 1, 0, None) == 0
     assert b.synchronize_event_with_timeout(e, 5000) == 0
     assert b.synchronize_stream(s) == 0
+    assert b.synchronize_event_with_timeout(e, 0) == 0
+    assert b.synchronize_stream_with_timeout(s, 0) == 0
     assert b.destroy_event(e) == 0
     assert b.destroy_stream(s) == 0
 
@@ -179,7 +185,10 @@ def test_kernel_timeout_on_a_stream(b: Any) -> None:
     f = _kernel(b, "wait_flag")
     s, flag, out = _stream(b), _dev(b), _dev(b)
     args = _wait_args(flag, out, 7)
+    rc, e = b.create_event_ex_with_flag(0)
     assert b.launch_kernel_with_host_args(f, 1, s, TIMEOUT_100MS, args, len(args)) == 0
+    assert b.record_event(e, s) == 0
+    assert b.synchronize_event_with_timeout(e, 5000) == 0  # the error belongs to the stream
     t0 = time.monotonic()
     assert b.synchronize_stream_with_timeout(s, 5000) == Err.RT_TASK_TIMEOUT
     assert time.monotonic() - t0 < 4
@@ -194,12 +203,14 @@ def test_kernel_timeout_on_a_stream(b: Any) -> None:
     assert b.synchronize_stream_with_timeout(s, 100) == Err.RT_STREAM_SYNC_TIMEOUT
     _set_i32(b, flag, 1)
     assert b.synchronize_stream(s) == 0
+    assert b.destroy_event(e) == 0
     assert b.destroy_stream(s) == 0
 
 
 def test_kernel_timeout_ends_a_model_execution(b: Any) -> None:
     """Inside a captured model the timeout fails the execution (the rest is skipped) and the
-    ExecuteAsync stream's next sync returns 107020; aclmdlRIExecute returns it itself."""
+    ExecuteAsync stream's next sync returns 507011 (TS_MODEL_STREAM_EXE_FAILED,
+    model_execute_task.cc:227-251); aclmdlRIExecute returns it itself."""
     f = _kernel(b, "wait_flag")
     s, x, flag, out, out2 = _stream(b), _stream(b), _dev(b), _dev(b), _dev(b)
     assert b.capture_begin(s, CaptureMode.RELAXED) == 0
@@ -209,7 +220,7 @@ def test_kernel_timeout_ends_a_model_execution(b: Any) -> None:
     rc, m = b.capture_end(s)
     assert rc == 0
     assert b.execute_async(m, x) == 0
-    assert b.synchronize_stream_with_timeout(x, 5000) == Err.RT_TASK_TIMEOUT
+    assert b.synchronize_stream_with_timeout(x, 5000) == Err.RT_MODEL_EXECUTE
     assert b.synchronize_stream_with_timeout(x, 100) == 0
     assert (_read_i32(b, out), _read_i32(b, out2)) == (0, 0)
     assert b.destroy(m) == 0
@@ -218,7 +229,7 @@ def test_kernel_timeout_ends_a_model_execution(b: Any) -> None:
     assert b.launch_kernel_with_host_args(f, 1, head, TIMEOUT_100MS, a1, len(a1)) == 0
     assert b.end_task(built, head) == 0
     assert b.build_end(built) == 0
-    assert b.execute(built, 5000) == Err.RT_TASK_TIMEOUT
+    assert b.execute(built, 5000) == Err.RT_MODEL_EXECUTE
     assert b.destroy(built) == 0
     for st in (s, x, head):
         assert b.destroy_stream(st) == 0
@@ -418,3 +429,20 @@ def test_wrong_thread_end_leak_fault(faults: str, want: str) -> None:
                        capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == want
+
+
+def test_flagged_event_calls_check_at_the_acl_layer(b: Any) -> None:
+    """aclrtRecordEventWithFlag / aclrtStreamWaitEventWithFlag: a flag other than DEFAULT /
+    EXTERNAL and an EXTERNAL wait with a non-zero timeout are 100000 (event.cpp:100-103,
+    stream.cpp:243-250)."""
+    rc, e = b.create_event_ex_with_flag(0)
+    s = _stream(b)
+    assert b.record_event_with_flag(e, s, 2) == Err.INVALID_PARAM
+    assert b.stream_wait_event_with_flag(s, e, 0, 2) == Err.INVALID_PARAM
+    assert b.capture_begin(s, CaptureMode.RELAXED) == 0
+    assert b.stream_wait_event_with_flag(s, e, 5, 1) == Err.INVALID_PARAM
+    assert b.stream_wait_event_with_flag(s, e, 0, 1) == 0
+    rc, m = b.capture_end(s)
+    assert rc == 0
+    for x in (b.destroy(m), b.destroy_event(e), b.destroy_stream(s)):
+        assert x == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,30 @@ def test_known_ids_include_spec_functions_and_clauses() -> None:
     known = ex.known_ids(Path("conformance/specs"))
     assert "CAP-01" in known
     assert "test_scenarios.py::test_model_task_fallback" in known
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in Path("reports/expectations").glob("*.toml")))
+def test_shipped_expectation_files_load_against_the_known_ids(name: str) -> None:
+    """Every shipped file parses and names only existing specs or clauses, each with a reason."""
+    exp = ex.load(Path("reports/expectations") / name, ex.known_ids(Path("conformance/specs")))
+    assert all(e.reason.strip() for e in exp.entries)
+
+
+def test_real_runtime_file_lists_the_known_runtime_bugs() -> None:
+    """cann-681ef76.toml: backend acl, one FAIL per documented clause the real code breaks."""
+    import tomllib
+    path = Path("reports/expectations/cann-681ef76.toml")
+    assert tomllib.loads(path.read_text(encoding="utf-8"))["backend"] == "acl"
+    exp = ex.load(path, ex.known_ids(Path("conformance/specs")))
+    by_id = {e.id: e for e in exp.entries}
+    assert set(by_id) == {
+        "test_capture_modes.py::test_mode03_after_wrong_thread_end",
+        "test_timeouts.py::test_timeout_zero_checks_idle_stream",
+        "test_timeouts.py::test_timeout_zero_checks_completed_event",
+        "test_timeouts.py::test_timeout_zero_on_blocked_work",
+    }
+    assert {e.outcome for e in exp.entries} == {"FAIL"}
+    assert all(re.search(r"\.cc:\d+", e.reason) for e in exp.entries), "reasons cite file:line"
 
 
 def _run(pytester: pytest.Pytester, exp_text: str, *extra: str) -> tuple[pytest.RunResult, list]:

@@ -153,3 +153,105 @@ def test_example_counter_counts_hypothesis_cases() -> None:
     res = counter.result()
     assert res is not None and res["failed_at_example"] >= 1
     assert res["examples"] == res["failed_at_example"] and res["shrink_calls"] >= 0
+
+
+# -- specs in a process of their own (marker own_process) ----------------------------------
+
+OWN_SPECS = '''
+import os
+import pytest
+from conformance import expect
+
+@pytest.mark.clause("CAP-14")
+@pytest.mark.own_process
+def test_own_passes(fingerprint):
+    fingerprint.record("CAP-14:pid", os.getpid())
+
+@pytest.mark.clause("CAP-14")
+def test_here(fingerprint):
+    fingerprint.record("CAP-14:here", os.getpid())
+
+@pytest.mark.clause("CAP-14")
+@pytest.mark.own_process
+def test_own_fails():
+    expect.eq(1, 2, "planted")
+
+@pytest.mark.clause("CAP-07")
+@pytest.mark.own_process
+def test_own_changed():
+    expect.eq(1, 2, "planted implementation-level")
+
+@pytest.mark.clause("CAP-14")
+@pytest.mark.own_process
+def test_own_unsupported():
+    raise expect.Unsupported("planted 207000")
+
+@pytest.mark.clause("CAP-14")
+@pytest.mark.own_process
+def test_own_crashes():
+    os.abort()
+'''
+
+
+def _own_rows(out: Path) -> dict[str, dict]:
+    return {json.loads(l)["nodeid"].split("::")[-1]: json.loads(l)
+            for l in (out / "results.jsonl").read_text().splitlines()}
+
+
+def test_own_process_specs_run_elsewhere_and_report_as_usual(pytester: pytest.Pytester
+                                                             ) -> None:
+    pytester.makepyfile(test_own=OWN_SPECS)
+    out = pytester.path / "out"
+    res = pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:randomly",
+                                        "--strict-markers", "--report-dir", str(out),
+                                        timeout=240)
+    rows = _own_rows(out)
+    assert set(rows) == {"test_own_passes", "test_here", "test_own_fails", "test_own_changed",
+                         "test_own_unsupported", "test_own_crashes"}
+    passes, here = rows["test_own_passes"], rows["test_here"]
+    assert passes["outcome"] == "PASS" and passes["own_process"] is True
+    assert passes["fingerprint"]["CAP-14:pid"] != here["fingerprint"]["CAP-14:here"]
+    assert "own_process" not in here and "state" in passes  # checked in the child too
+    fails = rows["test_own_fails"]
+    assert (fails["outcome"], fails["clauses"], fails["level"]) == ("FAIL", ["CAP-14"],
+                                                                    "documented")
+    assert "planted" in fails["message"]
+    assert rows["test_own_changed"]["outcome"] == "CHANGED"
+    assert rows["test_own_unsupported"]["outcome"] == "UNSUPPORTED"
+    assert "planted 207000" in rows["test_own_unsupported"]["message"]
+    crash = rows["test_own_crashes"]
+    assert crash["outcome"] == "CRASH" and crash["clauses"] == ["CAP-14"]
+    assert "signal 6" in crash["message"]
+    res.stdout.fnmatch_lines(["*2 failed, 2 passed, 1 changed, 1 unsupported*"])
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["totals"]["CRASH"] == 1 and summary["gate"] == "fail"
+
+
+def test_own_process_under_xdist(pytester: pytest.Pytester) -> None:
+    """Under xdist the worker that draws the spec starts the child; rows are the same."""
+    pytester.makepyfile(test_own=OWN_SPECS)
+    out = pytester.path / "out"
+    pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:randomly", "-n", "2",
+                                  "-k", "passes or here or crashes", "--report-dir", str(out),
+                                  timeout=240)
+    rows = _own_rows(out)
+    assert rows["test_own_passes"]["outcome"] == "PASS"
+    assert rows["test_own_passes"]["own_process"] is True
+    assert rows["test_here"]["outcome"] == "PASS"
+    assert rows["test_own_crashes"]["outcome"] == "CRASH"
+
+
+def test_own_process_child_gets_the_suite_options(pytester: pytest.Pytester) -> None:
+    """The child runs the same backend, faults and timeouts, one node id, no expectations."""
+    from conformance.isolation import OwnProcessHooks
+    pytester.makepyfile(test_own=OWN_SPECS)
+    config = pytester.parseconfigure("-p", "conformance.plugin", "--fault", "no-107039",
+                                     "--spec-timeout", "7", "--no-probe",
+                                     "--report-dir", str(pytester.path / "out"))
+    item = pytester.getitem("import pytest\n@pytest.mark.clause('CAP-14')\n"
+                            "def test_x(): pass\n", funcname="test_x")
+    args = OwnProcessHooks(config).child_args(item, pytester.path / "child")
+    assert item.nodeid in args and "--expectations=" in args
+    assert "--fault=no-107039" in args and "--spec-timeout=7.0" in args
+    assert "--no-probe" in args and "--backend=sim" in args
+    assert not any(a.startswith("--report-dir=") for a in args)

@@ -77,3 +77,24 @@ def test_int32_arithmetic_wraps() -> None:
     catalog.write_i32(mem, 0x1000, np.array([2**31 - 1], dtype=np.int64).astype(np.int32))
     catalog.get("affine").run(mem, catalog.get("affine").pack(x=0x1000, y=0x1100, n=1, a=1, b=1))
     assert catalog.read_i32(mem, 0x1100, 1).tolist() == [-(2**31)]
+
+
+def test_special_kernels() -> None:
+    """wait_flag: 24-byte struct, ready once flag[0] != 0, then out[0] = value; trap_if: 8
+    bytes, raises KernelTrap when flag[0] != 0, else does nothing."""
+    mem = FlatMemory()
+    wf, tr = catalog.get("wait_flag"), catalog.get("trap_if")
+    assert (wf.args_size, tr.args_size) == (24, 8)
+    args = wf.pack(flag=0x1000, out=0x1010, value=42)
+    catalog.write_i32(mem, 0x1010, np.array([-1]))
+    assert not wf.is_ready(mem, args)
+    wf.run(mem, args)
+    assert catalog.read_i32(mem, 0x1010, 1).tolist() == [-1]
+    catalog.write_i32(mem, 0x1000, np.array([1]))
+    assert wf.is_ready(mem, args)
+    wf.run(mem, args)
+    assert catalog.read_i32(mem, 0x1010, 1).tolist() == [42]
+    assert catalog.get("fill").is_ready(mem, catalog.get("fill").pack(out=0x1010, n=1, value=0))
+    tr.run(mem, tr.pack(flag=0x1020))  # flag 0: nothing
+    with pytest.raises(catalog.KernelTrap):
+        tr.run(mem, tr.pack(flag=0x1000))

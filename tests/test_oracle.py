@@ -215,11 +215,17 @@ def test_value_write_new_value_without_wait() -> None:
     assert got[("sync", 7, "word 0")] == 2 ** 64 - 1
 
 
-def test_sync_timeout_zero_and_below_minus_one() -> None:
-    """TMO-02: 0 and < -1 are 107000; buffers are still reported."""
-    got = obs_of(seed_pair([Execute(), Sync(0), Sync(-2), Sync(-1), Sync(1)]))
-    assert [got[("step", i, "rc")] for i in range(1, 5)] == [Err.RT_PARAM_INVALID] * 2 + [0, 0]
+def test_sync_timeout_below_minus_one() -> None:
+    """TMO-02: < -1 is 107000; buffers are still reported."""
+    got = obs_of(seed_pair([Execute(), Sync(-2), Sync(-1), Sync(1)]))
+    assert [got[("step", i, "rc")] for i in range(1, 4)] == [Err.RT_PARAM_INVALID, 0, 0]
     assert got[("sync", 1, "buffer 2")] == [(x + 10) * 2 for x in X]
+
+
+def test_sync_timeout_zero_is_not_modelled() -> None:
+    """TMO-07 (documented immediate check) and TMO-08 (the code's 107000) disagree."""
+    with pytest.raises(UndefinedCase, match="TMO-07"):
+        expected(seed_pair([Execute(), Sync(0)]))
 
 
 def test_update_on_ready_is_noop_with_listing() -> None:
@@ -294,7 +300,7 @@ def test_model_state_transitions() -> None:
     assert m.destroy() == 0 and m.state is State.NONE
 
 
-@pytest.mark.parametrize("timeout, rc", [(0, Err.RT_PARAM_INVALID), (-2, Err.RT_PARAM_INVALID),
+@pytest.mark.parametrize("timeout, rc", [(-2, Err.RT_PARAM_INVALID), (-1000, Err.RT_PARAM_INVALID),
                                          (-1, 0), (1, 0), (5000, 0)])
 def test_model_state_sync(timeout: int, rc: int) -> None:
     assert ModelState.sync(timeout) == rc

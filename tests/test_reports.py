@@ -96,3 +96,26 @@ def test_truncated_last_line_is_skipped_but_corruption_elsewhere_is_an_error(tmp
     p.write_text('{"nodeid": "a", "outc\n{"nodeid": "b", "outcome": "PASS"}\n')
     with pytest.raises(RunError, match=":1: not a JSON line"):
         load_rows(p)
+
+
+def test_side_effects_reach_summary_md_and_index_html(tmp_path: Path) -> None:
+    """Leaks and process-global state changes (reported, not gated) are shown in the
+    Markdown and HTML summaries, and "not checked" aspects are named with their reason."""
+    from conformance.summary import build_summary
+    from reports.write import write_all
+    state_row = {"nodeid": "specs/test_x.py::test_leaves", "outcome": "PASS", "area": "x",
+                 "clauses": [], "state": {
+                     "changed": {"exchange_mode": {"before": "GLOBAL", "after": "RELAXED"}},
+                     "restored": ["exchange_mode"],
+                     "not_checked": {"open_captures": "the backend counts none"}}}
+    leak_row = {"nodeid": "specs/test_x.py::test_leaks", "outcome": "PASS", "area": "x",
+                "clauses": [], "leaks": {"events": 1}, "state": {"changed": {}}}
+    rows = [state_row, leak_row]
+    summary = build_summary(rows, [], "sim")
+    write_all(tmp_path, rows, summary)
+    md = (tmp_path / "summary.md").read_text()
+    assert "state-changing specs: 1" in md and "Leaking specs: 1" in md
+    html = (tmp_path / "index.html").read_text()
+    assert "exchange_mode GLOBAL -&gt; RELAXED" in html and "1 event" in html
+    assert "open_captures" in html and "the backend counts none" in html
+    assert json.loads((tmp_path / "summary.json").read_text())["gate"] == "pass"

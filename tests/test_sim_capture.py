@@ -109,9 +109,14 @@ def test_listing_and_seq_ids_cross_stream(b):
     assert resets == records and e_fork not in resets  # GETP-04
     # two-phase convention
     rc, slots, n = b.get_streams(m, 3)
-    assert (rc, slots, n) == (0, [sub, origin, None], 2)  # LIST-04
+    assert (rc, slots, n) == (0, [sub, origin, UNWRITTEN], 2)  # LIST-04, LIST-14: tail untouched
     rc, slots, n = b.get_streams(m, 1)
-    assert (rc, slots, n) == (Err.RT_INSUFFICIENT_INPUT_ARRAY, [sub], 1)  # LIST-05
+    # LIST-05, LIST-14: the short array is not written at all, the count is the capacity
+    assert (rc, slots, n) == (Err.RT_INSUFFICIENT_INPUT_ARRAY, [UNWRITTEN], 1)
+    # GetTasksByStream keeps the partial fill and the NULL tail (LIST-05, LIST-08)
+    sub_tasks = tasks(b, sub)
+    assert b.get_tasks_by_stream(sub, 1) == (Err.RT_INSUFFICIENT_INPUT_ARRAY, sub_tasks[:1], 1)
+    assert b.get_tasks_by_stream(sub, 4) == (0, sub_tasks + [None], 3)
     assert b.get_streams(m, 0) == (Err.RT_INSUFFICIENT_INPUT_ARRAY, [], 0)
     assert b.get_streams(None, 2) == (Err.RT_PARAM_INVALID, [UNWRITTEN] * 2, UNWRITTEN)
     assert b.get_streams(m, None, null_count=True)[0] == Err.RT_PARAM_INVALID

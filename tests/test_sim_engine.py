@@ -156,10 +156,13 @@ def test_value_op_checks(b):
 def test_sync_timeouts(b):
     s = ok(b.create_stream())
     e = ok(b.create_event_ex_with_flag(SYNC))
-    assert b.synchronize_stream_with_timeout(s, 0) == Err.RT_PARAM_INVALID
+    assert b.synchronize_stream_with_timeout(s, 0) == 0  # TMO-07: one immediate check
     assert b.synchronize_stream_with_timeout(s, -2) == Err.RT_PARAM_INVALID
     assert b.synchronize_stream_with_timeout(s, -1) == 0
     ok(b.stream_wait_event(s, e))
+    t0 = time.monotonic()
+    assert b.synchronize_stream_with_timeout(s, 0) == Err.RT_STREAM_SYNC_TIMEOUT  # at once
+    assert time.monotonic() - t0 < 0.05
     t0 = time.monotonic()
     assert b.synchronize_stream_with_timeout(s, 80) == Err.RT_STREAM_SYNC_TIMEOUT
     assert 0.07 <= time.monotonic() - t0 < 1.0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from backends.contract import (ALL_CAPS, EXTENDED_CAPS, Backend, CaptureStatus, Err,
+from backends.contract import (ALL_CAPS, EXTENDED_CAPS, Backend, Cap, CaptureStatus, Err,
                                ExtendedBackend, StreamFlag)
 from backends.sim import CHOICES, SimBackend, create
 
@@ -13,7 +13,11 @@ def test_factory_and_identity():
     be = create(destroy_wait_s=0.1)
     assert isinstance(be, SimBackend) and isinstance(be, Backend)
     assert isinstance(be, ExtendedBackend)
-    assert be.capabilities == ALL_CAPS | EXTENDED_CAPS and be.version().startswith("mdlri-sim")
+    # field capabilities: RESOURCE_LIMITS with a stream limit, DEVICE_FAULTS with trap_if in
+    # the kernel manifest (backends.sim.limits)
+    assert be.capabilities - {Cap.DEVICE_FAULTS} == ALL_CAPS | EXTENDED_CAPS | {Cap.RESOURCE_LIMITS}
+    assert be.version().startswith("mdlri-sim")
+    assert Cap.RESOURCE_LIMITS not in create(stream_limit=None).capabilities
     assert be.kernel_binary_path().endswith("kernel/sim_kernels.manifest")
     for q in ("Q-01", "Q-02", "Q-03", "Q-04", "Q-05", "Q-06", "Q-07", "Q-08", "Q-10", "Q-11",
               "Q-13", "Q-14", "Q-15", "Q-16", "Q-17", "Q-18", "Q-19", "Q-21", "Q-23", "Q-24"):

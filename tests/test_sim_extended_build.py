@@ -62,7 +62,8 @@ def test_build_errors(b):
     c = ok(b.create_stream())
     ok(b.capture_begin(c, 0))
     cm = ok(b.capture_get_info(c))[1]
-    assert b.bind_stream(cm, s, HEAD) == Err.RT_PARAM_INVALID
+    assert b.bind_stream(cm, s, HEAD) == Err.RT_STREAM_MODEL  # already bound: checked first
+    assert b.bind_stream(cm, ok(b.create_stream_with_config(0, P)), HEAD) == Err.RT_PARAM_INVALID
     assert b.build_end(cm, None) == Err.RT_PARAM_INVALID
     cs = ok(b.create_stream_with_config(0, P))
     ok(b.capture_begin(cs, 0))
@@ -139,7 +140,7 @@ def test_bound_stream_listing_events_and_unbind(b):
     assert b.mem.read(x, 4).tolist() == [3, 3, 3, 3]
     ok(b.unbind_stream(m, s))
     assert b.unbind_stream(m, s) == Err.RT_PARAM_INVALID
-    assert ok(b.get_streams(m, 1))[0] == [None]
+    assert ok(b.get_streams(m, 1))[0] == [UNWRITTEN]  # LIST-14: slots past the count untouched
     assert b.get_tasks_by_stream(s, None)[0] == Err.RT_PARAM_INVALID  # no longer a model stream
     m2 = ok(b.build_begin(0))
     ok(b.bind_stream(m2, s, HEAD))  # bindable again

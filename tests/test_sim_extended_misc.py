@@ -61,10 +61,18 @@ def test_debug_json(b, tmp_path):
     assert b.debug_json_print(m, str(path), 0) == 0  # DBG-01
     events = json.loads(path.read_text())
     assert isinstance(events, list) and {e["ph"] for e in events} == {"X"}
-    assert [e["args"]["taskType"] for e in events] == ["KERNEL", "VALUE_WRITE"]
+    assert [e["args"]["Task Type"] for e in events] == ["KERNEL_AICORE", "MEM_WRITE_VALUE"]
     assert all(e["tid"].startswith("stream") and e["pid"].endswith("aclGraph") for e in events)
-    assert b.debug_json_print(m, str(path), 7) == 0  # DBG-03
-    assert "args" in json.loads(path.read_text())[0]["args"]
+    assert [list(e) for e in events] == [["name", "pid", "tid", "ts", "dur", "ph", "args"]] * 2
+    k, v = (e["args"] for e in events)  # DBG-05: the runtime's keys, kernels add two
+    assert list(k) == ["Model Id", "Stream Id", "Task Id", "Task Type", "Numblocks", "Schem Mode"]
+    assert list(v) == ["Model Id", "Stream Id", "Task Id", "Task Type"]
+    assert (k["Model Id"], k["Task Id"], v["Task Id"], k["Numblocks"]) == (m.id, 0, 1, 1)
+    assert [(e["ts"], e["dur"]) for e in events] == [(0, 9.5), (10, 9.5)]
+    assert events[0]["name"] == "fill" and "Kernel Args" not in k
+    assert b.debug_json_print(m, str(path), 7) == 0  # DBG-03, VERBOSE adds the argument words
+    args = json.loads(path.read_text())[0]["args"]
+    assert args["Kernel Args Size"] == 16 and args["Kernel Args"].startswith("0x")
     assert b.debug_json_print(m, str(tmp_path / "no" / "x.json"), 0) == Err.RT_PARAM_INVALID
     assert b.debug_json_print(None, str(path), 0) == Err.INVALID_PARAM  # DBG-02
     assert b.debug_json_print(m, None, 0) == Err.INVALID_PARAM

@@ -16,7 +16,9 @@ Modules, one job each:
 * :mod:`.backend`  :class:`SimBackend`, every contract method with its argument checks;
 * :mod:`.extended` the rest of the Model RI API (``ExtendedBackend``), with
   :mod:`.taskgroups`, :mod:`.build`, :mod:`.switch` (ActiveStream, SwitchStream, labels,
-  the end task), :mod:`.cond` and :mod:`.attributes`.
+  the end task), :mod:`.cond` and :mod:`.attributes`;
+* :mod:`.limits`   field behaviours: stream-resource pools, capabilities (FLD-06..10);
+* :mod:`.debugjson` the runtime's DebugJsonPrint writer (DBG-01, DBG-05).
 
 Options of :func:`create` (all keyword):
 
@@ -25,6 +27,9 @@ Options of :func:`create` (all keyword):
 * ``base_address`` (int, default 0x12C0_4000_0000), ``guard_bytes`` (default 4096),
   ``fill_byte`` (default 0xA5): device memory layout and the garbage new memory holds;
 * ``device_count`` (int, default 1): valid ids for set_device.
+* ``stream_limit`` (int or None, default 512) and ``model_stream_limit`` (int or None, default
+  64): the stream-resource pool and the software-SQ pool of one captured model
+  (:mod:`.limits`, Cap.RESOURCE_LIMITS; None switches the rule off).
 * ``faults`` (iterable of names, default none): injected bugs from the catalogue
   :data:`backends.sim.faults.FAULTS` (an unknown name raises
   :class:`~backends.sim.faults.UnknownFault`); used by ``--fault`` and the kill matrix.
@@ -48,7 +53,13 @@ CHOICES: dict[str, str] = {
             "that lost all its tasks (DIS-07), 8 NOPs (DEFAULT) appended by each "
             "CaptureTaskGrpBegin before the group opens (TG-03, taskPrefetchCount of A2/A3), and "
             "one DEFAULT NOP per aclmdlRIEndTask of a built model. No EndGraph task at "
-            "CaptureEnd, no cascade streams. A conditional task is listed as one DEFAULT task.",
+            "CaptureEnd, no cascade streams. A conditional task is listed as one DEFAULT task. "
+            "The internal task composition depends on the software-SQ mode (findings.md §4: a "
+            "captured memset lists 2 tasks with software SQ off, 1 with it on); the simulator "
+            "models software-SQ mode ON (TS_FEATURE_SOFTWARE_SQ_ENABLE, "
+            "context_aclgraph.cc:309-317): every captured memcpy/memset is one DEFAULT task, and "
+            "one captured model's streams take SQ/CQs from model_stream_limit at ExecuteAsync "
+            "(FLD-08).",
     "Q-03": "Seq ids are dense from 0 over every appended task of a model (user and internal, "
             "in host submission order across streams); never renumbered; each model restarts "
             "at 0.",
@@ -123,8 +134,9 @@ CHOICES: dict[str, str] = {
     "external-record-wait": "aclrtRecordEventWithFlag / aclrtStreamWaitEventWithFlag with "
                             "EXTERNAL (XS-10; backends.sim.external): a second EXTERNAL use "
                             "of one event in one graph returns 107000, one inside a sub-graph "
-                            "207000, an EXTERNAL wait with a non-zero timeout 107000 and a flag "
-                            "other than 0/1 107000 (the catalog names no codes for these).",
+                            "207000; an EXTERNAL wait with a non-zero timeout and a flag other "
+                            "than 0/1 are ACL-layer checks, 100000 (src/acl/aclrt_impl/"
+                            "stream.cpp:239-256, event.cpp:96-110).",
     "unrecorded-wait": "An event wait outside capture blocks until the event is recorded "
                        "(flag semantics), also for an event never recorded.",
     "memcpy-null": "memcpy/memcpy_async/memset with a None pointer return 100000; a device "
@@ -163,8 +175,25 @@ CHOICES: dict[str, str] = {
                   "DYN_UBUF_SIZE and DATA_DUMP default to 0.",
     "context": "The thread that creates the backend has an implicit current context (as if "
                "it had called aclrtSetDevice(0)); any other thread must call set_device first, "
-               "otherwise every API call returns 107002 (ERR-03, abi.md §6.1). set_device with "
-               "an id >= device_count (default 1) returns 107001.",
+               "otherwise every API call returns 107002 (ERR-03, abi.md §6.1) except the "
+               "ACL-layer NULL checks (100000) that come first. set_device with an id >= "
+               "device_count (default 1) returns 107001. aclrtGetDevice returns the thread's "
+               "device; aclrtGetCurrentContext one primary context handle per device.",
+    "timeouts": "Sync with timeout 0 (stream and event) is one immediate check, the documented "
+                "meaning (TMO-07; the real code returns 107000, TMO-08): 0 when done, else "
+                "507046 / 507047 at once. aclmdlRIExecute(0) stays 107000. A kernel launched "
+                "with TIMEOUT / TIMEOUT_US (default 1800 s, 0 never) that is still waiting "
+                "(wait_flag) when that time has passed since it reached the head of its stream "
+                "completes with the timeout bit: the stream's next sync returns 107020 once "
+                "(TMO-10); inside a replay the execution ends and the execute stream's next "
+                "sync returns 507011 once, the model stays READY (TMO-11, behaviour.md Q4). An "
+                "event sync waits for the event's latest record on a plain stream; a stream "
+                "error is not returned by it.",
+    "field": "Stream-resource pool (stream_limit, default 512), software-SQ model pool "
+             "(model_stream_limit, default 64) and the trap_if AI Core exception (507015 once "
+             "on a plain stream, 507011 once on the execute stream in a replay): "
+             "backends.sim.limits (FLD-06..10). A catalog kernel that raises anything else "
+             "is a device error (507000 / 507011), never an exception out of the engine.",
 }
 
 

@@ -53,6 +53,21 @@ def parse_cfg(cfg: Any) -> tuple[bool, dict[int, Any] | None]:
     return True, attrs
 
 
+def timeout_seconds(attrs: dict[int, Any] | None) -> float | None:
+    """The op timeout a kernel task runs under (TMO-10): TIMEOUT seconds or TIMEOUT_US
+    microseconds; 0 = never (None; the sim has Cap.NEVER_TIMEOUT); no attribute = the system
+    default :data:`DEFAULT_OP_TIMEOUT_S`."""
+    attrs = attrs or {}
+    if LaunchAttrId.TIMEOUT in attrs:
+        s = int(attrs[LaunchAttrId.TIMEOUT]) & 0xFFFF
+        return None if s == 0 else float(s)
+    if LaunchAttrId.TIMEOUT_US in attrs:
+        lo, hi = attrs[LaunchAttrId.TIMEOUT_US]
+        us = (int(hi) << 32) | int(lo)
+        return None if us == 0 else us / 1_000_000
+    return float(DEFAULT_OP_TIMEOUT_S)
+
+
 def query(attrs: dict[int, Any] | None, attr_id: int) -> Any:
     """The value KernelTaskGetAttribute reports (``attr_id`` must be in :data:`QUERYABLE`)."""
     attrs = attrs or {}

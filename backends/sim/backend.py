@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from backends.contract import (ALL_CAPS, EXTENDED_CAPS, UNION_MEMBER_SIZE, UNION_SIZE,
-                               UNWRITTEN, CaptureMode,
+                               UNWRITTEN, CaptureMode, EventFlag,
                                CaptureStatus, Err, EventRecordTaskParams,
                                EventResetTaskParams, EventWaitTaskParams, KernelTaskParams,
                                LiveCounts, MallocPolicy, StreamStatus, TaskParams, TaskType,
@@ -35,16 +35,18 @@ from backends.contract import (ALL_CAPS, EXTENDED_CAPS, UNION_MEMBER_SIZE, UNION
 from kernel import catalog
 
 from .capture import CaptureSession, ThreadModes, joined_ok, unrecorded_event, unsafe_blocked
-from .device import (U64, Engine, ExecuteOp, KernelOp, MemcpyOp, MemsetOp, NopOp, Op, Queue,
+from .device import (U64, Engine, ExecuteOp, MemcpyOp, MemsetOp, NopOp, Op, Queue,
                      RecordOp, ResetOp, ValueWaitOp, ValueWriteOp, WaitOp)
 from .events import EX_ALLOWED, WITH_FLAG_ALLOWED, SimEvent, valid_flags
-from .handles import live
+from .handles import SimContext, live
 from .kernels import MANIFEST_PATH, BinHandle, FuncHandle, parse_manifest
 from .memory import (DEFAULT_BASE, DEFAULT_FILL, DEFAULT_GUARD, DeviceMemorySpace,
                      PinnedRegistry, as_bytes_view)
 from .extended import NOT_HOOKED, ExtendedSimMixin
 from .guard import ApiReturn
 from .faults import check as check_faults
+from .limits import (DEFAULT_MODEL_STREAM_LIMIT, DEFAULT_STREAM_LIMIT, REFUSED,
+                     RESOURCE_ALLOC_FAIL, LimitsMixin, field_capabilities)
 from .model import ModelStatus, ModelStream, SimModel, Task, TaskRecord, record_to_op
 from .streams import CAPTURE_FORBIDDEN_FLAGS, SYNC_NOOP_FLAGS, SimStream
 
@@ -82,6 +84,14 @@ def _no_context(fn: Callable, args: tuple, kwargs: dict) -> Any:
         return E_CTX, (None if cap is None else [UNWRITTEN] * cap), UNWRITTEN
     if name == "capture_get_info":
         return E_CTX, UNWRITTEN, UNWRITTEN
+    # ACL-layer checks come before the runtime's context check
+    if name in ("get_device", "get_current_context"):
+        return (E_NULL if a["null_out"] else E_CTX), UNWRITTEN
+    if name == "synchronize_event_with_timeout" and _is_int(a["timeout_ms"]) \
+            and a["timeout_ms"] < -1:
+        return E_PARAM
+    if name in ("synchronize_event", "synchronize_event_with_timeout") and a["event"] is None:
+        return E_NULL
     if name in _ONE_OUT:
         return E_CTX, UNWRITTEN
     return E_CTX
@@ -126,16 +136,25 @@ def _host_bytes(data: Any) -> bytes | None:
     return None
 
 
-class SimBackend(ExtendedSimMixin):
+class SimBackend(LimitsMixin, ExtendedSimMixin):
     """The reference simulator. Create it with :func:`backends.sim.create`."""
 
     name = "sim"
+    #: the task-level and extended contract; an instance adds the field capabilities it can
+    #: provoke (RESOURCE_LIMITS, DEVICE_FAULTS: backends.sim.limits.field_capabilities)
     capabilities = ALL_CAPS | EXTENDED_CAPS
 
     def __init__(self, *, destroy_wait_s: float = 10.0, base_address: int = DEFAULT_BASE,
                  guard_bytes: int = DEFAULT_GUARD, fill_byte: int = DEFAULT_FILL,
-                 device_count: int = 1, faults: Iterable[str] = ()) -> None:
+                 device_count: int = 1, faults: Iterable[str] = (),
+                 stream_limit: int | None = DEFAULT_STREAM_LIMIT,
+                 model_stream_limit: int | None = DEFAULT_MODEL_STREAM_LIMIT) -> None:
         self.faults = check_faults(faults)  # UnknownFault (ValueError) for a bad name
+        #: field behaviours (backends.sim.limits): the stream-resource pool and the
+        #: software-SQ SQ/CQ pool of one captured model (None = not modelled)
+        self.stream_limit = None if stream_limit is None else int(stream_limit)
+        self.model_stream_limit = None if model_stream_limit is None else int(model_stream_limit)
+        self.capabilities = field_capabilities(self.stream_limit, MANIFEST_PATH)
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._closed = False
@@ -154,6 +173,8 @@ class SimBackend(ExtendedSimMixin):
         self._modes = ThreadModes()
         self._tls = threading.local()
         self._tls.context = True  # the creating thread has the implicit context of device 0
+        self._tls.device = 0
+        self._contexts: dict[int, SimContext] = {}  # one primary context per device
         self._ext_init()
 
     # =========================================================================================
@@ -178,13 +199,14 @@ class SimBackend(ExtendedSimMixin):
         while not pred():
             if self._closed:
                 return False
-            if deadline is None:
-                self._cond.wait(0.5)
-            else:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._cond.wait(remaining)
+            now = time.monotonic()
+            wait = 0.5 if deadline is None else deadline - now
+            if deadline is not None and wait <= 0:
+                return False
+            device = self.engine.next_deadline()  # a waiting kernel's timeout (TMO-10)
+            if device is not None:
+                wait = min(wait, max(device - now, 0.0) + 0.001)
+            self._cond.wait(wait)
             self._kick()
         return True
 
@@ -224,7 +246,8 @@ class SimBackend(ExtendedSimMixin):
         """MODE-02/03/04/06/07/08/11 for the calling thread."""
         if self.has_fault("capture-mode-ignored"):
             return False
-        return unsafe_blocked(self._sessions, threading.current_thread(), self._modes.get())
+        me = threading.current_thread()
+        return unsafe_blocked(self._sessions, me, self._modes.get(), self._modes.leaked(me))
 
     def _append(self, st: SimStream, record: TaskRecord) -> Task:
         """Append a task issued on capturing stream ``st`` to its internal stream (CAP-01)."""
@@ -347,7 +370,29 @@ class SimBackend(ExtendedSimMixin):
         if not _is_int(device_id) or not 0 <= device_id < self.device_count:
             return int(Err.RT_INVALID_DEVICEID)
         self._tls.context = True
+        self._tls.device = int(device_id)
         return OK
+
+    @_api
+    def get_device(self, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclrtGetDevice: the calling thread's device id; NULL out -> 100000 (ACL layer,
+        ``src/acl/aclrt_impl/device.cpp:131-141``); no context -> 107002."""
+        if null_out:
+            return E_NULL, UNWRITTEN
+        return OK, int(self._tls.device)
+
+    @_api
+    def get_current_context(self, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclrtGetCurrentContext: the primary context handle of the calling thread's device
+        (one per device, the same object for every thread); NULL out -> 100000 (ACL layer,
+        ``src/acl/aclrt_impl/context.cpp:74-89``); no context -> 107002."""
+        if null_out:
+            return E_NULL, UNWRITTEN
+        dev = int(self._tls.device)
+        ctx = self._contexts.get(dev)
+        if ctx is None:
+            ctx = self._contexts[dev] = SimContext(dev)
+        return OK, ctx
 
     # =========================================================================================
     # streams
@@ -360,14 +405,19 @@ class SimBackend(ExtendedSimMixin):
 
     @_api
     def create_stream(self) -> tuple[int, Any]:
-        """aclrtCreateStream."""
+        """aclrtCreateStream; the stream-resource pool full -> 207008 (FLD-06, R1)."""
+        if self._stream_refused():
+            return REFUSED, UNWRITTEN
         return OK, self._new_stream(0, 0)
 
     @_api
     def create_stream_with_config(self, priority: int, flag: int) -> tuple[int, Any]:
-        """aclrtCreateStreamWithConfig: unknown flag bits give an ordinary stream (abi §3.2)."""
+        """aclrtCreateStreamWithConfig: unknown flag bits give an ordinary stream (abi §3.2);
+        the stream-resource pool full -> 207008 (FLD-06, R1)."""
         if not _is_int(priority) or not _is_int(flag) or priority < 0 or flag < 0:
             return E_PARAM, UNWRITTEN
+        if self._stream_refused():
+            return REFUSED, UNWRITTEN
         return OK, self._new_stream(int(flag), int(priority))
 
     @_api
@@ -411,18 +461,24 @@ class SimBackend(ExtendedSimMixin):
 
     @_api
     def synchronize_stream_with_timeout(self, stream: Any, timeout_ms: int) -> int:
-        """aclrtSynchronizeStreamWithTimeout (TMO-01..04): < -1 or 0 -> 107000; expiry ->
-        507046 with the work left queued (it completes later once unblocked)."""
+        """aclrtSynchronizeStreamWithTimeout (TMO-01..04, TMO-07): < -1 -> 107000; 0 is one
+        immediate check (the documented meaning, ``acl_rt.h:2817``; the real code's 107000 is
+        TMO-08): 0 if the stream has drained, else 507046 at once; expiry -> 507046 with the work
+        left queued (it completes later once unblocked). A pending device error of the stream
+        (507000, 507011, 507015, 107020) is returned once the stream drains."""
         if not _is_int(timeout_ms) or timeout_ms < -1:
             return E_PARAM
         rc, st = self._stream(stream)
         if rc:
             return rc
-        if timeout_ms == 0 and not self.has_fault("timeout-zero-waits"):
-            return E_PARAM
         rc, st, noop = self._sync_checks(stream)
         if rc or noop:
             return rc
+        if timeout_ms == 0 and not self.has_fault("timeout-zero-waits"):
+            self._kick()
+            if st.queue.ops:
+                return int(Err.RT_STREAM_SYNC_TIMEOUT)
+            return st.queue.take_error()
         limit = None if timeout_ms in (-1, 0) else timeout_ms / 1000.0
         if limit is not None and self.has_fault("timeout-early"):
             limit /= 10
@@ -632,8 +688,11 @@ class SimBackend(ExtendedSimMixin):
     @_api
     def record_event(self, event: Any, stream: Any) -> int:
         """aclrtRecordEvent. In capture: old-mode -> 207000 (XS-04); no SYNC -> 0 and nothing
-        recorded (XS-09); event of another open capture -> 107032 (XS-07); else an EVENT_RECORD
-        task on the internal event. Default stream + captured event -> 107031."""
+        recorded (XS-09); else an EVENT_RECORD task on the internal event. An event last
+        recorded in another open capture is retargeted: rc 0, it is bound to this capture with
+        a fresh internal event, neither capture is invalidated and the other keeps the record it
+        has (XS-12, ``feature/aclgraph/v100/api_impl_capture_event.cc:120-160``). Default stream
+        + captured event -> 107031."""
         rc, ev = self._event(event)
         if rc:
             return rc
@@ -646,15 +705,17 @@ class SimBackend(ExtendedSimMixin):
                 return int(Err.RT_FEATURE_NOT_SUPPORT)
             if not ev.has_wait_task:
                 return OK
-            if ev.binding is not None and ev.binding is not sess.model:
-                return self._conflict(sess, ev)
-            me = self._bind(ev, sess.model)
+            me = self._bind(ev, sess.model)  # XS-12: retargets an event of another capture
             me.recorded = True
             self._append(st, TaskRecord(TaskType.EVENT_RECORD, event=me, event_flag=ev.flags))
             return OK
         if st.default and ev.binding is not None:
             return int(Err.RT_STREAM_CAPTURE_IMPLICIT)
-        self._enqueue(st, RecordOp(ev.state))
+        op = self._enqueue(st, RecordOp(ev.state))
+        if st in self._bound:
+            ev.in_model = True  # a record stored in a built model (event sync: 107000)
+        else:
+            ev.last_record = op
         return OK
 
     @_api
@@ -689,6 +750,9 @@ class SimBackend(ExtendedSimMixin):
             me = model.model_event(ev)
             if me.recorded and model.session is not None:
                 sess = model.session
+                if self._stream_refused():
+                    sess.invalidated = True  # FLD-07 (R3): the fork fails, the capture is lost
+                    return REFUSED
                 ms = sess.join(st)
                 model.append(ms, TaskRecord(TaskType.EVENT_WAIT, event=me, event_flag=ev.flags))
                 return OK
@@ -721,6 +785,50 @@ class SimBackend(ExtendedSimMixin):
         self._enqueue(st, ResetOp(ev.state))
         return OK
 
+    def _event_sync(self, event: Any, timeout_ms: int) -> int:
+        """Event sync (TMO-09; ``api/impl/api_error.cc:1769-1785``,
+        ``core/src/event/event.cc:1081-1170``):
+        stale 107017; EXTERNAL 207000; bound to an open capture 107028; recorded on a stream
+        bound to a built model 107000; never recorded -> 0 at once; else wait for the last
+        record to complete: -1 forever, 0 one immediate check (TMO-07, documented), > 0 ms, past
+        the host deadline 507047. A device error of the recording stream is not returned."""
+        rc, ev = self._event(event)
+        if rc:
+            return rc
+        if ev.flags & EventFlag.EXTERNAL:
+            return int(Err.RT_FEATURE_NOT_SUPPORT)
+        if ev.binding is not None:
+            return int(Err.RT_EVENT_CAPTURED)
+        if ev.in_model:
+            return E_PARAM
+        op = ev.last_record
+        if op is None or op.done:
+            return OK
+        if timeout_ms == 0:
+            self._kick()
+            return OK if op.done else int(Err.RT_EVENT_SYNC_TIMEOUT)
+        limit = None if timeout_ms == -1 else timeout_ms / 1000.0
+        if not self._wait_until(lambda: op.done, limit):
+            return int(Err.RT_EVENT_SYNC_TIMEOUT)
+        return OK
+
+    @_api
+    def synchronize_event(self, event: Any) -> int:
+        """aclrtSynchronizeEvent: NULL -> 100000 (ACL layer); waits for the last record."""
+        if event is None:
+            return E_NULL
+        return self._event_sync(event, -1)
+
+    @_api
+    def synchronize_event_with_timeout(self, event: Any, timeout_ms: int) -> int:
+        """aclrtSynchronizeEventWithTimeout: timeout < -1 -> 107000, then NULL -> 100000 (ACL
+        layer, ``src/acl/aclrt_impl/event.cpp:184-200``); then :meth:`_event_sync`."""
+        if not _is_int(timeout_ms) or timeout_ms < -1:
+            return E_PARAM
+        if event is None:
+            return E_NULL
+        return self._event_sync(event, int(timeout_ms))
+
     def _external_use(self, ev: SimEvent, st: SimStream, kind: str) -> int:
         """An EXTERNAL record/wait on a capturing stream (XS-10, TYPE-03)."""
         from .cond import SubModel
@@ -739,10 +847,12 @@ class SimBackend(ExtendedSimMixin):
 
     @_api
     def record_event_with_flag(self, event: Any, stream: Any, flag: int) -> int:
-        """aclrtRecordEventWithFlag: DEFAULT is aclrtRecordEvent; EXTERNAL (XS-10) appends a
-        placeholder (TYPE-03) that records the user event at each replay; other flags 107000."""
-        if not _is_int(flag) or flag not in (0, 1):
-            return E_PARAM
+        """aclrtRecordEventWithFlag: NULL event, then a flag other than DEFAULT / EXTERNAL ->
+        100000 (ACL layer, ``src/acl/aclrt_impl/event.cpp:96-110``); DEFAULT is aclrtRecordEvent;
+        EXTERNAL (XS-10) appends a placeholder (TYPE-03) that records the user event at each
+        replay."""
+        if event is None or not _is_int(flag) or flag not in (0, 1):
+            return E_NULL
         if flag == 0:
             return self.record_event(event, stream)
         rc, ev = self._event(event)
@@ -756,16 +866,19 @@ class SimBackend(ExtendedSimMixin):
     @_api
     def stream_wait_event_with_flag(self, stream: Any, event: Any, timeout: int,
                                     flag: int) -> int:
-        """aclrtStreamWaitEventWithFlag: DEFAULT is aclrtStreamWaitEvent; EXTERNAL needs
-        timeout 0 (else 107000) and appends a placeholder that waits on the user event at each
-        replay (XS-10, TYPE-03); other flags or a timeout outside uint32 return 107000."""
-        if not _is_int(flag) or flag not in (0, 1) or not _is_int(timeout) \
-                or not 0 <= timeout <= 0xFFFFFFFF:
+        """aclrtStreamWaitEventWithFlag: NULL event, a flag other than DEFAULT / EXTERNAL, and
+        EXTERNAL with a timeout != 0 -> 100000 (ACL layer,
+        ``src/acl/aclrt_impl/stream.cpp:239-256``);
+        a timeout outside uint32 107000; DEFAULT is aclrtStreamWaitEvent; EXTERNAL appends a
+        placeholder that waits on the user event at each replay (XS-10, TYPE-03)."""
+        if event is None or not _is_int(flag) or flag not in (0, 1):
+            return E_NULL
+        if not _is_int(timeout) or not 0 <= timeout <= 0xFFFFFFFF:
             return E_PARAM
+        if flag == 1 and timeout != 0:
+            return E_NULL
         if flag == 0:
             return self.stream_wait_event(stream, event)
-        if timeout != 0:
-            return E_PARAM
         rc, ev = self._event(event)
         if rc:
             return rc
@@ -884,20 +997,9 @@ class SimBackend(ExtendedSimMixin):
         rc, st = self._stream(stream)
         if rc:
             return rc
-        hooked = self._ext_launch(st, func_handle, num_blocks, cfg, data, args_size)
-        if hooked is not None:
-            return hooked  # attributes, groups, bound streams
-        size = int(args_size)
-        addr = self.mem.alloc(size, "internal")
-        self.mem.write(addr, data[:size])
-        if st.capturing:
-            st.session.model.internal_allocs.append(addr)
-            self._append(st, TaskRecord(TaskType.KERNEL, func=func_handle, args_addr=addr,
-                                        args_size=size, num_blocks=int(num_blocks)))
-        else:
-            self._enqueue(st, KernelOp(func_handle.spec, addr, size,
-                                       release=lambda a=addr: self.mem.free(a)))
-        return OK
+        # stores or enqueues the kernel: capture, bound streams, update mode, launch
+        # attributes and the op timeout of an ordinary stream (backends.sim.extended)
+        return self._ext_launch(st, func_handle, num_blocks, cfg, data, args_size)
 
     # =========================================================================================
     # capture
@@ -919,6 +1021,8 @@ class SimBackend(ExtendedSimMixin):
             return int(Err.RT_INTERNAL_ERROR)
         if stream.capturing:
             return int(Err.RT_STREAM_CAPTURED)
+        if self._stream_refused():
+            return REFUSED  # FLD-06 (R2): no model is created, the stream stays NONE
         model = SimModel()
         model.faults = self.faults
         sess = CaptureSession(model, stream, int(mode), threading.current_thread())
@@ -992,7 +1096,11 @@ class SimBackend(ExtendedSimMixin):
         return OK, model
 
     def _end_wrong_thread(self, sess: CaptureSession) -> int:
-        """CAP-14 / Q-05: every stream leaves capture; the model is kept, READY, not returned."""
+        """CAP-14 / Q-05: every stream leaves capture; the model is kept, READY, not returned.
+        The beginning thread's capture mode is released (MODE-03; the fault
+        ``wrong-thread-end-leaks-mode`` releases it on the calling thread instead)."""
+        if self.has_fault("wrong-thread-end-leaks-mode"):
+            self._modes.leak(sess.thread, sess.mode, threading.current_thread())
         sess.model.status = ModelStatus.READY
         self._close_session(sess)
         return int(Err.RT_STREAM_CAPTURE_WRONG_THREAD)
@@ -1013,8 +1121,16 @@ class SimBackend(ExtendedSimMixin):
     # =========================================================================================
     # introspection
 
-    def _slots(self, items: list[Any], capacity: int | None) -> tuple[int, list[Any] | None, Any]:
-        """The two-phase array convention (LIST-03/04/05)."""
+    def _slots(self, items: list[Any], capacity: int | None, *,
+               copy_back: bool = False) -> tuple[int, list[Any] | None, Any]:
+        """The two-phase array convention (LIST-03/04/05).
+
+        ``copy_back=False`` (GetTasksByStream, ``core/src/stream/stream.cc:5427-5447``): the
+        tail past the count is set to NULL; a short array is filled and 107039 returned.
+        ``copy_back=True`` (GetStreams, LIST-14, ``api/api_c_standard_soc.cc:1874-1881``): the
+        public API lists into a private array and copies back only on success, so slots past
+        the count stay untouched and a short array is not written at all (107039,
+        ``*numStreams`` = capacity)."""
         count = len(items)
         if capacity is None:
             return OK, None, count
@@ -1023,9 +1139,11 @@ class SimBackend(ExtendedSimMixin):
         slots: list[Any] = [UNWRITTEN] * capacity
         if capacity >= count:
             slots[:count] = items
-            slots[count:] = [None] * (capacity - count)
+            if not copy_back:
+                slots[count:] = [None] * (capacity - count)
             return OK, slots, count
-        slots[:capacity] = items[:capacity]
+        if not copy_back or self.has_fault("no-107039"):
+            slots[:capacity] = items[:capacity]
         if self.has_fault("listing-writes-past-capacity"):
             slots = list(items)
         if self.has_fault("no-107039"):
@@ -1045,7 +1163,7 @@ class SimBackend(ExtendedSimMixin):
         rc, m = self._model(model, E_PARAM)
         if rc:
             return rc, self._untouched(capacity), UNWRITTEN
-        return self._slots(m.listed_streams(), capacity)
+        return self._slots(m.listed_streams(), capacity, copy_back=True)
 
     @_api
     def get_tasks_by_stream(self, stream: Any, capacity: int | None, *,
@@ -1289,6 +1407,8 @@ class SimBackend(ExtendedSimMixin):
         if m.status != ModelStatus.READY and not (
                 m.status == ModelStatus.UPDATING and self.has_fault("execute-while-updating")):
             return int(Err.RT_MODEL_EXECUTE)  # SETP-02, EXE-07
+        if self._model_streams_refused(m):
+            return RESOURCE_ALLOC_FAIL  # FLD-08 (R4): nothing runs, the model stays READY
         m.running += 1
 
         def finished(ok: bool, m: SimModel = m) -> None:

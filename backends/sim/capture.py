@@ -61,10 +61,25 @@ class CaptureSession:
 
 
 class ThreadModes:
-    """The per-thread capture exchange mode (MODE-05, MODE-09), initially GLOBAL."""
+    """The per-thread capture exchange mode (MODE-05, MODE-09), initially GLOBAL, and the
+    capture modes a thread holds beyond its open captures (only with the fault
+    ``wrong-thread-end-leaks-mode``: the beginning thread of a capture ended from the wrong
+    thread keeps that capture's mode, ``feature/aclgraph/context_aclgraph.cc:529-531``,
+    ``core/src/common/inner_thread_local.cpp:203-215``)."""
 
     def __init__(self) -> None:
         self._local = threading.local()
+        self._leaked: dict[threading.Thread, list[int]] = {}
+
+    def leak(self, owner: threading.Thread, mode: int, caller: threading.Thread) -> None:
+        """A wrong-thread end releases ``mode`` on ``caller`` instead of ``owner``."""
+        self._leaked.setdefault(owner, []).append(int(mode))
+        held = self._leaked.get(caller, [])
+        if caller is not owner and int(mode) in held:
+            held.remove(int(mode))
+
+    def leaked(self, thread: threading.Thread) -> list[int]:
+        return list(self._leaked.get(thread, ()))
 
     def get(self) -> int:
         return getattr(self._local, "mode", int(CaptureMode.GLOBAL))
@@ -75,19 +90,31 @@ class ThreadModes:
         return prev
 
 
+#: "no mode" (RT_STREAM_CAPTURE_MODE_MAX): no capture open in the context / thread
+NO_MODE = 3
+
+
 def unsafe_blocked(sessions: Iterable[CaptureSession], thread: threading.Thread,
-                   exchange_mode: int) -> bool:
-    """True if an unsafe call from ``thread`` is refused under the open captures (MODE-*)."""
+                   exchange_mode: int, held: Iterable[int] = ()) -> bool:
+    """True if an unsafe call from ``thread`` is refused under the open captures (MODE-*).
+
+    The context mode is the strictest open capture (MODE-11); the thread's capture mode the
+    strictest capture it began and still holds (its open captures, plus ``held`` modes leaked
+    to it). Then, as ``Context::IsCaptureModeSupport`` (``context_aclgraph.cc:230-260``): no
+    open capture or exchange mode RELAXED -> allowed (MODE-06); exchange GLOBAL -> refused when
+    the context mode is GLOBAL (MODE-02/03) or the thread's is THREAD_LOCAL (MODE-07);
+    exchange THREAD_LOCAL -> refused when the thread's mode is GLOBAL or THREAD_LOCAL (MODE-08)."""
     sessions = list(sessions)
     if not sessions:
         return False
     if exchange_mode == CaptureMode.RELAXED:
         return False  # MODE-06
-    if any(s.thread == thread and s.mode in (CaptureMode.GLOBAL, CaptureMode.THREAD_LOCAL)
-           for s in sessions):
-        return True  # MODE-03, MODE-07
     ctx_mode = min(s.mode for s in sessions)  # MODE-11
-    return ctx_mode == CaptureMode.GLOBAL and exchange_mode == CaptureMode.GLOBAL  # MODE-02/08
+    mine = [s.mode for s in sessions if s.thread == thread] + list(held)
+    thread_mode = min(mine) if mine else NO_MODE
+    if exchange_mode == CaptureMode.GLOBAL:
+        return ctx_mode == CaptureMode.GLOBAL or thread_mode == CaptureMode.THREAD_LOCAL
+    return thread_mode in (CaptureMode.GLOBAL, CaptureMode.THREAD_LOCAL)
 
 
 def joined_ok(session: CaptureSession) -> bool:

@@ -12,15 +12,27 @@ clear it), a reset clears it.
 
 Device errors: an access outside any allocation (:class:`~backends.sim.memory.DeviceAccessError`)
 or a :class:`DeviceFault` raised by an operation is caught here. On a plain stream the operation is
-dropped and the queue gets a sticky error (507000, returned and cleared by the next sync). Inside a
-model execution every queue of that execution is abandoned and the execute operation completes
-with a sticky 507011 on the execution stream. The message is kept in :attr:`Engine.faults`.
+dropped and the queue gets a sticky error returned and cleared by the next sync: the fault's
+:attr:`DeviceFault.stream_error` (507000 by default; 507015 for an AI Core exception of the
+``trap_if`` kernel, FLD-09; 107020 for a kernel that ran past its TIMEOUT / TIMEOUT_US launch
+attribute, TMO-10). Inside a model execution every queue of that execution is abandoned and the
+execute operation completes with a sticky 507011 on the execution stream, whatever the fault
+(FLD-10, TMO-11: ``core/src/task/task_info/model/model_execute_task.cc:227-251``). The message is
+kept in :attr:`Engine.faults`. A catalog kernel that raises anything else (numpy on garbage
+arguments) becomes a :class:`DeviceFault` in :meth:`KernelOp.step`, so one bad kernel never
+poisons the engine.
+
+Waiting kernels (``wait_flag``): a kernel whose catalog ``ready`` predicate is false blocks its
+queue; it started when it first reached the head of its queue, and once its timeout has passed
+there it completes with the task-timeout bit (:class:`TaskTimeout`). :meth:`Engine.next_deadline`
+tells blocked host waiters when to look again.
 
 The engine has no lock of its own: the backend calls it under its big lock.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -28,6 +40,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from backends.contract import Err, ValueWaitFlag
+from kernel.catalog import KernelTrap
 
 from .memory import DeviceAccessError, DeviceMemorySpace
 
@@ -35,7 +48,26 @@ U64 = 0xFFFF_FFFF_FFFF_FFFF
 
 
 class DeviceFault(RuntimeError):
-    """A device-side error raised while executing an operation."""
+    """A device-side error raised while executing an operation.
+
+    ``stream_error`` is what the next sync of a plain stream returns for it."""
+
+    stream_error: int = int(Err.RT_INTERNAL_ERROR)
+
+
+class AICoreException(DeviceFault):
+    """A kernel raised an AI Core exception (``trap_if``): 507015 on a plain stream (FLD-09,
+    ``core/src/task/task_info/davinci/davinci_kernel_task.cc:974-1026``)."""
+
+    stream_error = int(Err.RT_AICORE_EXCEPTION)
+
+
+class TaskTimeout(DeviceFault):
+    """A kernel still waiting when its launch timeout passed: the task completes with the
+    timeout bit, 107020 on a plain stream (TMO-10,
+    ``core/src/task/task_info/task_manager.cc:378-392``, ``core/src/stream/stream.cc:1975-1976``)."""
+
+    stream_error = int(Err.RT_TASK_TIMEOUT)
 
 
 @dataclass
@@ -62,6 +94,10 @@ class Op:
 
     def finish(self) -> None:
         """Called once after the op completed or faulted (release resources)."""
+
+    def deadline(self) -> float | None:
+        """``time.monotonic()`` value at which a blocked op changes by itself (a timeout)."""
+        return None
 
     def __repr__(self) -> str:
         return f"<{self.label}>"
@@ -131,23 +167,51 @@ class MemsetOp(Op):
 
 
 class KernelOp(Op):
-    """Runs a catalog kernel with the argument bytes read from device memory at ``args_addr``."""
+    """Runs a catalog kernel with the argument bytes read from device memory at ``args_addr``.
+
+    ``timeout_s`` is the launch's op timeout (TIMEOUT / TIMEOUT_US, default 1800 s; None =
+    never): a kernel that is not ready (``wait_flag``) blocks until it is, or until that time
+    has passed since it first reached the head of its queue (:class:`TaskTimeout`)."""
 
     label = "kernel"
 
     def __init__(self, spec, args_addr: int, args_size: int,
-                 release: Callable[[], None] | None = None) -> None:
+                 release: Callable[[], None] | None = None,
+                 timeout_s: float | None = None) -> None:
         super().__init__()
         self.spec, self.args_addr, self.args_size = spec, args_addr, args_size
         self._release = release
+        self.timeout_s = timeout_s
+        self.started: float | None = None
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
         args = engine.mem.read(self.args_addr, self.args_size)
         if self.args_size < self.spec.args_size:
             raise DeviceFault(f"kernel {self.spec.name}: {self.args_size} argument bytes, "
                               f"the struct needs {self.spec.args_size}")
-        self.spec.run(engine.mem, args.tobytes())
+        raw = args.tobytes()
+        try:
+            if not self.spec.is_ready(engine.mem, raw):
+                now = time.monotonic()
+                if self.started is None:
+                    self.started = now
+                if self.timeout_s is not None and now - self.started >= self.timeout_s:
+                    raise TaskTimeout(f"kernel {self.spec.name}: still waiting after "
+                                      f"{self.timeout_s:g} s")
+                return False
+            self.spec.run(engine.mem, raw)
+        except (DeviceAccessError, DeviceFault):
+            raise
+        except KernelTrap as exc:
+            raise AICoreException(f"kernel {self.spec.name}: AI Core exception ({exc})") from exc
+        except Exception as exc:  # noqa: BLE001 - garbage arguments must not poison the engine
+            raise DeviceFault(f"kernel {self.spec.name}: {type(exc).__name__}: {exc}") from exc
         return True
+
+    def deadline(self) -> float | None:
+        if self.started is None or self.timeout_s is None:
+            return None
+        return self.started + self.timeout_s
 
     def finish(self) -> None:
         if self._release is not None:
@@ -372,7 +436,14 @@ class Engine:
         if queue.group is not None:
             queue.group.abandon(self)
         else:
-            queue.error = queue.error or int(Err.RT_INTERNAL_ERROR)
+            code = getattr(exc, "stream_error", int(Err.RT_INTERNAL_ERROR))
+            queue.error = queue.error or int(code)
+
+    def next_deadline(self) -> float | None:
+        """The earliest time a blocked head op changes by itself (None: none will)."""
+        times = [d for q in self.queues if q.ops
+                 for d in (q.ops[0].deadline(),) if d is not None]
+        return min(times) if times else None
 
     def run_queues(self, queues: Iterable[Queue]) -> bool:
         """One pass: advance each given queue as far as it goes. True if anything ran."""

@@ -43,6 +43,8 @@ class SimEvent(Handle):
         self.api = api  # "create" | "with_flag" | "ex"
         self.state = EventState()
         self.binding: Any = None  # the SimModel whose capture holds this event
+        self.last_record: Any = None  # the RecordOp of the latest record on a plain stream
+        self.in_model = False  # recorded on a stream bound to a built model
 
     @property
     def old_mode(self) -> bool:

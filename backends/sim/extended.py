@@ -23,7 +23,6 @@ An API error raised deep inside a core method is signalled with :class:`ApiRetur
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable
@@ -42,11 +41,12 @@ from backends.contract import (
     TaskType,
 )
 
-from .attributes import QUERYABLE, parse_cfg, query
+from .attributes import QUERYABLE, parse_cfg, query, timeout_seconds
+from .debugjson import debug_json
 from .build import BuiltModel, UserEventRef, op_to_record
 from .capture import CaptureSession
 from .cond import CondHandle, CondOp, SubModel
-from .device import ExecuteOp, Queue, ResetOp, WaitOp
+from .device import ExecuteOp, KernelOp, Queue, ResetOp, WaitOp
 from .events import SimEvent
 from .guard import ApiReturn, guarded
 from .handles import live
@@ -162,8 +162,13 @@ class ExtendedSimMixin(SwitchSimMixin):
             model = st.session.model
         elif st in self._bound:
             model = self._bound[st][0]
-        else:
-            return None
+        else:  # an ordinary stream: runs under the launch's op timeout (TMO-10)
+            addr = self.mem.alloc(size, "internal")
+            self.mem.write(addr, data[:size])
+            self._enqueue(st, KernelOp(func.spec, addr, size,
+                                       release=lambda a=addr: self.mem.free(a),
+                                       timeout_s=timeout_seconds(attrs)))
+            return OK
         addr = self.mem.alloc(size, "internal")
         self.mem.write(addr, data[:size])
         model.internal_allocs.append(addr)
@@ -473,24 +478,31 @@ class ExtendedSimMixin(SwitchSimMixin):
 
     @guarded(E_CTX)
     def bind_stream(self, model: Any, stream: Any, flag: int) -> int:
-        """aclmdlRIBindStream (BLD-02): PERSISTENT streams, flag HEAD or DEFAULT."""
-        rc, m = self._built(model)
-        if rc:
-            return rc
+        """aclmdlRIBindStream (BLD-02, BLD-08), in the source's order
+        (``api/api_c_model.cc:72-96``, ``api/impl/api_error.cc:3895-3908``): flag HEAD or DEFAULT
+        (107000); a stream that is not PERSISTENT 107000 whatever its capture state; already
+        bound 107005; a captured model 107000; a capturing (PERSISTENT) stream 107027."""
+        if model is None:
+            return E_NULL
+        if not _is_int(flag) or flag not in (ModelStreamFlag.HEAD, ModelStreamFlag.DEFAULT):
+            return E_PARAM
+        if not live(model, SimModel):
+            return E_HANDLE
         if stream is None:
             return E_NULL
         if isinstance(stream, ModelStream):
             return int(Err.RT_STREAM_MODEL)
         if not live(stream, SimStream):
             return E_HANDLE
-        if stream.capturing:
-            return int(Err.RT_STREAM_CAPTURED)
         if not stream.flags & StreamFlag.PERSISTENT:
-            return E_PARAM
-        if not _is_int(flag) or flag not in (ModelStreamFlag.HEAD, ModelStreamFlag.DEFAULT):
             return E_PARAM
         if stream in self._bound:
             return int(Err.RT_STREAM_MODEL)
+        rc, m = self._built(model)
+        if rc:
+            return rc
+        if stream.capturing:
+            return int(Err.RT_STREAM_CAPTURED)
         self._bound[stream] = (m, m.bind(stream, int(flag)))
         return OK
 
@@ -521,12 +533,18 @@ class ExtendedSimMixin(SwitchSimMixin):
 
     @guarded(E_CTX)
     def build_end(self, model: Any, reserve: Any = None) -> int:
-        """aclmdlRIBuildEnd (BLD-05): reserve must be NULL (100000)."""
+        """aclmdlRIBuildEnd (BLD-05): reserve must be NULL (100000); a model without a bound
+        stream 107005 (``feature/model/model.cc:943-957``); none of its streams got EndTask
+        507011 (EXE-12, STARS: ``model.cc:969-973``), the model stays in the build phase."""
         if model is None or reserve is not None:
             return E_NULL
         rc, m = self._built(model)
         if rc:
             return rc
+        if not m.streams:
+            return int(Err.RT_STREAM_MODEL)
+        if not m.has_end_task:
+            return E_EXECUTE
         m.build_ended = True
         return OK
 
@@ -674,7 +692,8 @@ class ExtendedSimMixin(SwitchSimMixin):
         h, ctype = p.handle, int(p.type)
         try:
             self._append(stream, TaskRecord(TaskType.DEFAULT, default_kind="ext",
-                                            src=lambda: CondOp(h, ctype, subs)))
+                                            src=lambda: CondOp(h, ctype, subs),
+                                            trace="CONDITION_OP"))
         except ApiReturn as exc:
             return exc.rc, []
         h.used = True
@@ -702,6 +721,8 @@ class ExtendedSimMixin(SwitchSimMixin):
             return int(Err.RT_STREAM_MODEL)
         if model.captured or model.session is not None:
             return int(Err.RT_MODEL_CAPTURED)
+        if self._stream_refused():
+            return self._refusal()  # FLD-06 (R2): the sub-model's internal stream
         model.captured = True
         model.status = ModelStatus.CAPTURE_ACTIVE
         sess = CaptureSession(model, stream, int(mode), threading.current_thread())
@@ -795,23 +816,10 @@ class ExtendedSimMixin(SwitchSimMixin):
         if not isinstance(path, (str, os.PathLike)):
             return E_PARAM
         verbose = _is_int(flags) and bool(flags & 1)
-        pid = f"{os.getpid()} aclGraph"
-        events = []
-        for ms in m.streams:
-            for i, t in enumerate(ms.tasks):
-                rec = t.host
-                args: dict[str, Any] = {"taskType": TaskType(rec.type).name,
-                                        "seqId": t.seq_id}
-                if rec.type == TaskType.KERNEL:
-                    args["kernel"] = rec.func.spec.name
-                    args["numBlocks"] = rec.num_blocks
-                    if verbose:
-                        args["args"] = self.mem.read(rec.args_addr, rec.args_size).tobytes().hex()
-                events.append({"name": TaskType(rec.type).name, "ph": "X", "ts": i, "dur": 1,
-                               "pid": pid, "tid": f"stream{ms.id}", "args": args})
+        text = debug_json(m, self.mem, verbose)
         try:
             with open(path, "w", encoding="utf-8") as fh:
-                json.dump(events, fh, indent=1)
+                fh.write(text)
         except OSError:
             return E_PARAM  # DBG-02
         return OK

@@ -88,6 +88,11 @@ FAULTS: dict[str, str] = {
     "capture-mode-ignored":
         "Capture modes are ignored: synchronous memcpy/memset are never blocked during a "
         "capture (MODE-02, MODE-03).",
+    "wrong-thread-end-leaks-mode":
+        "CaptureEnd from the wrong thread (107038) ends the capture but releases the capture "
+        "mode on the calling thread, so the beginning thread's GLOBAL mode stays in force for "
+        "the rest of the process, the real-runtime bug of context_aclgraph.cc:529-531 and "
+        "inner_thread_local.cpp:203-215 (MODE-03).",
     "destroy-capturing-model":
         "aclmdlRIDestroy of a model whose capture is still open succeeds (LIFE-02).",
     # -- execution, events, timeouts (EXE / XS / TMO) ----------------------------------------
@@ -106,7 +111,8 @@ FAULTS: dict[str, str] = {
         "aclrtSynchronizeStreamWithTimeout gives up after a tenth of its timeout "
         "(TMO-01).",
     "timeout-zero-waits":
-        "A sync timeout of 0 is taken as 'wait forever' instead of 107000 (TMO-02).",
+        "A sync timeout of 0 is taken as 'wait forever' instead of one immediate check "
+        "(TMO-07).",
     # -- handles, lifetime, ACL-layer checks (LIFE / ERR) ------------------------------------
     "execute-null-model-107000":
         "ExecuteAsync with a NULL model returns the runtime's 107000 instead of the "
@@ -129,7 +135,7 @@ FAULTS: dict[str, str] = {
 EMULATOR_FAULTS: frozenset[str] = frozenset({
     "crash-query", "hang-query-sync", "timeout-ignored", "execute-null-model-107000",
     "execute-while-updating", "getstreams-origin-first", "no-107039", "fault-not-sticky",
-    "setparams-without-update",
+    "setparams-without-update", "wrong-thread-end-leaks-mode",
 })
 
 #: faults that really crash or hang a process (need worker isolation to be survivable)

@@ -33,6 +33,16 @@ class Handle:
         return self is other
 
 
+class SimContext(Handle):
+    """An ``aclrtContext``: the primary context of one device (aclrtGetCurrentContext)."""
+
+    kind = "context"
+
+    def __init__(self, device_id: int) -> None:
+        super().__init__()
+        self.device_id = device_id
+
+
 def live(obj: Any, cls: type) -> bool:
     """True if ``obj`` is a live handle of type ``cls``."""
     return isinstance(obj, cls) and obj.alive

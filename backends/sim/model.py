@@ -28,6 +28,7 @@ from backends.contract import TaskType
 
 from .device import (EventState, KernelOp, MemcpyOp, MemsetOp, NopOp, Op, RecordOp, ResetOp,
                      ValueWaitOp, ValueWriteOp, WaitOp)
+from .attributes import timeout_seconds
 from .handles import Handle
 
 
@@ -72,6 +73,8 @@ class TaskRecord:
     op_info_size: int = 0
     # launch attributes {attr id: value} (backends.sim.attributes); None = none set
     attrs: Any = None
+    # the runtime's typeName of an extension task (DebugJsonPrint, backends.sim.debugjson)
+    trace: str = ""
 
     def replace(self, **changes: Any) -> "TaskRecord":
         return dataclasses.replace(self, **changes)
@@ -102,6 +105,7 @@ class Task(Handle):
         self.model = model
         self.stream = stream
         self.seq_id = seq_id
+        self.task_id = next(stream.task_ids)  # the stream-local task id (DebugJsonPrint)
         self.host = record
         self.dev = record
         self.disabled = False
@@ -125,6 +129,7 @@ class ModelStream(Handle):
         #: faults only: what executes when it differs from the listing (DIS-01, DIS-05)
         self.exec_override: list[Task] | None = None
         self.local_seq = itertools.count(0)  # fault seq-per-stream only
+        self.task_ids = itertools.count(0)
 
 
 class SimModel(Handle):
@@ -262,10 +267,15 @@ class LiveKernelOp(Op):
     def __init__(self, task: "Task") -> None:
         super().__init__()
         self.task = task
+        self._op: KernelOp | None = None  # made from the device record when it first runs
 
     def step(self, engine: Any, queue: Any) -> bool:
-        rec = self.task.dev
-        return KernelOp(rec.func.spec, rec.args_addr, rec.args_size).step(engine, queue)
+        if self._op is None:
+            self._op = record_to_op(self.task.dev)
+        return self._op.step(engine, queue)
+
+    def deadline(self) -> float | None:
+        return None if self._op is None else self._op.deadline()
 
 
 def task_to_op(task: "Task") -> Op:
@@ -279,7 +289,8 @@ def record_to_op(rec: TaskRecord) -> Op:
     """The device operation that runs one task record."""
     t = rec.type
     if t == TaskType.KERNEL:
-        return KernelOp(rec.func.spec, rec.args_addr, rec.args_size)
+        return KernelOp(rec.func.spec, rec.args_addr, rec.args_size,
+                        timeout_s=timeout_seconds(rec.attrs))
     if t == TaskType.EVENT_RECORD:
         return RecordOp(rec.event.state)
     if t == TaskType.EVENT_WAIT:

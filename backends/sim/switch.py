@@ -21,7 +21,8 @@ a model by hand and branch inside it at run time:
   on the model's other streams is dropped.
 
 Each of these is stored as one DEFAULT task (listed by GetTasksByStream). Only bound streams
-take them: an unbound ``stream`` or target returns 107000, a NULL handle or pointer 100000, a
+take them: an unbound ``stream`` or target returns 107005 for ActiveStream, SwitchStream and
+SwitchLabelByIndex (BLD-09) and 107000 for SetLabel, a NULL handle or pointer 100000, a
 destroyed handle 107017. The run-time side works on the :class:`~backends.sim.device.ExecuteOp`
 of the execution (its queue group) and the model's :class:`~backends.sim.build.BuiltPlan`.
 """
@@ -44,6 +45,7 @@ E_NULL = int(Err.INVALID_PARAM)
 E_PARAM = int(Err.RT_PARAM_INVALID)
 E_HANDLE = int(Err.RT_INVALID_HANDLE)
 E_CTX = int(Err.RT_CONTEXT_NULL)
+E_STREAM_MODEL = int(Err.RT_STREAM_MODEL)
 
 #: aclrtCreateLabelList: num in (0, MAX_LABELS]
 MAX_LABELS = 65535
@@ -174,7 +176,9 @@ class SwitchLabelOp(Op):
 
     def __init__(self, ptr: int, max_value: int, labels: list[Label]) -> None:
         super().__init__()
-        self.ptr, self.labels = ptr, labels[:max_value]
+        # an index >= maxValue goes to the last label; maxValue 0 or past the list: the list
+        bound = len(labels) if max_value == 0 else min(max_value, len(labels))
+        self.ptr, self.labels = ptr, labels[:bound]
 
     def step(self, engine: Any, queue: Queue) -> bool:
         ex = _execution(queue, "aclrtSwitchLabelByIndex")
@@ -213,7 +217,7 @@ class EndOp(Op):
 
 def end_record() -> TaskRecord:
     """The stored end-graph task (a DEFAULT task, Q-02)."""
-    return TaskRecord(TaskType.DEFAULT, default_kind="ext", src=EndOp)
+    return TaskRecord(TaskType.DEFAULT, default_kind="ext", src=EndOp, trace="MODEL_END_GRAPH")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,8 +233,10 @@ class SwitchSimMixin:
 
     Uses the build state of :class:`~backends.sim.extended.ExtendedSimMixin` (``_bound``)."""
 
-    def _bound_stream(self, stream: Any, null_rc: int = E_PARAM) -> tuple[int, Any]:
-        """(rc, (model, model stream)) of a stream bound to a built model."""
+    def _bound_stream(self, stream: Any, null_rc: int = E_PARAM,
+                      unbound_rc: int = E_PARAM) -> tuple[int, Any]:
+        """(rc, (model, model stream)) of a stream bound to a built model; a live stream not
+        bound to one gives ``unbound_rc``."""
         if stream is None:
             return null_rc, None
         if isinstance(stream, ModelStream):
@@ -238,32 +244,38 @@ class SwitchSimMixin:
         if not live(stream, SimStream):
             return E_HANDLE, None
         b = self._bound.get(stream)
-        if b is None or stream.capturing:
+        if b is None:
+            return unbound_rc, None
+        if stream.capturing:
             return E_PARAM, None
         return OK, b
 
-    def _store(self, bound: tuple[Any, ModelStream], src: Callable[[], Op]) -> int:
+    def _store(self, bound: tuple[Any, ModelStream], src: Callable[[], Op], trace: str) -> int:
         m, ms = bound
-        m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=src))
+        m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=src, trace=trace))
         return OK
 
     @guarded(E_CTX)
     def active_stream(self, active_stream: Any, stream: Any) -> int:
-        """aclrtActiveStream: both streams bound to the same built model."""
-        rc, target = self._bound_stream(active_stream, E_NULL)
+        """aclrtActiveStream: both streams bound to the same built model; ``stream`` or
+        ``active_stream`` not bound to a model -> 107005 (BLD-09,
+        ``api/impl/api_impl.cc:5086-5091``)."""
+        rc, target = self._bound_stream(active_stream, E_NULL, unbound_rc=E_STREAM_MODEL)
         if rc:
             return rc
-        rc, b = self._bound_stream(stream)
+        rc, b = self._bound_stream(stream, unbound_rc=E_STREAM_MODEL)
         if rc:
             return rc
         if target[0] is not b[0]:
             return E_PARAM
-        return self._store(b, lambda t=active_stream: ActiveOp(t))
+        return self._store(b, lambda t=active_stream: ActiveOp(t), "STREAM_ACTIVE")
 
     @guarded(E_CTX)
     def switch_stream(self, left_value: int | None, cond: int, right_value: int | None,
                       data_type: int, true_stream: Any, false_stream: Any, stream: Any) -> int:
-        """aclrtSwitchStream: device pointers, cond 0..5, data type 0..1, false_stream NULL."""
+        """aclrtSwitchStream: device pointers, cond 0..5, data type 0..1, false_stream NULL;
+        ``true_stream`` or ``stream`` not bound to a model -> 107005 (BLD-09,
+        ``api/impl/api_impl.cc:5035-5041``)."""
         if left_value is None or right_value is None:
             return E_NULL
         if not _is_int(left_value) or not _is_int(right_value):
@@ -274,16 +286,16 @@ class SwitchSimMixin:
             return E_PARAM
         if false_stream is not None:
             return E_PARAM  # reserved
-        rc, target = self._bound_stream(true_stream, E_NULL)
+        rc, target = self._bound_stream(true_stream, E_NULL, unbound_rc=E_STREAM_MODEL)
         if rc:
             return rc
-        rc, b = self._bound_stream(stream)
+        rc, b = self._bound_stream(stream, unbound_rc=E_STREAM_MODEL)
         if rc:
             return rc
         if target[0] is not b[0]:
             return E_PARAM
         return self._store(b, lambda: SwitchOp(int(left_value), int(cond), int(right_value),
-                                               int(data_type), true_stream))
+                                               int(data_type), true_stream), "STREAM_SWITCH")
 
     # -- labels -------------------------------------------------------------------------------
 
@@ -315,7 +327,8 @@ class SwitchSimMixin:
         if label.task is not None and label.task.alive:
             return E_PARAM
         m, ms = b
-        label.task = m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=LabelOp))
+        label.task = m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=LabelOp,
+                                             trace="LABEL_SET"))
         return OK
 
     @guarded((E_CTX, UNWRITTEN))
@@ -345,20 +358,21 @@ class SwitchSimMixin:
     @guarded(E_CTX)
     def switch_label_by_index(self, ptr: int | None, max_value: int, label_list: Any,
                               stream: Any) -> int:
-        """aclrtSwitchLabelByIndex: 0 < max_value <= the list's length, bound stream."""
+        """aclrtSwitchLabelByIndex: a stream not bound to a model -> 107005 (BLD-09,
+        ``api/impl/api_impl.cc:5513-5516``); ``max_value`` is not validated (any uint32, 0 and
+        past the list included, ``core/src/launch/label_stars.cc:23-36``)."""
         if ptr is None or label_list is None:
             return E_NULL
-        if not _is_int(ptr):
+        if not _is_int(ptr) or not _is_int(max_value) or not 0 <= max_value <= 0xFFFF_FFFF:
             return E_PARAM
         if not live(label_list, LabelList):
             return E_HANDLE
-        if not _is_int(max_value) or not 0 < max_value <= len(label_list.labels):
-            return E_PARAM
-        rc, b = self._bound_stream(stream)
+        rc, b = self._bound_stream(stream, unbound_rc=E_STREAM_MODEL)
         if rc:
             return rc
         labels = list(label_list.labels)
-        return self._store(b, lambda: SwitchLabelOp(int(ptr), int(max_value), labels))
+        return self._store(b, lambda: SwitchLabelOp(int(ptr), int(max_value), labels),
+                           "STREAM_LABEL_SWITCH_BY_INDEX")
 
 
 __all__ = ["EndOp", "Label", "LabelList", "SwitchSimMixin", "compare", "end_record"]

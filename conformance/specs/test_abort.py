@@ -55,6 +55,7 @@ def test_abort_root_captured_model(dev: Dev, fingerprint: Any) -> None:
 
 @pytest.mark.clause("Q-17")
 @pytest.mark.requires(Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_abort_in_flight(dev: Dev, fingerprint: Any) -> None:
     """Q-17: Abort of a captured model blocked mid-execution (records rc, the sync and the output)."""
     s = dev.stream()
@@ -70,6 +71,7 @@ def test_abort_in_flight(dev: Dev, fingerprint: Any) -> None:
 
 @pytest.mark.clause("ABT-02")
 @pytest.mark.requires(Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_execute_again_after_abort(dev: Dev) -> None:
     """ABT-02: after Abort, another ExecuteAsync runs the model again to completion."""
     s = dev.stream()

@@ -1,4 +1,4 @@
-"""The explicit build path and aclmdlRIExecute (BLD-01..BLD-03, BLD-05..BLD-07, EXE-10..EXE-13,
+"""The explicit build path and aclmdlRIExecute (BLD-01..BLD-03, BLD-05..BLD-08, EXE-10..EXE-13,
 CAP-09, UPD-08/SEQ-08/ERR-11 built-model cells, ERR-19, ERR-27, Q-16).
 
 A built model: aclmdlRIBuildBegin, aclmdlRIBindStream of an ACL_STREAM_PERSISTENT stream,
@@ -142,15 +142,39 @@ def test_bind_to_captured_model(dev: Dev) -> None:
               Err.RT_PARAM_INVALID, "aclmdlRIBindStream to a captured model")
 
 
-@pytest.mark.clause("BLD-02")
+@pytest.mark.clause("BLD-02", "BLD-08")
 @pytest.mark.requires(Cap.CAPTURE)
 def test_bind_capturing_stream(dev: Dev) -> None:
-    """BLD-02: binding a stream that is capturing returns 107027."""
+    """BLD-08: persistence is checked first: a capturing ordinary stream gets 107000, not 107027
+    (`api/api_c_model.cc:82-84` before `api/impl/api_error.cc:3905-3908`)."""
     m = begin_build(dev)
     s = dev.stream()
     dev.begin(s)
+    expect.rc(dev.b.bind_stream(m, s, ModelStreamFlag.DEFAULT), Err.RT_PARAM_INVALID,
+              "aclmdlRIBindStream of a capturing non-persistent stream")
+
+
+def capturing_persistent(dev: Dev) -> Any:
+    """A PERSISTENT stream with a capture begun on it; UNSUPPORTED where CaptureBegin refuses
+    PERSISTENT streams (v200 chips, `feature/aclgraph/v200/capture_adapt_v200.cc:24-33`; the
+    910B path accepts them, `v100/capture_adapt_v100.cc:22-33`)."""
+    s = persistent_stream(dev)
+    rc = dev.b.capture_begin(s, CaptureMode.GLOBAL)
+    if rc != Err.SUCCESS:
+        raise expect.Unsupported(
+            f"aclmdlRICaptureBegin on a PERSISTENT stream returned {rc}: this configuration "
+            "cannot capture a stream that BindStream accepts")
+    return s
+
+
+@pytest.mark.clause("BLD-02")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_bind_capturing_persistent_stream(dev: Dev) -> None:
+    """BLD-02: binding a PERSISTENT stream that is capturing returns 107027."""
+    m = begin_build(dev)
+    s = capturing_persistent(dev)
     expect.rc(dev.b.bind_stream(m, s, ModelStreamFlag.DEFAULT), Err.RT_STREAM_CAPTURED,
-              "aclmdlRIBindStream of a capturing stream")
+              "aclmdlRIBindStream of a capturing PERSISTENT stream")
 
 
 @pytest.mark.clause("BLD-03")
@@ -321,16 +345,21 @@ def test_execute_timeout_checked_before_model_type(dev: Dev) -> None:
 
 @pytest.mark.clause("EXE-12")
 def test_execute_without_end_task(dev: Dev) -> None:
-    """EXE-12: aclmdlRIExecute on a built model without EndTask returns 507011."""
-    b = built(dev, end_task=False)
-    expect.rc(dev.b.execute(b.model, SYNC_MS), Err.RT_MODEL_EXECUTE,
-              "aclmdlRIExecute without EndTask")
+    """EXE-12: on STARS chips aclmdlRIBuildEnd of a model without aclmdlRIEndTask returns 507011
+    (`feature/model/model.cc:969-973`); the Execute-time check (`model.cc:1123-1127`) is then
+    unreachable."""
+    m, s = bound(dev)
+    dev.launch("fallback_main", s, input=dev.buffer(X), output=dev.buffer(n=8))
+    expect.rc(dev.b.build_end(m, None), Err.RT_MODEL_EXECUTE, "aclmdlRIBuildEnd without EndTask")
 
 
 @pytest.mark.clause("EXE-13", "Q-16")
 @pytest.mark.requires(Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_execute_timeout_expiry(dev: Dev, fingerprint: Any) -> None:
-    """EXE-13: a blocked built model makes aclmdlRIExecute fail after at least the timeout (Q-16: code)."""
+    """EXE-13: a blocked built model makes aclmdlRIExecute return 507046 after at least the timeout
+    (the host deadline of the model stream's sync, `core/src/stream/stream.cc:1958`,
+    `core/src/common/errcode_manage.cc:140`)."""
     gate = dev.buffer64(0)
     b = built(dev, gate=gate)
     t0 = time.monotonic()
@@ -343,7 +372,7 @@ def test_execute_timeout_expiry(dev: Dev, fingerprint: Any) -> None:
     # the second run drains the model (the gate is open now) so nothing is left blocked
     fingerprint.record("Q-16:rerun", dev.b.execute(b.model, SYNC_MS))
     fingerprint.record("Q-16:output", dev.read(b.out).tolist())
-    expect.ne(rc, Err.SUCCESS, "aclmdlRIExecute rc on expiry")
+    expect.rc(rc, Err.RT_STREAM_SYNC_TIMEOUT, "aclmdlRIExecute rc on expiry")
     expect.true(elapsed >= TIMEOUT_MS - 2, "elapsed ms", f">= {TIMEOUT_MS}", round(elapsed, 1))
 
 
@@ -375,7 +404,10 @@ def _exec_captured(dev: Dev) -> int:
 
 
 def _exec_no_end_task(dev: Dev) -> int:
-    return dev.b.execute(built(dev, end_task=False).model, SYNC_MS)
+    # STARS refuses BuildEnd itself (EXE-12, `feature/model/model.cc:969-973`)
+    m, s = bound(dev)
+    dev.launch("fallback_main", s, input=dev.buffer(X), output=dev.buffer(n=8))
+    return dev.b.build_end(m, None)
 
 
 @pytest.mark.clause("ERR-19")
@@ -430,6 +462,11 @@ def _bind_capturing(dev: Dev) -> int:
     return dev.b.bind_stream(m, s, ModelStreamFlag.DEFAULT)
 
 
+def _bind_capturing_persistent(dev: Dev) -> int:
+    m = begin_build(dev)
+    return dev.b.bind_stream(m, capturing_persistent(dev), ModelStreamFlag.DEFAULT)
+
+
 def _end_task_null(dev: Dev) -> int:
     return dev.b.end_task(None, persistent_stream(dev))
 
@@ -473,7 +510,8 @@ def _unbind_capturing(dev: Dev) -> int:
     case(_bind_bad_flag, Err.RT_PARAM_INVALID),
     case(_bind_captured_model, Err.RT_PARAM_INVALID, Cap.CAPTURE),
     case(_bind_already_bound, Err.RT_STREAM_MODEL),
-    case(_bind_capturing, Err.RT_STREAM_CAPTURED, Cap.CAPTURE),
+    case(_bind_capturing, Err.RT_PARAM_INVALID, Cap.CAPTURE),
+    case(_bind_capturing_persistent, Err.RT_STREAM_CAPTURED, Cap.CAPTURE),
     case(_end_task_null, Err.INVALID_PARAM),
     case(_build_end_null, Err.INVALID_PARAM),
     case(_build_end_reserve, Err.INVALID_PARAM),

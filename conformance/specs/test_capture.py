@@ -385,6 +385,7 @@ def test_cap13_failed_end_clears_model_and_streams(dev: Dev) -> None:
     expect.eq(dev.read(out), _sentinel(), "output of the discarded capture")
 
 
+@pytest.mark.own_process  # a wrong-thread end can leak the capture mode (MODE-03)
 @pytest.mark.clause("CAP-14")
 @pytest.mark.requires(Cap.THREADS)
 @pytest.mark.parametrize("mode", [CaptureMode.GLOBAL, CaptureMode.THREAD_LOCAL],
@@ -408,6 +409,7 @@ def test_cap14_end_from_wrong_thread(dev: Dev, fingerprint: Any, mode: CaptureMo
     expect.rc(rc, Err.RT_STREAM_CAPTURE_WRONG_THREAD, "aclmdlRICaptureEnd from another thread")
 
 
+@pytest.mark.own_process  # a wrong-thread end can leak the capture mode (MODE-03)
 @pytest.mark.clause("Q-05")
 @pytest.mark.requires(Cap.THREADS)
 def test_q05_state_after_wrong_thread_end(dev: Dev, fingerprint: Any) -> None:

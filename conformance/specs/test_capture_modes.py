@@ -222,6 +222,38 @@ def test_mode03_thread_local_capture_in_other_thread(dev: Dev) -> None:
     _expect_rcs(here, Err.SUCCESS, "in the spec's thread (capture in another thread)")
 
 
+@pytest.mark.clause("MODE-03", "CAP-14")
+@pytest.mark.own_process
+@pytest.mark.requires(Cap.THREADS)
+def test_mode03_after_wrong_thread_end(dev: Dev) -> None:
+    """MODE-03 After a GLOBAL capture begun here was ended from another thread (107038, CAP-14),
+    a THREAD_LOCAL capture begun here still blocks this thread's aclrtMemcpy with 107030.
+
+    The real runtime releases the capture mode on the *ending* thread
+    (`feature/aclgraph/context_aclgraph.cc:529-531` -> `:742-776`,
+    `core/src/common/inner_thread_local.cpp:203-215`), so this thread keeps GLOBAL as its own
+    mode and `Context::IsCaptureModeSupport` (`context_aclgraph.cc:244-248`) lets the copy through.
+    Runs in a process of its own: on such a runtime the leaked mode lasts for the process.
+    """
+    s = dev.stream()
+    buf = dev.buffer(n=N)
+    dev.begin(s, CaptureMode.GLOBAL)
+    rc_info, _, model = dev.b.capture_get_info(s)
+    expect.ok(rc_info, "aclmdlRICaptureGetInfo (setup)")
+    rc, m = in_thread(dev.b, lambda: dev.b.capture_end(s))
+    if rc == Err.SUCCESS and m not in (None, UNWRITTEN):
+        dev.model(m)
+    elif dev.b.capture_get_info(s)[1] == CaptureStatus.NONE:
+        dev.b.destroy(model)  # the stream left capture without returning the model (Q-05)
+    expect.rc(rc, Err.RT_STREAM_CAPTURE_WRONG_THREAD, "aclmdlRICaptureEnd from another thread (setup)")
+    s2 = dev.stream()
+    dev.begin(s2, CaptureMode.THREAD_LOCAL)
+    copy_rc = _memcpy(dev.b, buf)
+    _end_ok(dev, s2, "of the THREAD_LOCAL capture")
+    expect.rc(copy_rc, BLOCKED,
+              "aclrtMemcpy in the beginning thread under a THREAD_LOCAL capture after a wrong-thread end")
+
+
 @pytest.mark.clause("MODE-04")
 @pytest.mark.requires(Cap.THREADS)
 def test_mode04_relaxed_blocks_nothing(dev: Dev) -> None:

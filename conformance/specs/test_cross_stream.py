@@ -269,9 +269,11 @@ def test_xs06_captured_event_never_recorded(dev: Dev) -> None:
 
 
 @pytest.mark.clause("XS-07")
-@pytest.mark.parametrize("op", ["wait", "record"])
+@pytest.mark.parametrize("op", ["wait", "reset"])
 def test_xs07_cross_model_event_invalidates_both(dev: Dev, op: str) -> None:
-    """XS-07 Capture A's event used on a stream capturing into B: 107032, then both ends 507903."""
+    """XS-07 Capture A's event waited on or reset on a stream capturing into B: 107032, then both
+    ends 507903 (TerminateCapture on both models, `api/impl/api_impl.cc:1641, 2236`,
+    `feature/aclgraph/capture_model_utils.cc:125-139`)."""
     s_a, s_b = dev.stream(), dev.stream()
     e = dev.event()
     dev.begin(s_a)
@@ -280,11 +282,29 @@ def test_xs07_cross_model_event_invalidates_both(dev: Dev, op: str) -> None:
     if op == "wait":
         rc = dev.b.stream_wait_event(s_b, e)
     else:
-        rc = dev.b.record_event(e, s_b)
+        rc = dev.b.reset_event(e, s_b)
     expect.rc(rc, Err.STREAM_CAPTURE_CONFLICT, f"cross-model {op} on capture B")
     for name, s in (("A", s_a), ("B", s_b)):
         rc, _ = _end_failing(dev, s)
         expect.rc(rc, Err.RT_STREAM_CAPTURE_INVALIDATED, f"aclmdlRICaptureEnd (capture {name})")
+
+
+@pytest.mark.clause("XS-12")
+def test_xs12_record_retargets_event(dev: Dev) -> None:
+    """XS-12 Re-recording capture A's event on a stream capturing into B retargets it: rc 0, neither
+    capture is invalidated (a fresh capture event in B, `feature/aclgraph/v100/api_impl_capture_event.cc:120-160`;
+    software events, or a driver-allocated id, `feature/aclgraph/capture_model_utils.cc:53-73`)."""
+    s_a, s_b = dev.stream(), dev.stream()
+    e = dev.event()
+    dev.begin(s_a)
+    dev.begin(s_b)
+    expect.ok(dev.b.record_event(e, s_a), "aclrtRecordEvent in capture A")
+    expect.rc(dev.b.record_event(e, s_b), Err.SUCCESS, "aclrtRecordEvent of A's event in capture B")
+    for name, s in (("A", s_a), ("B", s_b)):
+        rc, m = dev.b.capture_end(s)
+        if m not in (None, UNWRITTEN):
+            dev.model(m)
+        expect.ok(rc, f"aclmdlRICaptureEnd (capture {name})")
 
 
 # ---------------------------------------------------------------------------------------------

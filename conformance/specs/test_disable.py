@@ -256,6 +256,7 @@ def test_disable_default_task_faults_model(dev: Dev, kind: str) -> None:
 @pytest.mark.parametrize("ttype", [TaskType.KERNEL, TaskType.EVENT_RECORD, TaskType.EVENT_WAIT,
                                    TaskType.VALUE_WRITE, TaskType.VALUE_WAIT],
                          ids=lambda t: TaskType(t).name)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_non_default_tasks_can_be_disabled(dev: Dev, ttype: TaskType) -> None:
     """DIS-06: a task of any non-DEFAULT type can be disabled and the model updated and run."""
     s = dev.stream()
@@ -307,15 +308,19 @@ def test_fully_disabled_stream_gets_nop(dev: Dev) -> None:
             expect.ok(dev.b.task_disable(t), "aclmdlRITaskDisable")
     expect.ok(dev.b.update(model), "aclmdlRIUpdate")
     after = dev.tasks_of(stream)
-    expect.eq(len(after), 1, "tasks on the fully disabled stream after Update")
-    expect.eq(dev.type_of(after[0]), TaskType.DEFAULT, "type of the remaining task")
-    seq = dev.seq_of(after[0])
-    expect.true(seq not in old_seqs, "seqId of the appended task is new",
-                f"not in {sorted(old_seqs)}", seq)
+    # which internal DEFAULT tasks a stream lists (EndGraph at CaptureEnd or not) depends on the
+    # SQ mode (Q-02): count only what Update appended (new seqIds) and that nothing else is left
+    types = [int(dev.type_of(t)) for t in after]
+    expect.true(all(t == TaskType.DEFAULT for t in types), "types of the tasks left after Update",
+                "only DEFAULT", types)
+    appended = [dev.seq_of(t) for t in after if dev.seq_of(t) not in old_seqs]
+    expect.eq(len(appended), 1, "DEFAULT tasks with a new seqId appended by Update "
+              f"(old seqIds {sorted(old_seqs)})")
 
 
 @pytest.mark.clause("DIS-08", "Q-15")
 @pytest.mark.requires(Cap.VALUE_TASKS, Cap.SYNC_TIMEOUT)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_disabling_dependency_producer_blocks_execution(dev: Dev, fingerprint: Any) -> None:
     """DIS-08: disabling the producer of a surviving wait makes the next execution block."""
     s = dev.stream()
@@ -339,7 +344,8 @@ def test_disabling_dependency_producer_blocks_execution(dev: Dev, fingerprint: A
     try:
         rc = dev.b.synchronize_stream_with_timeout(s, TIMEOUT_MS)
         fingerprint.record("Q-15", rc)
-        expect.ne(rc, Err.SUCCESS, "timed sync while the wait has no producer")
+        # the wait blocks until the host deadline (TMO-03)
+        expect.rc(rc, Err.RT_STREAM_SYNC_TIMEOUT, "timed sync while the wait has no producer")
         expect.eq(dev.read(out), np.full(8, SENTINEL), "output while the wait has no producer")
     finally:
         dev.write64(flag, 1)
@@ -394,6 +400,7 @@ def test_disable_on_faulted_model(dev: Dev) -> None:
 
 @pytest.mark.clause("DIS-09")
 @pytest.mark.requires(Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_disable_while_running_keeps_state(dev: Dev) -> None:
     """DIS-09: Disable while an execution is in flight returns 107040 and the model stays READY."""
     s = dev.stream()

@@ -131,6 +131,9 @@ def _disable_default_task(dev: Dev) -> int:
     default = dev.tasks_of_type(r.model, TaskType.DEFAULT)
     expect.true(len(default) >= 1, "a DEFAULT task listed (setup)", ">= 1", 0)
     rc = dev.b.task_disable(default[0])
+    # the exact code first (`api/impl/api_impl.cc:9776-9783`): a 207000 from a runtime without the
+    # update family is UNSUPPORTED, not "a failed Disable" that leaves the model READY
+    expect.rc(rc, Err.RT_PARAM_INVALID, "aclmdlRITaskDisable of a DEFAULT task")
     # the +FAULT half of the cell
     expect.rc(dev.b.execute_async(r.model, r.stream), Err.RT_MODEL_EXECUTE,
               "aclmdlRIExecuteAsync after the failed Disable")
@@ -158,7 +161,8 @@ def _disable_running(dev: Dev) -> int:
     case(_disable_default_task, Err.RT_PARAM_INVALID, *LISTED),
     case(_disable_capturing, Err.RT_MODEL_UPDATE_FAILED, *LISTED),
     case(_disable_fault, Err.RT_MODEL_UPDATE_FAILED, *LISTED),
-    case(_disable_running, Err.RT_MODEL_UPDATE_FAILED, *LISTED, Cap.VALUE_TASKS),
+    case(_disable_running, Err.RT_MODEL_UPDATE_FAILED, *LISTED, Cap.VALUE_TASKS,
+         Cap.BLOCKING_WAIT),
 ])
 def test_err16_task_disable(dev: Dev, make: Case, expected: int) -> None:
     """ERR-16: aclmdlRITaskDisable returns the error of its error-table cell."""

@@ -65,6 +65,7 @@ def test_execute_is_stream_ordered(dev: Dev) -> None:
 
 @pytest.mark.clause("EXE-01")
 @pytest.mark.requires(Cap.VALUE_TASKS, Cap.THREADS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_execute_async_returns_before_completion(dev: Dev) -> None:
     """EXE-01: ExecuteAsync returns while the model is still blocked; sync waits for it."""
     s = dev.stream()
@@ -208,6 +209,7 @@ def test_execute_null_model(dev: Dev) -> None:
 
 @pytest.mark.clause("EXE-15")
 @pytest.mark.requires(Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_two_executions_in_flight(dev: Dev) -> None:
     """EXE-15: a second ExecuteAsync while the first is in flight returns 0; both complete."""
     s = dev.stream()

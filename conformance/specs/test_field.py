@@ -40,8 +40,8 @@ N = catalog.SEED_ELEMENTS
 X = np.arange(1, N + 1, dtype=np.int32)
 #: a refused sync returns at once; the timeout only bounds a wrong implementation
 SHORT_MS = 100
-#: ACL_ERROR_RT_RESOURCE_ALLOC_FAIL (rt_error_codes.h); not in contract.Err yet
-RT_RESOURCE_ALLOC_FAIL = 207005
+#: ACL_ERROR_RT_RESOURCE_ALLOC_FAIL (rt_error_codes.h)
+RT_RESOURCE_ALLOC_FAIL = int(Err.RT_RESOURCE_ALLOC_FAIL)
 #: what a driver refusal of a stream id or SQ/CQ maps to (FLD-06)
 STREAM_RESOURCE_CODES = (int(Err.RT_NO_STREAM_RESOURCE), RT_RESOURCE_ALLOC_FAIL)
 #: aclrtCreateStream calls tried when the backend declares no stream_limit

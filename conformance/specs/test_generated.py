@@ -122,11 +122,11 @@ def test_generated_execute_while_updating(backend: Any, pytestconfig: pytest.Con
 @pytest.mark.clause("SETP-03", "SETP-10", "DIS-06", "TMO-02", "UPD-04")
 @needs_plans
 @given(case=strategies.negative_cases(kinds=("disable-default", "set-bad-type",
-                                             "sync-timeout-zero")))
+                                             "sync-timeout-below-minus-one")))
 def test_generated_negative(backend: Any, pytestconfig: pytest.Config,
                             case: graphs.Case) -> None:
     """Disable of a DEFAULT task and SetParams with a rejected type give 107000 and a FAULT
-    model (later Update 107040, Execute 507011); a sync timeout of 0 gives 107000."""
+    model (later Update 107040, Execute 507011); a sync timeout below -1 gives 107000."""
     compare(backend, pytestconfig, case, RESULTS)
 
 

@@ -193,7 +193,7 @@ def trace(path: Path) -> list[Any]:
 @pytest.mark.clause("DBG-01")
 @DEBUG
 def test_debug_json_is_a_chrome_trace(dev: Dev, tmp_path: Path) -> None:
-    """DBG-01: DebugJsonPrint writes a JSON array of "X" trace events (stream tid, aclGraph pid, taskType)."""
+    """DBG-01: DebugJsonPrint writes a JSON array of "X" trace events (stream tid, aclGraph pid)."""
     m = model(dev)
     path = tmp_path / "model.json"
     expect.ok(dev.b.debug_json_print(m, str(path), DEBUG_JSON_SUMMARY), "aclmdlRIDebugJsonPrint")
@@ -204,8 +204,34 @@ def test_debug_json_is_a_chrome_trace(dev: Dev, tmp_path: Path) -> None:
                     e.get("tid"))
         expect.true("aclGraph" in str(e.get("pid", "")), "event pid", "'<pid> aclGraph'",
                     e.get("pid"))
-    expect.true(any("taskType" in (e.get("args") or {}) for e in events), "args.taskType",
-                "present in an event", [e.get("args") for e in events][:3])
+
+
+#: the args keys of every trace event (`core/src/stream/stream.cc:4980-5017`, "Task Type" at :4994)
+ARGS_KEYS = ("Model Id", "Stream Id", "Task Id", "Task Type")
+#: the extra args keys of a kernel's event
+KERNEL_ARGS_KEYS = ("Numblocks", "Schem Mode")
+
+
+@pytest.mark.clause("DBG-05")
+@DEBUG
+def test_debug_json_args_keys(dev: Dev, tmp_path: Path) -> None:
+    """DBG-05: every event's args carry "Model Id", "Stream Id", "Task Id", "Task Type"; a kernel's
+    also "Numblocks" and "Schem Mode", with "Task Type" KERNEL_AICORE (the runtime's typeName)."""
+    m = model(dev)
+    path = tmp_path / "model.json"
+    expect.ok(dev.b.debug_json_print(m, str(path), DEBUG_JSON_SUMMARY), "aclmdlRIDebugJsonPrint")
+    events = [e for e in trace(path) if isinstance(e, dict) and e.get("ph") == "X"]
+    expect.true(len(events) >= 1, "trace events with ph 'X'", ">= 1", len(events))
+    for e in events:
+        args = e.get("args") or {}
+        missing = [k for k in ARGS_KEYS if k not in args]
+        expect.eq(missing, [], f"args keys missing from event {e.get('name')!r}")
+    kernels = [e for e in events if (e.get("args") or {}).get("Task Type") == "KERNEL_AICORE"]
+    expect.true(len(kernels) >= 1, "events with Task Type KERNEL_AICORE", ">= 1",
+                sorted({str((e.get("args") or {}).get("Task Type")) for e in events}))
+    for e in kernels:
+        missing = [k for k in KERNEL_ARGS_KEYS if k not in e["args"]]
+        expect.eq(missing, [], "kernel args keys missing")
 
 
 @pytest.mark.clause("DBG-01")

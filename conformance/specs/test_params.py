@@ -471,6 +471,7 @@ def test_setp_07_kernel_to_value_write(dev: Dev) -> None:
 
 @pytest.mark.clause("SETP-07")
 @pytest.mark.requires(*SETP, *GETP, Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_setp_07_value_write_to_value_wait(dev: Dev) -> None:
     """SETP-07 SetParams(VALUE_WAIT) converts a VALUE_WRITE task; after Update the write no longer happens."""
     b = dev.b
@@ -505,7 +506,12 @@ def test_setp_07_default_task_rejected(dev: Dev) -> None:
 
 @pytest.mark.clause("SETP-09")
 @pytest.mark.requires(*SETP)
-@pytest.mark.parametrize("host", [True, False], ids=["isHostArgs_1", "isHostArgs_0"])
+@pytest.mark.parametrize("host", [
+    pytest.param(True, id="isHostArgs_1"),
+    # the args live in device memory written by aclrtMemcpy: without data movement the kernel
+    # would run on garbage arguments
+    pytest.param(False, id="isHostArgs_0", marks=pytest.mark.requires(Cap.DATA_MOVEMENT)),
+])
 def test_setp_09_is_host_args(dev: Dev, host: bool) -> None:
     """SETP-09 Args given as host memory (isHostArgs=1) or device memory (isHostArgs=0) both reach the kernel."""
     b = dev.b
@@ -557,6 +563,7 @@ def test_setp_11_capture_state_error_keeps_model(dev: Dev) -> None:
 
 @pytest.mark.clause("SETP-11")
 @pytest.mark.requires(*SETP, Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_setp_11_running_state_error_keeps_model(dev: Dev) -> None:
     """SETP-11 SetParams refused while running (107040) leaves the model READY: it re-executes with the original args."""
     b = dev.b
@@ -580,6 +587,7 @@ def test_setp_11_running_state_error_keeps_model(dev: Dev) -> None:
 
 @pytest.mark.clause("SETP-12")
 @pytest.mark.requires(*SETP, Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_setp_12_in_flight_execution(dev: Dev) -> None:
     """SETP-12 SetParams returns 107040 while an execution is in flight and 0 once it has been synchronized."""
     b = dev.b

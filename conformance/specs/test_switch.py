@@ -111,19 +111,20 @@ def test_active_stream_runs_default_stream(dev: Dev) -> None:
 
 
 @pytest.mark.requires(Cap.BUILD, Cap.STREAM_SWITCH)
-@pytest.mark.clause("BLD-03")
+@pytest.mark.clause("BLD-03", "BLD-09")
 def test_active_and_switch_need_bound_streams(dev: Dev) -> None:
-    """aclrtActiveStream / aclrtSwitchStream on (or to) a stream not bound to a model: 107000."""
+    """BLD-09: aclrtActiveStream / aclrtSwitchStream on (or to) a stream not bound to a model:
+    107005 (RT_ERROR_STREAM_MODEL, `api/impl/api_impl.cc:5086-5091`, `:5035-5041`)."""
     m = begin_build(dev)
     head = _bind(dev, m, ModelStreamFlag.HEAD)
     plain = dev.stream()
     v = _device_value(dev, 0, 4)
-    expect.rc(dev.b.active_stream(head, plain), Err.RT_PARAM_INVALID,
+    expect.rc(dev.b.active_stream(head, plain), Err.RT_STREAM_MODEL,
               "aclrtActiveStream issued on an ordinary stream")
-    expect.rc(dev.b.active_stream(plain, head), Err.RT_PARAM_INVALID,
+    expect.rc(dev.b.active_stream(plain, head), Err.RT_STREAM_MODEL,
               "aclrtActiveStream of an ordinary stream")
     expect.rc(dev.b.switch_stream(v, Condition.EQUAL, v, CompareDataType.INT32, plain, None,
-                                  head), Err.RT_PARAM_INVALID,
+                                  head), Err.RT_STREAM_MODEL,
               "aclrtSwitchStream to an ordinary stream")
 
 
@@ -163,10 +164,12 @@ def test_switch_label_by_index(dev: Dev, index: int, ran: tuple[bool, bool]) -> 
 
 
 @pytest.mark.requires(Cap.BUILD, Cap.LABELS)
-@pytest.mark.clause("BLD-03")
+@pytest.mark.clause("BLD-03", "BLD-09")
 def test_label_list_arguments(dev: Dev) -> None:
-    """aclrtCreateLabelList: NULL labels 100000, num 0 107000; aclrtSwitchLabelByIndex with
-    maxValue 0 or past the list 107000, on an ordinary stream 107000."""
+    """aclrtCreateLabelList: NULL labels 100000, num 0 107000. BLD-09: aclrtSwitchLabelByIndex
+    does not validate maxValue (0 or past the list: rc 0; `label.cpp:85-98`,
+    `api/impl/api_error.cc:4752-4765`, `api_impl.cc:5505-5522`, `core/src/launch/label_stars.cc:23-36`)
+    and returns 107005 on a stream not bound to a model (`api_impl.cc:5513-5516`)."""
     b = dev.b
     rc, label = b.create_label()
     expect.ok(rc, "aclrtCreateLabel")
@@ -180,8 +183,8 @@ def test_label_list_arguments(dev: Dev) -> None:
     m = begin_build(dev)
     s = _bind(dev, m, ModelStreamFlag.HEAD)
     idx = _device_value(dev, 0, 4)
-    expect.rc(b.switch_label_by_index(idx, 0, lst, s), Err.RT_PARAM_INVALID, "maxValue 0")
-    expect.rc(b.switch_label_by_index(idx, 2, lst, s), Err.RT_PARAM_INVALID,
-              "maxValue past the list")
-    expect.rc(b.switch_label_by_index(idx, 1, lst, dev.stream()), Err.RT_PARAM_INVALID,
+    expect.rc(b.switch_label_by_index(idx, 0, lst, s), Err.SUCCESS, "maxValue 0 (not validated)")
+    expect.rc(b.switch_label_by_index(idx, 2, lst, s), Err.SUCCESS,
+              "maxValue past the list (not validated)")
+    expect.rc(b.switch_label_by_index(idx, 1, lst, dev.stream()), Err.RT_STREAM_MODEL,
               "on an ordinary stream")

@@ -1,7 +1,17 @@
-"""Timeouts and synchronization: aclrtSynchronizeStreamWithTimeout (TMO-01..TMO-06, STAT-06).
+"""Timeouts and synchronization: aclrtSynchronizeStreamWithTimeout, aclrtSynchronizeEventWithTimeout
+and device-side task timeouts (TMO-01..TMO-11, STAT-06).
 
 A model "in flight" is one that waits on a device word (captured value_wait, word == 1); the
 host releases it by writing 1. Elapsed times are only ever checked as lower bounds.
+
+Two kinds of timeout, two codes: a *host deadline* (the timeout argument of a sync) gives
+507046 for a stream sync and aclmdlRIExecute and 507047 for an event sync
+(`core/src/stream/stream.cc:1958`, `core/src/event/event.cc:1094`,
+`core/src/common/errcode_manage.cc:140, 201`); a *device-side task timeout* (a kernel that runs
+past its TIMEOUT / TIMEOUT_US launch attribute) gives 107020, returned once by the next sync of
+its stream before that sync's own deadline (TMO-10). The waiting kernel is the catalog's
+``wait_flag`` ({int32_t *flag; int32_t *out; int32_t value}: waits until flag[0] != 0, then
+out[0] = value).
 """
 
 from __future__ import annotations
@@ -14,11 +24,12 @@ import numpy as np
 import pytest
 
 from backends.contract import (
-    WAIT_FOREVER, Cap, CaptureStatus, Err, KernelTaskParams, MemcpyKind, StreamFlag, StreamStatus,
-    TaskParams, TaskType, ValueWaitFlag,
+    WAIT_FOREVER, Cap, CaptureStatus, Err, KernelTaskParams, LaunchAttr, LaunchAttrId,
+    LaunchKernelCfg, MemcpyKind, StreamFlag, StreamStatus, TaskParams, TaskType, ValueWaitFlag,
 )
 from conformance import expect
 from conformance.harness import SENTINEL, Buf, Dev
+from kernel import catalog
 
 pytestmark = pytest.mark.requires(Cap.SYNC_TIMEOUT)
 
@@ -51,6 +62,7 @@ def timed_sync(dev: Dev, s: Any, timeout_ms: int) -> tuple[int, float]:
 
 @pytest.mark.clause("TMO-01")
 @pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS, Cap.THREADS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_minus_one_waits_until_done(dev: Dev) -> None:
     """TMO-01: timeout -1 waits until the work completes, however long that takes."""
     s = dev.stream()
@@ -97,6 +109,7 @@ def test_positive_timeout_returns_when_done(dev: Dev) -> None:
 
 @pytest.mark.clause("TMO-01")
 @pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_positive_timeout_limits_wait(dev: Dev) -> None:
     """TMO-01: a positive timeout gives up (non-zero rc) after at least that many ms on blocked work."""
     s = dev.stream()
@@ -104,7 +117,8 @@ def test_positive_timeout_limits_wait(dev: Dev) -> None:
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
     try:
         rc, elapsed = timed_sync(dev, s, TIMEOUT_MS)
-        expect.ne(rc, Err.SUCCESS, f"aclrtSynchronizeStreamWithTimeout({TIMEOUT_MS}) on blocked work")
+        expect.rc(rc, Err.RT_STREAM_SYNC_TIMEOUT,
+                  f"aclrtSynchronizeStreamWithTimeout({TIMEOUT_MS}) on blocked work")
         expect.true(elapsed >= TIMEOUT_MS - SLACK_MS, "elapsed time of the expired sync",
                     f">= {TIMEOUT_MS} ms", f"{elapsed:.1f} ms")
     finally:
@@ -113,16 +127,76 @@ def test_positive_timeout_limits_wait(dev: Dev) -> None:
 
 
 @pytest.mark.clause("TMO-02")
-@pytest.mark.parametrize("timeout_ms", [0, -2])
+@pytest.mark.parametrize("timeout_ms", [-2, -1000])
 def test_invalid_timeouts(dev: Dev, timeout_ms: int) -> None:
-    """TMO-02: timeout 0 or below -1 returns 107000."""
+    """TMO-02: a timeout below -1 returns 107000 (ACL layer, `src/acl/aclrt_impl/stream.cpp:141-149`)."""
     s = dev.stream()
     expect.rc(dev.b.synchronize_stream_with_timeout(s, timeout_ms), Err.RT_PARAM_INVALID,
               f"aclrtSynchronizeStreamWithTimeout({timeout_ms})")
 
 
+@pytest.mark.clause("TMO-02")
+@pytest.mark.parametrize("timeout_ms", [-2, -1000])
+def test_invalid_event_timeouts(dev: Dev, timeout_ms: int) -> None:
+    """TMO-02: aclrtSynchronizeEventWithTimeout with a timeout below -1 returns 107000, checked
+    before the event (`src/acl/aclrt_impl/event.cpp:184-190`)."""
+    sync_event = event_sync(dev)
+    e = dev.event()
+    expect.rc(sync_event(e, timeout_ms), Err.RT_PARAM_INVALID,
+              f"aclrtSynchronizeEventWithTimeout({timeout_ms})")
+    expect.rc(sync_event(None, timeout_ms), Err.RT_PARAM_INVALID,
+              f"aclrtSynchronizeEventWithTimeout(NULL, {timeout_ms})")
+
+
+# ---------------------------------------------------------------------------------------------
+# TMO-07 / TMO-08: timeout 0
+
+
+@pytest.mark.clause("TMO-07", "TMO-08")
+def test_timeout_zero_checks_idle_stream(dev: Dev) -> None:
+    """TMO-07: timeout 0 "checks whether synchronization is complete immediately"
+    (`include/external/acl/acl_rt.h:2817`): on a stream with nothing pending it returns 0.
+    (TMO-08: the real code rejects 0 with 107000, `api/impl/api_error.cc:1442-1444`.)"""
+    s = dev.stream()
+    expect.rc(dev.b.synchronize_stream_with_timeout(s, 0), Err.SUCCESS,
+              "aclrtSynchronizeStreamWithTimeout(0) of an idle stream")
+
+
+@pytest.mark.clause("TMO-07", "TMO-08")
+def test_timeout_zero_checks_completed_event(dev: Dev) -> None:
+    """TMO-07: aclrtSynchronizeEventWithTimeout with timeout 0 on a completed event returns 0
+    (`acl_rt.h:1845`; TMO-08: the code rejects 0, `api/impl/api_error.cc:1772-1774`)."""
+    sync_event = event_sync(dev)
+    s = dev.stream()
+    e = dev.event()
+    expect.ok(dev.b.record_event(e, s), "aclrtRecordEvent (setup)")
+    dev.sync(s)
+    expect.rc(sync_event(e, 0), Err.SUCCESS, "aclrtSynchronizeEventWithTimeout(0) of a completed event")
+
+
+@pytest.mark.clause("TMO-07", "TMO-08")
+@pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
+def test_timeout_zero_on_blocked_work(dev: Dev) -> None:
+    """TMO-07: timeout 0 on blocked work answers at once with the expiry code (507046 for the
+    stream, 507047 for an event recorded after the work) and cancels nothing."""
+    s = dev.stream()
+    model, flag, out = gated_model(dev, s)
+    expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
+    try:
+        expect.rc(dev.b.synchronize_stream_with_timeout(s, 0), Err.RT_STREAM_SYNC_TIMEOUT,
+                  "aclrtSynchronizeStreamWithTimeout(0) on blocked work")
+    finally:
+        dev.write64(flag, 1)
+    dev.sync(s)
+    expect.eq(dev.read(out), X + 10, "output after the release")
+
+
+
+
 @pytest.mark.clause("TMO-03")
 @pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_expiry_returns_507046_and_work_continues(dev: Dev) -> None:
     """TMO-03: an expired sync returns 507046; the work completes once released and a later sync returns 0."""
     s = dev.stream()
@@ -186,6 +260,7 @@ def test_sync_of_capturing_stream(dev: Dev) -> None:
 @pytest.mark.clause("TMO-06")
 @pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS, Cap.LISTING, Cap.TASK_TYPE,
                       Cap.SET_PARAMS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_model_still_running_after_expired_sync(dev: Dev) -> None:
     """TMO-06: after an expired sync the model still counts as running: SetParams returns 107040."""
     s = dev.stream()
@@ -211,6 +286,7 @@ def test_model_still_running_after_expired_sync(dev: Dev) -> None:
 
 @pytest.mark.clause("TMO-06", "TMO-03")
 @pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_query_after_expired_sync_reports_not_ready(dev: Dev) -> None:
     """TMO-06, TMO-03: after an expired sync the execution is still in flight, and
     aclrtStreamQuery says so at once (NOT_READY) instead of waiting for it; once released the
@@ -230,3 +306,139 @@ def test_query_after_expired_sync_reports_not_ready(dev: Dev) -> None:
     rc, status = dev.b.stream_query(s)
     expect.ok(rc, "aclrtStreamQuery after the sync")
     expect.eq(status, StreamStatus.COMPLETE, "aclrtStreamQuery status after the sync")
+
+
+
+# ---------------------------------------------------------------------------------------------
+# TMO-09: host deadline of an event sync
+
+
+def event_sync(dev: Dev) -> Any:
+    """The backend's aclrtSynchronizeEventWithTimeout (HostStateBackend); UNSUPPORTED without it."""
+    fn = getattr(dev.b, "synchronize_event_with_timeout", None)
+    if fn is None:
+        raise expect.Unsupported("the backend has no aclrtSynchronizeEventWithTimeout "
+                                 "(HostStateBackend.synchronize_event_with_timeout)")
+    return fn
+
+
+@pytest.mark.clause("TMO-09")
+@pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
+def test_event_sync_expiry_returns_507047(dev: Dev) -> None:
+    """TMO-09: an event sync past its host deadline returns 507047 (not 507046, not 107020;
+    `core/src/event/event.cc:1094`, `core/src/common/errcode_manage.cc:201`); the work goes on
+    and a later sync of the event returns 0."""
+    sync_event = event_sync(dev)
+    s = dev.stream()
+    e = dev.event()
+    model, flag, out = gated_model(dev, s)
+    expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
+    expect.ok(dev.b.record_event(e, s), "aclrtRecordEvent after the blocked execution")
+    try:
+        t0 = time.monotonic()
+        rc = sync_event(e, TIMEOUT_MS)
+        elapsed = (time.monotonic() - t0) * 1000.0
+        expect.rc(rc, Err.RT_EVENT_SYNC_TIMEOUT, f"aclrtSynchronizeEventWithTimeout({TIMEOUT_MS})")
+        expect.true(elapsed >= TIMEOUT_MS - SLACK_MS, "elapsed time of the expired event sync",
+                    f">= {TIMEOUT_MS} ms", f"{elapsed:.1f} ms")
+    finally:
+        dev.write64(flag, 1)
+    expect.ok(sync_event(e, 5000), "aclrtSynchronizeEventWithTimeout after the release")
+    dev.sync(s)
+    expect.eq(dev.read(out), X + 10, "output after the release")
+
+
+# ---------------------------------------------------------------------------------------------
+# TMO-10 / TMO-11: device-side task timeout
+
+WAIT = "wait_flag"
+#: the launch timeout of the waiting kernel (TIMEOUT_US, microseconds)
+KERNEL_TIMEOUT_US = 50_000
+#: the host deadline of the syncs that must see the device-side timeout first (ms)
+HOST_DEADLINE_MS = 5000
+#: the value the waiting kernel writes once released
+RELEASED = 77
+
+
+def waiting_kernel(dev: Dev) -> Any:
+    """The function handle of ``wait_flag``; UNSUPPORTED where the kernel catalog or binary lacks it."""
+    if WAIT not in catalog.KERNELS:
+        raise expect.Unsupported(f"the kernel catalog has no {WAIT}")
+    try:
+        return dev.func(WAIT)
+    except expect.ConformanceFailure as exc:
+        raise expect.Unsupported(f"the kernel binary has no {WAIT}: {exc}") from None
+
+
+def launch_waiting(dev: Dev, s: Any, flag: Buf, out: Buf, timeout_us: int | None) -> int:
+    """Launch ``wait_flag(flag, out, RELEASED)`` on ``s`` with a TIMEOUT_US launch attribute."""
+    func = waiting_kernel(dev)
+    data = dev.args(WAIT, flag=flag, out=out, value=RELEASED)
+    cfg = None if timeout_us is None else LaunchKernelCfg(
+        [LaunchAttr(LaunchAttrId.TIMEOUT_US, (timeout_us & 0xFFFFFFFF, timeout_us >> 32))])
+    return dev.b.launch_kernel_with_host_args(func, 1, s, cfg, data, len(data))
+
+
+@pytest.mark.clause("TMO-10")
+@pytest.mark.requires(Cap.KERNELS, Cap.ATTRIBUTES, Cap.KERNEL_EXEC)
+def test_kernel_timeout_returns_107020_once(dev: Dev) -> None:
+    """TMO-10: a kernel still waiting when its TIMEOUT_US has passed ends with a task timeout:
+    the next sync of its stream returns 107020 before its own host deadline, the sync after that
+    returns 0 (reported once, `core/src/stream/stream.cc:1790-1829`); the kernel's output is not
+    written and later work on the stream runs (`core/src/task/task_info/task_manager.cc:378-392`,
+    `core/src/common/error_code.cc:268`, `core/src/common/errcode_manage.cc:479`)."""
+    s = dev.stream()
+    flag, out, after = dev.buffer([0]), dev.buffer(n=1), dev.buffer(n=catalog.SEED_ELEMENTS)
+    try:
+        expect.ok(launch_waiting(dev, s, flag, out, KERNEL_TIMEOUT_US),
+                  "aclrtLaunchKernelWithHostArgs wait_flag (TIMEOUT_US)")
+        dev.launch("fill", s, out=after, n=after.n, value=5)
+        rc, elapsed = timed_sync(dev, s, HOST_DEADLINE_MS)
+        expect.rc(rc, Err.RT_TASK_TIMEOUT, "sync of the stream whose kernel timed out")
+    finally:
+        dev.write(flag, np.array([1], dtype=np.int32))  # never leave a kernel waiting
+    expect.ok(dev.b.synchronize_stream_with_timeout(s, HOST_DEADLINE_MS),
+              "the next sync (the timeout is reported once)")
+    expect.eq(dev.read(out), np.full(1, SENTINEL), "output of the timed-out kernel")
+    expect.eq(dev.read(after), np.full(after.n, 5), "output of the work after it")
+
+
+@pytest.mark.clause("TMO-10")
+@pytest.mark.requires(Cap.KERNELS, Cap.ATTRIBUTES, Cap.KERNEL_EXEC)
+def test_released_kernel_does_not_time_out(dev: Dev) -> None:
+    """TMO-10: a waiting kernel whose flag is set in time completes normally (sync 0, output written)."""
+    s = dev.stream()
+    flag, out = dev.buffer([1]), dev.buffer(n=1)
+    expect.ok(launch_waiting(dev, s, flag, out, KERNEL_TIMEOUT_US),
+              "aclrtLaunchKernelWithHostArgs wait_flag (flag already set)")
+    expect.ok(dev.b.synchronize_stream_with_timeout(s, HOST_DEADLINE_MS), "sync")
+    expect.eq(dev.read(out), np.full(1, RELEASED), "output of the released kernel")
+
+
+@pytest.mark.clause("TMO-11")
+@pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.ATTRIBUTES, Cap.KERNEL_EXEC)
+def test_kernel_timeout_inside_replay(dev: Dev) -> None:
+    """TMO-11: a captured kernel that times out during a replay ends that execution: the sync of
+    the execute stream returns the model-stream failure (507011, `ModelExecuteTaskaProcError`,
+    `core/src/task/task_info/model/model_execute_task.cc:227-251`; 107020 where the firmware
+    reports it on the model-execute CQE, `:79-84`), once; the model stays usable: with the flag
+    set the next replay writes the output."""
+    s, x = dev.stream(), dev.stream()
+    flag, out = dev.buffer([0]), dev.buffer(n=1)
+    dev.begin(s)
+    expect.ok(launch_waiting(dev, s, flag, out, KERNEL_TIMEOUT_US),
+              "aclrtLaunchKernelWithHostArgs wait_flag in capture")
+    model = dev.end(s)
+    expect.ok(dev.b.execute_async(model, x), "aclmdlRIExecuteAsync")
+    try:
+        rc, _ = timed_sync(dev, x, HOST_DEADLINE_MS)
+        expect.rc(rc, (Err.RT_MODEL_EXECUTE, Err.RT_TASK_TIMEOUT),
+                  "sync of the execute stream after a kernel timeout in the replay")
+    finally:
+        dev.write(flag, np.array([1], dtype=np.int32))
+    expect.ok(dev.b.synchronize_stream_with_timeout(x, HOST_DEADLINE_MS),
+              "the next sync (reported once)")
+    expect.eq(dev.read(out), np.full(1, SENTINEL), "output of the timed-out replay")
+    dev.execute(model, x)
+    expect.eq(dev.read(out), np.full(1, RELEASED), "output of the replay with the flag set")

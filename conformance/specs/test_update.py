@@ -193,6 +193,7 @@ def test_update_null_model(dev: Dev) -> None:
 
 @pytest.mark.clause("UPD-09")
 @pytest.mark.requires(Cap.SET_PARAMS, Cap.DISABLE, Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_update_sequence_around_execution(dev: Dev) -> None:
     """UPD-09: SetParams/Disable refused while running, execution refused while UPDATING, Update has no running check."""
     s = dev.stream()

@@ -101,8 +101,8 @@ int emu_model_step(emu_model *m, size_t **ppcs, void ***pframes, int *progress, 
                 if (!ok) break;
                 pcs[i + 1]++;
                 *progress = 1;
-                if (emu_device_failed()) /* a kernel timed out: the execution fails and ends
-                                          * (model_execute_task.cc:79-84) */
+                if (emu_device_failed()) /* a kernel timed out or trapped: the execution
+                                          * fails and ends (model_execute_task.cc:227-251) */
                     pcs[2 * slots + 1] = 1;
             }
         }

@@ -106,8 +106,8 @@ static void wait_done(const emu_op *o) {
  * until it is ready or its launch timeout passes: TIMEOUT / TIMEOUT_US, TIMEOUT 0 never, no
  * attribute the default 1800 s. On expiry it completes with the timeout bit without running
  * (the CQE's timeout bit -> TS_ERROR_TASK_TIMEOUT, task_manager.cc:378-392) and the item
- * records 107020 (error_code.cc:268, errcode_manage.cc:479). 1 = ready (run it), 0 = still
- * waiting, -1 = timed out (done, not run). */
+ * records 107020 (error_code.cc:268, errcode_manage.cc:479); inside a replay 507011.
+ * 1 = ready (run it), 0 = still waiting, -1 = timed out (done, not run). */
 static int kernel_wait(const emu_op *o, int *polling) {
     if (!o->func->ready || o->func->ready(o->args, o->args_size)) {
         wait_done(o);
@@ -122,7 +122,12 @@ static int kernel_wait(const emu_op *o, int *polling) {
                      (now.tv_nsec - w->t0.tv_nsec) / 1000;
         if (us >= (int64_t)limit) {
             wait_done(o);
-            if (g_cur_item->err == ACL_SUCCESS) g_cur_item->err = ACL_ERROR_RT_TASK_TIMEOUT;
+            /* inside a replay the execute stream sees the model-execute task fail with
+             * TS_MODEL_STREAM_EXE_FAILED -> 507011 (model_execute_task.cc:227-251, 253-282;
+             * error_code.cc:240), like any other task failure in the model's streams */
+            if (g_cur_item->err == ACL_SUCCESS)
+                g_cur_item->err = g_cur_item->o.op == OP_MODEL ? ACL_ERROR_RT_MODEL_EXECUTE
+                                                                : ACL_ERROR_RT_TASK_TIMEOUT;
             return -1;
         }
     }
@@ -336,12 +341,10 @@ static aclError sync_stream(aclrtStream stream, int32_t timeout, const char *fn)
     emu_stream *s = NULL;
     aclError rc = emu_stream_get(stream, &s, 1, fn);
     if (rc != ACL_SUCCESS) goto out;
-    /* timeout 0 before the capture state (ApiErrorDecorator::StreamSynchronize,
-     * api_error.cc:1442-1449) */
-    if (timeout == 0) {
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: timeout 0 is invalid", fn);
-        goto out;
-    }
+    /* TMO-07: timeout 0 is the header's immediate check (acl_rt.h:2817): 0 when the stream's
+     * work has completed, else 507046 at once, nothing cancelled. The code rejects it with
+     * 107000 (api_error.cc:1442-1444, TMO-08); the reference implementations follow the
+     * header (a documented clause the code breaks). */
     if (emu_is_capturing(s)) {
         rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
         goto out;

@@ -143,23 +143,27 @@ out:
     return rc;
 }
 
+/* The ACL layer checks first (event.cpp:100-103, stream.cpp:243-250): event NULL, a flag other
+ * than DEFAULT/EXTERNAL and an EXTERNAL wait's non-zero timeout are all 100000. */
 MDLRI_API aclError aclrtRecordEventWithFlag(aclrtEvent event, aclrtStream stream, uint32_t flag) {
     static const char fn[] = "aclrtRecordEventWithFlag";
+    if (!event) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", fn);
+    if (flag != ACL_EVENT_RECORD_DEFAULT && flag != ACL_EVENT_RECORD_EXTERNAL)
+        return emu_err(ACL_ERROR_INVALID_PARAM, "%s: invalid flag %u", fn, flag);
     if (flag == ACL_EVENT_RECORD_DEFAULT) return aclrtRecordEvent(event, stream);
-    if (flag != ACL_EVENT_RECORD_EXTERNAL)
-        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid flag %u", fn, flag);
     return external_op(event, stream, OP_EV_RECORD_EXT, fn);
 }
 
 MDLRI_API aclError aclrtStreamWaitEventWithFlag(aclrtStream stream, aclrtEvent event,
                                                 uint32_t timeout, uint32_t flag) {
     static const char fn[] = "aclrtStreamWaitEventWithFlag";
-    if (flag == ACL_EVENT_WAIT_DEFAULT) return aclrtStreamWaitEvent(stream, event);
-    if (flag != ACL_EVENT_WAIT_EXTERNAL)
-        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid flag %u", fn, flag);
-    if (timeout != 0)
-        return emu_err(ACL_ERROR_RT_PARAM_INVALID,
+    if (!event) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", fn);
+    if (flag != ACL_EVENT_WAIT_DEFAULT && flag != ACL_EVENT_WAIT_EXTERNAL)
+        return emu_err(ACL_ERROR_INVALID_PARAM, "%s: invalid flag %u", fn, flag);
+    if (flag == ACL_EVENT_WAIT_EXTERNAL && timeout != 0)
+        return emu_err(ACL_ERROR_INVALID_PARAM,
                        "%s: EXTERNAL supports only timeout 0 (got %u)", fn, timeout);
+    if (flag == ACL_EVENT_WAIT_DEFAULT) return aclrtStreamWaitEvent(stream, event);
     return external_op(event, stream, OP_EV_WAIT_EXT, fn);
 }
 
@@ -213,11 +217,13 @@ MDLRI_API aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag,
 
 /* aclrtSynchronizeEvent[WithTimeout]: waits until the event's last record (issued outside
  * capture) has run. Checks, in the runtime's order: timeout < -1 107000 (ACL layer,
- * event.cpp:184-190), event NULL 100000, stale 107017, timeout 0 107000 (ApiErrorDecorator::
- * EventSynchronize, api_error.cc:1772-1774), an EXTERNAL event 207000 (:1776-1778), an event of
- * an open capture 107028 (:1779-1781), one recorded on a stream bound to a model 107000
- * (:1782-1784). An event never recorded returns 0 at once (Event::Synchronize, event.cc:1083-
- * 1087); the host deadline gives 507047 (event.cc:1149-1158, errcode_manage.cc:201). */
+ * event.cpp:188-189), event NULL 100000 (:190), stale 107017, an EXTERNAL event 207000
+ * (api_error.cc:1776-1778), an event of an open capture 107028 (:1779-1781), one recorded on a
+ * stream bound to a model 107000 (:1782-1784). An event never recorded returns 0 at once
+ * (Event::Synchronize, event.cc:1083-1087); the host deadline gives 507047 (event.cc:1149-1158,
+ * errcode_manage.cc:201). Timeout 0 is the header's immediate check (acl_rt.h:1845, TMO-07):
+ * 0 if the record has run, else 507047 at once; the code rejects it (api_error.cc:1772-1774,
+ * TMO-08), which the reference implementations do not follow. */
 static aclError sync_event(aclrtEvent event, int32_t timeout, const char *fn) {
     NEED_CTX();
     if (timeout < -1)
@@ -227,9 +233,7 @@ static aclError sync_event(aclrtEvent event, int32_t timeout, const char *fn) {
     emu_event *e = NULL;
     aclError rc = event_get(event, &e, fn);
     if (rc != ACL_SUCCESS) goto out;
-    if (timeout == 0) {
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: timeout 0 is invalid", fn);
-    } else if (e->flags & ACL_EVENT_EXTERNAL) {
+    if (e->flags & ACL_EVENT_EXTERNAL) {
         rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                      "%s: an external event cannot be synchronized", fn);
     } else if (e->cap_model) {
