@@ -498,7 +498,7 @@ def _trap_flag(dev: Dev, armed: bool) -> Buf:
 
 
 @pytest.mark.clause("FLD-09")
-@pytest.mark.requires(Cap.DEVICE_FAULTS, Cap.KERNELS, Cap.SYNC_TIMEOUT)
+@pytest.mark.requires(Cap.DEVICE_FAULTS, Cap.KERNELS, Cap.KERNEL_EXEC, Cap.SYNC_TIMEOUT)
 def test_device_fault_on_ordinary_stream(dev: Dev) -> None:
     """FLD-09: an armed ``trap_if`` launched on an ordinary stream: launch 0, the sync returns
     507015, the next sync 0, and the stream runs new work."""
@@ -515,7 +515,8 @@ def test_device_fault_on_ordinary_stream(dev: Dev) -> None:
 
 
 @pytest.mark.clause("FLD-10")
-@pytest.mark.requires(Cap.DEVICE_FAULTS, Cap.CAPTURE, Cap.KERNELS, Cap.SYNC_TIMEOUT, Cap.UPDATE)
+@pytest.mark.requires(Cap.DEVICE_FAULTS, Cap.CAPTURE, Cap.KERNELS, Cap.KERNEL_EXEC, Cap.SYNC_TIMEOUT,
+                      Cap.UPDATE)
 def test_device_fault_during_replay(dev: Dev) -> None:
     """FLD-10: a replay whose ``trap_if`` is armed: ExecuteAsync 0, the execute stream's sync
     507011 (not 507015), the next sync 0 and the query COMPLETE; the model is still READY and
