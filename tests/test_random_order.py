@@ -26,17 +26,19 @@ BACKENDS = {"sim": ("--backend", "sim"),
 LEFT_OUT = ("conformance/specs/test_generated.py", "conformance/specs/test_stateful.py")
 
 
-def _randomly_or_skip() -> None:
+def _require_randomly() -> None:
+    """pytest-randomly is a declared dependency: its absence is a broken install, not a skip."""
     try:
         import pytest_randomly  # noqa: F401
     except ImportError:
-        pytest.skip("pytest-randomly is not installed (pip install -e .)")
+        pytest.fail("pytest-randomly is not installed although pyproject.toml requires it "
+                    "(pip install -e .)")
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("backend", list(BACKENDS))
 def test_suite_is_green_in_random_order(tmp_path: Path, backend: str, seed: int) -> None:
-    _randomly_or_skip()
+    _require_randomly()
     if backend == "acl-emulator":
         if shutil.which("gcc") is None:
             pytest.skip("gcc is not installed: the acl emulator cannot be built")
