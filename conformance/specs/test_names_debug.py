@@ -190,14 +190,18 @@ def trace(path: Path) -> list[Any]:
     return data
 
 
+def trace_events(dev: Dev, m: Any, path: Path) -> list[dict[str, Any]]:
+    """DebugJsonPrint ``m`` (summary) into ``path`` and return its "X" trace events (DBG-01)."""
+    expect.ok(dev.b.debug_json_print(m, str(path), DEBUG_JSON_SUMMARY), "aclmdlRIDebugJsonPrint")
+    return [e for e in trace(path) if isinstance(e, dict) and e.get("ph") == "X"]
+
+
 @pytest.mark.clause("DBG-01")
 @DEBUG
 def test_debug_json_is_a_chrome_trace(dev: Dev, tmp_path: Path) -> None:
     """DBG-01: DebugJsonPrint writes a JSON array of "X" trace events (stream tid, aclGraph pid)."""
     m = model(dev)
-    path = tmp_path / "model.json"
-    expect.ok(dev.b.debug_json_print(m, str(path), DEBUG_JSON_SUMMARY), "aclmdlRIDebugJsonPrint")
-    events = [e for e in trace(path) if isinstance(e, dict) and e.get("ph") == "X"]
+    events = trace_events(dev, m, tmp_path / "model.json")
     expect.true(len(events) >= 1, "trace events with ph 'X'", ">= 1", len(events))
     for e in events:
         expect.true(str(e.get("tid", "")).startswith("stream"), "event tid", "stream<id>",
@@ -218,9 +222,7 @@ def test_debug_json_args_keys(dev: Dev, tmp_path: Path) -> None:
     """DBG-05: every event's args carry "Model Id", "Stream Id", "Task Id", "Task Type"; a kernel's
     also "Numblocks" and "Schem Mode", with "Task Type" KERNEL_AICORE (the runtime's typeName)."""
     m = model(dev)
-    path = tmp_path / "model.json"
-    expect.ok(dev.b.debug_json_print(m, str(path), DEBUG_JSON_SUMMARY), "aclmdlRIDebugJsonPrint")
-    events = [e for e in trace(path) if isinstance(e, dict) and e.get("ph") == "X"]
+    events = trace_events(dev, m, tmp_path / "model.json")
     expect.true(len(events) >= 1, "trace events with ph 'X'", ">= 1", len(events))
     for e in events:
         args = e.get("args") or {}
@@ -250,9 +252,7 @@ def test_debug_json_covers_every_stream(dev: Dev, tmp_path: Path) -> None:
     dev.b.record_event(join, s2)
     dev.b.stream_wait_event(s1, join)
     m = dev.end(s1)
-    path = tmp_path / "two.json"
-    expect.ok(dev.b.debug_json_print(m, str(path), DEBUG_JSON_SUMMARY), "aclmdlRIDebugJsonPrint")
-    tids = {e.get("tid") for e in trace(path) if isinstance(e, dict) and e.get("ph") == "X"}
+    tids = {e.get("tid") for e in trace_events(dev, m, tmp_path / "two.json")}
     expect.eq(len(tids), len(dev.streams_of(m)), f"distinct tids {sorted(map(str, tids))}")
 
 
