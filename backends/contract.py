@@ -68,6 +68,15 @@ UNWRITTEN: Any = _Unwritten()
 # Error codes (aclError)
 
 
+class BackendConfigError(Exception):
+    """A backend factory (or its ``preflight``) was given options it cannot use: a library
+    path that names no runtime, a device the runtime does not have, a fault it cannot apply in
+    this process. The message is one line; the suite reports it as an input error (exit 2).
+
+    A backend that loads but cannot run (no runtime found by discovery, the emulator failed to
+    build) does not raise: it reports ``unsupported_reason(None)`` and the run tests nothing."""
+
+
 class Err(enum.IntEnum):
     """``aclError`` values used by the Model RI API (abi.md §5.1)."""
 

@@ -6,7 +6,7 @@ import importlib
 import os
 from typing import Any, Callable, Iterable
 
-from backends.contract import Backend, Cap
+from backends.contract import Backend, BackendConfigError, Cap
 
 #: built-in backend names and the factory each one stands for
 BUILTIN = {"sim": "backends.sim:create", "acl": "backends.acl:create"}
@@ -105,7 +105,13 @@ def find_factory(name: str) -> Callable[..., Any]:
 def load_backend(name: str, **options: Any) -> Backend:
     """Import and call the factory; check the result meets the contract's shape."""
     target = resolve(name)
-    backend = find_factory(name)(**options)
+    factory = find_factory(name)
+    try:
+        backend = factory(**options)
+    except BackendConfigError as exc:
+        raise BackendLoadError(f"backend {name!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - an outside factory's own failure, shown in one line
+        raise BackendLoadError(f"backend {name!r}: {target} raised {_one_line(exc)}") from None
     if not isinstance(backend, Backend):
         raise BackendLoadError(f"backend {name!r}: {target} returned {type(backend).__name__}, "
                                "which does not implement backends.contract.Backend")
@@ -113,3 +119,29 @@ def load_backend(name: str, **options: Any) -> Backend:
     if not isinstance(caps, frozenset) or not all(isinstance(c, Cap) for c in caps):
         raise BackendLoadError(f"backend {name!r}: capabilities must be a frozenset of Cap")
     return backend
+
+
+def preflight(name: str, **options: Any) -> None:
+    """Check a backend's options before any process loads it: the factory's module may define
+    ``preflight(**options)`` (raising :class:`BackendConfigError`, e.g. a device the runtime does
+    not have). Options are the factory's, with ``devices`` as the whole list of ids."""
+    mod_name = resolve(name).partition(":")[0]
+    try:
+        module = importlib.import_module(mod_name)
+    except ImportError as exc:
+        raise BackendLoadError(f"backend {name!r}: cannot import {mod_name!r} ({exc})") from None
+    check = getattr(module, "preflight", None)
+    if not callable(check):
+        return
+    try:
+        check(**options)
+    except BackendConfigError as exc:
+        raise BackendLoadError(f"backend {name!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001
+        raise BackendLoadError(f"backend {name!r}: preflight raised {_one_line(exc)}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` (never a traceback)."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

@@ -1,9 +1,16 @@
 """The ``mdlri-conformance`` command line: ``run`` the suite, run an ``example`` scenario,
 ``replay`` a task-graph case file against the oracle, ``doctor`` the acl backend, ``kernels
-build`` the Ascend C kernels.
+build`` the Ascend C kernels, ``report`` and ``diff`` run directories.
 
-Exit codes: 0 when the gate passes (no FAIL, no ERROR), 1 when it fails, 2 for usage and
-input errors (one line on stderr, never a traceback).
+Exit codes (:mod:`conformance.verdict`), and no others:
+
+* 0 PASS: specs exercised the backend and none failed the gate;
+* 1 FAIL: the gate failed;
+* 2 a usage or input error: one line on stderr, never a traceback;
+* 3 NOTHING TESTED: the backend could not be loaded or built, or every selected spec was
+  UNSUPPORTED or deselected;
+* 4 INCOMPLETE: the run was interrupted (SIGINT, SIGTERM), stopped outside a spec, or
+  collected specs never ran.
 """
 
 from __future__ import annotations
@@ -26,14 +33,6 @@ def _usage_error(msg: str) -> int:
     return 2
 
 
-def _acl_unavailable(ns: argparse.Namespace) -> str | None:
-    """For ``--backend acl``: the one-line reason no library is usable (None if one is)."""
-    if ns.backend != "acl":
-        return None
-    from backends.acl import availability
-    return availability(ns.acl_lib)
-
-
 def _acl_args(ns: argparse.Namespace) -> list[str]:
     """The acl options forwarded to pytest."""
     args: list[str] = []
@@ -44,7 +43,40 @@ def _acl_args(ns: argparse.Namespace) -> list[str]:
     return args
 
 
+def _workers(text: str) -> str:
+    """``-n``: a worker count >= 0, or ``auto`` / ``logical`` (argparse type)."""
+    if text in ("auto", "logical"):
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: use a number of workers >= 0, or auto")
+    return str(n)
+
+
+def _spec_timeout(text: str) -> float:
+    """``--spec-timeout`` (argparse type): the plugin's own check (conformance.isolation)."""
+    from .isolation import spec_timeout_value
+    try:
+        return spec_timeout_value(text)
+    except (ValueError, argparse.ArgumentTypeError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _keep_runs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: keep at least 1 run")
+    return n
+
+
 def _cmd_run(ns: argparse.Namespace) -> int:
+    from . import rundir
     try:
         resolve(ns.backend)
         if ns.against:
@@ -52,34 +84,32 @@ def _cmd_run(ns: argparse.Namespace) -> int:
         backend_options(ns.backend, devices=ns.devices, acl_lib=ns.acl_lib, faults=ns.fault)
     except BackendLoadError as exc:
         return _usage_error(str(exc))
-    reason = _acl_unavailable(ns)
-    if reason:
-        print(f"UNSUPPORTED: acl backend: {reason}")
-        return 0
+    default_dir = not ns.report_dir
     report_dir = Path(ns.report_dir) if ns.report_dir else (
         Path("reports") / "out" / (time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"))
-    try:
-        report_dir.mkdir(parents=True, exist_ok=True)
-        (report_dir / ".write-test").touch()
-        (report_dir / ".write-test").unlink()
-    except OSError as exc:
-        return _usage_error(f"report directory {report_dir}: {exc.strerror or exc}")
     if ns.expectations:
         from reports import expectations
         try:
             expectations.load(ns.expectations, expectations.known_ids(SPEC_DIR))
         except expectations.ExpectationsError as exc:
             return _usage_error(str(exc))
+    try:
+        rundir.claim(report_dir)
+    except rundir.RunDirError as exc:
+        return _usage_error(str(exc))
     args = [str(SPEC_DIR), "-p", "conformance.plugin", "--backend", ns.backend,
             "--profile", ns.profile, "--report-dir", str(report_dir),
             "--junitxml", str(report_dir / "junit.xml"),
-            "--alluredir", str(report_dir / "allure-results"),
             "-o", "junit_family=xunit2", "-q", "-rfE", "--tb=short", *_acl_args(ns)]
+    if ns.allure:
+        args += ["--alluredir", str(report_dir / "allure-results")]
+    else:
+        args += ["-p", "no:allure_pytest"]
     if ns.expectations:
         args += ["--expectations", ns.expectations]
     if ns.against:
         args += ["--against", ns.against]
-    for name in ns.fault or ():  # issue 6: injected runtime bugs
+    for name in ns.fault or ():  # injected runtime bugs
         args += ["--fault", name]
     if ns.spec_timeout is not None:
         args += ["--spec-timeout", str(ns.spec_timeout)]
@@ -90,7 +120,55 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     args += ns.pytest_args
     import pytest
     code = int(pytest.main(args))
-    return {0: 0, 1: 1}.get(code, 2)
+    result = _run_exit(code, report_dir, ns)
+    if default_dir or ns.keep_runs:
+        _tidy(report_dir, ns.keep_runs)
+    return result
+
+
+def _run_exit(code: int, report_dir: Path, ns: argparse.Namespace) -> int:
+    """The exit code of ``run``: the verdict in summary.json, or pytest's status mapped when
+    the run wrote none (no spec was selected, a usage error, an interruption before any spec)."""
+    from . import verdict
+    if code == 4:  # pytest's usage error: it printed the line
+        return verdict.USAGE_EXIT
+    summary = _read_summary(report_dir)
+    if summary is not None and "verdict" in summary:
+        return int(summary["verdict"]["exit_code"])
+    if code in (2, 3):  # interrupted, internal error: before any row was written
+        print(f"{PROG}: INCOMPLETE: the run stopped before any spec reported "
+              f"(pytest exit {code})", file=sys.stderr)
+        return verdict.EXIT_CODES[verdict.INCOMPLETE]
+    if code == 1:
+        return verdict.EXIT_CODES[verdict.FAIL]
+    why = f"no spec matches -k {ns.keyword!r}" if ns.keyword else "no spec was selected"
+    print(f"{PROG}: NOTHING TESTED: {why}", file=sys.stderr)
+    return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
+
+
+def _read_summary(report_dir: Path) -> dict | None:
+    import json
+    try:
+        data = json.loads((report_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _tidy(report_dir: Path, keep: int | None) -> None:
+    """Remove the report directory if the run left it empty (or only a junit.xml with no
+    spec); keep the newest ``keep`` runs beside it."""
+    from . import rundir
+    if not rundir.holds_run(report_dir):
+        for leftover in ("junit.xml",):
+            (report_dir / leftover).unlink(missing_ok=True)
+        try:
+            report_dir.rmdir()
+        except OSError:
+            pass
+    if keep:
+        for old in rundir.prune(report_dir.parent, keep, current=report_dir):
+            print(f"removed old run {old}")
 
 
 def _cmd_example(ns: argparse.Namespace) -> int:
@@ -102,27 +180,38 @@ def _cmd_example(ns: argparse.Namespace) -> int:
             ns.backend, acl_lib=ns.acl_lib, kernel_binary=ns.kernel_binary, devices=ns.devices))
     except BackendLoadError as exc:
         return _usage_error(str(exc))
+    from . import verdict
+    nothing = verdict.EXIT_CODES[verdict.NOTHING_TESTED]
     why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
     if why:
         backend.close()
-        print(f"UNSUPPORTED: {ns.backend} backend: {why}")
-        return 0
+        print(f"NOTHING TESTED: {ns.backend} backend: {why}")
+        return nothing
     from .expect import Unsupported
     try:
         ok = EXAMPLES[ns.name](backend, print)
     except Unsupported as exc:  # a step answered 207000 / 207019
-        print(f"UNSUPPORTED: {exc}")
-        return 0
+        print(f"NOTHING TESTED: UNSUPPORTED: {exc}")
+        return nothing
+    except Exception as exc:  # noqa: BLE001 - the backend's own failure, in one line
+        print(f"INCOMPLETE: the example stopped: {_one_line(exc)}")
+        return verdict.EXIT_CODES[verdict.INCOMPLETE]
     finally:
         backend.close()
     return 0 if ok else 1
 
 
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
 def _cmd_replay(ns: argparse.Namespace) -> int:
-    """Replay one case file on a backend and compare with the oracle (issue 3): prints
-    ``conforms`` (exit 0) or the first difference with both values (exit 1). The backend is
-    probed first (conformance.probe): what it cannot show is not judged and is listed, and
-    a difference at or after a 207000 / 207019 answer prints ``UNSUPPORTED`` (exit 0)."""
+    """Replay one case file on a backend and compare with the oracle: prints ``conforms``
+    (exit 0) or the first difference with both values (exit 1). The backend is probed first
+    (conformance.probe): what it cannot show is not judged and is listed, and a difference at
+    or after a 207000 / 207019 answer is NOTHING TESTED (exit 3); a backend that raises stops
+    the replay (INCOMPLETE, exit 4)."""
     from . import graphs
     try:
         text = Path(ns.case).read_text(encoding="utf-8")
@@ -142,13 +231,21 @@ def _cmd_replay(ns: argparse.Namespace) -> int:
         backend = load_backend(ns.backend, **fault_options(ns.backend, ns.fault))
     except BackendLoadError as exc:
         return _usage_error(str(exc))
-    from . import probe
+    from . import probe, verdict
     from .runner import compare, judgeable, replay
+    why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
+    if why:
+        backend.close()
+        print(f"NOTHING TESTED: {ns.backend} backend: {why}")
+        return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
     try:
         report = probe.run_probes(backend)
         probe.apply(backend, report)
         observed = replay(backend, case)
         keep = judgeable(backend.capabilities, case)
+    except Exception as exc:  # noqa: BLE001 - the backend's own failure, in one line
+        print(f"INCOMPLETE: the replay stopped: {_one_line(exc)}")
+        return verdict.EXIT_CODES[verdict.INCOMPLETE]
     finally:
         probe.forget(backend)
         backend.close()
@@ -159,8 +256,8 @@ def _cmd_replay(ns: argparse.Namespace) -> int:
         print(f"conforms ({len(observed)} observations, backend {ns.backend})")
         return 0
     if div.unsupported:
-        print(f"UNSUPPORTED: {div.unsupported}")
-        return 0
+        print(f"NOTHING TESTED: UNSUPPORTED: {div.unsupported}")
+        return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
     diff = div.difference
     print(f"differs at observation {diff.position}: {diff.describe()}")
     for label, o in (("expected", diff.expected), ("observed", diff.observed)):
@@ -270,20 +367,35 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     from reports.runs import RunError, load_run, load_rows
     from reports.write import write_all
     from .summary import build_summary
+    from . import rundir
+    from .summary import format_table
     try:
         run = load_run(ns.run_dir)
         rows = load_rows(run.path / "results.jsonl")
     except RunError as exc:
         return _usage_error(str(exc))
-    summary = build_summary(rows, {c for r in rows for c in r.get("clauses", [])}, run.backend)
+    previous = _read_summary(run.path) or {}
+    meta = rundir.read_meta(run.path)
+    summary = build_summary(rows, {c for r in rows for c in r.get("clauses", [])}, run.backend,
+                            collected=rundir.read_collected(run.path),
+                            ended=rundir.ended(run.path),
+                            selection=(previous.get("completeness") or {}).get("selection", ""))
+    for key in ("order", "probe"):  # what only the run itself knew
+        if key in previous:
+            summary[key] = previous[key]
     try:
         write_all(run.path, rows, summary)
     except OSError as exc:
         return _usage_error(f"{run.path}: cannot write the report ({exc.strerror or exc})")
+    for line in format_table(summary):
+        print(line)
+    if not meta:
+        print("(no run.json: a run directory from an older version; how it ended is unknown)")
     print(f"{run.path / 'index.html'}")
+    code = int(summary["verdict"]["exit_code"])
     if ns.allure_html:
-        return _allure_html(run.path)
-    return 0
+        return _allure_html(run.path) or code
+    return code
 
 
 def _allure_html(run_dir: Path) -> int:
@@ -325,13 +437,20 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--expectations", metavar="FILE",
                      help="known divergences (TOML), e.g. reports/expectations/sim.toml")
     run.add_argument("--profile", default="ci", choices=("ci", "dev", "deep", "hw"))
-    run.add_argument("-n", "--workers", help="parallel workers (pytest-xdist), e.g. 2 or auto")
+    run.add_argument("-n", "--workers", type=_workers,
+                     help="parallel workers (pytest-xdist), e.g. 2 or auto")
     run.add_argument("-k", dest="keyword", help="only specs matching this pytest -k expression")
     run.add_argument("--fault", action="append", metavar="NAME",
                      help="inject a catalogued bug (backends/sim/faults.py) into the sim or the "
                           "acl emulator; repeatable")
-    run.add_argument("--spec-timeout", type=float, metavar="SECONDS",
-                     help="per-spec watchdog: TIMEOUT after this long (default 60; 0: off)")
+    run.add_argument("--spec-timeout", type=_spec_timeout, metavar="SECONDS",
+                     help="per-spec watchdog: TIMEOUT after this long (default 60; 0: off; "
+                          "else at least 1)")
+    run.add_argument("--allure", action="store_true",
+                     help="also write Allure results (allure-results/, about 2,400 files)")
+    run.add_argument("--keep-runs", type=_keep_runs, metavar="N",
+                     help="afterwards, remove all but the newest N run directories beside "
+                          "this one")
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
                      help="extra pytest arguments after --")
     run.set_defaults(func=_cmd_run)

@@ -32,8 +32,9 @@ from typing import Any, Iterator
 import pytest
 
 from backends.contract import Cap
-from . import expect, isolation, probe, registry
-from .backend_loader import BackendLoadError, backend_options, find_factory, load_backend
+from . import expect, isolation, probe, registry, rundir, verdict
+from .backend_loader import (BackendLoadError, backend_options, find_factory, load_backend,
+                             parse_devices, preflight)
 from .harness import Dev
 from .summary import build_summary, fails_gate, format_table
 from reports import expectations
@@ -46,6 +47,8 @@ _PROBE_KEY = "mdlri_probe"
 _backend_key = pytest.StashKey[Any]()
 _state_key = pytest.StashKey["RunState"]()
 _probe_key = pytest.StashKey[dict[str, Any]]()
+_unreached_key = pytest.StashKey[bool]()
+_missing_key = pytest.StashKey[list[str]]()
 
 
 class RunState:
@@ -62,10 +65,23 @@ class RunState:
         self.results: list[dict[str, Any]] = []
         #: capability probe findings per process ("main" or the xdist worker id)
         self.probes: dict[str, dict[str, Any]] = {}
-        report_dir.mkdir(parents=True, exist_ok=True)
-        self.jsonl = (report_dir / "results.jsonl").open("a", encoding="utf-8")
+        #: the node ids of the specs selected to run (None until collection reports them)
+        self.collected: list[str] | None = None
+        #: how the run ended (rundir.finish): complete, interrupted, internal error
+        self.ended = "complete"
+        self.jsonl: Any = None
+
+    def open(self, argv: list[str] | None = None) -> None:
+        """Claim the report directory and write the start record (once, lazily: a run that
+        collects no spec leaves no directory behind)."""
+        if self.jsonl is not None:
+            return
+        rundir.claim(self.report_dir)
+        rundir.start(self.report_dir, self.backend_name, argv)
+        self.jsonl = (self.report_dir / rundir.RESULTS_FILE).open("x", encoding="utf-8")
 
     def record(self, row: dict[str, Any]) -> None:
+        self.open()
         self.results.append(row)
         self.jsonl.write(json.dumps(row, sort_keys=True) + "\n")
         self.jsonl.flush()
@@ -140,8 +156,18 @@ def pytest_configure(config: pytest.Config) -> None:
                                    _is_spec)
     if hasattr(config, "workerinput"):
         return  # xdist worker: the controller records results
+    if not os.environ.get(isolation.OWN_PROCESS_ENV):  # a child's parent checked already
+        try:
+            preflight(name, **{**options, "devices": parse_devices(config.getoption("--devices")),
+                               "kernel_binary": config.getoption("--kernel-binary"),
+                               "lib": config.getoption("--acl-lib")})
+        except BackendLoadError as exc:
+            raise pytest.UsageError(str(exc)) from None
     rd = config.getoption("--report-dir")
     report_dir = Path(rd) if rd else _default_report_dir()
+    if rundir.holds_run(report_dir):
+        raise pytest.UsageError(f"--report-dir {report_dir}: already holds a run "
+                                "(results.jsonl or run.json); give a new directory")
     exp = None
     if config.getoption("--expectations"):
         try:
@@ -158,7 +184,26 @@ def pytest_configure(config: pytest.Config) -> None:
         state.backend_version = str(backend.version())
     config.stash[_state_key] = state
     config.pluginmanager.register(Recorder(state), "mdlri-recorder")
+    _terminate_as_interrupt(config)
     isolation.configure_recorder(config, state)  # CRASH/TIMEOUT rows, leaks (issue 6)
+
+
+def _terminate_as_interrupt(config: pytest.Config) -> None:
+    """SIGTERM ends the run like Ctrl-C: pytest stops, the summary says INCOMPLETE and every
+    row already written stays (the previous handler is put back at unconfigure)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except (ValueError, OSError):
+        return
+    config.add_cleanup(lambda: signal.signal(signal.SIGTERM, previous))
 
 
 def _probe_backend(config: pytest.Config, backend: Any, process: str) -> None:
@@ -210,7 +255,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         probe.forget(backend)
         backend.close()
     state = config.stash.get(_state_key, None)
-    if state is not None:
+    if state is not None and state.jsonl is not None:
         state.jsonl.close()
 
 
@@ -245,6 +290,32 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             problems.append(f"{item.nodeid}: unknown clause id(s) {', '.join(bad)}")
     if problems:
         raise pytest.UsageError("specs citing unknown or no clauses:\n  " + "\n  ".join(problems))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Record the specs selected to run before the first one runs (-n 0; under xdist the
+    controller hears it from :meth:`Recorder.pytest_xdist_node_collection_finished`)."""
+    state = session.config.stash.get(_state_key, None)
+    if state is not None and not _is_xdist_controller(session.config):
+        _collected(state, [i.nodeid for i in session.items if _is_spec(i)])
+
+
+def _collected(state: "RunState", nodeids: list[str]) -> None:
+    if state.collected is not None or not nodeids:
+        return
+    state.collected = list(nodeids)
+    try:
+        state.open()
+        rundir.write_collected(state.report_dir, nodeids)
+    except (OSError, rundir.RunDirError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _spec_nodeid(config: pytest.Config, nodeid: str) -> bool:
+    """True when a node id names a test under conformance/specs/ (the controller of an xdist
+    run sees node ids only)."""
+    path = (config.rootpath / nodeid.split("::", 1)[0]).resolve()
+    return SPEC_DIR.resolve() in path.parents
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,10 +408,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     backend = item.config.stash[_backend_key]
     whole = _unsupported_reason(backend, None)
     if whole:
+        item.stash[_unreached_key] = True
         pytest.skip(f"UNSUPPORTED: {backend.name} backend: {whole}")
     missing = [Cap(c) for m in item.iter_markers("requires") for c in m.args
                if Cap(c) not in backend.capabilities]
     if missing:
+        item.stash[_missing_key] = [c.value for c in dict.fromkeys(missing)]
         why = "; ".join(r for r in (probe.reason(backend, c) for c in dict.fromkeys(missing))
                         if r)
         pytest.skip(f"UNSUPPORTED: backend {backend.name!r} lacks "
@@ -415,6 +488,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if outcome is not None:
         info = {"outcome": outcome, "clauses": list(ids), "level": level,
                 "area": _area_of(item, ids), "message": message}
+        if outcome == "UNSUPPORTED":
+            # what the spec needs, and what was missing (required capabilities, verdicts)
+            info["needs"] = sorted({Cap(c).value for m in item.iter_markers("requires")
+                                    for c in m.args})
+            if item.stash.get(_missing_key, None):
+                info["missing"] = item.stash[_missing_key]
+            if item.stash.get(_unreached_key, False):
+                info["backend_unavailable"] = True
         first = _first_judged(call.excinfo.value) if call.excinfo else None
         details = getattr(first, "details", None)
         if details:
@@ -472,6 +553,11 @@ class Recorder:
     def __init__(self, state: RunState) -> None:
         self.state = state
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """xdist: the first worker's collection is the run's list of specs."""
+        _collected(self.state, [i for i in ids if _spec_nodeid(node.config, i)])
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties)
@@ -504,6 +590,12 @@ class Recorder:
             report.outcome = "failed"
             report.longrepr = (f"XPASS: expected {entry.outcome} ({entry.reason}) but it passed; "
                                f"remove {exp.path}:{entry.line}")
+        elif final == "UNSUPPORTED" and exp.required_missing(info):
+            info["gated"] = True
+            info["required"] = exp.required_missing(info)
+            report.outcome = "failed"
+            report.longrepr = (f"UNSUPPORTED on required capability "
+                               f"{', '.join(info['required'])} ({exp.path}): {info['message']}")
         elif final == "CHANGED" and exp.gates_changed(info["clauses"]):
             info["gated"] = True
             report.outcome = "failed"
@@ -524,16 +616,21 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state is None:
         return
     from reports.write import write_all
+    state.ended = {pytest.ExitCode.INTERRUPTED: "interrupted",
+                   pytest.ExitCode.INTERNAL_ERROR: "internal error"}.get(exitstatus, "complete")
+    if state.jsonl is None and not state.results:
+        return  # no spec was collected: not a conformance run, nothing to write
     cited = {c for row in state.results for c in row["clauses"]}
-    state.summary = build_summary(state.results, cited, state.backend_name)
+    state.summary = build_summary(state.results, cited, state.backend_name,
+                                  collected=state.collected, ended=state.ended,
+                                  selection=_selection(session.config))
     # how the specs were ordered (the seed that reproduces a random order), before the
     # artefacts are written so summary.md / index.html carry it too
     state.summary["order"] = isolation.order_info(session.config)
     if state.probes:
         state.summary["probe"] = probe_summary(state.probes)
         _write_json(state.report_dir / "probe.json", state.summary["probe"])
-    if state.results:
-        write_all(state.report_dir, state.results, state.summary)
+    write_all(state.report_dir, state.results, state.summary)
     exp = state.expectations
     opt = session.config.option
     complete = not any(getattr(opt, k, None) for k in ("keyword", "markexpr", "lf", "deselect"))
@@ -543,11 +640,26 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             state.expectation_errors = [f"{exp.path}:{e.line}: unused expectation for {e.id!r}"
                                         for e in unused]
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
+    final = state.summary["verdict"]["verdict"]
+    if session.exitstatus == pytest.ExitCode.OK and final != verdict.PASS:
+        # plain pytest keeps its own exit codes; mdlri-conformance maps the verdict (cli.py)
+        session.exitstatus = {verdict.NOTHING_TESTED: pytest.ExitCode.NO_TESTS_COLLECTED,
+                              verdict.INCOMPLETE: pytest.ExitCode.INTERRUPTED,
+                              }.get(final, pytest.ExitCode.TESTS_FAILED)
+    rundir.finish(state.report_dir, state.ended, int(session.exitstatus))
+
+
+def _selection(config: pytest.Config) -> str:
+    """The -k / -m expressions that selected the specs ('' when none)."""
+    parts = [f"{flag} {val!r}" for flag, val in (("-k", config.getoption("keyword", "")),
+                                                 ("-m", config.getoption("markexpr", "")))
+             if val]
+    return ", ".join(parts)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(_state_key, None)
-    if state is None or not state.summary or not state.results:
+    if state is None or not state.summary:
         return
     tr = terminalreporter
     tr.section("Model RI conformance")

@@ -1,11 +1,13 @@
-"""The per-area summary of a run, the clause-coverage gap, leaks and process-global state."""
+"""The per-area summary of a run: counts, the clause-coverage gap and the clauses verified,
+UNSUPPORTED grouped by reason, leaks, process-global state, completeness and the verdict
+(:mod:`conformance.verdict`)."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from typing import Any, Iterable
 
-from . import registry
+from . import registry, verdict
 
 COLUMNS = ("PASS", "FAIL", "CHANGED", "XFAIL", "XPASS", "UNSUPPORTED", "ERROR", "TIMEOUT",
            "CRASH", "SKIP")
@@ -19,8 +21,13 @@ def fails_gate(row: dict[str, Any]) -> bool:
 
 
 def build_summary(results: Iterable[dict[str, Any]], cited: Iterable[str],
-                  backend: str) -> dict[str, Any]:
-    """Counts per area and outcome, totals, coverage per clause group, and the gap list."""
+                  backend: str, *, collected: list[str] | None = None,
+                  ended: str = "complete", selection: str = "") -> dict[str, Any]:
+    """Counts per area and outcome, totals, coverage per clause group and the gap list, the
+    clauses verified, UNSUPPORTED by reason, leaks, completeness and the verdict.
+
+    ``collected``: the node ids selected to run (None: not recorded); ``ended``: how the run
+    ended (:func:`conformance.verdict.completeness`); ``selection``: the -k / -m expression."""
     rows = list(results)
     per_area: dict[str, Counter[str]] = defaultdict(Counter)
     totals: Counter[str] = Counter()
@@ -46,6 +53,10 @@ def build_summary(results: Iterable[dict[str, Any]], cited: Iterable[str],
             g["uncovered"].append(c.id)
     covered = sum(g["covered"] for g in groups.values())
     reasoned = sum(g["reasoned"] for g in groups.values())
+    unsupported = unsupported_groups(rows)
+    complete = verdict.completeness(rows, collected, ended, selection)
+    failing = sum(1 for r in rows if fails_gate(r))
+    final = verdict.decide(rows, complete, failing, unsupported)
     return {
         "backend": backend,
         "areas": {a: dict(cnt) for a, cnt in sorted(per_area.items())},
@@ -60,16 +71,52 @@ def build_summary(results: Iterable[dict[str, Any]], cited: Iterable[str],
             # cited by a spec and also listed in untestable.toml (allowed, but worth a look)
             "reasoned_but_cited": registry.reasoned_and_cited(cited_set),
             "groups": groups,
+            # clauses cited by a spec that PASSed in this run (XFAIL/CHANGED verify nothing)
+            "verified": len(verified_clauses(rows)),
         },
+        "unsupported": unsupported,
+        "leaks": leak_summary(rows),
+        "completeness": complete,
+        "verdict": final.to_dict(),
         "fingerprint": fingerprints,
-        "gate": "fail" if any(fails_gate(r) for r in rows) else "pass",
-        # specs whose live resource counts grew (conformance.leaks; reported, not gated)
-        "leaking_specs": sum(1 for r in rows if r.get("leaks")),
+        "gate": final.name.lower(),
+        # specs whose live resource counts grew (conformance.leaks; reported, not gated);
+        # None when no spec was checked (the backend cannot count), which is not the same as 0
+        "leaking_specs": leak_summary(rows)["leaking_specs"],
         # specs that changed process-global runtime state (conformance.global_state; reported,
         # not gated); None when no spec was checked, which is not the same as 0
         "state_changing_specs": state["changing_specs"],
         "state": state,
     }
+
+
+def verified_clauses(rows: Iterable[dict[str, Any]]) -> set[str]:
+    """The clauses cited by at least one spec that PASSed."""
+    return {c for r in rows if r.get("outcome") == "PASS" for c in r.get("clauses", [])}
+
+
+def unsupported_groups(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """UNSUPPORTED rows grouped by their reason: ``[{"reason", "count", "example"}]``, the
+    largest group first."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for r in rows:
+        if r.get("outcome") == "UNSUPPORTED":
+            reason = str(r.get("message") or "no reason given").removeprefix("UNSUPPORTED: ")
+            groups[reason].append(r["nodeid"])
+    return [{"reason": why, "count": len(ids), "example": sorted(ids)[0]}
+            for why, ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+
+
+def leak_summary(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Leak checks over a run: a row carries ``"leaks"`` (``{}`` when nothing grew) only when
+    its backend reported live counts before and after it (conformance.leaks)."""
+    checked = [r["leaks"] for r in rows if isinstance(r.get("leaks"), dict)]
+    kinds: Counter[str] = Counter()
+    for grown in checked:
+        kinds.update({k: 1 for k in grown})
+    return {"checked_specs": len(checked),
+            "leaking_specs": sum(1 for g in checked if g) if checked else None,
+            "by_kind": dict(kinds)}
 
 
 def state_summary(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -119,9 +166,8 @@ def format_table(summary: dict[str, Any]) -> list[str]:
     lines.append("-" * len(head))
     lines.append(f"{'total':<{width}}  " + "  ".join(f"{t.get(c, 0):>11}" for c in cols))
     cov = summary["coverage"]
-    lines.append(f"clauses cited by specs: {cov['cited']} of {cov['catalog']}; "
-                 f"covered {cov['covered']}, reasoned {cov['reasoned']}, "
-                 f"neither {cov['neither']} (the gap, listed in summary.json)")
+    lines.append(clauses_line(summary) + f"; reasoned {cov['reasoned']}, neither "
+                 f"{cov['neither']} (the gap, listed in summary.json)")
     lines.append("per group: " + " ".join(
         f"{g} {v['covered']}/{v['total']}" + (f"+{v['reasoned']}r" if v["reasoned"] else "")
         for g, v in cov["groups"].items()))
@@ -132,15 +178,68 @@ def format_table(summary: dict[str, Any]) -> list[str]:
     if cov.get("reasoned_but_cited"):
         lines.append("cited and also listed in untestable.toml: "
                      + " ".join(cov["reasoned_but_cited"]))
-    if summary.get("leaking_specs"):
-        lines.append(f"leaking specs: {summary['leaking_specs']} (rows with \"leaks\" in "
-                     "results.jsonl; reported, not gated)")
+    lines += unsupported_lines(summary)
+    lines.append(leak_line(summary))
     if "state" in summary:
         lines.append(state_line(summary))
     if summary.get("order"):
         lines.append(order_line(summary["order"]))
-    lines.append(f"gate: {summary['gate'].upper()} (backend {summary['backend']})")
+    lines.append(completeness_line(summary))
+    lines.append(verdict_line(summary))
     return lines
+
+
+def clauses_line(summary: dict[str, Any]) -> str:
+    """Clauses verified in this run (a PASS on a spec citing them) beside clauses cited."""
+    cov = summary["coverage"]
+    return (f"clauses verified in this run: {cov.get('verified', 0)} (a PASS on a spec citing "
+            f"them); cited by specs: {cov['cited']} of {cov['catalog']}")
+
+
+def unsupported_lines(summary: dict[str, Any], limit: int = 12) -> list[str]:
+    """UNSUPPORTED grouped by reason, with counts (the largest groups first)."""
+    groups = summary.get("unsupported") or []
+    if not groups:
+        return ["UNSUPPORTED: none"]
+    total = sum(g["count"] for g in groups)
+    lines = [f"UNSUPPORTED by reason ({total} spec(s), {len(groups)} reason(s)):"]
+    for g in groups[:limit]:
+        lines.append(f"  {g['count']:>4}  {g['reason']}"[:240])
+    if len(groups) > limit:
+        rest = sum(g["count"] for g in groups[limit:])
+        lines.append(f"  {rest:>4}  ... {len(groups) - limit} more reason(s) (summary.json)")
+    return lines
+
+
+def leak_line(summary: dict[str, Any]) -> str:
+    """Leaking specs, or "not checked" when the backend reports no live counts."""
+    lk = summary.get("leaks") or {}
+    if not lk.get("checked_specs"):
+        return "leaks: not checked (the backend reports no live resource counts)"
+    n = lk["leaking_specs"]
+    kinds = ", ".join(f"{k} {c}" for k, c in sorted(lk.get("by_kind", {}).items()))
+    return (f"leaking specs: {n} of {lk['checked_specs']} checked" + (f" ({kinds})" if kinds
+                                                                      else "")
+            + " (rows with non-empty \"leaks\" in results.jsonl; reported, not gated)")
+
+
+def completeness_line(summary: dict[str, Any]) -> str:
+    """Whether every collected spec ran, and how the run ended."""
+    c = summary.get("completeness") or {}
+    if not c:
+        return "completeness: not recorded"
+    counts = (f"{c['recorded']} of {c['collected']} collected spec(s) recorded"
+              if c.get("collected") is not None else f"{c['recorded']} spec(s) recorded "
+              "(the collected list was not recorded)")
+    return f"completeness: {'complete' if c['complete'] else 'INCOMPLETE'}, {counts}" + (
+        "" if c["complete"] else f": {c['why']}")
+
+
+def verdict_line(summary: dict[str, Any]) -> str:
+    """``gate: VERDICT (backend B): why``."""
+    v = summary.get("verdict") or {"verdict": summary["gate"].upper(), "why": ""}
+    return (f"gate: {v['verdict']} (backend {summary['backend']})"
+            + (f": {v['why']}" if v.get("why") else ""))
 
 
 def order_line(order: dict[str, Any]) -> str:

@@ -12,6 +12,14 @@ A TOML file (``reports/expectations/<backend>.toml``) lists entries::
     link = "https://tracker.example/123"   # or note = "..."
     version = ">=1.17"             # optional: applies only when the backend's version matches
 
+    # optional: capabilities this machine must have (conformance/capabilities, backends.contract.Cap
+    # values); a spec UNSUPPORTED for lack of one of them fails the gate (a must-pass list)
+    required_capabilities = ["capture", "listing", "task_type", "seq_id", "get_params"]
+
+A spec is UNSUPPORTED "on" a capability when the capability was missing before it ran (its
+``requires`` marker named it and the backend or the probes lack it), or when a call answered
+207000 / 207019 during a spec that requires it.
+
 An entry whose outcome happens turns that result into XFAIL; a spec an entry names that
 passes is XPASS, which fails the gate (as in WPT and the Vulkan CTS). Malformed files,
 entries for ids no spec knows, entries without a reason, and entries that matched nothing
@@ -68,6 +76,17 @@ class Expectations:
     entries: list[Entry]
     gate_changed: list[str] = field(default_factory=list)
     used: set[int] = field(default_factory=set)
+    #: Cap values whose absence fails the gate
+    required: frozenset[str] = frozenset()
+
+    def required_missing(self, row: dict[str, Any]) -> list[str]:
+        """The required capabilities an UNSUPPORTED row is unsupported on (see the module
+        docstring); empty for any other row."""
+        if row.get("outcome") != "UNSUPPORTED" or not self.required \
+                or row.get("backend_unavailable"):  # no backend at all: NOTHING TESTED
+            return []
+        on = row.get("missing") or row.get("needs") or []
+        return sorted(set(on) & self.required)
 
     def applicable(self, version: str) -> list[Entry]:
         """The entries whose version condition holds for ``version``."""
@@ -127,12 +146,20 @@ def load(path: str | Path, known_ids: Iterable[str] | None = None) -> Expectatio
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ExpectationsError(f"{p}: malformed TOML ({exc})") from None
-    extra = set(data) - {"expect", "gate_changed", "backend"}
+    extra = set(data) - {"expect", "gate_changed", "backend", "required_capabilities"}
     if extra:
         raise ExpectationsError(f"{p}: unknown top-level key(s) {', '.join(sorted(extra))}")
     gate_changed = data.get("gate_changed", [])
     if not isinstance(gate_changed, list) or not all(isinstance(g, str) for g in gate_changed):
         raise ExpectationsError(f"{p}: gate_changed must be a list of clause ids or patterns")
+    required = data.get("required_capabilities", [])
+    caps = _cap_values()
+    if not isinstance(required, list) or not all(isinstance(c, str) for c in required):
+        raise ExpectationsError(f"{p}: required_capabilities must be a list of capability names")
+    unknown_caps = [c for c in required if c not in caps]
+    if unknown_caps:
+        raise ExpectationsError(f"{p}: unknown capabilit(y/ies) {', '.join(unknown_caps)} in "
+                                f"required_capabilities (known: {', '.join(sorted(caps))})")
     raw = data.get("expect", [])
     if not isinstance(raw, list):
         raise ExpectationsError(f"{p}: 'expect' must be an array of tables ([[expect]])")
@@ -157,7 +184,12 @@ def load(path: str | Path, known_ids: Iterable[str] | None = None) -> Expectatio
         entries.append(Entry(id=r["id"], outcome=r["outcome"], reason=r["reason"], line=line,
                              link=r.get("link", ""), note=r.get("note", ""),
                              version=str(r.get("version", ""))))
-    return Expectations(p, entries, gate_changed)
+    return Expectations(p, entries, gate_changed, required=frozenset(required))
+
+
+def _cap_values() -> set[str]:
+    from backends.contract import Cap
+    return {c.value for c in Cap}
 
 
 def known_ids(spec_dir: Path) -> set[str]:

@@ -1,0 +1,125 @@
+"""A run's directory: claimed by one run only, its start and end records, its collected specs,
+and pruning old runs.
+
+* ``run.json`` is written when the run starts (``"ended": null``) and rewritten when it ends
+  (``"complete"``, ``"interrupted"`` or ``"internal error"``). A directory whose ``run.json``
+  never got an end was killed (SIGKILL, power loss): ``report`` calls it INCOMPLETE.
+* ``collected.json`` lists the node ids of the specs selected to run, written before the first
+  spec runs, so ``report`` on a partial directory can name what never ran.
+* A run never writes into another run's directory: :func:`claim` refuses a directory that
+  already holds ``run.json`` or ``results.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+RUN_FILE = "run.json"
+COLLECTED_FILE = "collected.json"
+RESULTS_FILE = "results.jsonl"
+
+
+class RunDirError(Exception):
+    """A report directory that cannot be used (one line)."""
+
+
+def holds_run(path: Path) -> bool:
+    """True if ``path`` already holds (part of) a run."""
+    return (path / RUN_FILE).exists() or (path / RESULTS_FILE).exists()
+
+
+def claim(path: Path) -> None:
+    """Make sure ``path`` is a fresh, writable directory for one run (creating it)."""
+    if path.exists() and not path.is_dir():
+        raise RunDirError(f"--report-dir {path}: exists and is not a directory")
+    if holds_run(path):
+        raise RunDirError(f"--report-dir {path}: already holds a run (results.jsonl or "
+                          "run.json); give a new directory, or remove that one")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise RunDirError(f"--report-dir {path}: {exc.strerror or exc}") from None
+
+
+def start(path: Path, backend: str, argv: list[str] | None = None) -> None:
+    """Write the start record."""
+    write_json(path / RUN_FILE, {"backend": backend, "started": _now(), "ended": None,
+                                 "argv": list(argv if argv is not None else sys.argv),
+                                 "pid": os.getpid()})
+
+
+def finish(path: Path, ended: str, exitstatus: int) -> None:
+    """Write the end record (how the run ended and pytest's exit status)."""
+    meta = read_meta(path)
+    meta.update({"ended": ended, "finished": _now(), "exitstatus": int(exitstatus)})
+    write_json(path / RUN_FILE, meta)
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """The run record (empty when absent or unreadable)."""
+    try:
+        data = json.loads((path / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def ended(path: Path) -> str:
+    """How the run in ``path`` ended: its end record, ``killed`` when the run started but has
+    none, ``unknown`` for a directory without a start record (written by an older version)."""
+    meta = read_meta(path)
+    if not meta:
+        return "unknown"
+    return str(meta.get("ended") or "killed")
+
+
+def write_collected(path: Path, nodeids: list[str]) -> None:
+    write_json(path / COLLECTED_FILE, sorted(nodeids))
+
+
+def read_collected(path: Path) -> list[str] | None:
+    """The collected specs' node ids, or None when the run did not record them."""
+    try:
+        data = json.loads((path / COLLECTED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return [str(x) for x in data] if isinstance(data, list) else None
+
+
+def prune(parent: Path, keep: int, current: Path | None = None) -> list[Path]:
+    """Remove all but the newest ``keep`` run directories directly under ``parent`` (those
+    holding ``run.json``; never ``current``); returns the removed ones."""
+    runs = [p for p in parent.iterdir() if p.is_dir() and (p / RUN_FILE).is_file()] \
+        if parent.is_dir() else []
+    runs.sort(key=lambda p: (p / RUN_FILE).stat().st_mtime, reverse=True)
+    removed = []
+    for p in runs[keep:]:
+        if current is not None and p.resolve() == current.resolve():
+            continue
+        shutil.rmtree(p, ignore_errors=True)
+        removed.append(p)
+    return removed
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON whole (a reader never sees half a file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+__all__ = ["COLLECTED_FILE", "RUN_FILE", "RunDirError", "claim", "ended", "finish",
+           "holds_run", "prune", "read_collected", "read_meta", "start", "write_collected"]
