@@ -121,10 +121,11 @@ def load_backend(name: str, **options: Any) -> Backend:
     return backend
 
 
-def preflight(name: str, **options: Any) -> None:
+def preflight(name: str, **options: Any) -> str | None:
     """Check a backend's options before any process loads it: the factory's module may define
-    ``preflight(**options)`` (raising :class:`BackendConfigError`, e.g. a device the runtime does
-    not have). Options are the factory's, with ``devices`` as the whole list of ids."""
+    ``preflight(**options)``, raising :class:`BackendConfigError` for bad input (e.g. a device
+    the runtime does not have) and returning a one-line reason when the backend is unavailable
+    (nothing to test with). Options are the factory's, with ``devices`` the whole id list."""
     mod_name = resolve(name).partition(":")[0]
     try:
         module = importlib.import_module(mod_name)
@@ -132,13 +133,14 @@ def preflight(name: str, **options: Any) -> None:
         raise BackendLoadError(f"backend {name!r}: cannot import {mod_name!r} ({exc})") from None
     check = getattr(module, "preflight", None)
     if not callable(check):
-        return
+        return None
     try:
-        check(**options)
+        why = check(**options)
     except BackendConfigError as exc:
         raise BackendLoadError(f"backend {name!r}: {exc}") from None
     except Exception as exc:  # noqa: BLE001
         raise BackendLoadError(f"backend {name!r}: preflight raised {_one_line(exc)}") from None
+    return why if isinstance(why, str) and why else None
 
 
 def _one_line(exc: BaseException) -> str:

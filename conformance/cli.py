@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .backend_loader import BackendLoadError, backend_options, fault_options, load_backend, resolve
+from .backend_loader import (BackendLoadError, backend_options, fault_options, load_backend,
+                             parse_devices, preflight, resolve)
 
 PROG = "mdlri-conformance"
 SPEC_DIR = Path(__file__).parent / "specs"
@@ -77,14 +78,21 @@ def _keep_runs(text: str) -> int:
 
 def _cmd_run(ns: argparse.Namespace) -> int:
     from . import rundir
+    from . import verdict
     try:
         resolve(ns.backend)
         if ns.against:
             resolve(ns.against)
-        backend_options(ns.backend, devices=ns.devices, acl_lib=ns.acl_lib, faults=ns.fault)
+        options = backend_options(ns.backend, devices=ns.devices, acl_lib=ns.acl_lib,
+                                  faults=ns.fault)
+        unavailable = preflight(ns.backend, **{**options, "devices": parse_devices(ns.devices),
+                                               "lib": ns.acl_lib,
+                                               "kernel_binary": ns.kernel_binary})
     except BackendLoadError as exc:
         return _usage_error(str(exc))
-    default_dir = not ns.report_dir
+    if unavailable:  # no process could load it: every spec would be UNSUPPORTED
+        print(f"{PROG}: NOTHING TESTED: {ns.backend} backend: {unavailable}", file=sys.stderr)
+        return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
     report_dir = Path(ns.report_dir) if ns.report_dir else (
         Path("reports") / "out" / (time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"))
     if ns.expectations:
@@ -121,8 +129,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     import pytest
     code = int(pytest.main(args))
     result = _run_exit(code, report_dir, ns)
-    if default_dir or ns.keep_runs:
-        _tidy(report_dir, ns.keep_runs)
+    _tidy(report_dir, ns.keep_runs)
     return result
 
 
@@ -275,6 +282,8 @@ def _cmd_doctor(ns: argparse.Namespace) -> int:
     except BackendLoadError as exc:
         return _usage_error(str(exc))
     d, reason = acl_resolve(ns.acl_lib)
+    if getattr(d, "error", None):  # a library named explicitly that names nothing usable
+        return _usage_error(str(d.error))
     if reason:
         print(f"library: not found: {reason}")
         for t in d.tried[:40]:
@@ -286,12 +295,16 @@ def _cmd_doctor(ns: argparse.Namespace) -> int:
         try:
             from backends.acl.emulator import build
             path = Path(build.emulator_library())
-        except Exception as exc:
-            print(f"UNSUPPORTED: acl backend: cannot build the ACL emulator: {exc}")
+        except Exception as exc:  # noqa: BLE001 - gcc missing, compile error, cache
+            from backends.acl import emulator_build_reason
+            print(f"UNSUPPORTED: acl backend: {emulator_build_reason(exc)}")
             return 1
     print(f"library: {path} (found via {d.source})")
     info = run_probe(Path(str(path)), device)
     problems = [info[k] for k in ("load_error", "probe_error") if k in info]
+    if info.get("missing_required"):
+        problems.append("not an ACL runtime: it does not export "
+                        + ", ".join(info["missing_required"]))
     print(f"version: ACL {info.get('version', 'unknown')}"
           + (f" + {info['emulator']}" if info.get("emulator") else ""))
     print(f"soc: {info.get('soc') or 'unknown (aclrtGetSocName returned NULL or is absent)'}")

@@ -163,37 +163,44 @@ def test_no_library_backend_declares_nothing(no_cann: dict[str, str]) -> None:
 
 
 @pytest.mark.skipif(_system_cann(), reason="a system CANN install exists on this machine")
-def test_cli_run_without_library_prints_one_unsupported_line(no_cann: dict[str, str],
-                                                             tmp_path: Path) -> None:
+def test_cli_run_without_library_is_nothing_tested(no_cann: dict[str, str],
+                                                    tmp_path: Path) -> None:
+    """No runtime found: one NOTHING TESTED line naming the reason, exit 3, no run written."""
     res = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--backend", "acl",
                           "--report-dir", str(tmp_path / "out")],
                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=no_cann)
-    assert res.returncode == 0, res.stderr
-    lines = res.stdout.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("UNSUPPORTED: acl backend: ")
-    assert not (tmp_path / "out" / "results.jsonl").exists()  # pytest did not run
+    assert res.returncode == 3, res.stderr
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "mdlri-conformance: NOTHING TESTED: acl backend: no CANN runtime library"), lines
+    assert not (tmp_path / "out").exists()  # pytest did not run, nothing left behind
 
 
 @pytest.mark.skipif(_system_cann(), reason="a system CANN install exists on this machine")
 def test_pytest_without_library_reports_every_spec_unsupported(no_cann: dict[str, str],
                                                                tmp_path: Path) -> None:
+    """Plain pytest: every spec UNSUPPORTED with the reason; the verdict is NOTHING TESTED and
+    pytest's exit status is 5 (no tests), never 0."""
     out = tmp_path / "out"
     res = subprocess.run([sys.executable, "-m", "pytest", "conformance/specs/test_update.py",
                           "-p", "no:cacheprovider", "-q", "--backend", "acl",
                           "--report-dir", str(out)],
                          capture_output=True, text=True, timeout=300, cwd=ROOT, env=no_cann)
-    assert res.returncode == 0, res.stdout[-2000:]
+    assert res.returncode == 5, res.stdout[-2000:]
     import json
     rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert rows and all(r["outcome"] == "UNSUPPORTED" for r in rows)
     assert all(r["message"].startswith("UNSUPPORTED: acl backend: no CANN runtime library")
-               for r in rows)
+               and r.get("backend_unavailable") for r in rows)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["verdict"]["verdict"] == "NOTHING TESTED"
 
 
-def test_explicit_bad_path_is_the_reason(tmp_path: Path) -> None:
-    b = create(lib=str(tmp_path / "nope.so"))
-    assert b.capabilities == frozenset()
-    assert "no such file" in (b.unsupported_reason() or "")
+def test_explicit_bad_path_is_bad_input(tmp_path: Path) -> None:
+    from backends.contract import BackendConfigError
+    with pytest.raises(BackendConfigError,
+                       match=r"^--acl-lib .*nope\.so: no such file or directory$"):
+        create(lib=str(tmp_path / "nope.so"))
 
 
 def test_struct_field_types_follow_the_abi() -> None:

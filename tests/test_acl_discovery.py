@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from backends.acl.library import (LIB_VAR, find_library, is_stub, needed,
-                                  preload_dependencies)
+from backends.acl.library import (LIB_VAR, check_shared_object, find_library, is_stub,
+                                  missing_required, needed, preload_dependencies)
 
 ARCH = "x86_64"
 
@@ -100,6 +100,51 @@ def test_explicit_missing_is_not_silently_replaced(tmp_path: Path) -> None:
     touch(tmp_path / "home/Ascend/cann/lib64/libacl_rt.so")
     d = search(tmp_path, explicit=str(tmp_path / "nope.so"))
     assert d.path is None and "no such file" in d.reason
+    assert d.error == d.reason == f"--acl-lib {tmp_path / 'nope.so'}: no such file or directory"
+
+
+def test_explicit_errors_name_the_option_as_typed(tmp_path: Path) -> None:
+    """A named library's problem is Discovery.error, which the backend raises as bad input;
+    discovery that finds nothing sets no error (the backend is then merely unavailable)."""
+    (tmp_path / "empty").mkdir()
+    d = search(tmp_path, env={LIB_VAR: str(tmp_path / "empty")})
+    assert d.path is None and d.explicit == f"{LIB_VAR}={tmp_path / 'empty'}"
+    assert d.error.startswith(f"{LIB_VAR}={tmp_path / 'empty'}: no libacl_rt.so or "
+                              "libascendcl.so in that directory")
+    found = touch(tmp_path / "mine/libacl_rt.so")
+    d = search(tmp_path, explicit=str(tmp_path / "mine"))
+    assert d.path == found and d.explicit == f"--acl-lib {tmp_path / 'mine'}" and not d.error
+    d = search(tmp_path)
+    assert d.path is None and not d.explicit and not d.error and d.reason
+
+
+def test_check_shared_object_reads_the_header(tmp_path: Path) -> None:
+    """Nothing is loaded: the ELF header says whether dlopen could take the file."""
+    text = tmp_path / "text.so"
+    text.write_text("INPUT(libfoo.so)\n")
+    assert check_shared_object(text) == "not a shared library (a text file)"
+    junk = tmp_path / "junk.so"
+    junk.write_bytes(bytes(range(256)))
+    assert check_shared_object(junk) == "not a shared library (not an ELF file)"
+    assert check_shared_object(tmp_path / "absent.so").startswith("cannot be read")
+    lib = _elf_with_needed(tmp_path / "lib.so", ["libc.so.6"])
+    assert check_shared_object(lib, "x86_64") == ""
+    assert "another architecture" in check_shared_object(lib, "aarch64")
+    obj = _elf_with_needed(tmp_path / "k.o", [], e_type=1)
+    assert check_shared_object(obj, "x86_64") == "not a shared library (a relocatable object (.o))"
+    pie = _elf_with_needed(tmp_path / "ls", ["libc.so.6"], extra=[(0x6FFFFFFB, 0x08000001)])
+    assert check_shared_object(pie, "x86_64") == \
+        "not a shared library (a position-independent executable)"
+    elf32 = tmp_path / "lib32.so"
+    elf32.write_bytes(b"\x7fELF" + bytes([1, 1, 1]) + bytes(57))
+    assert "32-bit" in check_shared_object(elf32)
+    assert needed(pie) == ["libc.so.6"]
+
+
+def test_missing_required_symbols() -> None:
+    class Lib:
+        aclInit = aclrtSetDevice = object()
+    assert missing_required(Lib()) == ["aclrtCreateStream"]
 
 
 def test_emulator_keyword(tmp_path: Path) -> None:
@@ -107,8 +152,10 @@ def test_emulator_keyword(tmp_path: Path) -> None:
     assert search(tmp_path, env={LIB_VAR: "emulator"}).emulator
 
 
-def _elf_with_needed(path: Path, names: list[str]) -> Path:
-    """A minimal 64-bit ELF: one PT_LOAD over the file, a PT_DYNAMIC with DT_NEEDED."""
+def _elf_with_needed(path: Path, names: list[str], extra: list[tuple[int, int]] = (),
+                     e_type: int = 3, machine: int = 62) -> Path:
+    """A minimal 64-bit ELF: one PT_LOAD over the file, a PT_DYNAMIC with DT_NEEDED (and the
+    ``extra`` dynamic entries)."""
     strtab = b"\0" + b"".join(n.encode() + b"\0" for n in names)
     ehdr_size, phdr_size = 64, 56
     dyn_off = ehdr_size + 2 * phdr_size
@@ -116,14 +163,15 @@ def _elf_with_needed(path: Path, names: list[str]) -> Path:
     for n in names:
         offsets.append(pos)
         pos += len(n) + 1
-    dyn_entries = [(1, o) for o in offsets] + [(5, 0), (0, 0)]
+    dyn_entries = [(1, o) for o in offsets] + list(extra) + [(5, 0), (0, 0)]
     dyn = b"".join(struct.pack("<qQ", t, v) for t, v in dyn_entries)
     str_off = dyn_off + len(dyn)
     dyn_entries[-2] = (5, str_off)  # DT_STRTAB as a vaddr (vaddr == file offset here)
     dyn = b"".join(struct.pack("<qQ", t, v) for t, v in dyn_entries)
     total = str_off + len(strtab)
     ehdr = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9) + struct.pack(
-        "<HHIQQQIHHHHHH", 3, 62, 1, 0, ehdr_size, 0, 0, ehdr_size, phdr_size, 2, 64, 0, 0)
+        "<HHIQQQIHHHHHH", e_type, machine, 1, 0, ehdr_size, 0, 0, ehdr_size, phdr_size, 2, 64,
+        0, 0)
     load = struct.pack("<IIQQQQQQ", 1, 5, 0, 0, 0, total, total, 0x1000)
     dynp = struct.pack("<IIQQQQQQ", 2, 6, dyn_off, dyn_off, dyn_off, len(dyn), len(dyn), 8)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -184,3 +184,30 @@ def test_fault_names_match_the_catalogue() -> None:
            / "faults.c").read_text()
     names = set(re.findall(r'\[F_\w+\] = "([a-z0-9-]+)"', src))
     assert names == set(EMULATOR_FAULTS)
+
+
+def test_compiler_comes_from_cc(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """CC is split like shell words (``ccache gcc``); a missing compiler is one line saying
+    what to do."""
+    from backends.acl.emulator.build import CompilerNotFound, compiler
+
+    monkeypatch.setenv("CC", "gcc -O0")
+    assert compiler() == ["gcc", "-O0"]
+    monkeypatch.setenv("CC", "mdlri-no-such-cc")
+    with pytest.raises(CompilerNotFound, match=r"^C compiler CC='mdlri-no-such-cc' not found"):
+        compiler()
+    monkeypatch.delenv("CC")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(CompilerNotFound, match=r"^gcc not found: install gcc or set CC$"):
+        compiler()
+
+
+def test_first_error_line() -> None:
+    from backends.acl.emulator.build import first_error_line
+
+    out = ("In file included from a.h:1,\n  from b.c:2:\n"
+           "b.c:3:1: warning: unused\nb.c:9:5: error: expected ';'\nb.c:10:1: error: more\n")
+    assert first_error_line(out) == "b.c:9:5: error: expected ';'"
+    assert first_error_line("ld: cannot find -lfoo\n") == "ld: cannot find -lfoo"
+    assert first_error_line("") == "no output"
+    assert len(first_error_line("error: " + "x" * 1000)) == 240

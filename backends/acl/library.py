@@ -15,6 +15,13 @@ Per root the lib dirs are ``<root>/lib64`` and ``<root>/<arch>-linux/lib64``; pe
 link-only stubs with the same names (``<arch>-linux/devlib/...``, ``.../stub/...``) are
 never taken, not even when given explicitly.
 
+A library named explicitly (``--acl-lib`` / ``MDLRI_ACL_LIB``) is never replaced by a
+discovered one: a missing path, a directory without the library or a devlib stub gives
+:attr:`Discovery.error` (one line naming the option and the path), which the backend raises as
+a configuration error. :func:`check_shared_object` then rejects a file that is no ELF shared
+library for this host without loading it, and :data:`REQUIRED_SYMBOLS` are the functions
+without which a loaded library is not an ACL runtime (e.g. ``libm.so.6``).
+
 Loading: ``LD_LIBRARY_PATH`` set from inside Python does not reach ``dlopen`` (glibc reads
 it once), so the dependencies listed in the library's ``DT_NEEDED`` entries that sit next
 to it (or in another CANN lib dir or the driver dirs) are preloaded by absolute path with
@@ -47,26 +54,43 @@ SYSTEM_ROOTS = ("usr/local/Ascend/cann", "usr/local/Ascend/ascend-toolkit/latest
 DRIVER_SUBDIRS = ("driver/lib64/driver", "driver/lib64/common", "driver/lib64")
 
 
+#: what the backend cannot do without: aclInit and aclrtSetDevice (every backend binds a
+#: device, AclBackend._init_runtime) and aclrtCreateStream (every spec needs a stream). A library
+#: lacking one of them is not an ACL runtime; anything else missing only makes the specs that
+#: need it UNSUPPORTED (an older CANN without the newer aclmdlRI* functions).
+REQUIRED_SYMBOLS = ("aclInit", "aclrtSetDevice", "aclrtCreateStream")
+
+#: ELF e_machine of each host architecture
+_ELF_MACHINES = {"x86_64": 62, "aarch64": 183}
+_ELF_TYPES = {1: "a relocatable object (.o)", 2: "an executable", 4: "a core dump"}
+
+
 class LibraryNotFound(Exception):
     """No usable library; the message is the one-line reason."""
 
 
 @dataclass
 class Discovery:
-    """The outcome of a search: the library path (or None), how it was found, what was tried."""
+    """The outcome of a search: the library path (or None), how it was found, what was tried.
+
+    ``explicit`` is how the option that named the library reads in messages (``--acl-lib X``
+    or ``MDLRI_ACL_LIB=X``, as typed; empty for discovery); ``error`` is set when that explicit
+    value names no usable library."""
 
     path: Path | None
     source: str = ""
     tried: list[str] = field(default_factory=list)
     emulator: bool = False
+    explicit: str = ""
+    error: str = ""
 
     @property
     def reason(self) -> str:
         """One line saying why nothing was found (empty when something was)."""
         if self.path is not None or self.emulator:
             return ""
-        if any(t.startswith("explicit") for t in self.tried):
-            return self.tried[-1]
+        if self.error:
+            return self.error
         return ("no CANN runtime library (libacl_rt.so / libascendcl.so) found; set "
                 "ASCEND_HOME_PATH (source CANN's set_env.sh), --acl-lib PATH or "
                 f"{LIB_VAR}, or use --acl-lib emulator")
@@ -104,21 +128,72 @@ def _pick(dirs: Iterable[Path], tried: list[str]) -> Path | None:
     return None
 
 
-def _explicit(value: str, tried: list[str], arch: str) -> Discovery:
+def explicit_label(source: str, value: str) -> str:
+    """How an explicit value is named in messages: ``--acl-lib X`` or ``MDLRI_ACL_LIB=X``."""
+    return f"{source}={value}" if source == LIB_VAR else f"{source} {value}"
+
+
+def _explicit(value: str, source: str, tried: list[str], arch: str) -> Discovery:
     p = Path(value).expanduser()
+    label = explicit_label(source, value)
+
+    def fail(what: str) -> Discovery:
+        tried.append(f"{label}: {what}")
+        return Discovery(None, "", tried, explicit=label, error=f"{label}: {what}")
+
     if p.is_dir():
         found = _pick([p] + lib_dirs(p, arch), tried)
         if found is not None:
-            return Discovery(found, "explicit", tried)
-        tried.append(f"explicit {value}: no {' or '.join(LIB_NAMES)} in that directory")
-        return Discovery(None, "", tried)
+            return Discovery(found, source, tried, explicit=label)
+        return fail(f"no {' or '.join(LIB_NAMES)} in that directory (nor in its lib64/ or "
+                    f"{arch}-linux/lib64/)")
     if is_stub(p):
-        tried.append(f"explicit {value}: a link-only devlib stub, not the runtime library")
-        return Discovery(None, "", tried)
+        return fail("a link-only devlib stub, not the runtime library")
     if p.is_file():
-        return Discovery(p.resolve(), "explicit", tried)
-    tried.append(f"explicit {value}: no such file")
-    return Discovery(None, "", tried)
+        return Discovery(p.resolve(), source, tried, explicit=label)
+    if p.exists():
+        return fail("not a regular file")
+    if "/" not in value:
+        return fail("no such file or directory (give the path of the library or of its "
+                    "directory)")
+    return fail("no such file or directory")
+
+
+def check_shared_object(path: Path, arch: str | None = None) -> str:
+    """'' when ``path`` is a 64-bit ELF shared object for this host, else what it is instead
+    (read from its header; nothing is loaded)."""
+    arch = arch or host_arch()
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if head[:4] != b"\x7fELF":
+        kind = "a text file" if head and all(32 <= b < 127 or b in b"\t\r\n" for b in head) \
+            else "not an ELF file"
+        return f"not a shared library ({kind})"
+    if len(head) < 20 or head[4] != 2:
+        return "not a 64-bit shared library (32-bit or truncated ELF)"
+    e_type, e_machine = struct.unpack_from("<HH" if head[5] == 1 else ">HH", head, 16)
+    if e_type != 3:
+        return f"not a shared library ({_ELF_TYPES.get(e_type, f'ELF type {e_type}')})"
+    want = _ELF_MACHINES.get(arch)
+    if want is not None and e_machine != want:
+        return f"built for another architecture (ELF machine {e_machine}, this host is {arch})"
+    if is_pie_executable(path):
+        return "not a shared library (a position-independent executable)"
+    return ""
+
+
+def missing_required(lib: object) -> list[str]:
+    """The :data:`REQUIRED_SYMBOLS` a loaded library (a ``ctypes.CDLL``) does not export."""
+    return [n for n in REQUIRED_SYMBOLS if not hasattr(lib, n)]
+
+
+def not_a_runtime(label: str, missing: Iterable[str]) -> str:
+    """The one-line reason for a library that loads but lacks :data:`REQUIRED_SYMBOLS`."""
+    return (f"{label}: not an ACL runtime library (it does not export "
+            f"{', '.join(missing)}); name libacl_rt.so or libascendcl.so of a CANN install")
 
 
 def find_library(explicit: str | os.PathLike[str] | None = None, *,
@@ -136,9 +211,7 @@ def find_library(explicit: str | os.PathLike[str] | None = None, *,
         if value:
             if str(value) == EMULATOR:
                 return Discovery(None, f"{source}=emulator", tried, emulator=True)
-            found = _explicit(str(value), tried, arch)
-            found.source = source if found.path else ""
-            return found
+            return _explicit(str(value), source, tried, arch)
     for var in ROOT_VARS:
         if env.get(var):
             hit = _pick(lib_dirs(Path(env[var]), arch), tried)
@@ -161,37 +234,49 @@ def find_library(explicit: str | os.PathLike[str] | None = None, *,
 # dependencies
 
 
+#: DT_FLAGS_1 and its DF_1_PIE bit (a position-independent executable, which dlopen refuses)
+_DT_FLAGS_1, _DF_1_PIE = 0x6FFFFFFB, 0x08000000
+
+
+def _dynamic(data: bytes) -> tuple[list[tuple[int, int]], list[tuple[int, int, int]]]:
+    """The ``PT_DYNAMIC`` entries (tag, value) and the ``PT_LOAD`` segments (vaddr, offset,
+    size) of a 64-bit little-endian ELF image (empty lists when it is none or malformed)."""
+    if data[:4] != b"\x7fELF" or len(data) < 64 or data[4] != 2 or data[5] != 1:
+        return [], []
+    try:
+        e_phoff, = struct.unpack_from("<Q", data, 0x20)
+        e_phentsize, e_phnum = struct.unpack_from("<HH", data, 0x36)
+        loads: list[tuple[int, int, int]] = []
+        dynamic: tuple[int, int] | None = None
+        for i in range(e_phnum):
+            off = e_phoff + i * e_phentsize
+            p_type, _flags, p_offset, p_vaddr, _pa, p_filesz = struct.unpack_from(
+                "<IIQQQQ", data, off)
+            if p_type == 1:
+                loads.append((p_vaddr, p_offset, p_filesz))
+            elif p_type == 2:
+                dynamic = (p_offset, p_filesz)
+        entries: list[tuple[int, int]] = []
+        if dynamic is not None:
+            for j in range(dynamic[1] // 16):
+                tag, val = struct.unpack_from("<qQ", data, dynamic[0] + 16 * j)
+                if tag == 0:
+                    break
+                entries.append((tag, val))
+        return entries, loads
+    except struct.error:
+        return [], []
+
+
 def needed(path: Path) -> list[str]:
     """The ``DT_NEEDED`` sonames of a 64-bit little-endian ELF shared object ([] if unreadable)."""
     try:
         data = Path(path).read_bytes()
     except OSError:
         return []
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        return []
-    e_phoff, = struct.unpack_from("<Q", data, 0x20)
-    e_phentsize, e_phnum = struct.unpack_from("<HH", data, 0x36)
-    loads: list[tuple[int, int, int]] = []
-    dynamic: tuple[int, int] | None = None
-    for i in range(e_phnum):
-        off = e_phoff + i * e_phentsize
-        p_type, _flags, p_offset, p_vaddr, _pa, p_filesz = struct.unpack_from("<IIQQQQ", data, off)
-        if p_type == 1:
-            loads.append((p_vaddr, p_offset, p_filesz))
-        elif p_type == 2:
-            dynamic = (p_offset, p_filesz)
-    if dynamic is None:
-        return []
-    strtab = None
-    names: list[int] = []
-    for j in range(dynamic[1] // 16):
-        tag, val = struct.unpack_from("<qQ", data, dynamic[0] + 16 * j)
-        if tag == 0:
-            break
-        if tag == 1:
-            names.append(val)
-        elif tag == 5:
-            strtab = val
+    entries, loads = _dynamic(data)
+    names = [val for tag, val in entries if tag == 1]
+    strtab = next((val for tag, val in entries if tag == 5), None)
     if strtab is None:
         return []
     base = next((off + strtab - va for va, off, sz in loads if va <= strtab < va + sz), None)
@@ -202,6 +287,17 @@ def needed(path: Path) -> list[str]:
         end = data.find(b"\0", base + n)
         out.append(data[base + n:end].decode(errors="replace"))
     return out
+
+
+def is_pie_executable(path: Path) -> bool:
+    """Whether ``path`` is a position-independent executable (``DF_1_PIE``): ELF type
+    ``ET_DYN`` like a library, but ``dlopen`` refuses it."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return False
+    entries, _ = _dynamic(data)
+    return any(tag == _DT_FLAGS_1 and val & _DF_1_PIE for tag, val in entries)
 
 
 def driver_dirs(env: Mapping[str, str] | None = None, sysroot: Path = Path("/")) -> list[Path]:

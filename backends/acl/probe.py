@@ -4,33 +4,41 @@ process, and a broken driver can hang or abort).
 ``python -m backends.acl.probe LIB [--device N]`` prints one JSON object: ``version``,
 ``emulator``, ``soc``, ``init_rc``, ``device_count`` / ``device_count_rc``,
 ``set_device_rc``, ``errors`` (aclGetRecentErrMsg texts), ``missing`` (absent symbols of
-the contract). :func:`run_probe` runs it and returns the dict.
+the contract), ``missing_required`` (absent :data:`~.library.REQUIRED_SYMBOLS`: not an ACL
+runtime; nothing is called then). ``--count-only`` stops after ``aclrtGetDeviceCount`` (no
+``aclrtSetDevice``): what :func:`backends.acl.preflight` needs. :func:`run_probe` runs it and
+returns the dict.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from ctypes import byref, c_int32, c_uint32
 from pathlib import Path
 from typing import Any
 
-from .library import LibraryNotFound, load
+from .library import LibraryNotFound, load, missing_required
 from .symbols import SIGNATURES, SymbolTable
 
 #: the probe's wall-clock limit (a hung driver must not hang the doctor)
 TIMEOUT_S = 120
 
 
-def probe(lib_path: Path, device: int = 0) -> dict[str, Any]:
-    """Load the library and ask it what the doctor reports (in this process)."""
+def probe(lib_path: Path, device: int = 0, count_only: bool = False) -> dict[str, Any]:
+    """Load the library and ask it what the doctor reports (in this process); ``count_only``:
+    stop after the device count."""
     out: dict[str, Any] = {"library": str(lib_path), "errors": []}
     try:
         lib = load(lib_path)
     except LibraryNotFound as exc:
         out["load_error"] = str(exc)
+        return out
+    out["missing_required"] = missing_required(lib)
+    if out["missing_required"]:
         return out
     sym = SymbolTable(lib, str(lib_path))
     out["missing"] = sorted(n for n in SIGNATURES
@@ -63,6 +71,8 @@ def probe(lib_path: Path, device: int = 0) -> dict[str, Any]:
         out["device_count"] = n.value
         if out["device_count_rc"]:
             err()
+    if count_only:
+        return out
     if (fn := sym.get("aclrtSetDevice")) is not None:
         out["set_device_rc"] = int(fn(device))
         if out["set_device_rc"]:
@@ -72,12 +82,18 @@ def probe(lib_path: Path, device: int = 0) -> dict[str, Any]:
     return out
 
 
-def run_probe(lib_path: Path, device: int = 0, timeout_s: float = TIMEOUT_S) -> dict[str, Any]:
-    """Run :func:`probe` in a fresh interpreter; a crash or hang becomes ``probe_error``."""
+def run_probe(lib_path: Path, device: int = 0, timeout_s: float = TIMEOUT_S, *,
+              count_only: bool = False, drop_env: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run :func:`probe` in a fresh interpreter (without the variables ``drop_env``); a crash
+    or hang becomes ``probe_error``."""
     cmd = [sys.executable, "-m", "backends.acl.probe", str(lib_path), "--device", str(device)]
+    if count_only:
+        cmd.append("--count-only")
     root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k not in drop_env}
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=root)
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=root,
+                             env=env)
     except subprocess.TimeoutExpired:
         return {"library": str(lib_path), "probe_error": f"probe timed out after {timeout_s} s"}
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
@@ -92,8 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m backends.acl.probe")
     ap.add_argument("lib")
     ap.add_argument("--device", type=int, default=0)
+    ap.add_argument("--count-only", action="store_true",
+                    help="stop after aclrtGetDeviceCount (no aclrtSetDevice)")
     ns = ap.parse_args(argv)
-    print(json.dumps(probe(Path(ns.lib), ns.device)), flush=True)
+    print(json.dumps(probe(Path(ns.lib), ns.device, ns.count_only)), flush=True)
     return 0
 
 

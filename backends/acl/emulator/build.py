@@ -7,6 +7,12 @@
 is compiled only when missing: into a temporary file in the same folder, then renamed into
 place, so concurrent builders (pytest-xdist workers) never see a half-written file.
 
+The compiler is ``$CC`` (split like shell words, so ``CC="ccache gcc"`` works), else ``gcc``.
+A failure raises a :class:`BuildError` whose message is one line saying what to do:
+:class:`CompilerNotFound` ("gcc not found: install gcc or set CC"), :class:`CompileFailed` (the
+compiler's first error line and the path of ``build-<library>.log`` holding its full output),
+:class:`CacheNotWritable` ("... set MDLRI_CACHE_DIR to a writable directory").
+
 ``python -m backends.acl.emulator.build`` prints the two paths.
 """
 
@@ -15,6 +21,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -27,6 +35,9 @@ EMU_INCLUDE = HERE / "include"
 EMU_SRC = HERE / "src"
 KERNEL_DIR = REPO / "kernel" / "host"
 
+#: environment variable naming the cache base directory
+CACHE_VAR = "MDLRI_CACHE_DIR"
+
 EMULATOR_NAME = "libmdlri_acl_emu.so"
 KERNELS_NAME = "libmdlri_host_kernels.so"
 
@@ -36,14 +47,41 @@ EMU_LIBS = ["-ldl"]
 
 
 class BuildError(RuntimeError):
-    """gcc failed; the message holds the command and gcc's stderr."""
+    """The emulator cannot be built; the message is one line saying what to do (no compiler
+    output beyond its first error line, never a traceback)."""
 
 
-def _compiler() -> str:
-    cc = os.environ.get("CC", "gcc")
-    if shutil.which(cc) is None:
-        raise BuildError(f"C compiler {cc!r} not found: the acl emulator needs gcc on PATH")
-    return cc
+class CompilerNotFound(BuildError):
+    """``$CC`` (default ``gcc``) is not on PATH or cannot be run."""
+
+
+class CompileFailed(BuildError):
+    """The compiler rejected the sources; ``log`` holds its full output."""
+
+    def __init__(self, message: str, log: Path | None) -> None:
+        super().__init__(message)
+        self.log = log
+
+
+class CacheNotWritable(BuildError):
+    """The cache directory cannot be created or written."""
+
+
+def compiler() -> list[str]:
+    """The compiler command: ``$CC`` split like a shell word list (``ccache gcc`` works), else
+    ``gcc``; raises :class:`CompilerNotFound` when its program is not on PATH."""
+    raw = os.environ.get("CC", "").strip()
+    try:
+        argv = shlex.split(raw) if raw else ["gcc"]
+    except ValueError as exc:
+        raise CompilerNotFound(f"CC={raw!r} cannot be parsed ({exc}): set CC to a C compiler "
+                               "such as gcc") from None
+    if not argv or shutil.which(argv[0]) is None:
+        if raw:
+            raise CompilerNotFound(f"C compiler CC={raw!r} not found: install it or set CC to "
+                                   "a C compiler such as gcc")
+        raise CompilerNotFound("gcc not found: install gcc or set CC")
+    return argv
 
 
 def _sources() -> list[Path]:
@@ -52,49 +90,92 @@ def _sources() -> list[Path]:
     return files
 
 
-def _digest(cc: str) -> str:
+def _digest(cc: tuple[str, ...]) -> str:
     h = hashlib.sha256()
     for f in [*_sources(), Path(__file__).resolve()]:
         h.update(str(f.relative_to(REPO)).encode())
         h.update(b"\0")
         h.update(f.read_bytes())
-    h.update(" ".join([cc, *CFLAGS, *EMU_LIBS]).encode())
+    h.update(" ".join([*cc, *CFLAGS, *EMU_LIBS]).encode())
     h.update(_compiler_version(cc).encode())
     return h.hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=None)
-def _compiler_version(cc: str) -> str:
+def _compiler_version(cc: tuple[str, ...]) -> str:
     try:
-        return subprocess.run([cc, "--version"], capture_output=True, text=True,
+        return subprocess.run([*cc, "--version"], capture_output=True, text=True,
                               check=False).stdout
     except OSError as exc:
-        raise BuildError(f"cannot run {cc}: {exc}") from exc
+        raise CompilerNotFound(f"cannot run the C compiler {cc[0]} ({exc.strerror or exc}): "
+                               "install gcc or set CC") from None
+
+
+def cache_base() -> Path:
+    """``$MDLRI_CACHE_DIR``, else ``~/.cache/mdlri-conformance``."""
+    base = os.environ.get(CACHE_VAR)
+    return Path(base).expanduser() if base else Path.home() / ".cache" / "mdlri-conformance"
 
 
 def cache_dir() -> Path:
     """The folder holding this source version's libraries (created on demand)."""
-    base = os.environ.get("MDLRI_CACHE_DIR")
-    root = Path(base).expanduser() if base else Path.home() / ".cache" / "mdlri-conformance"
-    return root / f"emulator-{_digest(_compiler())}"
+    return cache_base() / f"emulator-{_digest(tuple(compiler()))}"
+
+
+def _not_writable(where: Path, exc: OSError) -> CacheNotWritable:
+    return CacheNotWritable(f"cache directory {where} is not writable "
+                            f"({exc.strerror or type(exc).__name__}): set {CACHE_VAR} to a "
+                            "writable directory")
+
+
+def first_error_line(output: str) -> str:
+    """The compiler's first line that names an error (else its first line), trimmed."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    hit = next((ln for ln in lines if re.search(r"\berror\b", ln, re.IGNORECASE)), None)
+    line = hit or (lines[0] if lines else "no output")
+    return line if len(line) <= 240 else line[:237] + "..."
+
+
+def _write_log(out_dir: Path, name: str, cmd: list[str],
+               proc: subprocess.CompletedProcess[str]) -> Path | None:
+    log = out_dir / f"build-{name}.log"
+    try:
+        log.write_text(f"$ {shlex.join(cmd)}\n# exit status {proc.returncode}\n"
+                       f"{proc.stdout}{proc.stderr}")
+    except OSError:
+        return None
+    return log
 
 
 def _build(name: str, sources: list[Path], extra: list[str]) -> Path:
+    cc = compiler()
     out_dir = cache_dir()
     target = out_dir / name
     if target.is_file():
         return target
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir)
-    os.close(fd)
-    cmd = [_compiler(), *CFLAGS, *extra, "-o", tmp, *map(str, sources)]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir)
+        os.close(fd)
+    except OSError as exc:
+        raise _not_writable(out_dir.parent, exc) from None
+    cmd = [*cc, *CFLAGS, *extra, "-o", tmp, *map(str, sources)]
+    try:
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        except OSError as exc:
+            raise CompilerNotFound(f"cannot run the C compiler {cc[0]} "
+                                   f"({exc.strerror or exc}): install gcc or set CC") from None
         if proc.returncode != 0:
-            raise BuildError(f"building {name} failed (exit {proc.returncode})\n"
-                             f"$ {' '.join(cmd)}\n{proc.stderr.strip()}")
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, target)  # atomic: a concurrent builder's identical file may win
+            log = _write_log(out_dir, name, cmd, proc)
+            where = f"full log: {log}" if log else "no log: the cache is not writable"
+            raise CompileFailed(f"{cc[0]} failed building {name}: "
+                                f"{first_error_line(proc.stderr or proc.stdout)} ({where})", log)
+        try:
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, target)  # atomic: a concurrent builder's identical file may win
+        except OSError as exc:
+            raise _not_writable(out_dir, exc) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
