@@ -538,6 +538,8 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         return None
     if info["outcome"] == "CHANGED":
         return "changed", "C", ("CHANGED", {"yellow": True})
+    if info["outcome"] == "UNSUPPORTED" and info.get("required"):
+        return "failed", "F", ("UNSUPPORTED (required)", {"red": True})
     if info["outcome"] == "UNSUPPORTED":
         return "unsupported", "U", ("UNSUPPORTED", {"yellow": True})
     if info["outcome"] == "XFAIL":
@@ -667,7 +669,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(line)
     bad = [r for r in state.results if fails_gate(r)]
     for r in bad[:20]:
-        tr.write_line(f"  {r['outcome']:<8} {r['nodeid']}: {r['message']}"[:200])
+        what = (f"UNSUPPORTED on required capability {', '.join(r['required'])}"
+                if r.get("required") else r["outcome"])
+        tr.write_line(f"  {what:<8} {r['nodeid']}: {r['message']}"[:240])
     if len(bad) > 20:
         tr.write_line(f"  ... and {len(bad) - 20} more (divergences.json)")
     for err in state.expectation_errors:

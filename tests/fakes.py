@@ -85,3 +85,27 @@ class LeakyBackend(NullBackend):
 def create_leaky(**_: Any) -> LeakyBackend:
     """A backend whose live event count only grows."""
     return LeakyBackend()
+
+
+class UnavailableBackend(NullBackend):
+    """A backend that loads but cannot run: the whole backend is UNSUPPORTED with a reason."""
+
+    def unsupported_reason(self, what: Any = None) -> str | None:
+        return "no device attached to this fake" if what is None else None
+
+
+def create_unavailable(**_: Any) -> UnavailableBackend:
+    return UnavailableBackend(frozenset())
+
+
+def create_raising(**_: Any) -> NullBackend:
+    """A factory that fails the way an outside implementation might."""
+    raise RuntimeError("driver handshake failed\nsecond line that must not be shown")
+
+
+def create_sim_no_counts(**options: Any) -> Any:
+    """The simulator without ``live_counts`` (like real hardware: leaks cannot be checked)."""
+    from backends.sim import create as create_sim
+    sim = create_sim(**options)
+    sim.live_counts = None  # leaks.snapshot: not callable -> not checked
+    return sim

@@ -1,0 +1,260 @@
+"""Bad and degenerate input to ``mdlri-conformance``: one line, the documented exit code, never a
+traceback, and never ``gate: PASS`` unless specs really ran and passed.
+
+Exit codes (conformance.verdict): 0 PASS, 1 FAIL, 2 usage / input error, 3 NOTHING TESTED,
+4 INCOMPLETE. Each row of :data:`CASES` is one input; ``python -m tests.test_bad_input`` runs
+them all and prints the table (input, exit code, the line printed).
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = [sys.executable, "-m", "conformance.cli"]
+PASS, FAIL, USAGE, NOTHING, INCOMPLETE = 0, 1, 2, 3, 4
+
+
+@dataclass
+class Case:
+    """One bad or degenerate input: the CLI arguments (``{tmp}`` is a fresh directory), extra
+    environment, the exit code and a regex the output must contain."""
+
+    name: str
+    args: list[str]
+    code: int
+    line: str
+    env: dict[str, str] = field(default_factory=dict)
+    setup: Callable[[Path], None] | None = None
+    #: a signal sent once the run has written this many rows (the run is then a partial one)
+    signal: int | None = None
+
+
+def _text_file(tmp: Path) -> None:
+    (tmp / "libacl_rt.so").write_text("not a library\n")
+
+
+def _empty_dir(tmp: Path) -> None:
+    (tmp / "empty").mkdir()
+
+
+def _existing_run(tmp: Path) -> None:
+    (tmp / "run").mkdir()
+    (tmp / "run" / "results.jsonl").write_text('{"nodeid": "x"}\n')
+
+
+def _fake_cc(tmp: Path) -> None:
+    cc = tmp / "cc"
+    cc.write_text("#!/bin/sh\necho 'emu.c:1:1: error: planted compiler error' >&2\nexit 1\n")
+    cc.chmod(0o755)
+
+
+def _file_as_cache(tmp: Path) -> None:
+    (tmp / "a-file").write_text("")
+
+
+def _required_update(tmp: Path) -> None:
+    (tmp / "req.toml").write_text('required_capabilities = ["update"]\n')
+
+
+def _malformed_toml(tmp: Path) -> None:
+    (tmp / "bad.toml").write_text("[[expect]\nid = \n")
+
+
+def _a_file(tmp: Path) -> None:
+    (tmp / "file").write_text("")
+
+
+_NO_CANN = {"MDLRI_ACL_LIB": "", "ASCEND_HOME_PATH": "", "ASCEND_INSTALL_PATH": "",
+            "ASCEND_TOOLKIT_HOME": "", "LD_LIBRARY_PATH": "", "HOME": "{tmp}"}
+_FRESH_CACHE = {"MDLRI_CACHE_DIR": "{tmp}/cache"}
+_LIBM = ctypes.util.find_library("m") or "libm.so.6"
+_SPECS = ["-k", "test_capture and begin"]  # a few quick specs
+
+CASES: list[Case] = [
+    # -- the acl backend's library -----------------------------------------------------------
+    Case("--acl-lib names a missing file", ["run", "--backend", "acl", "--acl-lib",
+                                            "{tmp}/nope/libacl_rt.so"],
+         USAGE, r"^mdlri-conformance: error: backend 'acl': --acl-lib .*: no such file"),
+    Case("--acl-lib names a text file", ["run", "--backend", "acl", "--acl-lib",
+                                         "{tmp}/libacl_rt.so"],
+         USAGE, r"not a shared library", setup=_text_file),
+    Case("--acl-lib names a directory with no library", ["run", "--backend", "acl",
+                                                         "--acl-lib", "{tmp}/empty"],
+         USAGE, r"no libacl_rt\.so or libascendcl\.so in that directory", setup=_empty_dir),
+    Case(f"--acl-lib {_LIBM} (a library, not ACL)", ["run", "--backend", "acl", "--acl-lib",
+                                                     _LIBM],
+         USAGE, r"(not an ACL runtime library|no such file)"),
+    Case("no ACL library anywhere", ["run", "--backend", "acl"], NOTHING,
+         r"^mdlri-conformance: NOTHING TESTED: acl backend: no CANN runtime library",
+         env=_NO_CANN),
+    Case("emulator build: no compiler", ["run", "--backend", "acl", "--acl-lib", "emulator"],
+         NOTHING, r"NOTHING TESTED: acl backend: cannot build the ACL emulator: .*not found",
+         env={**_FRESH_CACHE, "CC": "{tmp}/no-such-cc"}),
+    Case("emulator build: compiler error", ["run", "--backend", "acl", "--acl-lib", "emulator"],
+         NOTHING, r"NOTHING TESTED: .*cannot build the ACL emulator: .*planted compiler error",
+         env={**_FRESH_CACHE, "CC": "{tmp}/cc"}, setup=_fake_cc),
+    Case("emulator build: cache not writable", ["run", "--backend", "acl", "--acl-lib",
+                                                "emulator"],
+         NOTHING, r"NOTHING TESTED: .*not writable.*MDLRI_CACHE_DIR",
+         env={"MDLRI_CACHE_DIR": "{tmp}/a-file/cache"}, setup=_file_as_cache),
+    Case("--devices 0,7 on a one-device runtime", ["run", "--backend", "acl", "--acl-lib",
+                                                   "emulator", "--devices", "0,7"],
+         USAGE, r"--devices 0,7: device 7 does not exist"),
+    Case("an emulator --fault without -n", ["run", "--backend", "acl", "--acl-lib", "emulator",
+                                            "--fault", "setparams-without-update", "-k",
+                                            "test_params or test_update"],
+         FAIL, r"gate: FAIL"),
+    # -- interrupted and killed runs -----------------------------------------------------------
+    Case("SIGINT midway", ["run", "--backend", "sim", "-n", "2"], INCOMPLETE,
+         r"gate: INCOMPLETE .*interrupted; \d+ of \d+ collected spec\(s\) never ran",
+         signal=signal.SIGINT),
+    Case("SIGTERM midway", ["run", "--backend", "sim", "-n", "2"], INCOMPLETE,
+         r"gate: INCOMPLETE .*interrupted; \d+ of \d+ collected spec\(s\) never ran",
+         signal=signal.SIGTERM),
+    Case("report on a SIGKILLed run", ["run", "--backend", "sim", "-n", "2"], INCOMPLETE,
+         r"gate: INCOMPLETE .*killed\?\); \d+ of \d+ collected spec\(s\) never ran",
+         signal=signal.SIGKILL),
+    # -- the report directory ------------------------------------------------------------------
+    Case("--report-dir names an existing run", ["run", *_SPECS, "--report-dir", "{tmp}/run"],
+         USAGE, r"--report-dir .*/run: already holds a run", setup=_existing_run),
+    Case("--report-dir names a file", ["run", *_SPECS, "--report-dir", "{tmp}/file"],
+         USAGE, r"--report-dir .*/file: exists and is not a directory", setup=_a_file),
+    Case("--keep-runs 0", ["run", "--keep-runs", "0"], USAGE, r"keep at least 1 run"),
+    Case("report on a directory that is no run", ["report", "{tmp}"], USAGE,
+         r"no results\.jsonl"),
+    # -- backends --------------------------------------------------------------------------------
+    Case("a backend without leak counts", ["run", "--backend", "tests.fakes:create_sim_no_counts",
+                                           *_SPECS],
+         PASS, r"leaks: not checked"),
+    Case("a backend that loads but cannot run", ["run", "--backend",
+                                                 "tests.fakes:create_unavailable", *_SPECS],
+         NOTHING, r"gate: NOTHING TESTED .*every spec \(\d+\) was UNSUPPORTED: .*no device"),
+    Case("a backend factory that raises", ["run", "--backend", "tests.fakes:create_raising"],
+         USAGE, r"^ERROR: backend 'tests\.fakes:create_raising': "
+                r"tests\.fakes:create_raising raised RuntimeError: driver handshake failed$"),
+    Case("replay on a backend factory that raises",
+         ["replay", "conformance/cases/seed-fallback.json", "--backend",
+          "tests.fakes:create_raising"],
+         USAGE, r"raised RuntimeError: driver handshake failed$"),
+    Case("a factory returning something else", ["run", "--backend",
+                                                "tests.fakes:create_not_a_backend"],
+         USAGE, r"does not implement backends\.contract\.Backend"),
+    Case("an unknown backend", ["run", "--backend", "nosuch"], USAGE, r"unknown backend 'nosuch'"),
+    Case("an unknown --fault", ["run", "--fault", "nosuch"], USAGE, r"--fault: .*nosuch"),
+    Case("required capability UNSUPPORTED", ["run", "--backend",
+                                             "tests.partial_runtime:create_no_update",
+                                             "-k", "test_update", "--expectations",
+                                             "{tmp}/req.toml"],
+         FAIL, r"UNSUPPORTED on required capability update", setup=_required_update),
+    # -- options ---------------------------------------------------------------------------------
+    Case("-n -1", ["run", "-n", "-1"], USAGE, r"argument -n/--workers: '-1': use a number"),
+    Case("--spec-timeout -5", ["run", "--spec-timeout", "-5"], USAGE, r"--spec-timeout"),
+    Case("--spec-timeout nan", ["run", "--spec-timeout", "nan"], USAGE, r"--spec-timeout"),
+    Case("--spec-timeout inf", ["run", "--spec-timeout", "inf"], USAGE, r"--spec-timeout"),
+    Case("--spec-timeout 0.001", ["run", "--spec-timeout", "0.001"], USAGE, r"--spec-timeout"),
+    Case("-k that matches nothing", ["run", "-k", "no_spec_is_called_this"], NOTHING,
+         r"^mdlri-conformance: NOTHING TESTED: no spec matches -k 'no_spec_is_called_this'"),
+    Case("--profile bogus", ["run", "--profile", "bogus"], USAGE, r"invalid choice: 'bogus'"),
+    Case("--expectations names a missing file", ["run", "--expectations", "{tmp}/no.toml"],
+         USAGE, r"no\.toml: cannot read"),
+    Case("--expectations is malformed TOML", ["run", "--expectations", "{tmp}/bad.toml"],
+         USAGE, r"bad\.toml: malformed TOML", setup=_malformed_toml),
+    Case("an unknown example", ["example", "nosuch"], USAGE, r"unknown example 'nosuch'"),
+    Case("replay of a missing case file", ["replay", "{tmp}/none.json"], USAGE,
+         r"cannot read .*none\.json"),
+    Case("diff of a directory that is no run", ["diff", "{tmp}", "{tmp}"], USAGE,
+         r"no results\.jsonl"),
+]
+
+
+@dataclass
+class Outcome:
+    code: int
+    output: str
+    report_dir: Path
+
+
+def run_case(case: Case, tmp: Path) -> Outcome:
+    """Run one case in ``tmp`` (its report directory is ``tmp/out`` unless it names one)."""
+    if case.setup is not None:
+        case.setup(tmp)
+    fill = lambda s: s.replace("{tmp}", str(tmp))  # noqa: E731
+    args = [fill(a) for a in case.args]
+    out = tmp / "out"
+    if args[0] == "run" and "--report-dir" not in args:
+        args[1:1] = ["--report-dir", str(out)]
+    env = dict(os.environ, **{k: fill(v) for k, v in case.env.items()})
+    env.pop("PYTEST_XDIST_WORKER", None)
+    if case.signal is None:
+        res = subprocess.run(CLI + args, cwd=ROOT, env=env, capture_output=True, text=True,
+                             timeout=600)
+        return Outcome(res.returncode, res.stdout + res.stderr, out)
+    proc = subprocess.Popen(CLI + args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if results.is_file() and results.read_text().count("\n") >= 30:
+            break
+        time.sleep(0.05)
+    proc.send_signal(case.signal)
+    output, _ = proc.communicate(timeout=300)
+    if case.signal != signal.SIGKILL:
+        return Outcome(proc.returncode, output, out)
+    rows_then = results.read_text().count("\n")
+    res = subprocess.run(CLI + ["report", str(out)], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert results.read_text().count("\n") >= rows_then  # nothing already written is lost
+    return Outcome(res.returncode, res.stdout + res.stderr, out)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_bad_input(case: Case, tmp_path: Path) -> None:
+    """The exit code and the line; no traceback; no PASS verdict unless specs ran and passed."""
+    if "libm" in case.name and not Path(_LIBM).is_absolute() and not ctypes.util.find_library("m"):
+        pytest.skip("no libm on this machine")
+    got = run_case(case, tmp_path)
+    assert got.code == case.code, got.output[-3000:]
+    assert re.search(case.line, got.output, re.M), got.output[-3000:]
+    assert "Traceback" not in got.output and "INTERNALERROR" not in got.output, got.output
+    if case.code != PASS:
+        assert "gate: PASS" not in got.output, got.output[-3000:]
+    else:
+        summary = json.loads((got.report_dir / "summary.json").read_text())
+        assert summary["verdict"]["verdict"] == "PASS" and summary["totals"].get("PASS")
+    if case.signal is not None:  # every row already written is kept, and the end is recorded
+        rows = (got.report_dir / "results.jsonl").read_text().splitlines()
+        assert len(rows) >= 30 and all(json.loads(r)["nodeid"] for r in rows)
+        summary = json.loads((got.report_dir / "summary.json").read_text())
+        assert summary["completeness"]["never_ran_count"] > 0
+
+
+def main() -> None:
+    """Print the table of cases: input, exit code, the line that matched."""
+    import tempfile
+    print("| input | exit | line printed |\n|---|---:|---|")
+    for case in CASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            got = run_case(case, Path(tmp))
+        m = re.search(case.line, got.output, re.M)
+        line = next((ln for ln in got.output.splitlines() if m and m.group(0) in ln), "")
+        line = line.replace(tmp, "$TMP").replace("|", "\\|")
+        flag = "" if got.code == case.code and m else " **(unexpected)**"
+        print(f"| {case.name} | {got.code}{flag} | `{line[:160]}` |")
+
+
+if __name__ == "__main__":
+    main()
