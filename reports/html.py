@@ -1,4 +1,7 @@
-"""The static HTML report (jinja2): area table, clause x outcome matrix, divergences."""
+"""The static HTML report (jinja2): the verdict and why as the headline, the run at a glance
+(clauses verified / cited, completeness, leaks, process-global state, order, capability
+probes), UNSUPPORTED by reason, the specs that never ran, area table, clause x outcome matrix,
+divergences, side effects, fingerprint."""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ import jinja2
 
 from conformance import graphs, leaks, registry
 from conformance.global_state import describe as describe_state
-from conformance.summary import order_line, state_line
+from conformance.summary import (clauses_line, completeness_line, leak_line, order_line,
+                                 state_line)
 
 from .svg import case_svg
 
@@ -65,8 +69,62 @@ def render(summary: dict[str, Any], rows: Iterable[dict[str, Any]],
         summary=summary, columns=COLUMNS, matrix=matrix, group_bad=group_bad,
         divergences=divergences, fingerprint=summary.get("fingerprint", {}),
         kill_matrix=kill_matrix_html, side_effects=side_effects(rows),
+        verdict=verdict_view(summary), clauses_line=coverage_line(summary),
+        completeness=summary.get("completeness") or {},
+        completeness_line=completeness_line(summary),
+        leaks=leaks_view(summary), unsupported=summary.get("unsupported") or [],
+        probe=summary.get("probe") or {}, probe_lines=probe_lines(summary.get("probe")),
         state_line=state_line(summary) if "state" in summary else "",
         order_line=order_line(summary["order"]) if summary.get("order") else "")
+
+
+def verdict_view(summary: dict[str, Any]) -> dict[str, Any]:
+    """The verdict (``summary["verdict"]``; an older summary's gate otherwise) with the CSS
+    class that colours it: ``v-pass``, ``v-fail``, ``v-nothing-tested``, ``v-incomplete``."""
+    v = summary.get("verdict")
+    if not (isinstance(v, dict) and v.get("verdict")):
+        v = {"verdict": str(summary.get("gate", "unknown")).upper(), "exit_code": None, "why": ""}
+    return {**v, "css": "v-" + "-".join(str(v["verdict"]).lower().split())}
+
+
+def coverage_line(summary: dict[str, Any]) -> str:
+    """The console's clause line: verified in this run beside cited, reasoned, the gap."""
+    cov = summary["coverage"]
+    line = clauses_line(summary)
+    if "reasoned" in cov and "neither" in cov:
+        line += (f"; reasoned {cov['reasoned']}, neither {cov['neither']} (the gap, listed in "
+                 "summary.json)")
+    return line
+
+
+def leaks_view(summary: dict[str, Any]) -> dict[str, Any]:
+    """The leak check as the console words it, and whether it ran at all (``checked``), so
+    that "not checked" and "none of N" look different."""
+    lk = summary.get("leaks") or {}
+    return {"line": leak_line(summary), "checked": bool(lk.get("checked_specs")),
+            "leaking": lk.get("leaking_specs") or 0}
+
+
+def probe_lines(probe: dict[str, Any] | None) -> list[str]:
+    """The capability-probe findings (``summary["probe"]``) as the console prints them: a head
+    line, then one line per capability a probe removed (per process when they differ).
+
+    The same wording as ``conformance.plugin.format_probe``; kept here because that module
+    imports this package."""
+    if not probe:
+        return []
+    secs = [s for s in (probe.get("seconds") or {}).values() if isinstance(s, (int, float))]
+    head = (f"capability probes ({len(probe.get('processes') or [])} process(es), "
+            f"{max(secs, default=0):.2f} s per start)")
+    removed = probe.get("removed") or {}
+    groups = {"": removed} if probe.get("uniform", True) else removed
+    if not any(groups.values()):
+        return [f"{head}: every declared capability shown"]
+    lines = [f"{head}: absent"]
+    for proc, caps in groups.items():
+        for cap, why in caps.items():
+            lines.append(f"  {cap}{f' [{proc}]' if proc else ''}: {why}"[:240])
+    return lines
 
 
 def side_effects(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     (("frobnicate",), "invalid choice"),
     (("replay", "/nonexistent/case.json"), "cannot read"),
     (("run", "--expectations", "/nonexistent/exp.toml"), "cannot read"),
-    (("run", "--report-dir", "/proc/forbidden/run"), "report directory"),
+    (("run", "--report-dir", "/proc/forbidden/run"), "--report-dir /proc/forbidden/run: "),
     (("run", "--against", "nosuch"), "unknown backend 'nosuch'"),
 ])
 def test_usage_errors_are_one_line(args: tuple[str, ...], fragment: str) -> None:
@@ -42,17 +42,18 @@ def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_replay_and_example_report_unsupported_on_a_partial_runtime() -> None:
-    """A 207000 in a replayed case or an example is UNSUPPORTED (exit 0), never a failure;
-    what the probes found missing is listed."""
+    """A 207000 in a replayed case or an example is NOTHING TESTED (exit 3), never a failure
+    and never a pass; what the probes found missing is listed."""
     case = Path(__file__).resolve().parent.parent / "conformance" / "cases" / "seed-fallback.json"
     res = _cli("replay", str(case),
                "--backend", "tests.partial_runtime:factory")
-    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.returncode == 3, res.stdout + res.stderr
     assert "not shown by this backend: data_movement: absent (probe: memcpy" in res.stdout
-    assert res.stdout.splitlines()[-1].startswith("UNSUPPORTED: aclmdlRITaskSetParams returned "
-                                                  "207000")
+    assert res.stdout.splitlines()[-1].startswith(
+        "NOTHING TESTED: UNSUPPORTED: aclmdlRITaskSetParams returned 207000")
     res = _cli("example", "fallback", "--backend", "tests.partial_runtime:create_no_update")
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert res.stdout.splitlines()[-1] == ("UNSUPPORTED: scenario step: Operation failed: "
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert res.stdout.splitlines()[-1] == ("NOTHING TESTED: UNSUPPORTED: scenario step: "
+                                           "Operation failed: "
                                            "aclmdlRITaskGetParams returned error code 207000 "
                                            "(RT_FEATURE_NOT_SUPPORT)")

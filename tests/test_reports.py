@@ -47,7 +47,8 @@ def test_html_report_shows_the_divergence_with_its_graph(faulty_differential: Pa
     assert "<svg" in page and "Divergences (" in page
     assert "shrunk case (JSON)" in page
     md = (faulty_differential / "summary.md").read_text()
-    assert "Gate: FAIL" in md
+    assert "**Gate: FAIL** (exit 1): " in md and "spec(s) fail the gate" in md
+    assert 'class="verdict v-fail"' in page
 
 
 def test_diff_names_the_changed_clauses(faulty_differential: Path, tmp_path: Path) -> None:
@@ -114,8 +115,188 @@ def test_side_effects_reach_summary_md_and_index_html(tmp_path: Path) -> None:
     summary = build_summary(rows, [], "sim")
     write_all(tmp_path, rows, summary)
     md = (tmp_path / "summary.md").read_text()
-    assert "state-changing specs: 1" in md and "Leaking specs: 1" in md
+    assert "state-changing specs: 1" in md and "leaking specs: 1 of 1 checked (events 1)" in md
     html = (tmp_path / "index.html").read_text()
     assert "exchange_mode GLOBAL -&gt; RELAXED" in html and "1 event" in html
     assert "open_captures" in html and "the backend counts none" in html
     assert json.loads((tmp_path / "summary.json").read_text())["gate"] == "pass"
+
+
+# ---------------------------------------------------------------------------------------------
+# summary.md and index.html show every number the console shows (hand-made rows)
+
+
+def _row(name: str, outcome: str, clauses: tuple[str, ...] = (), **extra: object) -> dict:
+    return {"nodeid": f"conformance/specs/test_x.py::{name}", "outcome": outcome, "area": "x",
+            "clauses": list(clauses), **extra}
+
+
+def _pages(tmp_path: Path, rows: list[dict], **kw: object) -> tuple[dict, str, str]:
+    """build_summary + write_all; returns the summary, summary.md and index.html."""
+    from conformance.summary import build_summary
+    from reports.write import write_all
+    summary = build_summary(rows, {c for r in rows for c in r["clauses"]}, "sim", **kw)
+    write_all(tmp_path, rows, summary)
+    return (summary, (tmp_path / "summary.md").read_text(),
+            (tmp_path / "index.html").read_text())
+
+
+def _esc(text: str) -> str:
+    import html
+    return html.escape(text)
+
+
+@pytest.mark.parametrize("outcome, verdict, code, css", [
+    ("PASS", "PASS", 0, "v-pass"), ("FAIL", "FAIL", 1, "v-fail"),
+    ("UNSUPPORTED", "NOTHING TESTED", 3, "v-nothing-tested")])
+def test_verdict_and_why_are_the_headline(tmp_path: Path, outcome: str, verdict: str,
+                                          code: int, css: str) -> None:
+    msg = "UNSUPPORTED: no kernels" if outcome == "UNSUPPORTED" else ""
+    rows = [_row("test_a", outcome, message=msg),
+            _row("test_b", "UNSUPPORTED" if msg else "PASS", message=msg)]
+    summary, md, page = _pages(tmp_path, rows, collected=[r["nodeid"] for r in rows])
+    v = summary["verdict"]
+    assert (v["verdict"], v["exit_code"]) == (verdict, code) and v["why"]
+    headline = md.splitlines()[2]
+    assert headline == f"**Gate: {verdict}** (exit {code}): {v['why']}"
+    assert (f'<p class="verdict {css}" id="verdict">Gate: <strong>{verdict}</strong> '
+            f"(exit {code}): {_esc(v['why'])}</p>") in page
+    # the headline comes before the area table
+    assert page.index('id="verdict"') < page.index("Outcomes by area")
+
+
+def test_incomplete_run_lists_the_specs_that_never_ran(tmp_path: Path) -> None:
+    ran = [_row("test_ran_0", "PASS"), _row("test_ran_1", "PASS")]
+    never = [f"conformance/specs/test_x.py::test_never_{i:02}" for i in range(58)]
+    summary, md, page = _pages(tmp_path, ran, collected=[r["nodeid"] for r in ran] + never)
+    assert summary["verdict"]["verdict"] == "INCOMPLETE"
+    why = summary["verdict"]["why"]
+    assert "58 of 60 collected spec(s) never ran" in why
+    assert f"**Gate: INCOMPLETE** (exit 4): {why}" in md
+    assert f"- completeness: INCOMPLETE, 2 of 60 collected spec(s) recorded: {why}" in md
+    assert "## Never ran (58)" in md
+    shown = [n for n in never if f"- `{n}`" in md]
+    assert shown == never[:50] and "- ... 8 more (index.html)" in md
+    assert 'class="verdict v-incomplete"' in page and "58 spec(s) never ran" in page
+    assert all(f"<li><code>{n}</code></li>" in page for n in never)
+    assert not any(f"<code>{r['nodeid']}</code></li>" in page for r in ran)
+
+
+def test_interrupted_run_is_incomplete_on_both_pages(tmp_path: Path) -> None:
+    rows = [_row("test_a", "PASS")]
+    summary, md, page = _pages(tmp_path, rows, collected=[rows[0]["nodeid"]],
+                               ended="interrupted")
+    assert "**Gate: INCOMPLETE** (exit 4): the run was interrupted" in md
+    assert "Never ran" not in md and "never ran</strong>" not in page
+    assert '<li class="bad">completeness: INCOMPLETE, 1 of 1 collected spec(s) recorded: the run ' \
+           "was interrupted</li>" in page
+
+
+def test_unsupported_reasons_with_counts(tmp_path: Path) -> None:
+    """25 reasons, reason i on i+1 specs: summary.md lists the top 20 and says how many more;
+    index.html lists all 25, each with its count."""
+    rows = [_row("test_pass", "PASS")]
+    for i in range(25):
+        rows += [_row(f"test_r{i}_{k}", "UNSUPPORTED", message=f"UNSUPPORTED: lacks cap_{i} | x")
+                 for k in range(i + 1)]
+    summary, md, page = _pages(tmp_path, rows)
+    total = sum(range(1, 26))
+    assert f"## UNSUPPORTED by reason ({total} spec(s), 25 reason(s))" in md
+    for i in range(24, 4, -1):  # the 20 largest
+        example = f"conformance/specs/test_x.py::test_r{i}_0"
+        assert f"| {i + 1} | lacks cap_{i} \\| x | `{example}` |" in md
+    for i in range(5):
+        assert f"lacks cap_{i} " not in md
+    assert f"... 5 more reason(s), {sum(range(1, 6))} spec(s)" in md
+    assert f"{total} spec(s), 25 reason(s)." in page
+    for i in range(25):
+        assert f'<td class="n">{i + 1}</td><td>lacks cap_{i} | x</td>' in page
+    # largest first
+    assert page.index("lacks cap_24 ") < page.index("lacks cap_0 ")
+
+
+def test_no_unsupported_says_none(tmp_path: Path) -> None:
+    _, md, page = _pages(tmp_path, [_row("test_a", "PASS")])
+    assert "UNSUPPORTED: none." in md and "## UNSUPPORTED" not in md
+    assert '<h2 id="unsupported">UNSUPPORTED by reason</h2>\n\n<p>None.</p>' in page
+
+
+def test_leaks_not_checked_differs_from_none_found(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    _, md, page = _pages(tmp_path / "a", [_row("test_a", "PASS"), _row("test_b", "PASS")])
+    assert "- leaks: not checked (the backend reports no live resource counts)" in md
+    assert "leaking specs" not in md
+    assert '<li class="not-checked">leaks: not checked' in page
+    (tmp_path / "b").mkdir()
+    _, md, page = _pages(tmp_path / "b", [_row("test_a", "PASS", leaks={}),
+                                          _row("test_b", "PASS", leaks={}),
+                                          _row("test_c", "PASS")])
+    assert "- leaking specs: 0 of 2 checked (rows with" in md and "not checked (the" not in md
+    assert '<li class="ok">leaking specs: 0 of 2 checked' in page
+
+
+def test_clauses_verified_beside_cited(tmp_path: Path) -> None:
+    """A PASS verifies the clauses its spec cites; an XFAIL or CHANGED cites them only."""
+    from conformance import registry
+    ids = list(registry.clauses())[:5]
+    rows = [_row("test_a", "PASS", (ids[0], ids[1])), _row("test_b", "PASS", (ids[1],)),
+            _row("test_c", "XFAIL", (ids[2],)), _row("test_d", "CHANGED", (ids[3], ids[4]))]
+    summary, md, page = _pages(tmp_path, rows)
+    cov = summary["coverage"]
+    assert (cov["verified"], cov["cited"]) == (2, 5)
+    line = (f"clauses verified in this run: 2 (a PASS on a spec citing them); cited by specs: 5 "
+            f"of {cov['catalog']}; reasoned {cov['reasoned']}, neither {cov['neither']}")
+    assert f"- {line}" in md and f"<li>{line}" in page
+
+
+def test_probe_findings_on_both_pages(tmp_path: Path) -> None:
+    from conformance.summary import build_summary
+    from reports.write import write_all
+    rows = [_row("test_a", "PASS")]
+    summary = build_summary(rows, [], "sim")
+    finding = {"cap": "data_movement", "probe": "memcpy", "verdict": "absent",
+               "reason": "probe: memcpy returned zeros", "seconds": 0.01, "kept": False}
+    summary["probe"] = {"processes": ["gw0", "gw1"], "uniform": False,
+                        "removed": {"gw0": {"data_movement": "probe: memcpy returned zeros"},
+                                    "gw1": {}},
+                        "seconds": {"gw0": 0.25, "gw1": 0.5},
+                        "findings": {"gw0": [finding], "gw1": []}}
+    write_all(tmp_path, rows, summary)
+    md, page = (tmp_path / "summary.md").read_text(), (tmp_path / "index.html").read_text()
+    head = "capability probes (2 process(es), 0.50 s per start): absent"
+    assert f"- {head}\n  - data_movement [gw0]: probe: memcpy returned zeros\n" in md
+    assert f"<li>{head}" in page
+    assert "<li>data_movement [gw0]: probe: memcpy returned zeros</li>" in page
+    assert "<td>memcpy</td><td>absent</td><td>no</td>" in page
+    summary["probe"] = {"processes": ["main"], "uniform": True, "removed": {},
+                        "seconds": {"main": 0.11}, "findings": {"main": []}}
+    write_all(tmp_path, rows, summary)
+    line = "capability probes (1 process(es), 0.11 s per start): every declared capability shown"
+    assert f"- {line}" in (tmp_path / "summary.md").read_text()
+    assert f"<li>{line}</li>" in (tmp_path / "index.html").read_text()
+
+
+def test_probe_lines_match_the_console() -> None:
+    """reports.html.probe_lines words the findings as conformance.plugin.format_probe does."""
+    from conformance.plugin import format_probe
+    from reports.html import probe_lines
+    for probe in (None, {"processes": ["main"], "uniform": True, "seconds": {"main": 0.1},
+                         "removed": {"update": "probe: 207000", "disable": "probe: 207000"}},
+                  {"processes": ["gw0", "gw1"], "uniform": False,
+                   "seconds": {"gw0": 0.2, "gw1": None},
+                   "removed": {"gw0": {"update": "x" * 300}, "gw1": {}}}):
+        assert probe_lines(probe) == format_probe(probe)
+
+
+def test_an_older_summary_without_the_new_keys_still_renders(tmp_path: Path) -> None:
+    from conformance.summary import build_summary
+    from reports.write import write_all
+    rows = [_row("test_a", "PASS")]
+    summary = build_summary(rows, [], "sim")
+    for key in ("verdict", "unsupported", "leaks", "completeness", "state"):
+        del summary[key]
+    del summary["coverage"]["verified"]
+    write_all(tmp_path, rows, summary)
+    md = (tmp_path / "summary.md").read_text()
+    assert "**Gate: PASS**\n" in md and "completeness: not recorded" in md
+    assert 'class="verdict v-pass"' in (tmp_path / "index.html").read_text()
