@@ -36,7 +36,7 @@ from . import expect, isolation, probe, registry, rundir, verdict
 from .backend_loader import (BackendLoadError, backend_options, find_factory, load_backend,
                              parse_devices, preflight)
 from .harness import Dev
-from .summary import build_summary, fails_gate, format_table
+from .summary import build_summary, fails_gate, format_table, probe_lines
 from reports import expectations
 from reports.expectations import Expectations
 
@@ -676,7 +676,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(f"  ... and {len(bad) - 20} more (divergences.json)")
     for err in state.expectation_errors:
         tr.write_line(f"ERROR: {err}", red=True)
-    for line in format_probe(state.summary.get("probe")):
+    for line in probe_lines(state.summary.get("probe")):
         tr.write_line(line)
     tr.write_line(f"results: {state.report_dir} (index.html, summary.md, divergences.json)")
 
@@ -691,23 +691,6 @@ def probe_summary(per_process: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "uniform": same,
             "seconds": {p: f.get("seconds") for p, f in sorted(per_process.items())},
             "findings": {p: f.get("findings", []) for p, f in sorted(per_process.items())}}
-
-
-def format_probe(summary: dict[str, Any] | None) -> list[str]:
-    """Terminal lines: one per capability a probe removed (once for the whole run)."""
-    if not summary:
-        return []
-    secs = [s for s in summary["seconds"].values() if isinstance(s, (int, float))]
-    head = (f"capability probes ({len(summary['processes'])} process(es), "
-            f"{max(secs, default=0):.2f} s per start)")
-    groups = ({"": summary["removed"]} if summary["uniform"] else summary["removed"])
-    if not any(groups.values()):
-        return [f"{head}: every declared capability shown"]
-    lines = [f"{head}: absent"]
-    for proc, removed in groups.items():
-        for cap, why in removed.items():
-            lines.append(f"  {cap}{f' [{proc}]' if proc else ''}: {why}"[:240])
-    return lines
 
 
 def _write_json(path: Path, data: Any) -> None:

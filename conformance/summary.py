@@ -242,6 +242,25 @@ def verdict_line(summary: dict[str, Any]) -> str:
             + (f": {v['why']}" if v.get("why") else ""))
 
 
+def probe_lines(probe: dict[str, Any] | None) -> list[str]:
+    """The capability-probe findings (``summary["probe"]``): a head line, then one line per
+    capability a probe removed (per process when they differ)."""
+    if not probe:
+        return []
+    secs = [s for s in (probe.get("seconds") or {}).values() if isinstance(s, (int, float))]
+    head = (f"capability probes ({len(probe.get('processes') or [])} process(es), "
+            f"{max(secs, default=0):.2f} s per start)")
+    removed = probe.get("removed") or {}
+    groups = {"": removed} if probe.get("uniform", True) else removed
+    if not any(groups.values()):
+        return [f"{head}: every declared capability shown"]
+    lines = [f"{head}: absent"]
+    for proc, caps in groups.items():
+        for cap, why in caps.items():
+            lines.append(f"  {cap}{f' [{proc}]' if proc else ''}: {why}"[:240])
+    return lines
+
+
 def order_line(order: dict[str, Any]) -> str:
     """How the specs were ordered, and how to get the same order again."""
     if order.get("random"):

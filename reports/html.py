@@ -15,7 +15,7 @@ import jinja2
 from conformance import graphs, leaks, registry
 from conformance.global_state import describe as describe_state
 from conformance.summary import (clauses_line, completeness_line, leak_line, order_line,
-                                 state_line)
+                                 probe_lines, state_line)
 
 from .svg import case_svg
 
@@ -103,28 +103,6 @@ def leaks_view(summary: dict[str, Any]) -> dict[str, Any]:
     lk = summary.get("leaks") or {}
     return {"line": leak_line(summary), "checked": bool(lk.get("checked_specs")),
             "leaking": lk.get("leaking_specs") or 0}
-
-
-def probe_lines(probe: dict[str, Any] | None) -> list[str]:
-    """The capability-probe findings (``summary["probe"]``) as the console prints them: a head
-    line, then one line per capability a probe removed (per process when they differ).
-
-    The same wording as ``conformance.plugin.format_probe``; kept here because that module
-    imports this package."""
-    if not probe:
-        return []
-    secs = [s for s in (probe.get("seconds") or {}).values() if isinstance(s, (int, float))]
-    head = (f"capability probes ({len(probe.get('processes') or [])} process(es), "
-            f"{max(secs, default=0):.2f} s per start)")
-    removed = probe.get("removed") or {}
-    groups = {"": removed} if probe.get("uniform", True) else removed
-    if not any(groups.values()):
-        return [f"{head}: every declared capability shown"]
-    lines = [f"{head}: absent"]
-    for proc, caps in groups.items():
-        for cap, why in caps.items():
-            lines.append(f"  {cap}{f' [{proc}]' if proc else ''}: {why}"[:240])
-    return lines
 
 
 def side_effects(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

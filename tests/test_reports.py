@@ -276,16 +276,20 @@ def test_probe_findings_on_both_pages(tmp_path: Path) -> None:
     assert f"<li>{line}</li>" in (tmp_path / "index.html").read_text()
 
 
-def test_probe_lines_match_the_console() -> None:
-    """reports.html.probe_lines words the findings as conformance.plugin.format_probe does."""
-    from conformance.plugin import format_probe
-    from reports.html import probe_lines
-    for probe in (None, {"processes": ["main"], "uniform": True, "seconds": {"main": 0.1},
-                         "removed": {"update": "probe: 207000", "disable": "probe: 207000"}},
-                  {"processes": ["gw0", "gw1"], "uniform": False,
-                   "seconds": {"gw0": 0.2, "gw1": None},
-                   "removed": {"gw0": {"update": "x" * 300}, "gw1": {}}}):
-        assert probe_lines(probe) == format_probe(probe)
+def test_probe_lines_word_each_removed_capability() -> None:
+    """The findings once per run when every process agrees, per process otherwise, cut at 240
+    characters (the console, summary.md and index.html all use conformance.summary.probe_lines)."""
+    from conformance.summary import probe_lines
+    assert probe_lines(None) == []
+    uniform = probe_lines({"processes": ["main"], "uniform": True, "seconds": {"main": 0.1},
+                           "removed": {"update": "probe: 207000"}})
+    assert uniform == ["capability probes (1 process(es), 0.10 s per start): absent",
+                       "  update: probe: 207000"]
+    split = probe_lines({"processes": ["gw0", "gw1"], "uniform": False,
+                         "seconds": {"gw0": 0.2, "gw1": None},
+                         "removed": {"gw0": {"update": "x" * 300}, "gw1": {}}})
+    assert split[0].startswith("capability probes (2 process(es), 0.20 s")
+    assert split[1].startswith("  update [gw0]: xxx") and len(split[1]) == 240
 
 
 def test_an_older_summary_without_the_new_keys_still_renders(tmp_path: Path) -> None:
