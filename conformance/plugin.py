@@ -622,6 +622,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                    pytest.ExitCode.INTERNAL_ERROR: "internal error"}.get(exitstatus, "complete")
     if state.jsonl is None and not state.results:
         return  # no spec was collected: not a conformance run, nothing to write
+    if exitstatus == pytest.ExitCode.USAGE_ERROR and not state.results:
+        state.jsonl.close()  # e.g. a bad -k expression, found after collection: no run
+        state.jsonl = None
+        rundir.discard(state.report_dir)
+        return
     cited = {c for row in state.results for c in row["clauses"]}
     state.summary = build_summary(state.results, cited, state.backend_name,
                                   collected=state.collected, ended=state.ended,

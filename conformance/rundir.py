@@ -82,6 +82,17 @@ def ended(path: Path) -> str:
     return str(meta.get("ended") or "killed")
 
 
+def discard(path: Path) -> None:
+    """Undo :func:`start` for a run that never ran a spec (a usage error after collection):
+    remove the records it wrote, and the directory if that leaves it empty."""
+    for name in (RUN_FILE, COLLECTED_FILE, RESULTS_FILE):
+        (path / name).unlink(missing_ok=True)
+    try:
+        path.rmdir()
+    except OSError:
+        pass
+
+
 def write_collected(path: Path, nodeids: list[str]) -> None:
     write_json(path / COLLECTED_FILE, sorted(nodeids))
 
@@ -121,5 +132,5 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-__all__ = ["COLLECTED_FILE", "RUN_FILE", "RunDirError", "claim", "ended", "finish",
+__all__ = ["COLLECTED_FILE", "RUN_FILE", "RunDirError", "claim", "discard", "ended", "finish",
            "holds_run", "prune", "read_collected", "read_meta", "start", "write_collected"]
