@@ -9,14 +9,25 @@ the run down and reports it as an outcome of that spec:
   worker, so every other spec still reports. Without xdist (``-n 0``) a crash ends pytest, as
   it always would: use ``-n 1`` for a runtime that may crash (``mdlri-conformance faults``
   does).
+* **Crash dumps** - every process that runs specs points faulthandler at a file of the run,
+  ``<report_dir>/crashes/<worker>-<pid>.txt`` (``gw0-1234.txt`` for an xdist worker,
+  ``main-<pid>.txt`` for a ``-n 0`` run, whose pid is ``run.json``'s), never the console;
+  an own-process child's whole output goes to ``crashes/own-<pid>.txt`` when it ends
+  without reporting. A crash is one line (the row's message: the signal and the dump's
+  name, e.g. ``the worker died (signal 11, SIGSEGV); stacks: crashes/gw0-1234.txt``; the
+  row's ``"stacks"`` names the file too); xdist's ``node down`` line for it is left out and
+  pytest counts it as ``crashed``, not under FAILURES. Empty dumps are removed when their
+  process ends, so a run without crashes leaves no ``crashes/`` folder.
 * **TIMEOUT** - a spec (setup, call and teardown together) ran longer than
-  ``--spec-timeout SECONDS`` (default 60; 0 switches the watchdog off). A watchdog thread
+  ``--spec-timeout SECONDS`` (default 60; 0 switches the watchdog off; anything but 0 or a
+  finite number >= 1 is a usage error, :func:`spec_timeout_value`). A watchdog thread
   first raises :class:`SpecTimeout` in the spec's thread (enough for a hang in Python code,
   e.g. the simulator's waits); the spec's row becomes TIMEOUT and the run goes on. If the
   spec is still running ``--spec-timeout`` seconds later (stuck inside native code, e.g. a
-  ``pthread_cond_wait`` of the emulator), the watchdog writes a marker naming the spec and
-  ends the worker process (exit 86); the controller turns that crash into a TIMEOUT row and
-  xdist replaces the worker. With ``-n 0`` the row is written and the run stops (exit 86).
+  ``pthread_cond_wait`` of the emulator), the watchdog dumps every thread's stack to the
+  process's crash dump, writes a marker naming the spec and ends the worker process
+  (exit 86); the controller turns that crash into a TIMEOUT row and xdist replaces the
+  worker. With ``-n 0`` the row is written and the run stops (exit 86).
 * **Leaks** - :mod:`conformance.leaks`: live counts before setup and after teardown; the
   growth goes into the row as ``"leaks"``.
 * **Process-global state** - :mod:`conformance.global_state`: read before the first spec of a
@@ -53,9 +64,13 @@ the process that records results.
 
 from __future__ import annotations
 
+import argparse
 import ctypes
+import faulthandler
 import json
+import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -77,6 +92,9 @@ _LEAKS = "mdlri_leaks"
 _STATE = "mdlri_state"
 _PROBE = "mdlri_probe"  # the plugin's capability-probe user property (not forwarded from a child)
 _ISO_DIR = "mdlri_isolation_dir"
+_CRASH_DIR = "mdlri_crash_dir"  # workerinput: where a worker writes its fault dump
+#: the run directory's folder of crash dumps (``<report_dir>/crashes/``)
+CRASH_DIR = "crashes"
 #: set in an own-process child: where it writes its serialized test reports
 OWN_PROCESS_ENV = "MDLRI_OWN_PROCESS_OUT"
 OWN_PROCESS_MARKER = ("own_process: the spec changes process-global runtime state it cannot "
@@ -102,13 +120,152 @@ def add_options(group: Any) -> None:
     group.addoption("--fault", action="append", default=[], metavar="NAME",
                     help="inject a catalogued runtime bug (backends/sim/faults.py) into the "
                          "sim, or the acl emulator (--acl-lib emulator); repeatable")
-    group.addoption("--spec-timeout", type=float, default=DEFAULT_SPEC_TIMEOUT,
+    group.addoption("--spec-timeout", type=_spec_timeout_option, default=DEFAULT_SPEC_TIMEOUT,
                     metavar="SECONDS",
                     help="watchdog per spec: TIMEOUT after this many seconds (0: off; "
                          f"default {DEFAULT_SPEC_TIMEOUT:g})")
     group.addoption("--no-state-check", action="store_true", default=False,
                     help="do not read the process-global runtime state (capture and exchange "
                          "modes, device, context, open captures) around each spec")
+
+
+def spec_timeout_value(text: str) -> float:
+    """``--spec-timeout``: 0 (the watchdog off) or a finite number of seconds >= 1.
+
+    Anything else (negative, nan, inf, below one second, not a number) raises
+    :class:`argparse.ArgumentTypeError` with one line naming the value; a timeout below a
+    second would end specs that are merely starting, and nan/inf would kill the watchdog."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if value == 0:
+        return 0.0
+    if not math.isfinite(value) or value < 1:
+        raise argparse.ArgumentTypeError(
+            f"--spec-timeout {text}: use 0 (off) or a finite number of seconds >= 1")
+    return value
+
+
+def _spec_timeout_option(text: str) -> float:
+    """The pytest option's type: a bad value is a usage error of one line (an
+    ``ArgumentTypeError`` there would print pytest's whole usage block)."""
+    try:
+        return spec_timeout_value(text)
+    except argparse.ArgumentTypeError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# crash dumps
+
+
+#: the fatal signals faulthandler catches, by the name it writes (CPython faulthandler.c)
+_FAULT_NAMES = {"Segmentation fault": signal.SIGSEGV, "Aborted": signal.SIGABRT,
+                "Bus error": signal.SIGBUS, "Illegal instruction": signal.SIGILL,
+                "Floating point exception": signal.SIGFPE}
+
+
+class CrashDump:
+    """This process's fault dump: ``<report_dir>/crashes/<name>-<pid>.txt``.
+
+    faulthandler writes the stacks of every thread there on a fatal signal (instead of the
+    inherited stderr, i.e. the console); the file stays open for the life of the process
+    and is removed again at :meth:`close` when nothing was written."""
+
+    def __init__(self, crash_dir: Path, name: str) -> None:
+        crash_dir.mkdir(parents=True, exist_ok=True)
+        self.path = crash_dir / f"{name}-{os.getpid()}.txt"
+        self._file = self.path.open("w", encoding="utf-8")
+        self._was_enabled: bool | None = None  # faulthandler before the first enable()
+
+    @property
+    def relpath(self) -> str:
+        """The name in rows and on the console (relative to the run directory)."""
+        return f"{CRASH_DIR}/{self.path.name}"
+
+    def enable(self) -> None:
+        """Point faulthandler here (again: pytest's faulthandler plugin points it at stderr
+        in its pytest_configure, after ours)."""
+        if not self._file.closed:
+            if self._was_enabled is None:
+                self._was_enabled = faulthandler.is_enabled()
+            faulthandler.enable(file=self._file, all_threads=True)
+
+    def dump_now(self, header: str) -> None:
+        """Write every thread's stack now (the hard watchdog, before it ends the process)."""
+        if self._file.closed:
+            return
+        self._file.write(header + "\n")
+        self._file.flush()
+        faulthandler.dump_traceback(file=self._file, all_threads=True)
+
+    def close(self) -> None:
+        """Stop writing here; remove the file (and ``crashes/``) when it stayed empty."""
+        if self._file.closed:
+            return
+        if self._was_enabled is not None:
+            faulthandler.disable()
+            if self._was_enabled and sys.__stderr__ is not None:
+                # e.g. a run inside another pytest (pytester): give it back its handler
+                faulthandler.enable(file=sys.__stderr__, all_threads=True)
+        self._file.close()
+        try:  # only this file: another worker's empty dump is still open, waiting
+            if self.path.stat().st_size == 0:
+                self.path.unlink()
+            self.path.parent.rmdir()
+        except OSError:
+            pass  # a dump of a crash, or another process's dump, is in it
+
+
+def remove_if_empty(crash_dir: Path) -> None:
+    """Remove the empty dump files in ``crash_dir`` (processes that did not crash or ended
+    without closing theirs), and the folder when nothing is left. Only once no process of
+    the run can still write there (the recorder's unconfigure)."""
+    for path in crash_dir.glob("*.txt"):
+        try:
+            if path.stat().st_size == 0:
+                path.unlink()
+        except OSError:
+            pass
+    try:
+        crash_dir.rmdir()
+    except OSError:
+        pass  # absent, or a dump of a crash is in it
+
+
+def fault_of(dump: Path | None, returncode: int | None) -> str:
+    """How a process died, for a row: ``signal 11, SIGSEGV`` from its exit status (negative:
+    the signal), else from the fault its dump names, else ``exit status N``."""
+    sig: int | None = -returncode if returncode is not None and returncode < 0 else None
+    if sig is None and dump is not None:
+        try:
+            head = dump.read_text(encoding="utf-8", errors="replace")[:200]
+        except OSError:
+            head = ""
+        for name, value in _FAULT_NAMES.items():
+            if f"Fatal Python error: {name}" in head:
+                sig = int(value)
+                break
+    if sig is not None:
+        try:
+            return f"signal {sig}, {signal.Signals(sig).name}"
+        except ValueError:
+            return f"signal {sig}"
+    if returncode is not None:
+        return f"exit status {returncode}"
+    return "cause unknown"
+
+
+def _dump_of(crash_dir: Path, name: str) -> Path | None:
+    """The non-empty dump of process ``name`` (an xdist worker id) in ``crash_dir``."""
+    for path in sorted(crash_dir.glob(f"{name}-*.txt")):
+        try:
+            if path.stat().st_size > 0:
+                return path
+        except OSError:
+            continue
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,11 +338,11 @@ class Watchdog:
 
 
 class RunnerHooks:
-    """Watchdog, leak snapshots and example counts around each spec."""
+    """Watchdog, crash dump, leak snapshots and example counts around each spec."""
 
     def __init__(self, config: pytest.Config, backend: Callable[[], Any],
                  is_spec: Callable[[pytest.Item], bool],
-                 hard_row: Callable[[str], None] | None) -> None:
+                 hard_row: Callable[[str, str | None], None] | None) -> None:
         self.config = config
         self._backend = backend
         self._is_spec = is_spec
@@ -195,6 +352,13 @@ class RunnerHooks:
         self.watchdog = Watchdog(timeout, self._hard) if timeout > 0 else None
         wi = getattr(config, "workerinput", None)
         self.iso_dir = Path(wi[_ISO_DIR]) if wi and wi.get(_ISO_DIR) else None
+        self.worker = str(wi.get("workerid")) if wi else None
+        #: fault dump (None in an own-process child: its stderr goes to the parent, which
+        #: files it; and until :meth:`use_run_dir` in a ``-n 0`` run)
+        self.dump: CrashDump | None = None
+        if wi and wi.get(_CRASH_DIR) and not os.environ.get(OWN_PROCESS_ENV):
+            self.dump = CrashDump(Path(wi[_CRASH_DIR]), self.worker or "worker")
+            self.dump.enable()
         self._before: dict[str, int] | None = None
         self._counter: killstats.ExampleCounter | None = None
         self.state_check = not config.getoption("--no-state-check", False)
@@ -203,17 +367,28 @@ class RunnerHooks:
         self._baseline: global_state.Reading | None = None
         self._last: global_state.Reading | None = None
 
+    def use_run_dir(self, report_dir: Path) -> None:
+        """A ``-n 0`` run: dump faults to ``<report_dir>/crashes/main-<pid>.txt``."""
+        if self.dump is None and not os.environ.get(OWN_PROCESS_ENV):
+            self.dump = CrashDump(report_dir / CRASH_DIR, "main")
+            self.dump.enable()
+
     # -- hard timeout ----------------------------------------------------------------------
     def _hard(self, nodeid: str) -> None:
         msg = (f"mdlri: spec {nodeid} still running {2 * self.timeout:g} s after its "
                f"--spec-timeout; ending this process (exit {TIMEOUT_EXIT})")
         print(msg, file=sys.stderr, flush=True)
         try:
+            stacks = None
+            if self.dump is not None:
+                self.dump.dump_now(msg)
+                stacks = self.dump.relpath
             if self.iso_dir is not None:
                 marker = self.iso_dir / f"timeout-{os.getpid()}.json"
-                marker.write_text(json.dumps({"nodeid": nodeid, "timeout_s": self.timeout}))
+                marker.write_text(json.dumps({"nodeid": nodeid, "timeout_s": self.timeout,
+                                              "stacks": stacks}))
             elif self._hard_row is not None:
-                self._hard_row(nodeid)
+                self._hard_row(nodeid, stacks)
         finally:
             os._exit(TIMEOUT_EXIT)
 
@@ -221,11 +396,25 @@ class RunnerHooks:
         """Tell the controller what this worker runs (for a CRASH row's clauses/area)."""
         if self.iso_dir is None:
             return
-        info = {"nodeid": item.nodeid,
+        info = {"nodeid": item.nodeid, "worker": self.worker,
                 "clauses": [c for m in item.iter_markers("clause") for c in m.args]}
         (self.iso_dir / f"running-{os.getpid()}.json").write_text(json.dumps(info))
 
+    def _spec_done(self) -> None:
+        """The spec ended normally: a death from here on is not inside it."""
+        if self.iso_dir is not None:
+            (self.iso_dir / f"running-{os.getpid()}.json").unlink(missing_ok=True)
+
     # -- hooks -----------------------------------------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.dump is not None:
+            self.dump.enable()  # pytest's faulthandler plugin took stderr in its configure
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.dump is not None:
+            self.dump.close()
+
     def _elsewhere(self, item: pytest.Item) -> bool:
         """The spec runs in an own-process child, not here."""
         return self.config.pluginmanager.get_plugin(_OWN) is not None \
@@ -257,6 +446,7 @@ class RunnerHooks:
         finally:
             if self.watchdog is not None:
                 self.watchdog.disarm()
+            self._spec_done()
 
     def _phase(self, item: pytest.Item) -> Iterator[None]:
         wd = self.watchdog if self._is_spec(item) else None
@@ -351,7 +541,9 @@ class RecorderHooks:
         self._pending: dict[str, list[dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self.iso_dir = Path(tempfile.mkdtemp(prefix="mdlri-isolation-"))
+        self.crash_dir = Path(state.report_dir) / CRASH_DIR
         self.spec_timeout = float(config.getoption("--spec-timeout") or 0)
+        self.config = config
 
     def _hold(self, row: dict[str, Any]) -> None:
         with self._lock:
@@ -374,9 +566,41 @@ class RecorderHooks:
                 row[key] = value
 
     # -- hooks -----------------------------------------------------------------------------
+    @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        """xdist: tell each worker where to leave its markers."""
+        """xdist: tell each worker where to leave its markers and its fault dump."""
         node.workerinput[_ISO_DIR] = str(self.iso_dir)
+        node.workerinput[_CRASH_DIR] = str(self.crash_dir)
+
+    @pytest.hookimpl(wrapper=True, optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> Iterator[None]:
+        """xdist: a worker that died inside a spec gets its one console line from that
+        spec's CRASH/TIMEOUT row, so xdist's ``[gwN] node down: ...`` line and its
+        ``replacing crashed worker gwN`` (shown without ``-q``) are left out; a worker that
+        dies elsewhere keeps them."""
+        pm = self.config.pluginmanager
+        trdist = pm.get_plugin("terminaldistreporter")
+        worker = str(node.gateway.id)
+        quiet = bool(error) and self._running_on(worker) is not None
+        if quiet and trdist is not None:
+            trdist.write_line = lambda msg: None  # this instance, for this one call
+        if quiet and pm.get_plugin("dsession") is not None:
+            _drop_line_once(pm.get_plugin("dsession"), f"replacing crashed worker {worker}")
+        try:
+            return (yield)
+        finally:
+            if quiet and trdist is not None:
+                del trdist.write_line
+
+    def _running_on(self, worker: str) -> dict[str, Any] | None:
+        for path in self.iso_dir.glob("running-*.json"):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if data.get("worker") == worker:
+                return data
+        return None
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -389,23 +613,47 @@ class RecorderHooks:
         elif report.when not in ("setup", "call"):  # an xdist crash report ("???")
             self.flush(report.nodeid)
 
+    @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,
                                sched: Any) -> None:
         """xdist: the worker running ``crashitem`` died: CRASH, or TIMEOUT if the watchdog
-        ended it (its marker names the spec)."""
+        ended it (its marker names the spec). One line, naming the signal and the worker's
+        dump under ``crashes/``; the row gets that name as ``"stacks"``."""
         self.flush(crashitem)  # rows of its finished phases (e.g. the call) come first
         timed_out = self._take_marker("timeout", crashitem)
         running = self._take_marker("running", crashitem) or {}
         clauses = list(running.get("clauses") or [])
+        node = getattr(report, "node", None)
+        worker = str(node.gateway.id) if node is not None else str(running.get("worker"))
+        dump = _dump_of(self.crash_dir, worker)
+        stacks = f"{CRASH_DIR}/{dump.name}" if dump is not None else None
         if timed_out is not None:
             outcome = "TIMEOUT"
             message = (f"no result within --spec-timeout {timed_out.get('timeout_s', 0):g} s; "
                        "stuck in native code, the worker was ended and replaced")
         else:
             outcome = "CRASH"
-            message = f"the worker process died while running the spec ({report.longrepr})"
-        report.user_properties.append((_KEY, _row_info(crashitem, clauses, outcome, message)))
+            message = f"the worker died ({fault_of(dump, _exit_status(node))})"
+        message += f"; stacks: {stacks}" if stacks else "; it left no stacks"
+        info = _row_info(crashitem, clauses, outcome, message)
+        if stacks:
+            info["stacks"] = stacks
+        report.user_properties.append((_KEY, info))
         report.longrepr = f"{outcome}: {message}"
+
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> Any:
+        """A CRASH, and a TIMEOUT that ended its process, is a category of its own
+        (``2 crashed``, ``1 timed out`` in pytest's last line), not a failure with a section
+        under FAILURES: it has no traceback, and its one line is the row's message in the
+        gate summary. pytest still counts it failed (exit status, ``--maxfail``)."""
+        info = dict(getattr(report, "user_properties", ())).get(_KEY)
+        if not isinstance(info, dict) or not report.failed:
+            return None
+        if info.get("outcome") == "CRASH":
+            return "crashed", "!", ("CRASH", {"red": True})
+        if info.get("outcome") == "TIMEOUT" and info.get("stacks"):
+            return "timed out", "T", ("TIMEOUT", {"red": True})
+        return None
 
     def _take_marker(self, kind: str, nodeid: str) -> dict[str, Any] | None:
         for path in sorted(self.iso_dir.glob(f"{kind}-*.json")):
@@ -430,15 +678,46 @@ class RecorderHooks:
             self.iso_dir.rmdir()
         except OSError:
             pass
+        remove_if_empty(self.crash_dir)  # e.g. of workers killed at the end of the run
 
-    def hard_timeout_row(self, nodeid: str) -> None:
+    def hard_timeout_row(self, nodeid: str, stacks: str | None = None) -> None:
         """-n 0: the watchdog is about to end this very process; write the TIMEOUT row and
         everything held."""
         self.flush()
         msg = (f"no result within --spec-timeout {self.spec_timeout:g} s; stuck in native "
                "code and no worker isolation (-n 0): the run stops here")
+        info = _row_info(nodeid, [], "TIMEOUT", msg + (f"; stacks: {stacks}" if stacks else ""))
+        if stacks:
+            info["stacks"] = stacks
         self._write({"nodeid": nodeid, "backend": self.state.backend_name, "duration_s":
-                     2 * self.spec_timeout, **_row_info(nodeid, [], "TIMEOUT", msg)})
+                     2 * self.spec_timeout, **info})
+
+
+def _drop_line_once(dsession: Any, text: str) -> None:
+    """Leave out xdist's next ``report_line`` that says ``text`` (it comes after the crash
+    hooks, in the same call; other lines pass)."""
+    original = dsession.report_line
+
+    def report_line(line: str) -> None:
+        if line.strip() == text:
+            if dsession.__dict__.get("report_line") is report_line:
+                del dsession.report_line
+            return
+        original(line)
+
+    dsession.report_line = report_line
+
+
+def _exit_status(node: Any) -> int | None:
+    """The exit status of a dead xdist worker's process (negative: the signal), when its
+    gateway is a local popen (execnet's ``Popen2IOMaster.popen``); None otherwise."""
+    popen = getattr(getattr(getattr(node, "gateway", None), "_io", None), "popen", None)
+    if not isinstance(popen, subprocess.Popen):
+        return None
+    try:
+        return popen.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def order_info(config: pytest.Config) -> dict[str, Any]:
@@ -520,17 +799,40 @@ class OwnProcessHooks:
             env = dict(os.environ, **{OWN_PROCESS_ENV: str(out)})
             limit = 2 * self.spec_timeout + CHILD_START_S if self.spec_timeout > 0 else None
             start = time.time()
+            proc = subprocess.Popen(self.child_args(item, Path(tmp) / "run"),
+                                    cwd=self.config.rootpath, env=env, text=True,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             try:
-                proc = subprocess.run(self.child_args(item, Path(tmp) / "run"),
-                                      cwd=self.config.rootpath, env=env, capture_output=True,
-                                      text=True, timeout=limit)
-                code, tail = proc.returncode, (proc.stdout + proc.stderr)[-600:]
-            except subprocess.TimeoutExpired as exc:
-                code, tail = TIMEOUT_EXIT, f"no answer within {exc.timeout:g} s"
+                output, _ = proc.communicate(timeout=limit)
+                code, note = proc.returncode, ""
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                output, _ = proc.communicate()
+                code, note = TIMEOUT_EXIT, f"no answer within {limit:g} s"
             reports = self._read_reports(out)
         if any(r.when == "teardown" for r in reports):
             return reports
-        return reports + self._missing_reports(item, reports, code, tail, time.time() - start)
+        where = self._file_output(item, proc.pid, output)
+        return reports + self._missing_reports(item, reports, code, note, where,
+                                               time.time() - start)
+
+    def _file_output(self, item: pytest.Item, pid: int, output: str) -> str:
+        """A child that ended before reporting: its whole output (faulthandler's stacks
+        among it) goes to ``crashes/own-<pid>.txt`` of the run, never into the row; returns
+        ``"; output: crashes/own-<pid>.txt"`` (or the last line, when there is no run
+        directory to put it in)."""
+        runner = self.config.pluginmanager.get_plugin(_RUNNER)
+        dump = getattr(runner, "dump", None)
+        if dump is not None and output:
+            path = dump.path.parent / f"own-{pid}.txt"
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(f"own process of {item.nodeid}\n{output}", encoding="utf-8")
+                return f"; output: {CRASH_DIR}/{path.name}"
+            except OSError:
+                pass
+        last = output.strip().splitlines()[-1:] if output.strip() else []
+        return f": {last[0][-200:]}" if last else ""
 
     def _read_reports(self, path: Path) -> list[pytest.TestReport]:
         reports = []
@@ -552,19 +854,24 @@ class OwnProcessHooks:
         return reports
 
     def _missing_reports(self, item: pytest.Item, got: list[pytest.TestReport], code: int,
-                         tail: str, elapsed: float) -> list[pytest.TestReport]:
+                         note: str, where: str, elapsed: float) -> list[pytest.TestReport]:
         """The child ended before reporting the whole spec: CRASH (a signal), TIMEOUT (its
-        watchdog, or no answer) or ERROR (it could not run the spec)."""
+        watchdog, or no answer) or ERROR (it could not run the spec). One line; ``where``
+        names the file with the child's output."""
         clauses = [c for m in item.iter_markers("clause") for c in m.args]
         if code == TIMEOUT_EXIT:
             outcome, message = "TIMEOUT", (f"own process: no result within --spec-timeout "
-                                           f"{self.spec_timeout:g} s ({tail.strip()[-200:]})")
+                                           f"{self.spec_timeout:g} s" + (f" ({note})" if note
+                                                                          else ""))
         elif code < 0:
-            outcome, message = "CRASH", f"own process died (signal {-code}): {tail.strip()[-300:]}"
+            outcome, message = "CRASH", f"own process died ({fault_of(None, code)})"
         else:
             outcome, message = "ERROR", (f"own process ended with exit {code} before the "
-                                         f"spec reported: {tail.strip()[-300:]}")
+                                         "spec reported")
+        message += where
         info = {**_row_info(item.nodeid, clauses, outcome, message), "own_process": True}
+        if where.startswith("; output: "):
+            info["stacks"] = where[len("; output: "):]
         common = dict(nodeid=item.nodeid, location=item.location,
                       keywords={k: 1 for k in item.keywords}, sections=[])
         out = []
@@ -654,9 +961,11 @@ def configure_recorder(config: pytest.Config, state: Any) -> None:
         rec = RecorderHooks(config, state)
         config.pluginmanager.register(rec, _RECORDER)
         runner = config.pluginmanager.get_plugin(_RUNNER)
-        if runner is not None:
+        if runner is not None:  # -n 0: this process runs the specs too
             runner._hard_row = rec.hard_timeout_row
+            runner.use_run_dir(Path(state.report_dir))
 
 
-__all__ = ["DEFAULT_SPEC_TIMEOUT", "SpecTimeout", "TIMEOUT_EXIT", "Watchdog", "add_options",
-           "configure_recorder", "configure_runner"]
+__all__ = ["CRASH_DIR", "DEFAULT_SPEC_TIMEOUT", "CrashDump", "SpecTimeout", "TIMEOUT_EXIT",
+           "Watchdog", "add_options", "configure_recorder", "configure_runner", "fault_of",
+           "spec_timeout_value"]

@@ -221,8 +221,10 @@ def test_own_process_specs_run_elsewhere_and_report_as_usual(pytester: pytest.Py
     assert "planted 207000" in rows["test_own_unsupported"]["message"]
     crash = rows["test_own_crashes"]
     assert crash["outcome"] == "CRASH" and crash["clauses"] == ["CAP-14"]
-    assert "signal 6" in crash["message"]
-    res.stdout.fnmatch_lines(["*2 failed, 2 passed, 1 changed, 1 unsupported*"])
+    assert "signal 6, SIGABRT" in crash["message"]
+    assert crash["message"].endswith(f"; output: {crash['stacks']}")  # one line, no stack
+    assert "Aborted" in (out / crash["stacks"]).read_text()  # the child's faulthandler
+    res.stdout.fnmatch_lines(["*1 failed, 2 passed, 1 changed, 1 unsupported, 1 crashed*"])
     summary = json.loads((out / "summary.json").read_text())
     assert summary["totals"]["CRASH"] == 1 and summary["gate"] == "fail"
 
