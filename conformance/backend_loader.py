@@ -121,11 +121,14 @@ def load_backend(name: str, **options: Any) -> Backend:
     return backend
 
 
-def preflight(name: str, **options: Any) -> str | None:
-    """Check a backend's options before any process loads it: the factory's module may define
-    ``preflight(**options)``, raising :class:`BackendConfigError` for bad input (e.g. a device
-    the runtime does not have) and returning a one-line reason when the backend is unavailable
-    (nothing to test with). Options are the factory's, with ``devices`` the whole id list."""
+def preflight(name: str, options: dict[str, Any], **extra: Any) -> str | None:
+    """Check a backend before the processes that run specs load it, so that bad input is one
+    line here rather than a failure in every worker. The factory's module may define
+    ``preflight(**options, **extra)``: it raises :class:`BackendConfigError` for bad input
+    (e.g. a device the runtime does not have) and returns a one-line reason when the backend
+    is unavailable (nothing to test with); ``extra`` carries what only it needs (``devices``,
+    the whole id list). A module without one is checked by creating the backend once with the
+    factory ``options`` and closing it. Returns the unavailability reason, or None."""
     mod_name = resolve(name).partition(":")[0]
     try:
         module = importlib.import_module(mod_name)
@@ -133,9 +136,12 @@ def preflight(name: str, **options: Any) -> str | None:
         raise BackendLoadError(f"backend {name!r}: cannot import {mod_name!r} ({exc})") from None
     check = getattr(module, "preflight", None)
     if not callable(check):
-        return None
+        backend = load_backend(name, **options)
+        why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
+        backend.close()
+        return why if isinstance(why, str) and why else None
     try:
-        why = check(**options)
+        why = check(**{**options, **extra})
     except BackendConfigError as exc:
         raise BackendLoadError(f"backend {name!r}: {exc}") from None
     except Exception as exc:  # noqa: BLE001

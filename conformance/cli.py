@@ -66,6 +66,21 @@ def _spec_timeout(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _bad_expression(expr: str) -> str | None:
+    """Why a -k expression does not parse (pytest's own parser), None when it does; checked
+    here because a worker that meets it after collection takes the run down."""
+    try:
+        from _pytest.mark.expression import Expression
+    except ImportError:  # pytest moved it: pytest reports it itself
+        return None
+    try:
+        Expression.compile(expr)
+    except Exception as exc:  # noqa: BLE001 - ParseError (pytest 8) or SyntaxError (pytest 9)
+        text = str(exc).strip().splitlines()
+        return text[0] if text else type(exc).__name__
+    return None
+
+
 def _keep_runs(text: str) -> int:
     try:
         n = int(text)
@@ -85,9 +100,8 @@ def _cmd_run(ns: argparse.Namespace) -> int:
             resolve(ns.against)
         options = backend_options(ns.backend, devices=ns.devices, acl_lib=ns.acl_lib,
                                   faults=ns.fault)
-        unavailable = preflight(ns.backend, **{**options, "devices": parse_devices(ns.devices),
-                                               "lib": ns.acl_lib,
-                                               "kernel_binary": ns.kernel_binary})
+        unavailable = preflight(ns.backend, options, devices=parse_devices(ns.devices),
+                                lib=ns.acl_lib, kernel_binary=ns.kernel_binary)
     except BackendLoadError as exc:
         return _usage_error(str(exc))
     if unavailable:  # no process could load it: every spec would be UNSUPPORTED
@@ -95,6 +109,9 @@ def _cmd_run(ns: argparse.Namespace) -> int:
         return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
     report_dir = Path(ns.report_dir) if ns.report_dir else (
         Path("reports") / "out" / (time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"))
+    why = _bad_expression(ns.keyword) if ns.keyword else None
+    if why:
+        return _usage_error(f"-k {ns.keyword!r}: {why}")
     if ns.expectations:
         from reports import expectations
         try:
@@ -121,8 +138,9 @@ def _cmd_run(ns: argparse.Namespace) -> int:
         args += ["--fault", name]
     if ns.spec_timeout is not None:
         args += ["--spec-timeout", str(ns.spec_timeout)]
-    if ns.workers is not None:
-        args += ["-n", str(ns.workers)]
+    # specs never run in this process by default: a crash is then one spec's CRASH row, and
+    # an emulator fault is read by a freshly loaded library
+    args += ["-n", str(ns.workers if ns.workers is not None else 1)]
     if ns.keyword:
         args += ["-k", ns.keyword]
     args += ns.pytest_args
@@ -451,7 +469,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="known divergences (TOML), e.g. reports/expectations/sim.toml")
     run.add_argument("--profile", default="ci", choices=("ci", "dev", "deep", "hw"))
     run.add_argument("-n", "--workers", type=_workers,
-                     help="parallel workers (pytest-xdist), e.g. 2 or auto")
+                     help="parallel workers (pytest-xdist), e.g. 2 or auto (default 1: the "
+                          "specs run in a worker process, so a crash is a CRASH row; 0 runs "
+                          "them in this process, where a crash ends the run)")
     run.add_argument("-k", dest="keyword", help="only specs matching this pytest -k expression")
     run.add_argument("--fault", action="append", metavar="NAME",
                      help="inject a catalogued bug (backends/sim/faults.py) into the sim or the "

@@ -150,17 +150,19 @@ def pytest_configure(config: pytest.Config) -> None:
     except BackendLoadError as exc:
         raise pytest.UsageError(str(exc)) from None
     if not _is_xdist_controller(config):
-        _probe_backend(config, config.stash[_backend_key], worker or "main")
-    if not _is_xdist_controller(config):  # watchdog, leaks, example counts (issue 6)
+        # watchdog, crash dump, leaks, example counts; before the probes, so that a worker
+        # crashing in a probe leaves its stacks in the run's crashes/ too
         isolation.configure_runner(config, lambda: config.stash.get(_backend_key, None),
                                    _is_spec)
+        _probe_backend(config, config.stash[_backend_key], worker or "main")
     if hasattr(config, "workerinput"):
         return  # xdist worker: the controller records results
-    if not os.environ.get(isolation.OWN_PROCESS_ENV):  # a child's parent checked already
+    # a child's parent checked already; a -n 0 process has just loaded the backend
+    if not os.environ.get(isolation.OWN_PROCESS_ENV) and _is_xdist_controller(config):
         try:
-            preflight(name, **{**options, "devices": parse_devices(config.getoption("--devices")),
-                               "kernel_binary": config.getoption("--kernel-binary"),
-                               "lib": config.getoption("--acl-lib")})
+            preflight(name, options, devices=parse_devices(config.getoption("--devices")),
+                      kernel_binary=config.getoption("--kernel-binary"),
+                      lib=config.getoption("--acl-lib"))
         except BackendLoadError as exc:
             raise pytest.UsageError(str(exc)) from None
     rd = config.getoption("--report-dir")
@@ -636,7 +638,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state.summary["order"] = isolation.order_info(session.config)
     if state.probes:
         state.summary["probe"] = probe_summary(state.probes)
-        _write_json(state.report_dir / "probe.json", state.summary["probe"])
+        rundir.write_json(state.report_dir / "probe.json", state.summary["probe"])
     write_all(state.report_dir, state.results, state.summary)
     exp = state.expectations
     opt = session.config.option
@@ -676,7 +678,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for r in bad[:20]:
         what = (f"UNSUPPORTED on required capability {', '.join(r['required'])}"
                 if r.get("required") else r["outcome"])
-        tr.write_line(f"  {what:<8} {r['nodeid']}: {r['message']}"[:240])
+        tr.write_line(_shorten(f"  {what:<8} {r['nodeid']}", 240 - len(r["message"]) - 2)
+                      + f": {r['message']}"[:240])
     if len(bad) > 20:
         tr.write_line(f"  ... and {len(bad) - 20} more (divergences.json)")
     for err in state.expectation_errors:
@@ -698,10 +701,14 @@ def probe_summary(per_process: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "findings": {p: f.get("findings", []) for p, f in sorted(per_process.items())}}
 
 
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+def _shorten(text: str, width: int) -> str:
+    """``text`` cut in the middle to ``width`` (at least 40) characters: a message's end (e.g.
+    the crash dump's file name) matters more than the middle of a node id."""
+    width = max(width, 40)
+    if len(text) <= width:
+        return text
+    half = (width - 3) // 2
+    return text[:half] + "..." + text[len(text) - (width - 3 - half):]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -141,9 +141,10 @@ CASES: list[Case] = [
          PASS, r"leaks: not checked"),
     Case("a backend that loads but cannot run", ["run", "--backend",
                                                  "tests.fakes:create_unavailable", *_SPECS],
-         NOTHING, r"gate: NOTHING TESTED .*every spec \(\d+\) was UNSUPPORTED: .*no device"),
+         NOTHING, r"^mdlri-conformance: NOTHING TESTED: tests\.fakes:create_unavailable "
+                  r"backend: no device attached to this fake$"),
     Case("a backend factory that raises", ["run", "--backend", "tests.fakes:create_raising"],
-         USAGE, r"^ERROR: backend 'tests\.fakes:create_raising': "
+         USAGE, r"^mdlri-conformance: error: backend 'tests\.fakes:create_raising': "
                 r"tests\.fakes:create_raising raised RuntimeError: driver handshake failed$"),
     Case("replay on a backend factory that raises",
          ["replay", "conformance/cases/seed-fallback.json", "--backend",
@@ -178,7 +179,7 @@ CASES: list[Case] = [
     Case("diff of a directory that is no run", ["diff", "{tmp}", "{tmp}"], USAGE,
          r"no results\.jsonl"),
     Case("-k with a malformed expression", ["run", "-k", "("], USAGE,
-         r"^ERROR: Wrong expression passed to '-k'"),
+         r"^mdlri-conformance: error: -k '\(': .*expected"),
     Case("an unknown pytest option after --", ["run", "--", "--bogus-opt"], USAGE,
          r"error: unrecognized arguments: --bogus-opt"),
     Case("--devices abc", ["run", "--backend", "acl", "--acl-lib", "emulator", "--devices",
