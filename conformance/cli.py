@@ -20,8 +20,9 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, NoReturn, Sequence
 
+from .isolation import spec_timeout_value
 from .backend_loader import (BackendLoadError, backend_options, fault_options, load_backend,
                              parse_devices, preflight, resolve)
 
@@ -57,15 +58,6 @@ def _workers(text: str) -> str:
     return str(n)
 
 
-def _spec_timeout(text: str) -> float:
-    """``--spec-timeout`` (argparse type): the plugin's own check (conformance.isolation)."""
-    from .isolation import spec_timeout_value
-    try:
-        return spec_timeout_value(text)
-    except (ValueError, argparse.ArgumentTypeError) as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def _bad_expression(expr: str) -> str | None:
     """Why a -k expression does not parse (pytest's own parser), None when it does; checked
     here because a worker that meets it after collection takes the run down."""
@@ -78,6 +70,25 @@ def _bad_expression(expr: str) -> str | None:
     except Exception as exc:  # noqa: BLE001 - ParseError (pytest 8) or SyntaxError (pytest 9)
         text = str(exc).strip().splitlines()
         return text[0] if text else type(exc).__name__
+    return None
+
+
+def _bad_pytest_args(args: list[str]) -> str | None:
+    """Why pytest would refuse the extra arguments given after ``--`` (its error line), None
+    when it takes them; parsed here so the refusal is one line, not pytest's usage block."""
+    import pytest
+    try:
+        from _pytest.config import _prepareconfig
+    except ImportError:  # pytest moved it: pytest reports it itself
+        return None
+    try:
+        config = _prepareconfig([str(SPEC_DIR), "-p", "conformance.plugin", *args])
+    except pytest.UsageError as exc:
+        lines = [ln.strip() for ln in str(exc).splitlines() if "error:" in ln]
+        return lines[0].split("error:", 1)[1].strip() if lines else str(exc).strip()
+    except SystemExit:  # --help, --version: pytest printed it
+        return None
+    config._ensure_unconfigure()
     return None
 
 
@@ -112,6 +123,9 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     why = _bad_expression(ns.keyword) if ns.keyword else None
     if why:
         return _usage_error(f"-k {ns.keyword!r}: {why}")
+    why = _bad_pytest_args(ns.pytest_args) if ns.pytest_args else None
+    if why:
+        return _usage_error(f"pytest arguments after --: {why}")
     if ns.expectations:
         from reports import expectations
         try:
@@ -450,8 +464,15 @@ def _allure_html(run_dir: Path) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line (the usage itself is behind --help)."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description="Conformance suite for the CANN Model RI API.")
+    p = _Parser(prog=PROG, description="Conformance suite for the CANN Model RI API.")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     run = sub.add_parser("run", help="run the conformance suite on a backend",
@@ -476,7 +497,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fault", action="append", metavar="NAME",
                      help="inject a catalogued bug (backends/sim/faults.py) into the sim or the "
                           "acl emulator; repeatable")
-    run.add_argument("--spec-timeout", type=_spec_timeout, metavar="SECONDS",
+    run.add_argument("--spec-timeout", type=spec_timeout_value, metavar="SECONDS",
                      help="per-spec watchdog: TIMEOUT after this long (default 60; 0: off; "
                           "else at least 1)")
     run.add_argument("--allure", action="store_true",

@@ -1,4 +1,4 @@
-"""Crash and hang isolation, per-spec leak checks and Hypothesis counts (issue 6 items 4, 5).
+"""Crash and hang isolation, per-spec leak checks and Hypothesis counts.
 
 A runtime under test may segfault, hang or leak. This module keeps one such spec from taking
 the run down and reports it as an outcome of that spec:
@@ -7,17 +7,17 @@ the run down and reports it as an outcome of that spec:
   ``abort()``...). Under pytest-xdist (``-n 1`` or more) the controller maps the crashed
   worker's current item to a CRASH row (``pytest_handlecrashitem``) and xdist starts a fresh
   worker, so every other spec still reports. Without xdist (``-n 0``) a crash ends pytest, as
-  it always would: use ``-n 1`` for a runtime that may crash (``mdlri-conformance faults``
-  does).
-* **Crash dumps** - every process that runs specs points faulthandler at a file of the run,
-  ``<report_dir>/crashes/<worker>-<pid>.txt`` (``gw0-1234.txt`` for an xdist worker,
-  ``main-<pid>.txt`` for a ``-n 0`` run, whose pid is ``run.json``'s), never the console;
-  an own-process child's whole output goes to ``crashes/own-<pid>.txt`` when it ends
-  without reporting. A crash is one line (the row's message: the signal and the dump's
-  name, e.g. ``the worker died (signal 11, SIGSEGV); stacks: crashes/gw0-1234.txt``; the
-  row's ``"stacks"`` names the file too); xdist's ``node down`` line for it is left out and
-  pytest counts it as ``crashed``, not under FAILURES. Empty dumps are removed when their
-  process ends, so a run without crashes leaves no ``crashes/`` folder.
+  it always would: use ``-n 1`` for a runtime that may crash (``mdlri-conformance run``
+  does by default).
+* **Crash dumps** - :mod:`conformance.crashdump`: every process that runs specs points
+  faulthandler at a file of the run, ``<report_dir>/crashes/<worker>-<pid>.txt``
+  (``gw0-1234.txt`` for an xdist worker, ``main-<pid>.txt`` for a ``-n 0`` run, whose pid is
+  ``run.json``'s), never the console; an own-process child's whole output goes to
+  ``crashes/own-<pid>.txt`` when it ends without reporting. A crash is one line (the row's
+  message: the signal and the dump's name, e.g. ``the worker died (signal 11, SIGSEGV);
+  stacks: crashes/gw0-1234.txt``; the row's ``"stacks"`` names the file too); xdist's
+  ``node down`` line for it is left out and pytest counts it as ``crashed``, not under
+  FAILURES. A run without crashes leaves no ``crashes/`` folder.
 * **TIMEOUT** - a spec (setup, call and teardown together) ran longer than
   ``--spec-timeout SECONDS`` (default 60; 0 switches the watchdog off; anything but 0 or a
   finite number >= 1 is a usage error, :func:`spec_timeout_value`). A watchdog thread
@@ -25,11 +25,20 @@ the run down and reports it as an outcome of that spec:
   e.g. the simulator's waits); the spec's row becomes TIMEOUT and the run goes on. If the
   spec is still running ``--spec-timeout`` seconds later (stuck inside native code, e.g. a
   ``pthread_cond_wait`` of the emulator), the watchdog dumps every thread's stack to the
-  process's crash dump, writes a marker naming the spec and ends the worker process
-  (exit 86); the controller turns that crash into a TIMEOUT row and xdist replaces the
-  worker. With ``-n 0`` the row is written and the run stops (exit 86).
-* **Leaks** - :mod:`conformance.leaks`: live counts before setup and after teardown; the
-  growth goes into the row as ``"leaks"``.
+  process's crash dump and ends the process (:meth:`RunnerHooks.hard_exit_code`):
+
+  - an xdist worker writes a marker naming the spec and exits with :data:`TIMEOUT_EXIT`
+    (86); the controller turns that crash into a TIMEOUT row and xdist replaces the worker;
+  - an own-process child exits with :data:`TIMEOUT_EXIT`, which its parent turns into the
+    spec's TIMEOUT row;
+  - a ``-n 0`` run writes the TIMEOUT row, says so in one console line (``mdlri: FAIL:
+    ...``, naming the dump) and stops: the process exits with 1, FAIL (a TIMEOUT fails the
+    gate, and a failure wins over the incomplete run, :mod:`conformance.verdict`; ``report`` on
+    the directory says the same). 86 never reaches the shell from ``mdlri-conformance``.
+* **Leaks** - :mod:`conformance.leaks`: live counts before setup and after teardown. When the
+  backend reported both, the row gets ``"leaks"``: what grew, ``{}`` when nothing did; a
+  backend that cannot count (no ``live_counts``) leaves the row without ``"leaks"``, so
+  "nothing leaked" and "not checked" differ (:func:`conformance.summary.leak_summary`).
 * **Process-global state** - :mod:`conformance.global_state`: read before the first spec of a
   process (and again after any non-spec test) and after each spec's teardown, in the thread
   that runs the specs; what differs from the reading before the spec goes into the row as
@@ -61,16 +70,13 @@ Wiring (two calls in plugin.py's ``pytest_configure``): :func:`configure_runner`
 process that runs specs (an xdist worker or a ``-n 0`` run), :func:`configure_recorder` in
 the process that records results.
 """
-
 from __future__ import annotations
 
 import argparse
 import ctypes
-import faulthandler
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -81,10 +87,15 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from . import global_state, killstats, leaks
+from . import global_state, killstats, leaks, verdict
+from .crashdump import CRASH_DIR, CrashDump, dump_of, fault_of, remove_if_empty, signal_name
 
-#: exit status of a worker ended by the hard watchdog
+#: exit status of an xdist worker or an own-process child ended by the hard watchdog (its
+#: controller or parent maps it to the spec's TIMEOUT row; never the exit status of a run)
 TIMEOUT_EXIT = 86
+#: exit status of a ``-n 0`` run ended by the hard watchdog: FAIL (its TIMEOUT row fails the
+#: gate, which wins over the run being incomplete)
+STOPPED_EXIT = verdict.EXIT_CODES[verdict.FAIL]
 DEFAULT_SPEC_TIMEOUT = 60.0
 _KEY = "mdlri"  # the plugin's user-property key of a spec's result info
 _STATS = "mdlri_hypothesis"
@@ -93,8 +104,6 @@ _STATE = "mdlri_state"
 _PROBE = "mdlri_probe"  # the plugin's capability-probe user property (not forwarded from a child)
 _ISO_DIR = "mdlri_isolation_dir"
 _CRASH_DIR = "mdlri_crash_dir"  # workerinput: where a worker writes its fault dump
-#: the run directory's folder of crash dumps (``<report_dir>/crashes/``)
-CRASH_DIR = "crashes"
 #: set in an own-process child: where it writes its serialized test reports
 OWN_PROCESS_ENV = "MDLRI_OWN_PROCESS_OUT"
 OWN_PROCESS_MARKER = ("own_process: the spec changes process-global runtime state it cannot "
@@ -154,118 +163,6 @@ def _spec_timeout_option(text: str) -> float:
         return spec_timeout_value(text)
     except argparse.ArgumentTypeError as exc:
         raise pytest.UsageError(str(exc)) from None
-
-
-# ---------------------------------------------------------------------------------------------
-# crash dumps
-
-
-#: the fatal signals faulthandler catches, by the name it writes (CPython faulthandler.c)
-_FAULT_NAMES = {"Segmentation fault": signal.SIGSEGV, "Aborted": signal.SIGABRT,
-                "Bus error": signal.SIGBUS, "Illegal instruction": signal.SIGILL,
-                "Floating point exception": signal.SIGFPE}
-
-
-class CrashDump:
-    """This process's fault dump: ``<report_dir>/crashes/<name>-<pid>.txt``.
-
-    faulthandler writes the stacks of every thread there on a fatal signal (instead of the
-    inherited stderr, i.e. the console); the file stays open for the life of the process
-    and is removed again at :meth:`close` when nothing was written."""
-
-    def __init__(self, crash_dir: Path, name: str) -> None:
-        crash_dir.mkdir(parents=True, exist_ok=True)
-        self.path = crash_dir / f"{name}-{os.getpid()}.txt"
-        self._file = self.path.open("w", encoding="utf-8")
-        self._was_enabled: bool | None = None  # faulthandler before the first enable()
-
-    @property
-    def relpath(self) -> str:
-        """The name in rows and on the console (relative to the run directory)."""
-        return f"{CRASH_DIR}/{self.path.name}"
-
-    def enable(self) -> None:
-        """Point faulthandler here (again: pytest's faulthandler plugin points it at stderr
-        in its pytest_configure, after ours)."""
-        if not self._file.closed:
-            if self._was_enabled is None:
-                self._was_enabled = faulthandler.is_enabled()
-            faulthandler.enable(file=self._file, all_threads=True)
-
-    def dump_now(self, header: str) -> None:
-        """Write every thread's stack now (the hard watchdog, before it ends the process)."""
-        if self._file.closed:
-            return
-        self._file.write(header + "\n")
-        self._file.flush()
-        faulthandler.dump_traceback(file=self._file, all_threads=True)
-
-    def close(self) -> None:
-        """Stop writing here; remove the file (and ``crashes/``) when it stayed empty."""
-        if self._file.closed:
-            return
-        if self._was_enabled is not None:
-            faulthandler.disable()
-            if self._was_enabled and sys.__stderr__ is not None:
-                # e.g. a run inside another pytest (pytester): give it back its handler
-                faulthandler.enable(file=sys.__stderr__, all_threads=True)
-        self._file.close()
-        try:  # only this file: another worker's empty dump is still open, waiting
-            if self.path.stat().st_size == 0:
-                self.path.unlink()
-            self.path.parent.rmdir()
-        except OSError:
-            pass  # a dump of a crash, or another process's dump, is in it
-
-
-def remove_if_empty(crash_dir: Path) -> None:
-    """Remove the empty dump files in ``crash_dir`` (processes that did not crash or ended
-    without closing theirs), and the folder when nothing is left. Only once no process of
-    the run can still write there (the recorder's unconfigure)."""
-    for path in crash_dir.glob("*.txt"):
-        try:
-            if path.stat().st_size == 0:
-                path.unlink()
-        except OSError:
-            pass
-    try:
-        crash_dir.rmdir()
-    except OSError:
-        pass  # absent, or a dump of a crash is in it
-
-
-def fault_of(dump: Path | None, returncode: int | None) -> str:
-    """How a process died, for a row: ``signal 11, SIGSEGV`` from its exit status (negative:
-    the signal), else from the fault its dump names, else ``exit status N``."""
-    sig: int | None = -returncode if returncode is not None and returncode < 0 else None
-    if sig is None and dump is not None:
-        try:
-            head = dump.read_text(encoding="utf-8", errors="replace")[:200]
-        except OSError:
-            head = ""
-        for name, value in _FAULT_NAMES.items():
-            if f"Fatal Python error: {name}" in head:
-                sig = int(value)
-                break
-    if sig is not None:
-        try:
-            return f"signal {sig}, {signal.Signals(sig).name}"
-        except ValueError:
-            return f"signal {sig}"
-    if returncode is not None:
-        return f"exit status {returncode}"
-    return "cause unknown"
-
-
-def _dump_of(crash_dir: Path, name: str) -> Path | None:
-    """The non-empty dump of process ``name`` (an xdist worker id) in ``crash_dir``."""
-    for path in sorted(crash_dir.glob(f"{name}-*.txt")):
-        try:
-            if path.stat().st_size > 0:
-                return path
-        except OSError:
-            continue
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -374,10 +271,18 @@ class RunnerHooks:
             self.dump.enable()
 
     # -- hard timeout ----------------------------------------------------------------------
+    def hard_exit_code(self) -> int:
+        """The exit status after a hard timeout: :data:`TIMEOUT_EXIT` in an xdist worker or
+        an own-process child (whose controller or parent reports the spec as TIMEOUT and goes
+        on), :data:`STOPPED_EXIT` in a ``-n 0`` run (the run itself stops: FAIL)."""
+        if self.worker is not None or os.environ.get(OWN_PROCESS_ENV):
+            return TIMEOUT_EXIT
+        return STOPPED_EXIT
+
     def _hard(self, nodeid: str) -> None:
+        code = self.hard_exit_code()
         msg = (f"mdlri: spec {nodeid} still running {2 * self.timeout:g} s after its "
-               f"--spec-timeout; ending this process (exit {TIMEOUT_EXIT})")
-        print(msg, file=sys.stderr, flush=True)
+               f"--spec-timeout; ending this process (exit {code})")
         try:
             stacks = None
             if self.dump is not None:
@@ -389,8 +294,24 @@ class RunnerHooks:
                                               "stacks": stacks}))
             elif self._hard_row is not None:
                 self._hard_row(nodeid, stacks)
+            if code == STOPPED_EXIT:  # the run ends without a summary: say why, once
+                self._to_console(
+                    f"\nmdlri: FAIL: {nodeid} still running {2 * self.timeout:g} s "
+                    "after its --spec-timeout, stuck in native code; without worker "
+                    f"isolation (-n 0) the run stops here, incomplete (exit {code})"
+                    + (f"; stacks: {stacks}" if stacks else ""))
         finally:
-            os._exit(TIMEOUT_EXIT)
+            os._exit(code)
+
+    def _to_console(self, line: str) -> None:
+        """Write ``line`` to the real stderr: pytest's capture holds fd 2 during a spec."""
+        capman = self.config.pluginmanager.get_plugin("capturemanager")
+        try:
+            if capman is not None:
+                capman.suspend_global_capture(in_=False)
+        except Exception:  # best effort: the process ends right after
+            pass
+        print(line, file=sys.stderr, flush=True)
 
     def _running_marker(self, item: pytest.Item) -> None:
         """Tell the controller what this worker runs (for a CRASH row's clauses/area)."""
@@ -499,9 +420,10 @@ class RunnerHooks:
                         stats["shrunk_tasks"] = size
                 rep.user_properties.append((_STATS, stats))
         if rep.when == "teardown":
-            grown = leaks.diff(self._before, leaks.snapshot(self._backend()))
-            if grown:
-                rep.user_properties.append((_LEAKS, grown))
+            before, self._before = self._before, None
+            after = leaks.snapshot(self._backend())
+            if before is not None and after is not None:  # else: not checked
+                rep.user_properties.append((_LEAKS, leaks.diff(before, after)))
             state = self._state_after()
             if state is not None:
                 rep.user_properties.append((_STATE, state))
@@ -625,7 +547,7 @@ class RecorderHooks:
         clauses = list(running.get("clauses") or [])
         node = getattr(report, "node", None)
         worker = str(node.gateway.id) if node is not None else str(running.get("worker"))
-        dump = _dump_of(self.crash_dir, worker)
+        dump = dump_of(self.crash_dir, worker)
         stacks = f"{CRASH_DIR}/{dump.name}" if dump is not None else None
         if timed_out is not None:
             outcome = "TIMEOUT"
@@ -864,7 +786,7 @@ class OwnProcessHooks:
                                            f"{self.spec_timeout:g} s" + (f" ({note})" if note
                                                                           else ""))
         elif code < 0:
-            outcome, message = "CRASH", f"own process died ({fault_of(None, code)})"
+            outcome, message = "CRASH", f"own process died ({signal_name(-code)})"
         else:
             outcome, message = "ERROR", (f"own process ended with exit {code} before the "
                                          "spec reported")
@@ -966,6 +888,6 @@ def configure_recorder(config: pytest.Config, state: Any) -> None:
             runner.use_run_dir(Path(state.report_dir))
 
 
-__all__ = ["CRASH_DIR", "DEFAULT_SPEC_TIMEOUT", "CrashDump", "SpecTimeout", "TIMEOUT_EXIT",
-           "Watchdog", "add_options", "configure_recorder", "configure_runner", "fault_of",
-           "spec_timeout_value"]
+__all__ = ["DEFAULT_SPEC_TIMEOUT", "OWN_PROCESS_ENV", "STOPPED_EXIT", "SpecTimeout",
+           "TIMEOUT_EXIT", "Watchdog", "add_options", "configure_recorder", "configure_runner",
+           "order_info", "spec_timeout_value"]

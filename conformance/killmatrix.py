@@ -263,7 +263,7 @@ def default_faults(backend: str) -> list[str]:
 
 def _cmd_faults(ns: Any) -> int:
     """``mdlri-conformance faults``: exit 0 when every fault is killed, 1 otherwise, 2 for a
-    usage error (one line)."""
+    usage error (one line), 3 when the emulator cannot be built (nothing tested)."""
     from backends.sim.faults import UnknownFault, check
     prog = "mdlri-conformance faults"
     if ns.list:
@@ -276,15 +276,22 @@ def _cmd_faults(ns: Any) -> int:
     except UnknownFault as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
+    if ns.jobs < 1:
+        print(f"{prog}: error: -j {ns.jobs}: run at least 1 fault at a time", file=sys.stderr)
+        return 2
     acl_lib = "emulator" if ns.backend == "acl" else None
     if ns.backend == "acl":
-        from backends.acl import availability
-        why = availability("emulator")
+        from backends.acl import preflight
+        why = preflight("emulator")  # builds it; loads nothing in this process
         if why:
-            print(f"UNSUPPORTED: acl emulator: {why}")
-            return 0
+            print(f"{prog}: NOTHING TESTED: acl emulator: {why}", file=sys.stderr)
+            return 3
     out = Path(ns.out) if ns.out else (
         Path("reports") / "out" / (time.strftime("%Y%m%d-%H%M%S") + f"-faults-{ns.backend}"))
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        print(f"{prog}: error: --out {out}: exists and is not an empty directory (a kill "
+              "matrix never writes into another run's directory)", file=sys.stderr)
+        return 2
     print(f"kill matrix: {len(chosen)} faults on {ns.backend}, -j {ns.jobs}, profile "
           f"{ns.profile}, spec timeout {ns.spec_timeout:g} s -> {out}")
     matrix = run_matrix(chosen, out, backend=ns.backend, acl_lib=acl_lib, jobs=ns.jobs,
@@ -296,6 +303,7 @@ def _cmd_faults(ns: Any) -> int:
 
 
 def add_parser(sub: Any) -> None:
+    from .isolation import spec_timeout_value
     """The ``faults`` subcommand of the CLI."""
     fp = sub.add_parser("faults", help="kill matrix: run the suite once per catalogued fault",
                         description="Run the specs on a deliberately broken backend, once per "
@@ -309,7 +317,7 @@ def add_parser(sub: Any) -> None:
     fp.add_argument("--only", nargs="+", metavar="NAME", help="only these faults")
     fp.add_argument("--list", action="store_true", help="print the catalogue and exit")
     fp.add_argument("--profile", default="ci", choices=("ci", "dev", "deep", "hw"))
-    fp.add_argument("--spec-timeout", type=float, default=SPEC_TIMEOUT_S,
+    fp.add_argument("--spec-timeout", type=spec_timeout_value, default=SPEC_TIMEOUT_S,
                     help=f"per-spec watchdog in the fault runs (default {SPEC_TIMEOUT_S:g} s)")
     fp.add_argument("--out", help="output directory (default reports/out/<time>-faults-<backend>)")
     fp.set_defaults(func=_cmd_faults)

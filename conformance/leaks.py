@@ -1,11 +1,13 @@
-"""Leak checks per spec (issue 6 item 5; LIFE-01, LIFE-08).
+"""Leak checks per spec (LIFE-01, LIFE-08).
 
 Before a spec's setup and after its teardown the plugin reads the backend's live resource
 counts: ``live_counts()`` (:class:`backends.contract.LiveCounts`) on the simulator
 (``SimBackend.live_counts``) and on the acl backend over the host emulator
 (``mdlriEmuLiveCounts``). A backend without ``live_counts`` (real hardware, where
 ``aclrtGetMemInfo`` is not bound) is not checked. Whatever grew is the spec's leak, recorded
-in its result row as ``"leaks": {"models": 1, ...}`` and counted in the summary.
+in its result row as ``"leaks": {"models": 1, ...}`` (``{}`` when nothing grew; no ``"leaks"``
+when the backend cannot count, which the summary shows as "not checked") and counted in the
+summary.
 
 Policy: a leak is reported, not gated. The suite's :class:`~conformance.harness.Dev` releases
 everything a spec made, so a leak points at the runtime (a Destroy that frees nothing) or at

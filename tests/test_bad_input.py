@@ -181,7 +181,8 @@ CASES: list[Case] = [
     Case("-k with a malformed expression", ["run", "-k", "("], USAGE,
          r"^mdlri-conformance: error: -k '\(': .*expected"),
     Case("an unknown pytest option after --", ["run", "--", "--bogus-opt"], USAGE,
-         r"error: unrecognized arguments: --bogus-opt"),
+         r"^mdlri-conformance: error: pytest arguments after --: unrecognized arguments: "
+         r"--bogus-opt$"),
     Case("--devices abc", ["run", "--backend", "acl", "--acl-lib", "emulator", "--devices",
                            "abc"], USAGE, r"--devices 'abc': expected comma-separated integers"),
     Case("--kernel-binary names a missing file", ["run", "--backend", "acl", "--acl-lib",
@@ -251,6 +252,8 @@ def test_bad_input(case: Case, tmp_path: Path) -> None:
     assert got.code == case.code, got.output[-3000:]
     assert re.search(case.line, got.output, re.M), got.output[-3000:]
     assert "Traceback" not in got.output and "INTERNALERROR" not in got.output, got.output
+    if case.code == USAGE:  # one line, nothing else
+        assert len([ln for ln in got.output.splitlines() if ln.strip()]) == 1, got.output
     if case.code != PASS:
         assert "gate: PASS" not in got.output, got.output[-3000:]
     else:

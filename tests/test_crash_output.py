@@ -1,8 +1,12 @@
-"""A crash is one console line; its stacks go to a file of the run; ``--spec-timeout`` refuses
-values the watchdog cannot use (conformance.isolation, "Crash dumps" and "TIMEOUT").
+"""A crash is one console line; its stacks go to a file of the run (conformance.crashdump);
+``--spec-timeout`` refuses values the watchdog cannot use; a hard timeout ends a worker or an
+own-process child with 86 (mapped to TIMEOUT) and a ``-n 0`` run with 4, INCOMPLETE
+(conformance.isolation, "Crash dumps" and "TIMEOUT").
 
 The crash runs use the emulator fault ``crash-query`` (a NULL write inside aclrtStreamQuery, a
-real SIGSEGV) with two specs selected: one reaches aclrtStreamQuery, one does not.
+real SIGSEGV) with two specs selected: one reaches aclrtStreamQuery, one does not. The hard
+timeouts use a spec stuck in ``time.sleep`` (a C call: the watchdog's SpecTimeout, raised
+between bytecodes, cannot interrupt it, as with a hang inside a runtime library).
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
-from conformance import isolation
+from conformance import crashdump, isolation, verdict
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "conformance" / "specs"
@@ -120,25 +125,52 @@ def test_bad_spec_timeout_is_a_one_line_usage_error(pytester: pytest.Pytester,
 def test_fault_of_names_the_signal(tmp_path: Path) -> None:
     dump = tmp_path / "gw0-1.txt"
     dump.write_text("Fatal Python error: Aborted\n\nThread 0x1 ...\n")
-    assert isolation.fault_of(None, -11) == "signal 11, SIGSEGV"
-    assert isolation.fault_of(dump, None) == "signal 6, SIGABRT"
-    assert isolation.fault_of(dump, -9) == "signal 9, SIGKILL"  # the exit status wins
-    assert isolation.fault_of(None, 3) == "exit status 3"
-    assert isolation.fault_of(tmp_path / "absent.txt", None) == "cause unknown"
+    assert crashdump.fault_of(None, -11) == "signal 11, SIGSEGV"
+    assert crashdump.fault_of(dump, None) == "signal 6, SIGABRT"
+    assert crashdump.fault_of(dump, -9) == "signal 9, SIGKILL"  # the exit status wins
+    assert crashdump.fault_of(None, 3) == "exit status 3"
+    assert crashdump.fault_of(tmp_path / "absent.txt", None) == "cause unknown"
+    assert crashdump.signal_name(99) == "signal 99"
+
+
+def test_crashdump_stands_alone() -> None:
+    """crashdump has one job and imports neither the isolation hooks nor the plugin."""
+    code = ("import sys, conformance.crashdump; "
+            "sys.exit(any(m in sys.modules for m in ('conformance.isolation', "
+            "'conformance.plugin', 'pytest')))")
+    assert subprocess.run([sys.executable, "-c", code], cwd=REPO).returncode == 0
 
 
 def test_crash_dump_file_goes_away_when_empty(tmp_path: Path) -> None:
     crash_dir = tmp_path / "crashes"
-    quiet, crashed = isolation.CrashDump(crash_dir, "gw0"), isolation.CrashDump(crash_dir, "gw1")
+    quiet, crashed = crashdump.CrashDump(crash_dir, "gw0"), crashdump.CrashDump(crash_dir, "gw1")
     assert quiet.relpath == f"crashes/gw0-{os.getpid()}.txt"
     crashed.path.write_text("Fatal Python error: Segmentation fault\n")
     quiet.close()
     assert not quiet.path.exists() and crashed.path.exists()
     crashed.close()  # its file has content (written here by hand): it stays
     assert crashed.path.exists()
+    assert crashdump.dump_of(crash_dir, "gw1") == crashed.path
+    assert crashdump.dump_of(crash_dir, "gw0") is None
     crashed.path.unlink()
-    isolation.remove_if_empty(crash_dir)
+    crashdump.remove_if_empty(crash_dir)
     assert not crash_dir.exists()
+
+
+def test_crash_dump_takes_away_the_folders_it_made(tmp_path: Path) -> None:
+    """A -n 0 process opens its dump before it knows whether a spec runs: a run without specs
+    leaves no run directory, however the empty dump went (its own close, or the recorder's
+    remove_if_empty first); a run directory with the run's files stays."""
+    run = tmp_path / "runs" / "r1"
+    dump = crashdump.CrashDump(run / "crashes", "main")
+    crashdump.remove_if_empty(run / "crashes")  # the recorder's unconfigure may come first
+    dump.close()
+    assert not (tmp_path / "runs").exists()
+    run.mkdir(parents=True)
+    dump = crashdump.CrashDump(run / "crashes", "main")
+    (run / "results.jsonl").write_text("")
+    dump.close()
+    assert sorted(p.name for p in run.iterdir()) == ["results.jsonl"]
 
 
 KILLED_SPECS = '''
@@ -171,3 +203,86 @@ def test_worker_killed_from_outside_is_a_crash_without_stacks(pytester: pytest.P
     assert "stacks" not in rows["test_killed"]
     assert not (out / "crashes").exists()
     assert not [ln for ln in res.outlines + res.errlines if any(n in ln for n in NOISE)]
+
+
+HUNG_SPECS = '''
+import time
+import pytest
+
+@pytest.mark.clause("CAP-14")
+def test_stuck_in_native_code():
+    time.sleep(120)
+
+@pytest.mark.clause("CAP-14")
+def test_fine():
+    pass
+
+@pytest.mark.clause("CAP-14")
+@pytest.mark.own_process
+def test_own_stuck():
+    time.sleep(120)
+'''
+
+
+def _hung(pytester: pytest.Pytester, *args: str) -> tuple[int, dict[str, dict], Path, str]:
+    pytester.makepyfile(test_hung=HUNG_SPECS)
+    out = pytester.path / "out"
+    res = pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:randomly",
+                                        "--spec-timeout", "1", "--report-dir", str(out),
+                                        *args, timeout=240)
+    return res.ret, _rows(out), out, "\n".join(res.outlines + res.errlines)
+
+
+def test_hard_timeout_without_workers_stops_the_run_as_a_failure(pytester: pytest.Pytester
+                                                                  ) -> None:
+    """-n 0: the watchdog writes the TIMEOUT row, dumps the stacks and ends the run with 1
+    (FAIL: the TIMEOUT fails the gate, which wins over the incomplete run), not 86; report on
+    the directory gives the same verdict."""
+    code, rows, out, console = _hung(pytester, "-n", "0", "-k", "stuck_in_native or fine")
+    assert code == verdict.EXIT_CODES[verdict.FAIL] == isolation.STOPPED_EXIT == 1
+    stuck = rows["test_stuck_in_native_code"]
+    assert stuck["outcome"] == "TIMEOUT" and "the run stops here" in stuck["message"]
+    assert "test_fine" not in rows  # the run stopped
+    pid = json.loads((out / "run.json").read_text())["pid"]
+    assert stuck["stacks"] == f"crashes/main-{pid}.txt"
+    head = (out / stuck["stacks"]).read_text().splitlines()[0]
+    assert head.startswith("mdlri: spec ") and head.endswith("ending this process (exit 1)")
+    said = [ln for ln in console.splitlines() if "test_stuck_in_native_code" in ln]
+    assert len(said) == 1 and said[0].startswith("mdlri: FAIL: ")  # not silent
+    assert said[0].endswith(f"the run stops here, incomplete (exit 1); stacks: "
+                            f"{stuck['stacks']}")
+    from conformance.cli import main
+    assert main(["report", str(out)]) == verdict.EXIT_CODES[verdict.FAIL]
+    assert not [ln for ln in console.splitlines() if any(n in ln for n in NOISE)]
+
+
+def test_hard_timeout_in_a_worker_is_one_timeout_and_the_run_goes_on(pytester: pytest.Pytester
+                                                                      ) -> None:
+    code, rows, out, _ = _hung(pytester, "-n", "1", "-k", "stuck_in_native or fine")
+    stuck = rows["test_stuck_in_native_code"]
+    assert code == 1 and rows["test_fine"]["outcome"] == "PASS"
+    assert stuck["outcome"] == "TIMEOUT" and "ended and replaced" in stuck["message"]
+    head = (out / stuck["stacks"]).read_text().splitlines()[0]
+    assert head.endswith(f"ending this process (exit {isolation.TIMEOUT_EXIT})")
+
+
+def test_hard_timeout_in_an_own_process_child_is_its_specs_timeout(pytester: pytest.Pytester
+                                                                    ) -> None:
+    """The child exits 86; its parent (here a -n 0 run) reports TIMEOUT and goes on."""
+    code, rows, _, _ = _hung(pytester, "-n", "0", "-k", "own_stuck or fine")
+    own = rows["test_own_stuck"]
+    assert code == 1 and rows["test_fine"]["outcome"] == "PASS"
+    assert own["outcome"] == "TIMEOUT" and own["own_process"] is True
+    assert own["message"].startswith("own process: no result within --spec-timeout 1 s")
+
+
+@pytest.mark.parametrize("worker, child, code", [(None, False, 1), ("gw0", False, 86),
+                                                 (None, True, 86)])
+def test_hard_exit_code(monkeypatch: pytest.MonkeyPatch, worker: str | None, child: bool,
+                        code: int) -> None:
+    if child:
+        monkeypatch.setenv(isolation.OWN_PROCESS_ENV, "/nonexistent")
+    else:
+        monkeypatch.delenv(isolation.OWN_PROCESS_ENV, raising=False)
+    runner = types.SimpleNamespace(worker=worker)
+    assert isolation.RunnerHooks.hard_exit_code(runner) == code  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Crash/hang isolation, leak checks and Hypothesis counts (issue 6 items 4 and 5).
+"""Crash/hang isolation, leak checks and Hypothesis counts (conformance.isolation).
 
 The crash and hang tests use emulator faults that really segfault (a NULL write inside
 aclrtStreamQuery) and really block in native code (aclrtStreamQuery waiting for a stream that
@@ -102,11 +102,31 @@ def test_leaking_spec_is_reported_against_that_spec(pytester: pytest.Pytester) -
     rows = {json.loads(l)["nodeid"].split("::")[-1]: json.loads(l)
             for l in (out / "results.jsonl").read_text().splitlines()}
     assert rows["test_leaks_an_event"]["leaks"] == {"events": 1}
-    assert "leaks" not in rows["test_clean"]
+    assert rows["test_clean"]["leaks"] == {}  # checked, nothing grew
     assert rows["test_leaks_an_event"]["outcome"] == "PASS"  # reported, not gated
     summary = json.loads((out / "summary.json").read_text())
     assert summary.get("leaking_specs") == 1
-    res.stdout.fnmatch_lines(["*leaking specs: 1*"])
+    res.stdout.fnmatch_lines(["*leaking specs: 1 of 2 checked*"])
+
+
+@pytest.mark.parametrize("backend, line", [
+    ("sim", "leaking specs: 0 of 2 checked*"),
+    ("tests.fakes:create_sim_no_counts", "leaks: not checked*")])
+def test_nothing_leaked_differs_from_not_checked(pytester: pytest.Pytester, backend: str,
+                                                 line: str) -> None:
+    """A backend with live counts gives every spec ``"leaks": {}`` when nothing grew; one
+    without gives no ``"leaks"`` at all, and the console says "not checked"."""
+    pytester.makepyfile(test_clean=LEAKY_SPECS.replace("backend.create_event()", "pass"))
+    out = pytester.path / "out"
+    res = pytester.runpytest("-p", "conformance.plugin", "-p", "no:randomly",
+                             "--backend", backend, "--report-dir", str(out))
+    rows = [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and all(r["outcome"] == "PASS" for r in rows)
+    if backend == "sim":
+        assert [r["leaks"] for r in rows] == [{}, {}]
+    else:
+        assert not any("leaks" in r for r in rows)
+    res.stdout.fnmatch_lines([line])
 
 
 def test_leak_helpers() -> None:
