@@ -69,9 +69,13 @@ def test_doctor_on_the_emulator() -> None:
         assert fragment in out, out
 
 
-def test_run_with_a_bad_explicit_library_is_one_unsupported_line(tmp_path: Path) -> None:
+def test_run_with_a_bad_explicit_library_is_one_usage_line(tmp_path: Path) -> None:
+    """A library named explicitly that does not exist is bad input: one line, exit 2."""
     res = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--backend", "acl",
                           "--acl-lib", str(tmp_path / "nope.so")],
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert res.returncode == 0 and res.stdout.count("\n") == 1, res.stdout + res.stderr
-    assert res.stdout.startswith("UNSUPPORTED: acl backend: explicit ")
+    assert res.returncode == 2 and res.stdout == "", res.stdout + res.stderr
+    assert res.stderr == (f"mdlri-conformance: error: backend 'acl': --acl-lib "
+                          f"{tmp_path / 'nope.so'}: no such file or directory\n")
+
+
