@@ -133,6 +133,11 @@ CASES: list[Case] = [
                                             "--fault", "setparams-without-update", "-k",
                                             "test_params or test_update"],
          FAIL, r"gate: FAIL"),
+    Case("a spec that segfaults the runtime", ["run", "--backend", "acl", "--acl-lib",
+                                               "emulator", "--fault", "crash-query", "-k",
+                                               "test_capture and query"],
+         FAIL, r"^  CRASH\s+\S+: the worker died \(signal 11, SIGSEGV\); stacks: "
+               r"crashes/gw\d+-\d+\.txt$"),
     # -- interrupted and killed runs -----------------------------------------------------------
     Case("SIGINT midway", ["run", "--backend", "sim", "-n", "2"], INCOMPLETE,
          r"gate: INCOMPLETE .*interrupted; \d+ of \d+ collected spec\(s\) never ran",
@@ -268,6 +273,9 @@ def test_bad_input(case: Case, tmp_path: Path) -> None:
     assert got.code == case.code, got.output[-3000:]
     assert re.search(case.line, got.output, re.M), got.output[-3000:]
     assert "Traceback" not in got.output and "INTERNALERROR" not in got.output, got.output
+    assert "Fatal Python error" not in got.output and "Thread 0x" not in got.output  # dumps
+    crashes = [ln for ln in got.output.splitlines() if ln.startswith("  CRASH ")]
+    assert len(crashes) == len({ln.split(": ")[0] for ln in crashes})  # one line per CRASH
     if case.code == USAGE:  # one line, nothing else
         assert len([ln for ln in got.output.splitlines() if ln.strip()]) == 1, got.output
     if case.code != PASS:
