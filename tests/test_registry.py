@@ -85,7 +85,7 @@ def test_untestable_empty_file_is_empty(tmp_path) -> None:
     ('[[reason]]\nid = "TG-16"\nreason = "a"\n[[reason]]\nid = "TG-16"\nreason = "b"\n',
      "TG-16 listed twice"),
     ('[[reason]]\nid = "TG-16"\nreason = "a"\nwhy = "b"\n', "unexpected key(s) why"),
-    ('[[reason]\n', ""),
+    ('[[reason]\n', "Expected ']]' at the end of an array declaration"),
 ])
 def test_untestable_loader_rejects_bad_rows(tmp_path, text: str, fragment: str) -> None:
     with pytest.raises(registry.UntestableError, match=re.escape(fragment)):
