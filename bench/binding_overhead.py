@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from backends.contract import CaptureMode  # noqa: E402
+from mdlri_conformance.backends.contract import CaptureMode  # noqa: E402
 
 NOOP_C = r"""
 int noop_task_get_type(void *task, int *type) { (void)task; *type = 5; return 0; }
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ns = ap.parse_args(argv)
 
-    import backends.acl as acl
+    import mdlri_conformance.backends.acl as acl
     b = acl.create(lib=ns.acl_lib)
     if b.unsupported_reason():
         print(f"UNSUPPORTED: acl backend: {b.unsupported_reason()}")

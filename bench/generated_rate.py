@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
-import backends.sim as sim  # noqa: E402
-from conformance import oracle, runner, strategies  # noqa: E402
-from conformance.graphs import (Case, Disable, Execute, Launch, Memset, SetKernel,  # noqa: E402
+import mdlri_conformance.backends.sim as sim  # noqa: E402
+from mdlri_conformance.conformance import oracle, runner, strategies  # noqa: E402
+from mdlri_conformance.conformance.graphs import (Case, Disable, Execute, Launch, Memset, SetKernel,  # noqa: E402
                                 SetValue, Update, ValueWrite)
 
 

@@ -6,10 +6,10 @@ import importlib
 import os
 from typing import Any, Callable, Iterable
 
-from backends.contract import Backend, BackendConfigError, Cap
+from mdlri_conformance.backends.contract import Backend, BackendConfigError, Cap
 
 #: built-in backend names and the factory each one stands for
-BUILTIN = {"sim": "backends.sim:create", "acl": "backends.acl:create"}
+BUILTIN = {"sim": "mdlri_conformance.backends.sim:create", "acl": "mdlri_conformance.backends.acl:create"}
 
 
 class BackendLoadError(Exception):
@@ -54,7 +54,7 @@ def fault_options(name: str, faults: Iterable[str] | None,
     names = [f for f in (faults or ()) if f]
     if not names:
         return {}
-    from backends.sim.faults import EMULATOR_FAULTS, UnknownFault, check
+    from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS, UnknownFault, check
     try:
         if name == "sim":
             return {"faults": sorted(check(names))}

@@ -19,6 +19,7 @@ import argparse
 import os
 import sys
 import time
+import importlib.resources
 from pathlib import Path
 from typing import Callable, NoReturn, Sequence
 
@@ -27,7 +28,7 @@ from .backend_loader import (BackendLoadError, backend_options, fault_options, l
                              parse_devices, preflight, resolve)
 
 PROG = "mdlri-conformance"
-SPEC_DIR = Path(__file__).parent / "specs"
+SPEC_DIR = Path(str(importlib.resources.files("mdlri_conformance.conformance.specs")))
 
 
 def _usage_error(msg: str) -> int:
@@ -58,6 +59,18 @@ def _workers(text: str) -> str:
     return str(n)
 
 
+def _shipped(value: str, package: str, folder: str, suffix: str) -> Path:
+    """``value`` as a path when it names a file, else the file of that name shipped in the
+    package (``--expectations atlas-a2``, ``replay seed-fallback``), else ``value`` unchanged
+    (its reader then says it cannot read it)."""
+    path = Path(value)
+    if path.exists():
+        return path
+    shipped = Path(str(importlib.resources.files(package))) / folder / (
+        value if value.endswith(suffix) else value + suffix)
+    return shipped if shipped.is_file() else path
+
+
 def _bad_expression(expr: str) -> str | None:
     """Why a -k expression does not parse (pytest's own parser), None when it does; checked
     here because a worker that meets it after collection takes the run down."""
@@ -82,7 +95,7 @@ def _bad_pytest_args(args: list[str]) -> str | None:
     except ImportError:  # pytest moved it: pytest reports it itself
         return None
     try:
-        config = _prepareconfig([str(SPEC_DIR), "-p", "conformance.plugin", *args])
+        config = _prepareconfig([str(SPEC_DIR), "-p", "mdlri_conformance.conformance.plugin", *args])
     except pytest.UsageError as exc:
         lines = [ln.strip() for ln in str(exc).splitlines() if "error:" in ln]
         return lines[0].split("error:", 1)[1].strip() if lines else str(exc).strip()
@@ -127,7 +140,9 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     if why:
         return _usage_error(f"pytest arguments after --: {why}")
     if ns.expectations:
-        from reports import expectations
+        from mdlri_conformance.reports import expectations
+        ns.expectations = str(_shipped(ns.expectations, "mdlri_conformance.reports",
+                                       "expectations", ".toml"))
         try:
             expectations.load(ns.expectations, expectations.known_ids(SPEC_DIR))
         except expectations.ExpectationsError as exc:
@@ -136,7 +151,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
         rundir.claim(report_dir)
     except rundir.RunDirError as exc:
         return _usage_error(str(exc))
-    args = [str(SPEC_DIR), "-p", "conformance.plugin", "--backend", ns.backend,
+    args = [str(SPEC_DIR), "-p", "mdlri_conformance.conformance.plugin", "--backend", ns.backend,
             "--profile", ns.profile, "--report-dir", str(report_dir),
             "--junitxml", str(report_dir / "junit.xml"),
             "-o", "junit_family=xunit2", "-q", "-rfE", "--tb=short", *_acl_args(ns)]
@@ -253,6 +268,7 @@ def _cmd_replay(ns: argparse.Namespace) -> int:
     the replay (INCOMPLETE, exit 4)."""
     from . import graphs
     try:
+        ns.case = str(_shipped(ns.case, "mdlri_conformance.conformance", "cases", ".json"))
         text = Path(ns.case).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return _usage_error(f"cannot read {ns.case}: {exc}")
@@ -307,8 +323,8 @@ def _cmd_replay(ns: argparse.Namespace) -> int:
 
 def _cmd_doctor(ns: argparse.Namespace) -> int:
     """Print what the acl backend finds: library, version, SoC, devices, what is missing."""
-    from backends.acl import cache_root, default_kernel_binary, resolve as acl_resolve
-    from backends.acl.probe import run_probe
+    from mdlri_conformance.backends.acl import cache_root, default_kernel_binary, resolve as acl_resolve
+    from mdlri_conformance.backends.acl.probe import run_probe
     try:
         device = backend_options("acl", devices=ns.devices)["device"]
     except BackendLoadError as exc:
@@ -325,10 +341,10 @@ def _cmd_doctor(ns: argparse.Namespace) -> int:
     path = d.path
     if d.emulator:
         try:
-            from backends.acl.emulator import build
+            from mdlri_conformance.backends.acl.emulator import build
             path = Path(build.emulator_library())
         except Exception as exc:  # noqa: BLE001 - gcc missing, compile error, cache
-            from backends.acl import emulator_build_reason
+            from mdlri_conformance.backends.acl import emulator_build_reason
             print(f"UNSUPPORTED: acl backend: {emulator_build_reason(exc)}")
             return 1
     print(f"library: {path} (found via {d.source})")
@@ -374,7 +390,7 @@ def _cmd_doctor(ns: argparse.Namespace) -> int:
 
 def _cmd_kernels_build(ns: argparse.Namespace) -> int:
     """Build kernel/ascendc/ into the kernels cache (exit 2 with one line when CANN is absent)."""
-    from backends.acl.kernels_build import BuildFailed, CannMissing, build
+    from mdlri_conformance.backends.acl.kernels_build import BuildFailed, CannMissing, build
     try:
         path = build(soc=ns.soc, output=ns.output)
     except CannMissing as exc:
@@ -396,8 +412,8 @@ def _add_acl_options(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_diff(ns: argparse.Namespace) -> int:
-    from reports.diff import diff_runs, format_diff
-    from reports.runs import RunError, load_run
+    from mdlri_conformance.reports.diff import diff_runs, format_diff
+    from mdlri_conformance.reports.runs import RunError, load_run
     try:
         a, b = load_run(ns.run_a), load_run(ns.run_b)
     except RunError as exc:
@@ -409,8 +425,8 @@ def _cmd_diff(ns: argparse.Namespace) -> int:
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
-    from reports.runs import RunError, load_run, load_rows
-    from reports.write import write_all
+    from mdlri_conformance.reports.runs import RunError, load_run, load_rows
+    from mdlri_conformance.reports.write import write_all
     from .summary import build_summary
     from . import rundir
     from .summary import format_table
@@ -487,7 +503,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="differential run: also replay the generated graphs on BACKEND and "
                           "record every difference")
     run.add_argument("--expectations", metavar="FILE",
-                     help="known divergences (TOML), e.g. reports/expectations/sim.toml")
+                     help="known divergences and required capabilities (TOML): a path, or the "
+                          "name of a shipped file: sim, acl-emulator, cann-681ef76, atlas-a2, "
+                          "atlas-a3")
     run.add_argument("--profile", default="ci", choices=("ci", "dev", "deep", "hw"))
     run.add_argument("-n", "--workers", type=_workers,
                      help="parallel workers (pytest-xdist), e.g. 2 or auto (default 1: the "
@@ -555,7 +573,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("replay", help="replay a task-graph case (JSON) against the oracle",
                         description="Replay CASE.json on a backend without Hypothesis; print "
                                     "'conforms' or the first differing observation.")
-    rp.add_argument("case", help="path of a case JSON file (conformance/cases/*.json)")
+    rp.add_argument("case", help="a case JSON file, or the name of a shipped case "
+                                 "(seed-fallback, fork-join-3-streams-disable, ...)")
     rp.add_argument("--backend", default="sim", help="sim (default) or package.module:factory")
     rp.add_argument("--fault", action="append", metavar="NAME",
                     help="replay on the simulator with this planted fault (repeatable)")

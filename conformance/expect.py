@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextvars
 from typing import Any, Iterable
 
-from backends.contract import NOT_SUPPORTED_CODES, UNWRITTEN, Err, err_name
+from mdlri_conformance.backends.contract import NOT_SUPPORTED_CODES, UNWRITTEN, Err, err_name
 
 #: clause ids of the spec that is running (set by the plugin around each test call)
 current_clauses: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(

@@ -69,7 +69,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     NOT_SUPPORTED_CODES, UNWRITTEN, Cap, CaptureMode, Err, MemcpyKind, err_name,
 )
 

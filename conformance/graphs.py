@@ -24,7 +24,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Union
 
-from kernel import catalog
+from mdlri_conformance.kernel import catalog
 
 SCHEMA = 1
 SENTINEL = -1

@@ -21,11 +21,11 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     NOT_SUPPORTED_CODES, Backend, Cap, CaptureMode, CaptureStatus, Err, EventFlag, MemcpyKind,
     TaskType,
 )
-from kernel import catalog
+from mdlri_conformance.kernel import catalog
 
 from . import expect, probe
 

@@ -700,7 +700,7 @@ class OwnProcessHooks:
         do not need assertion rewriting, and rewriting every plugin distribution's modules
         again (nothing is cached under PYTHONDONTWRITEBYTECODE) doubles the child's start."""
         cfg = self.config
-        args = [sys.executable, "-m", "pytest", item.nodeid, "-p", "conformance.plugin",
+        args = [sys.executable, "-m", "pytest", item.nodeid, "-p", "mdlri_conformance.conformance.plugin",
                 "-p", "no:cacheprovider", "-q", "--tb=short", "--assert=plain",
                 "--rootdir", str(cfg.rootpath),
                 "--report-dir", str(report_dir), "--expectations="]

@@ -37,12 +37,13 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+import importlib.resources
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from backends.sim.faults import EMULATOR_FAULTS, FAULTS
+from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS, FAULTS
 
-SPEC_DIR = Path(__file__).resolve().parent / "specs"
+SPEC_DIR = Path(str(importlib.resources.files("mdlri_conformance.conformance.specs")))
 REPO = SPEC_DIR.parents[1]
 KILL_OUTCOMES = frozenset({"FAIL", "ERROR", "CHANGED", "TIMEOUT", "CRASH"})
 #: --spec-timeout of the fault runs (a hang costs this much, and as much again in native code)
@@ -199,7 +200,7 @@ def _rebuild_report(out: Path) -> None:
     summary_path = out / "summary.json"
     if not rows or not summary_path.is_file():
         return
-    from reports.write import write_all
+    from mdlri_conformance.reports.write import write_all
     write_all(out, rows, json.loads(summary_path.read_text(encoding="utf-8")))
 
 
@@ -264,7 +265,7 @@ def default_faults(backend: str) -> list[str]:
 def _cmd_faults(ns: Any) -> int:
     """``mdlri-conformance faults``: exit 0 when every fault is killed, 1 otherwise, 2 for a
     usage error (one line), 3 when the emulator cannot be built (nothing tested)."""
-    from backends.sim.faults import UnknownFault, check
+    from mdlri_conformance.backends.sim.faults import UnknownFault, check
     prog = "mdlri-conformance faults"
     if ns.list:
         for name in default_faults(ns.backend):
@@ -281,7 +282,7 @@ def _cmd_faults(ns: Any) -> int:
         return 2
     acl_lib = "emulator" if ns.backend == "acl" else None
     if ns.backend == "acl":
-        from backends.acl import preflight
+        from mdlri_conformance.backends.acl import preflight
         why = preflight("emulator")  # builds it; loads nothing in this process
         if why:
             print(f"{prog}: NOTHING TESTED: acl emulator: {why}", file=sys.stderr)

@@ -35,8 +35,8 @@ from typing import Iterable, Union
 
 import numpy as np
 
-from backends.contract import Err, TaskType, ValueWaitFlag
-from kernel import catalog
+from mdlri_conformance.backends.contract import Err, TaskType, ValueWaitFlag
+from mdlri_conformance.kernel import catalog
 
 from .graphs import (
     Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType, SetKernel, SetValue, Step,

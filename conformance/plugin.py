@@ -26,21 +26,22 @@ from __future__ import annotations
 import json
 import os
 import time
+import importlib.resources
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from backends.contract import Cap
+from mdlri_conformance.backends.contract import Cap
 from . import expect, isolation, probe, registry, rundir, verdict
 from .backend_loader import (BackendLoadError, backend_options, find_factory, load_backend,
                              parse_devices, preflight)
 from .harness import Dev
 from .summary import build_summary, fails_gate, format_table, probe_lines
-from reports import expectations
-from reports.expectations import Expectations
+from mdlri_conformance.reports import expectations
+from mdlri_conformance.reports.expectations import Expectations
 
-SPEC_DIR = Path(__file__).parent / "specs"
+SPEC_DIR = Path(str(importlib.resources.files("mdlri_conformance.conformance.specs")))
 OUTCOMES = ("PASS", "FAIL", "CHANGED", "UNSUPPORTED", "ERROR", "SKIP", "TIMEOUT", "CRASH")
 _KEY = "mdlri"
 _PROBE_KEY = "mdlri_probe"
@@ -619,7 +620,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(_state_key, None)
     if state is None:
         return
-    from reports.write import write_all
+    from mdlri_conformance.reports.write import write_all
     state.ended = {pytest.ExitCode.INTERRUPTED: "interrupted",
                    pytest.ExitCode.INTERNAL_ERROR: "internal error"}.get(exitstatus, "complete")
     if state.jsonl is None and not state.results:

@@ -45,11 +45,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     NOT_SUPPORTED_CODES, Cap, CaptureMode, Err, EventFlag, KernelTaskParams, LaunchAttr,
     LaunchAttrId, LaunchKernelCfg, MemcpyKind, TaskParams, TaskType, ValueWaitFlag, err_name,
 )
-from kernel import catalog
+from mdlri_conformance.kernel import catalog
 
 #: the values the memory round trip writes (int32)
 ROUND_TRIP = np.arange(1, 9, dtype=np.int32)

@@ -19,14 +19,17 @@ except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 from dataclasses import dataclass
 from functools import lru_cache
+import importlib.resources
 from pathlib import Path
 from typing import Iterable
 
-DATA = Path(__file__).with_name("clauses.toml")
+#: the package's data folder (an installed wheel or the checkout)
+_HERE = Path(str(importlib.resources.files("mdlri_conformance.conformance")))
+DATA = _HERE / "clauses.toml"
 #: further clause files read after DATA (``clauses-*.toml`` beside it), ids must not repeat
 EXTRA_GLOB = "clauses-*.toml"
 #: clause ids that cannot be tested through the public API, each with a one-line reason
-UNTESTABLE = Path(__file__).with_name("untestable.toml")
+UNTESTABLE = _HERE / "untestable.toml"
 
 LEVELS = ("documented", "implementation", "undefined")
 _RANK = {lvl: i for i, lvl in enumerate(LEVELS)}

@@ -44,12 +44,12 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     NOT_SUPPORTED_CODES, Backend, Cap, CaptureMode, Err, EventFlag, KernelTaskParams,
     MemcpyKind, TaskParams, TaskType, ValueWriteTaskParams, EventRecordTaskParams,
     EventWaitTaskParams, EventResetTaskParams, err_name,
 )
-from kernel import catalog
+from mdlri_conformance.kernel import catalog
 
 from .graphs import (Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType, SetKernel,
                      SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait)

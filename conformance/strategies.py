@@ -26,8 +26,8 @@ from typing import Any, Callable, Sequence, cast
 
 from hypothesis import strategies as st
 
-from backends.contract import TaskType
-from kernel import catalog
+from mdlri_conformance.backends.contract import TaskType
+from mdlri_conformance.kernel import catalog
 
 from . import graphs
 from .graphs import (Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType,

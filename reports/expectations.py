@@ -188,14 +188,14 @@ def load(path: str | Path, known_ids: Iterable[str] | None = None) -> Expectatio
 
 
 def _cap_values() -> set[str]:
-    from backends.contract import Cap
+    from mdlri_conformance.backends.contract import Cap
     return {c.value for c in Cap}
 
 
 def known_ids(spec_dir: Path) -> set[str]:
     """Clause ids plus ``test_file.py::test_name`` and full node ids of every spec function
     (found by scanning the spec modules, so it works before and without collection)."""
-    from conformance import registry
+    from mdlri_conformance.conformance import registry
     ids = set(registry.clauses())
     for f in sorted(spec_dir.glob("test_*.py")):
         for name in re.findall(r"^(?:async )?def (test_\w+)", f.read_text(encoding="utf-8"), re.M):

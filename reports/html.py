@@ -12,9 +12,9 @@ from typing import Any, Iterable
 
 import jinja2
 
-from conformance import graphs, leaks, registry
-from conformance.global_state import describe as describe_state
-from conformance.summary import (clauses_line, completeness_line, leak_line, order_line,
+from mdlri_conformance.conformance import graphs, leaks, registry
+from mdlri_conformance.conformance.global_state import describe as describe_state
+from mdlri_conformance.conformance.summary import (clauses_line, completeness_line, leak_line, order_line,
                                  probe_lines, state_line)
 
 from .svg import case_svg
@@ -27,7 +27,7 @@ SHOWN = NOT_PASSING | {"XFAIL"}
 
 def _env() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(Path(__file__).with_name("templates"))),
+        loader=jinja2.PackageLoader("mdlri_conformance.reports", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"]), keep_trailing_newline=True)
 
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from conformance.summary import (COLUMNS, completeness_line, fails_gate, leak_line, order_line,
+from mdlri_conformance.conformance.summary import (COLUMNS, completeness_line, fails_gate, leak_line, order_line,
                                  state_line)
 
 from . import html

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.contract import ALL_CAPS, Cap
+from mdlri_conformance.backends.contract import ALL_CAPS, Cap
 
 
 class NullBackend:
@@ -51,7 +51,7 @@ def create_not_a_backend(**_: Any) -> object:
 def create_sim_eager_update(**options: Any) -> Any:
     """The simulator with a planted bug: SetParams is committed at once (no deferral,
     the model never waits in UPDATING). Used to check differential runs and reports."""
-    from backends.sim import create as create_sim
+    from mdlri_conformance.backends.sim import create as create_sim
     sim = create_sim(**options)
     original = sim.task_set_params
 
@@ -78,7 +78,7 @@ class LeakyBackend(NullBackend):
         return 0, object()
 
     def live_counts(self) -> Any:
-        from backends.contract import LiveCounts
+        from mdlri_conformance.backends.contract import LiveCounts
         return LiveCounts(events=self.events)
 
 
@@ -105,7 +105,7 @@ def create_raising(**_: Any) -> NullBackend:
 
 def create_sim_no_counts(**options: Any) -> Any:
     """The simulator without ``live_counts`` (like real hardware: leaks cannot be checked)."""
-    from backends.sim import create as create_sim
+    from mdlri_conformance.backends.sim import create as create_sim
     sim = create_sim(**options)
     sim.live_counts = None  # leaks.snapshot: not callable -> not checked
     return sim

@@ -27,11 +27,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from backends.contract import UNWRITTEN, Err, LaunchAttrId
-from backends.sim import SimBackend
-from backends.sim.device import (DeviceFault, Engine, KernelOp, MemcpyOp, MemsetOp, Op, Queue,
+from mdlri_conformance.backends.contract import UNWRITTEN, Err, LaunchAttrId
+from mdlri_conformance.backends.sim import SimBackend
+from mdlri_conformance.backends.sim.device import (DeviceFault, Engine, KernelOp, MemcpyOp, MemsetOp, Op, Queue,
                                  ValueWaitOp, WaitOp)
-from backends.sim.model import LiveKernelOp
+from mdlri_conformance.backends.sim.model import LiveKernelOp
 
 #: everything the stub-like runtime lacks (``factory``)
 STUB_GAPS = frozenset({"data", "kernels", "blocking", "update"})

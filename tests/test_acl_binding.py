@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backends.acl import create
-from backends.acl import structs as S
-from backends.acl.backend import AclRc
-from backends.acl.convert import (BYTE_SENTINEL, PTR_SENTINEL, Handle, KeepAlive, handle,
+from mdlri_conformance.backends.acl import create
+from mdlri_conformance.backends.acl import structs as S
+from mdlri_conformance.backends.acl.backend import AclRc
+from mdlri_conformance.backends.acl.convert import (BYTE_SENTINEL, PTR_SENTINEL, Handle, KeepAlive, handle,
                                   out_handle, params_from_c, params_to_c, sentinel_params,
                                   untouched)
-from backends.contract import (UNION_MEMBER_SIZE, UNION_SIZE, UNWRITTEN, Backend, Err,
+from mdlri_conformance.backends.contract import (UNION_MEMBER_SIZE, UNION_SIZE, UNWRITTEN, Backend, Err,
                                EventRecordTaskParams, EventResetTaskParams,
                                EventWaitTaskParams, KernelTaskParams, TaskParams, TaskType,
                                ValueWaitTaskParams, ValueWriteTaskParams, err_name)
@@ -166,7 +166,7 @@ def test_no_library_backend_declares_nothing(no_cann: dict[str, str]) -> None:
 def test_cli_run_without_library_is_nothing_tested(no_cann: dict[str, str],
                                                     tmp_path: Path) -> None:
     """No runtime found: one NOTHING TESTED line naming the reason, exit 3, no run written."""
-    res = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--backend", "acl",
+    res = subprocess.run([sys.executable, "-m", "mdlri_conformance.conformance.cli", "run", "--backend", "acl",
                           "--report-dir", str(tmp_path / "out")],
                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=no_cann)
     assert res.returncode == 3, res.stderr
@@ -197,7 +197,7 @@ def test_pytest_without_library_reports_every_spec_unsupported(no_cann: dict[str
 
 
 def test_explicit_bad_path_is_bad_input(tmp_path: Path) -> None:
-    from backends.contract import BackendConfigError
+    from mdlri_conformance.backends.contract import BackendConfigError
     with pytest.raises(BackendConfigError,
                        match=r"^--acl-lib .*nope\.so: no such file or directory$"):
         create(lib=str(tmp_path / "nope.so"))
@@ -215,7 +215,7 @@ def test_struct_field_types_follow_the_abi() -> None:
 
 
 def test_backend_options_bind_each_worker_to_a_device() -> None:
-    from conformance.backend_loader import BackendLoadError, backend_options, parse_devices
+    from mdlri_conformance.conformance.backend_loader import BackendLoadError, backend_options, parse_devices
     assert backend_options("sim", acl_lib="x", devices="3") == {}
     assert backend_options("acl") == {"device": 0}
     assert backend_options("acl", acl_lib="emulator", kernel_binary="/k.o", devices="4") == {
@@ -237,7 +237,7 @@ class FakeLib:
     """Exports every SIGNATURES name except ``absent``; each call returns 0."""
 
     def __init__(self, absent: set[str]) -> None:
-        from backends.acl.symbols import SIGNATURES
+        from mdlri_conformance.backends.acl.symbols import SIGNATURES
         for name in SIGNATURES:
             if name not in absent and not name.startswith("mdlriEmu"):
                 setattr(self, name, self._fn(name))
@@ -251,8 +251,8 @@ class FakeLib:
 
 
 def test_missing_symbols_make_dependent_caps_and_calls_unsupported(tmp_path: Path) -> None:
-    from backends.acl import AclBackend
-    from backends.contract import Cap
+    from mdlri_conformance.backends.acl import AclBackend
+    from mdlri_conformance.backends.contract import Cap
     kb = tmp_path / "k.o"
     kb.write_bytes(b"")
     b = AclBackend(FakeLib({"aclmdlRITaskGetParams", "aclrtValueWait"}), lib_path=Path("fake.so"),
@@ -268,14 +268,14 @@ def test_missing_symbols_make_dependent_caps_and_calls_unsupported(tmp_path: Pat
     assert b.unsupported_reason("task_get_params") == reason
     rc, p = b.task_get_params(handle(0x40, "task"))
     assert rc == Err.RT_FEATURE_NOT_SUPPORT and p is UNWRITTEN and rc.detail == reason
-    from conformance import expect
+    from mdlri_conformance.conformance import expect
     with pytest.raises(expect.Unsupported, match="not found in fake.so"):
         expect.ok(rc, "aclmdlRITaskGetParams")
 
 
 def test_hardware_without_kernel_binary_lacks_kernels(tmp_path: Path) -> None:
-    from backends.acl import AclBackend
-    from backends.contract import Cap
+    from mdlri_conformance.backends.acl import AclBackend
+    from mdlri_conformance.backends.contract import Cap
     b = AclBackend(FakeLib(set()), lib_path=Path("fake.so"), kernel_binary=None)
     assert Cap.KERNELS not in b.capabilities and Cap.CAPTURE in b.capabilities
     assert "kernels build" in (b.unsupported_reason(Cap.KERNELS.value) or "")

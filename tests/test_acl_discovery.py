@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.acl.library import (LIB_VAR, check_shared_object, find_library, is_stub,
+from mdlri_conformance.backends.acl.library import (LIB_VAR, check_shared_object, find_library, is_stub,
                                   missing_required, needed, preload_dependencies)
 
 ARCH = "x86_64"

@@ -46,7 +46,7 @@ def test_conformance_suite_on_acl_emulator(tmp_path: Path) -> None:
 
 
 def _example(*backend: str) -> list[str]:
-    res = subprocess.run([sys.executable, "-m", "conformance.cli", "example", "fallback",
+    res = subprocess.run([sys.executable, "-m", "mdlri_conformance.conformance.cli", "example", "fallback",
                           *backend], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert res.returncode == 0, res.stdout + res.stderr
     return res.stdout.splitlines()
@@ -61,7 +61,7 @@ def test_fallback_example_through_ctypes_matches_sim() -> None:
 
 
 def test_doctor_on_the_emulator() -> None:
-    res = subprocess.run([sys.executable, "-m", "conformance.cli", "doctor", "--acl-lib",
+    res = subprocess.run([sys.executable, "-m", "mdlri_conformance.conformance.cli", "doctor", "--acl-lib",
                           "emulator"], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert res.returncode == 0, res.stdout + res.stderr
     out = res.stdout
@@ -71,7 +71,7 @@ def test_doctor_on_the_emulator() -> None:
 
 def test_run_with_a_bad_explicit_library_is_one_usage_line(tmp_path: Path) -> None:
     """A library named explicitly that does not exist is bad input: one line, exit 2."""
-    res = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--backend", "acl",
+    res = subprocess.run([sys.executable, "-m", "mdlri_conformance.conformance.cli", "run", "--backend", "acl",
                           "--acl-lib", str(tmp_path / "nope.so")],
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert res.returncode == 2 and res.stdout == "", res.stdout + res.stderr

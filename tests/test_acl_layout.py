@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.acl import structs as S
+from mdlri_conformance.backends.acl import structs as S
 
 ROOT = Path(__file__).resolve().parents[1]
 EMU_INCLUDE = ROOT / "backends" / "acl" / "emulator" / "include"
@@ -183,7 +183,7 @@ PROTOTYPES: dict[str, tuple[str, list[object]]] = {
 
 def test_host_state_argtypes() -> None:
     """The binding's argtypes for the host-state functions follow their C prototypes."""
-    from backends.acl.symbols import SIGNATURES
+    from mdlri_conformance.backends.acl.symbols import SIGNATURES
 
     for name, (_, argtypes) in PROTOTYPES.items():
         restype, got = SIGNATURES[name]

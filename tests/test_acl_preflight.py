@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-import backends.acl as acl
-from backends.acl import create, preflight
-from backends.contract import BackendConfigError
+import mdlri_conformance.backends.acl as acl
+from mdlri_conformance.backends.acl import create, preflight
+from mdlri_conformance.backends.contract import BackendConfigError
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not on PATH")
 
@@ -245,7 +245,7 @@ def test_device_the_emulator_does_not_have(monkeypatch: pytest.MonkeyPatch) -> N
 @needs_gcc
 def test_device_count_of_a_named_library() -> None:
     """The emulator named by its path is an ordinary library to the backend."""
-    from backends.acl.emulator.build import emulator_library
+    from mdlri_conformance.backends.acl.emulator.build import emulator_library
     path = emulator_library()
     with pytest.raises(BackendConfigError) as exc:
         preflight(lib=str(path), devices="0,7")
@@ -266,7 +266,7 @@ def test_bad_device_list() -> None:
 def test_preflight_is_fast_and_loads_nothing() -> None:
     """The device count comes from a subprocess: preflight leaves this process without an
     aclInit of its own (the emulator may already be mapped by other tests, never by it)."""
-    from backends.acl.emulator.build import emulator_library
+    from mdlri_conformance.backends.acl.emulator.build import emulator_library
     path = emulator_library()  # built (cached) before timing
     loaded = set(acl._loaded)
     start = time.monotonic()
@@ -283,7 +283,7 @@ def test_preflight_is_fast_and_loads_nothing() -> None:
 
 @needs_gcc
 def test_faults_on_an_already_loaded_emulator() -> None:
-    from backends.sim.faults import EMULATOR_FAULTS
+    from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS
     b = create("emulator")
     try:
         assert b.unsupported_reason() is None

@@ -23,7 +23,7 @@ from typing import Callable
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CLI = [sys.executable, "-m", "conformance.cli"]
+CLI = [sys.executable, "-m", "mdlri_conformance.conformance.cli"]
 PASS, FAIL, USAGE, NOTHING, INCOMPLETE = 0, 1, 2, 3, 4
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance import cli
+from mdlri_conformance.conformance import cli
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args],
+    return subprocess.run([sys.executable, "-m", "mdlri_conformance.conformance.cli", *args],
                           capture_output=True, text=True, timeout=120)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import crashdump, isolation, verdict
+from mdlri_conformance.conformance import crashdump, isolation, verdict
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "conformance" / "specs"
@@ -34,7 +34,7 @@ NOISE = ("Fatal Python error", "Thread 0x", "Current thread", '  File "', "Exten
 
 def _run(out: Path, *args: str) -> tuple[int, str]:
     """The suite as the CLI runs it (``-q -rfE --tb=short``), console text back."""
-    cmd = [sys.executable, "-m", "pytest", str(SPECS), "-p", "conformance.plugin",
+    cmd = [sys.executable, "-m", "pytest", str(SPECS), "-p", "mdlri_conformance.conformance.plugin",
            "-p", "no:cacheprovider", "-p", "no:randomly", "-q", "-rfE", "--tb=short",
            "--report-dir", str(out), *args]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=240,
@@ -48,7 +48,7 @@ def _rows(out: Path) -> dict[str, dict]:
 
 
 def _emulator_or_skip() -> None:
-    from backends.acl import availability
+    from mdlri_conformance.backends.acl import availability
     why = availability("emulator")
     if why:
         pytest.skip(f"acl emulator unavailable: {why}")
@@ -112,7 +112,7 @@ def test_spec_timeout_refuses_what_the_watchdog_cannot_use(text: str) -> None:
 @pytest.mark.parametrize("text", ["-5", "nan", "inf", "0.001"])
 def test_bad_spec_timeout_is_a_one_line_usage_error(pytester: pytest.Pytester,
                                                     text: str) -> None:
-    res = pytester.runpytest("-p", "conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
                              f"--spec-timeout={text}", "--report-dir",
                              str(pytester.path / "out"))
     assert res.ret == pytest.ExitCode.USAGE_ERROR
@@ -136,8 +136,8 @@ def test_fault_of_names_the_signal(tmp_path: Path) -> None:
 def test_crashdump_stands_alone() -> None:
     """crashdump has one job and imports neither the isolation hooks nor the plugin."""
     code = ("import sys, conformance.crashdump; "
-            "sys.exit(any(m in sys.modules for m in ('conformance.isolation', "
-            "'conformance.plugin', 'pytest')))")
+            "sys.exit(any(m in sys.modules for m in ('mdlri_conformance.conformance.isolation', "
+            "'mdlri_conformance.conformance.plugin', 'pytest')))")
     assert subprocess.run([sys.executable, "-c", code], cwd=REPO).returncode == 0
 
 
@@ -194,7 +194,7 @@ def test_worker_killed_from_outside_is_a_crash_without_stacks(pytester: pytest.P
     the row says there are no stacks, and the empty dump does not stay."""
     pytester.makepyfile(test_killed=KILLED_SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest_subprocess("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
                                         "-n", "1", "--report-dir", str(out), timeout=240)
     rows = _rows(out)
     assert rows["test_killed"]["outcome"] == "CRASH" and rows["test_fine"]["outcome"] == "PASS"
@@ -227,7 +227,7 @@ def test_own_stuck():
 def _hung(pytester: pytest.Pytester, *args: str) -> tuple[int, dict[str, dict], Path, str]:
     pytester.makepyfile(test_hung=HUNG_SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest_subprocess("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
                                         "--spec-timeout", "1", "--report-dir", str(out),
                                         *args, timeout=240)
     return res.ret, _rows(out), out, "\n".join(res.outlines + res.errlines)
@@ -251,7 +251,7 @@ def test_hard_timeout_without_workers_stops_the_run_as_a_failure(pytester: pytes
     assert len(said) == 1 and said[0].startswith("mdlri: FAIL: ")  # not silent
     assert said[0].endswith(f"the run stops here, incomplete (exit 1); stacks: "
                             f"{stuck['stacks']}")
-    from conformance.cli import main
+    from mdlri_conformance.conformance.cli import main
     assert main(["report", str(out)]) == verdict.EXIT_CODES[verdict.FAIL]
     assert not [ln for ln in console.splitlines() if any(n in ln for n in NOISE)]
 

@@ -18,7 +18,7 @@ VP = C.c_void_p
 
 @pytest.fixture(scope="module")
 def libs():
-    from backends.acl.emulator.build import emulator_library, kernel_library
+    from mdlri_conformance.backends.acl.emulator.build import emulator_library, kernel_library
 
     emu_path, kern_path = emulator_library(), kernel_library()
     lib = C.CDLL(str(emu_path))
@@ -71,7 +71,7 @@ def _d2h(lib, src: int, n: int) -> np.ndarray:
 
 
 def test_build_is_cached(libs) -> None:
-    from backends.acl.emulator.build import emulator_library, kernel_library
+    from mdlri_conformance.backends.acl.emulator.build import emulator_library, kernel_library
 
     assert emulator_library().is_file() and kernel_library().is_file()
     assert emulator_library() == emulator_library()
@@ -163,7 +163,7 @@ def test_exports_are_exactly_the_readme_list(libs) -> None:
     """Every exported function is documented and every documented one exported."""
     import subprocess
 
-    from backends.acl.emulator.build import emulator_library
+    from mdlri_conformance.backends.acl.emulator.build import emulator_library
 
     out = subprocess.run(["nm", "-D", "--defined-only", str(emulator_library())],
                          capture_output=True, text=True, check=True).stdout
@@ -178,7 +178,7 @@ def test_fault_names_match_the_catalogue() -> None:
     import re
     from pathlib import Path
 
-    from backends.sim.faults import EMULATOR_FAULTS
+    from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS
 
     src = (Path(__file__).resolve().parents[1] / "backends" / "acl" / "emulator" / "src"
            / "faults.c").read_text()
@@ -189,7 +189,7 @@ def test_fault_names_match_the_catalogue() -> None:
 def test_compiler_comes_from_cc(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     """CC is split like shell words (``ccache gcc``); a missing compiler is one line saying
     what to do."""
-    from backends.acl.emulator.build import CompilerNotFound, compiler
+    from mdlri_conformance.backends.acl.emulator.build import CompilerNotFound, compiler
 
     monkeypatch.setenv("CC", "gcc -O0")
     assert compiler() == ["gcc", "-O0"]
@@ -203,7 +203,7 @@ def test_compiler_comes_from_cc(monkeypatch: pytest.MonkeyPatch, tmp_path) -> No
 
 
 def test_first_error_line() -> None:
-    from backends.acl.emulator.build import first_error_line
+    from mdlri_conformance.backends.acl.emulator.build import first_error_line
 
     out = ("In file included from a.h:1,\n  from b.c:2:\n"
            "b.c:3:1: warning: unused\nb.c:9:5: error: expected ';'\nb.c:10:1: error: more\n")

@@ -13,7 +13,7 @@ import struct
 import numpy as np
 import pytest
 
-from backends.acl import structs as S
+from mdlri_conformance.backends.acl import structs as S
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not on PATH")
 
@@ -77,7 +77,7 @@ SIGS = {
 
 @pytest.fixture(scope="module")
 def env():
-    from backends.acl.emulator.build import emulator_library, kernel_library
+    from mdlri_conformance.backends.acl.emulator.build import emulator_library, kernel_library
 
     lib = C.CDLL(str(emulator_library()))
     for name, (res, args) in SIGS.items():

@@ -14,14 +14,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import CaptureMode, Cap, Err, MemcpyKind
+from mdlri_conformance.backends.contract import CaptureMode, Cap, Err, MemcpyKind
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not on PATH")
 
 
 @pytest.fixture(scope="module")
 def b() -> Any:
-    from backends.acl import create
+    from mdlri_conformance.backends.acl import create
 
     backend = create("emulator")
     yield backend
@@ -116,7 +116,7 @@ def test_stream_limit_from_the_environment() -> None:
     """MDLRI_EMU_STREAM_LIMIT bounds user + capture-internal streams: creation 207008 at the
     limit, CaptureBegin 207008 with no room for the capture stream, 0 once one is freed
     (FLD-06); the model's internal stream is released at destroy."""
-    from backends.acl.emulator.build import emulator_library
+    from mdlri_conformance.backends.acl.emulator.build import emulator_library
 
     env = dict(os.environ, MDLRI_EMU_STREAM_LIMIT="8", MDLRI_EMU_MODEL_STREAM_LIMIT="3")
     r = subprocess.run([sys.executable, "-c", _LIMIT_SCRIPT, str(emulator_library())],

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import (CaptureMode, Err, EventFlag, HostStateBackend, LaunchAttr,
+from mdlri_conformance.backends.contract import (CaptureMode, Err, EventFlag, HostStateBackend, LaunchAttr,
                                LaunchAttrId, LaunchKernelCfg, MemcpyKind, ModelStreamFlag,
                                StreamFlag)
 
@@ -32,7 +32,7 @@ NEW_EXPORTS = ("aclrtGetDevice", "aclrtGetCurrentContext", "aclrtSynchronizeEven
 
 @pytest.fixture(scope="module")
 def b() -> Any:
-    from backends.acl import create
+    from mdlri_conformance.backends.acl import create
 
     backend = create("emulator")
     yield backend
@@ -88,7 +88,7 @@ def _built(b: Any, *flags: int) -> tuple[Any, list[Any]]:
 def test_new_exports_are_bound_and_exported(b: Any) -> None:
     """The four host-state functions are in the symbol table, exported by the emulator, and the
     acl backend implements the contract's HostStateBackend protocol with them."""
-    from backends.acl.symbols import SIGNATURES
+    from mdlri_conformance.backends.acl.symbols import SIGNATURES
 
     for name in NEW_EXPORTS:
         assert name in SIGNATURES
@@ -310,7 +310,7 @@ def _two_stream_model(b: Any) -> tuple[Any, list[Any]]:
 def test_get_streams_copies_back_only_on_success(b: Any) -> None:
     """GetStreams: 107039 leaves the array untouched; slots past the count are left alone
     (api_c_standard_soc.cc:1874-1881). GetTasksByStream keeps the partial fill and NULL tail."""
-    from backends.contract import UNWRITTEN
+    from mdlri_conformance.backends.contract import UNWRITTEN
 
     m, objs = _two_stream_model(b)
     rc, slots, n = b.get_streams(m, 1)
@@ -422,7 +422,7 @@ def test_wrong_thread_end_leak_fault(faults: str, want: str) -> None:
     """Without the fault a THREAD_LOCAL capture blocks its own thread's aclrtMemcpy after a
     wrong-thread CaptureEnd; with it the begin thread keeps the leaked GLOBAL thread mode and
     the copy passes, like the real runtime (context_aclgraph.cc:529-531)."""
-    from backends.acl.emulator.build import emulator_library
+    from mdlri_conformance.backends.acl.emulator.build import emulator_library
 
     env = dict(os.environ, MDLRI_EMU_FAULTS=faults)
     r = subprocess.run([sys.executable, "-c", _LEAK_SCRIPT, str(emulator_library())],

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from reports import expectations as ex
+from mdlri_conformance.reports import expectations as ex
 
 SPECS = '''
 import pytest
-from backends.contract import Err
-from conformance import expect
+from mdlri_conformance.backends.contract import Err
+from mdlri_conformance.conformance import expect
 
 @pytest.mark.clause("CAP-04")
 def test_documented_fail():
@@ -100,7 +100,7 @@ def _run(pytester: pytest.Pytester, exp_text: str, *extra: str) -> tuple[pytest.
     exp = pytester.path / "exp.toml"
     exp.write_text(exp_text)
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "conformance.plugin", "--backend", "tests.fakes:create",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "--backend", "tests.fakes:create",
                              "--report-dir", str(out), "--expectations", str(exp), *extra)
     rows = [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines()] \
         if (out / "results.jsonl").exists() else []

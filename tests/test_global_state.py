@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from backends.contract import CaptureMode, Err
-from backends.sim import SimBackend
-from conformance import global_state as gs
-from conformance.summary import build_summary, format_table
+from mdlri_conformance.backends.contract import CaptureMode, Err
+from mdlri_conformance.backends.sim import SimBackend
+from mdlri_conformance.conformance import global_state as gs
+from mdlri_conformance.conformance.summary import build_summary, format_table
 
 from .fakes import NullBackend
 
@@ -29,7 +29,7 @@ _HOME = os.environ.get("HOME", "")
 def _emulator_or_skip(monkeypatch: pytest.MonkeyPatch | None = None) -> None:
     if monkeypatch is not None and _HOME:
         monkeypatch.setenv("HOME", _HOME)
-    from backends.acl import availability
+    from mdlri_conformance.backends.acl import availability
     why = availability("emulator")
     if why:
         pytest.skip(f"acl emulator unavailable: {why}")
@@ -184,7 +184,7 @@ def test_the_summary_tells_not_checked_from_none() -> None:
 SPECS = '''
 import threading
 import pytest
-from backends.contract import CaptureMode
+from mdlri_conformance.backends.contract import CaptureMode
 
 @pytest.mark.clause("MODE-05")
 def test_a_leaves_exchange_relaxed(backend):
@@ -217,7 +217,7 @@ def test_a_planted_leak_is_reported_in_the_row_and_the_summary(pytester: pytest.
                                                                 ) -> None:
     pytester.makepyfile(test_state=SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
                              "--fault", "wrong-thread-end-leaks-mode", "--report-dir", str(out))
     rows = _rows(out)
     assert [r["outcome"] for r in rows.values()] == ["PASS"] * 4  # reported, not gated
@@ -239,7 +239,7 @@ def test_a_planted_leak_is_reported_in_the_row_and_the_summary(pytester: pytest.
 def test_no_state_check_leaves_rows_without_state(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_state=SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
                              "--no-state-check", "-k", "test_d", "--report-dir", str(out))
     assert "state" not in _rows(out)["test_d_after"]
     assert json.loads((out / "summary.json").read_text())["state_changing_specs"] is None
@@ -256,7 +256,7 @@ def test_emulator_leak_is_reported_and_own_process_keeps_it_out(
     specs = Path(__file__).resolve().parents[1] / "conformance" / "specs"
     out = pytester.path / "out"
     res = pytester.runpytest_subprocess(
-        "-p", "conformance.plugin", "-p", "no:randomly", "--backend", "acl",
+        "-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly", "--backend", "acl",
         "--acl-lib", "emulator", "--fault", "wrong-thread-end-leaks-mode",
         "--report-dir", str(out),
         f"{specs}/test_capture.py::test_cap14_end_from_wrong_thread",

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import killstats, leaks
-from backends.contract import LiveCounts
+from mdlri_conformance.conformance import killstats, leaks
+from mdlri_conformance.backends.contract import LiveCounts
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "conformance" / "specs"
@@ -36,7 +36,7 @@ def _suite(out: Path, *args: str, timeout: float = 240) -> tuple[int, list[dict]
 
 
 def _emulator_or_skip() -> None:
-    from backends.acl import availability
+    from mdlri_conformance.backends.acl import availability
     why = availability("emulator")
     if why:
         pytest.skip(f"acl emulator unavailable: {why}")
@@ -97,7 +97,7 @@ def test_clean(backend):
 def test_leaking_spec_is_reported_against_that_spec(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_leaky=LEAKY_SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "conformance.plugin", "--backend", "tests.fakes:create_leaky",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "--backend", "tests.fakes:create_leaky",
                              "--report-dir", str(out))
     rows = {json.loads(l)["nodeid"].split("::")[-1]: json.loads(l)
             for l in (out / "results.jsonl").read_text().splitlines()}
@@ -118,7 +118,7 @@ def test_nothing_leaked_differs_from_not_checked(pytester: pytest.Pytester, back
     without gives no ``"leaks"`` at all, and the console says "not checked"."""
     pytester.makepyfile(test_clean=LEAKY_SPECS.replace("backend.create_event()", "pass"))
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
                              "--backend", backend, "--report-dir", str(out))
     rows = [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and all(r["outcome"] == "PASS" for r in rows)
@@ -180,7 +180,7 @@ def test_example_counter_counts_hypothesis_cases() -> None:
 OWN_SPECS = '''
 import os
 import pytest
-from conformance import expect
+from mdlri_conformance.conformance import expect
 
 @pytest.mark.clause("CAP-14")
 @pytest.mark.own_process
@@ -222,7 +222,7 @@ def test_own_process_specs_run_elsewhere_and_report_as_usual(pytester: pytest.Py
                                                              ) -> None:
     pytester.makepyfile(test_own=OWN_SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest_subprocess("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
                                         "--strict-markers", "--report-dir", str(out),
                                         timeout=240)
     rows = _own_rows(out)
@@ -253,7 +253,7 @@ def test_own_process_under_xdist(pytester: pytest.Pytester) -> None:
     """Under xdist the worker that draws the spec starts the child; rows are the same."""
     pytester.makepyfile(test_own=OWN_SPECS)
     out = pytester.path / "out"
-    pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:randomly", "-n", "2",
+    pytester.runpytest_subprocess("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly", "-n", "2",
                                   "-k", "passes or here or crashes", "--report-dir", str(out),
                                   timeout=240)
     rows = _own_rows(out)
@@ -265,9 +265,9 @@ def test_own_process_under_xdist(pytester: pytest.Pytester) -> None:
 
 def test_own_process_child_gets_the_suite_options(pytester: pytest.Pytester) -> None:
     """The child runs the same backend, faults and timeouts, one node id, no expectations."""
-    from conformance.isolation import OwnProcessHooks
+    from mdlri_conformance.conformance.isolation import OwnProcessHooks
     pytester.makepyfile(test_own=OWN_SPECS)
-    config = pytester.parseconfigure("-p", "conformance.plugin", "--fault", "no-107039",
+    config = pytester.parseconfigure("-p", "mdlri_conformance.conformance.plugin", "--fault", "no-107039",
                                      "--spec-timeout", "7", "--no-probe",
                                      "--report-dir", str(pytester.path / "out"))
     item = pytester.getitem("import pytest\n@pytest.mark.clause('CAP-14')\n"

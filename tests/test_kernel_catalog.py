@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernel import catalog
+from mdlri_conformance.kernel import catalog
 
 
 class FlatMemory:

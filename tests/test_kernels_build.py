@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from backends.acl import kernels_build as kb
-from conformance import cli
+from mdlri_conformance.backends.acl import kernels_build as kb
+from mdlri_conformance.conformance import cli
 
 ARCH = "x86_64"
 
@@ -34,7 +34,7 @@ def no_probe(env: Any) -> str | None:
 def test_cli_without_cann_exits_2_with_one_line() -> None:
     env = {k: v for k, v in os.environ.items()
            if k not in ("ASCEND_HOME_PATH", "ASCEND_INSTALL_PATH")}
-    res = subprocess.run([sys.executable, "-m", "conformance.cli", "kernels", "build"],
+    res = subprocess.run([sys.executable, "-m", "mdlri_conformance.conformance.cli", "kernels", "build"],
                          capture_output=True, text=True, timeout=120, env=env)
     assert res.returncode == 2
     assert res.stdout == ""
@@ -107,7 +107,7 @@ def test_probe_soc_runs_a_subprocess_and_takes_the_first_name() -> None:
         return subprocess.CompletedProcess(cmd, 0, "[WARN] noise here\nAscend910B3\n", "")
 
     assert kb.probe_soc({}, runner) == "Ascend910B3"
-    assert calls[0][1:] == ["-m", "backends.acl.kernels_build", "--print-soc"]
+    assert calls[0][1:] == ["-m", "mdlri_conformance.backends.acl.kernels_build", "--print-soc"]
     fail = lambda cmd, **kw: subprocess.CompletedProcess(cmd, 1, "", "no library")  # noqa: E731
     assert kb.probe_soc({}, fail) is None
 
@@ -172,7 +172,7 @@ def test_build_copies_into_the_kernels_cache(tmp_path: Path,
     tc = fake_toolchain(tmp_path)
     fake = FakeCmake()
     path = kb.build(env={"PATH": "/bin"}, runner=fake, toolchain=tc, log=io.StringIO())
-    from backends.acl import default_kernel_binary
+    from mdlri_conformance.backends.acl import default_kernel_binary
     assert path == default_kernel_binary("Ascend910B3")
     assert path == tmp_path / "cache/kernels/Ascend910B3/mdlri_kernels.o"
     assert path.read_bytes() == b"\x7fELF fake fatbin"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conformance import killmatrix
+from mdlri_conformance.conformance import killmatrix
 
 
 def test_matrix_on_two_faults(tmp_path: Path) -> None:

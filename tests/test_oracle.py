@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from backends.contract import Err, TaskType
-from conformance.graphs import (
+from mdlri_conformance.backends.contract import Err, TaskType
+from mdlri_conformance.conformance.graphs import (
     Case, Disable, Execute, GraphError, Launch, Memset, Record, SetBadType, SetKernel,
     SetValue, Sync, Update, ValueWait, ValueWrite, Wait,
 )
-from conformance.observe import Observation
-from conformance.oracle import (
+from mdlri_conformance.conformance.observe import Observation
+from mdlri_conformance.conformance.oracle import (
     SEQ_IDS_OK, ModelState, OracleMemory, Program, State, UndefinedCase, expected,
 )
 

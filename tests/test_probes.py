@@ -18,14 +18,14 @@ from typing import Any, Iterator
 
 import pytest
 
-import backends.sim as sim
-from backends.contract import (
+import mdlri_conformance.backends.sim as sim
+from mdlri_conformance.backends.contract import (
     ALL_CAPS, EXTENDED_CAPS, NOT_SUPPORTED_CODES, PROBED_CAPS, Cap, Err,
 )
-from conformance import expect, oracle, probe, runner
-from conformance.graphs import Case, Execute, Launch, SetKernel, Sync, Update
-from conformance.harness import Dev
-from conformance.scenarios import fallback
+from mdlri_conformance.conformance import expect, oracle, probe, runner
+from mdlri_conformance.conformance.graphs import Case, Execute, Launch, SetKernel, Sync, Update
+from mdlri_conformance.conformance.harness import Dev
+from mdlri_conformance.conformance.scenarios import fallback
 from tests import partial_runtime as pr
 from tests.fakes import NullBackend
 
@@ -84,7 +84,7 @@ def test_the_simulator_shows_everything_and_keeps_nothing(closing: list[Any]) ->
 def test_the_emulator_shows_everything_and_keeps_nothing(closing: list[Any]) -> None:
     """The acl binding on the emulator (hicann/runtime @681ef76 behaviour) keeps every
     declared capability, and the probes leave nothing behind."""
-    from backends.acl import create
+    from mdlri_conformance.backends.acl import create
     b = create("emulator")
     closing.append(b)
     before = _live(b)
@@ -297,7 +297,7 @@ def test_unsupported_steps_alone_make_the_state_machine_unsupported(
         closing: list[Any], no_shrinking: None) -> None:
     """SetParams answering 207019 (not caught by probing): the machine goes on without it
     and reports UNSUPPORTED, not ERROR (row 13 of the real-runtime findings)."""
-    from conformance.specs import test_stateful as machine
+    from mdlri_conformance.conformance.specs import test_stateful as machine
     b = pr.create_no_update_op()
     closing.append(b)
     with pytest.raises(expect.Unsupported, match="207019"):
@@ -307,7 +307,7 @@ def test_unsupported_steps_alone_make_the_state_machine_unsupported(
 def test_a_real_failure_beside_unsupported_steps_still_fails(
         closing: list[Any], no_shrinking: None) -> None:
     """The same runtime with a real bug (a disabled task still runs, DIS-01) is FAIL."""
-    from conformance.specs import test_stateful as machine
+    from mdlri_conformance.conformance.specs import test_stateful as machine
     b = pr.create_no_update_op_running_disabled_tasks()
     closing.append(b)
     with pytest.raises(expect.ConformanceFailure, match="after sync"):

@@ -42,7 +42,7 @@ def test_suite_is_green_in_random_order(tmp_path: Path, backend: str, seed: int)
     if backend == "acl-emulator":
         if shutil.which("gcc") is None:
             pytest.skip("gcc is not installed: the acl emulator cannot be built")
-        from backends.acl import availability
+        from mdlri_conformance.backends.acl import availability
         why = availability("emulator")
         if why:
             pytest.skip(f"acl emulator unavailable: {why}")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conformance import registry
+from mdlri_conformance.conformance import registry
 
 
 def test_catalog_ids_are_unique_and_well_formed() -> None:
@@ -99,7 +99,7 @@ def test_reasoned_and_cited_reports_the_overlap() -> None:
 
 
 def test_summary_counts_reasoned_ids_apart_from_the_gap() -> None:
-    from conformance.summary import build_summary, format_table
+    from mdlri_conformance.conformance.summary import build_summary, format_table
     reasons = registry.untestable()
     reasoned_id = next(iter(reasons))
     cited = {"CAP-01", reasoned_id}

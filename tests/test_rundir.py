@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import rundir, verdict
-from conformance.summary import build_summary
+from mdlri_conformance.conformance import rundir, verdict
+from mdlri_conformance.conformance.summary import build_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,7 +86,7 @@ def test_cli_keep_runs_removes_older_runs(tmp_path: Path) -> None:
     old.mkdir()
     rundir.start(old, "sim", [])
     os.utime(old / rundir.RUN_FILE, (time.time() - 60, time.time() - 60))
-    res = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--report-dir",
+    res = subprocess.run([sys.executable, "-m", "mdlri_conformance.conformance.cli", "run", "--report-dir",
                           str(tmp_path / "new"), "--keep-runs", "1", "-k",
                           "test_capture and begin"], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)

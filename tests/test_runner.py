@@ -10,11 +10,11 @@ from typing import Any, Iterator
 
 import pytest
 
-import backends.sim as sim
-from conformance import graphs, oracle, runner
-from conformance.graphs import (Case, Disable, Execute, Launch, Memset, Record, SetKernel, Sync,
+import mdlri_conformance.backends.sim as sim
+from mdlri_conformance.conformance import graphs, oracle, runner
+from mdlri_conformance.conformance.graphs import (Case, Disable, Execute, Launch, Memset, Record, SetKernel, Sync,
                                Update, Wait)
-from conformance.observe import Observation, first_difference
+from mdlri_conformance.conformance.observe import Observation, first_difference
 
 CASES = Path(__file__).resolve().parent.parent / "conformance" / "cases"
 SENT = [-1] * 8
@@ -113,7 +113,7 @@ def test_divergence_message_writes_the_case(tmp_path: Path) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args],
+    return subprocess.run([sys.executable, "-m", "mdlri_conformance.conformance.cli", *args],
                           capture_output=True, text=True, timeout=120)
 
 
@@ -142,7 +142,7 @@ def test_replay_cli_bad_file_exits_2_with_one_line(tmp_path: Path, content: str 
 def test_listing_matches_by_order_and_type_without_get_params(path: Path) -> None:
     """Without GetParams (207000) and without data movement the capture listing still maps
     every user-visible task to its op: by internal stream alignment on types alone."""
-    from conformance import probe
+    from mdlri_conformance.conformance import probe
     from tests.partial_runtime import PartialSim
     b = PartialSim({"data", "update"})
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backends.contract import UNWRITTEN, CaptureStatus, Err, EventFlag, StreamFlag, TaskType
+from mdlri_conformance.backends.contract import UNWRITTEN, CaptureStatus, Err, EventFlag, StreamFlag, TaskType
 
 from .test_sim_support import (SYNC, b, func, i32, launch, ok, put_i32, streams,  # noqa: F401
                                tasks, types)

@@ -8,8 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from backends.contract import Err, EventFlag, StreamFlag, StreamStatus, ValueWaitFlag
-from backends.sim.device import value_condition
+from mdlri_conformance.backends.contract import Err, EventFlag, StreamFlag, StreamStatus, ValueWaitFlag
+from mdlri_conformance.backends.sim.device import value_condition
 
 from .test_sim_support import SYNC, H2D, b, func, i32, launch, ok, put_i32  # noqa: F401
 
@@ -182,8 +182,8 @@ def test_sync_noop_streams(b):
 
 
 def test_closed_backend_raises():
-    from backends.sim import create
-    from backends.sim.backend import BackendClosed
+    from mdlri_conformance.backends.sim import create
+    from mdlri_conformance.backends.sim.backend import BackendClosed
     be = create()
     be.close()
     with pytest.raises(BackendClosed):

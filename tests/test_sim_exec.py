@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from backends.contract import (ALL_CAPS, EXTENDED_CAPS, Backend, Cap, CaptureStatus, Err,
+from mdlri_conformance.backends.contract import (ALL_CAPS, EXTENDED_CAPS, Backend, Cap, CaptureStatus, Err,
                                ExtendedBackend, StreamFlag)
-from backends.sim import CHOICES, SimBackend, create
+from mdlri_conformance.backends.sim import CHOICES, SimBackend, create
 
 from .test_sim_support import SYNC, b, func, i32, launch, ok, put_i32, streams  # noqa: F401
 

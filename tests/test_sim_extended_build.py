@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from backends.contract import UNWRITTEN, Err, ModelStreamFlag, StreamFlag, TaskType
+from mdlri_conformance.backends.contract import UNWRITTEN, Err, ModelStreamFlag, StreamFlag, TaskType
 
 from .test_sim_support import b, func, i32, launch, ok, tasks, types  # noqa: F401
 

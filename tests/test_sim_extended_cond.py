@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     UNWRITTEN,
     CaptureStatus,
     CondTaskParams,
@@ -173,7 +173,7 @@ def test_device_error_in_branch_fails_the_execution(b, fill):
 
 def test_while_limit_is_a_device_error(b, fill):
     m, s, x, ptr, _ = _cond_model(b, fill, CondTaskType.WHILE, (3,))
-    import backends.sim.cond as cond
+    import mdlri_conformance.backends.sim.cond as cond
     old, cond.WHILE_LIMIT = cond.WHILE_LIMIT, 50
     try:
         ok(b.memcpy(ptr, 8, np.array([1], dtype=np.uint64), 8, MemcpyKind.HOST_TO_DEVICE))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     UNWRITTEN,
     Err,
     LaunchAttr,
@@ -13,7 +13,7 @@ from backends.contract import (
     LaunchKernelCfg,
     TaskType,
 )
-from backends.sim.attributes import DEFAULT_OP_TIMEOUT_S
+from mdlri_conformance.backends.sim.attributes import DEFAULT_OP_TIMEOUT_S
 
 from .test_sim_support import b, func, ok, streams, tasks  # noqa: F401
 

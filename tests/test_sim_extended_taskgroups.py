@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from backends.contract import UNWRITTEN, Err, TaskType
-from backends.sim.taskgroups import PREFETCH_NOPS
+from mdlri_conformance.backends.contract import UNWRITTEN, Err, TaskType
+from mdlri_conformance.backends.sim.taskgroups import PREFETCH_NOPS
 
 from .test_sim_support import b, func, i32, launch, ok, streams, tasks, types  # noqa: F401
 

@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import (UNWRITTEN, CaptureMode, CaptureStatus, Cap, Err, EventFlag,
+from mdlri_conformance.backends.contract import (UNWRITTEN, CaptureMode, CaptureStatus, Cap, Err, EventFlag,
                                LaunchAttr, LaunchAttrId, LaunchKernelCfg, MemcpyKind,
                                ModelStreamFlag, StreamFlag)
-from backends.sim import create
-from backends.sim.kernels import MAGIC
-from kernel import catalog
+from mdlri_conformance.backends.sim import create
+from mdlri_conformance.backends.sim.kernels import MAGIC
+from mdlri_conformance.kernel import catalog
 
 from .test_sim_support import SYNC, b, func, i32, in_thread, launch, ok, put_i32  # noqa: F401
 
@@ -354,7 +354,7 @@ def test_debug_json_of_a_built_model(b) -> None:
 
 def test_switch_stream_needs_bound_streams(b) -> None:
     """BLD-09: aclrtSwitchStream with an unbound trueStream or stream -> 107005."""
-    from backends.contract import CompareDataType, Condition
+    from mdlri_conformance.backends.contract import CompareDataType, Condition
     m = ok(b.build_begin(0))
     s = ok(b.create_stream_with_config(0, P))
     ok(b.bind_stream(m, s, HEAD))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backends.contract import Err, MemcpyKind
-from backends.sim import create
-from backends.sim.memory import DEFAULT_FILL, DeviceAccessError, DeviceMemorySpace
+from mdlri_conformance.backends.contract import Err, MemcpyKind
+from mdlri_conformance.backends.sim import create
+from mdlri_conformance.backends.sim.memory import DEFAULT_FILL, DeviceAccessError, DeviceMemorySpace
 
 H2D, D2H, D2D = MemcpyKind.HOST_TO_DEVICE, MemcpyKind.DEVICE_TO_HOST, MemcpyKind.DEVICE_TO_DEVICE
 

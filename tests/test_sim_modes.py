@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backends.contract import UNWRITTEN, CaptureMode, CaptureStatus, Err
+from mdlri_conformance.backends.contract import UNWRITTEN, CaptureMode, CaptureStatus, Err
 
 from .test_sim_support import b, in_thread, ok, streams  # noqa: F401
 

@@ -8,9 +8,9 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from backends.contract import EventFlag, MemcpyKind
-from backends.sim import SimBackend, create
-from kernel import catalog
+from mdlri_conformance.backends.contract import EventFlag, MemcpyKind
+from mdlri_conformance.backends.sim import SimBackend, create
+from mdlri_conformance.kernel import catalog
 
 SYNC = int(EventFlag.SYNC)
 H2D = MemcpyKind.HOST_TO_DEVICE

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from backends.contract import (Err, TaskParams, TaskType, ValueWaitTaskParams,
+from mdlri_conformance.backends.contract import (Err, TaskParams, TaskType, ValueWaitTaskParams,
                                ValueWriteTaskParams)
 
 from .test_sim_support import (SYNC, b, func, i32, launch, ok, streams,  # noqa: F401

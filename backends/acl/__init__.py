@@ -43,7 +43,7 @@ from ctypes import byref, c_uint32
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from backends.contract import BackendConfigError
+from mdlri_conformance.backends.contract import BackendConfigError
 
 from .backend import AclBackend, AclRc
 from .library import (Discovery, LibraryNotFound, check_shared_object, find_library, load,
@@ -174,7 +174,7 @@ def _mapped(path: Path) -> bool:
 def _fault_names(faults: Iterable[str]) -> str:
     """The fault list as MDLRI_EMU_FAULTS carries it (sorted, comma-joined); unknown names
     are a configuration error."""
-    from backends.sim.faults import EMULATOR_FAULTS, UnknownFault, check
+    from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS, UnknownFault, check
     try:
         return ",".join(sorted(check(faults, EMULATOR_FAULTS)))
     except UnknownFault as exc:
@@ -190,7 +190,7 @@ def _apply_emulator_faults(faults: Sequence[str], path: Path) -> None:
     """Export the fault list for the emulator before it is loaded; raise when this process
     already holds the emulator with another fault set (its constructor read MDLRI_EMU_FAULTS
     once). Without ``faults`` the set is whatever MDLRI_EMU_FAULTS says (README)."""
-    from backends.sim.faults import EMU_ENV
+    from mdlri_conformance.backends.sim.faults import EMU_ENV
     wanted = _fault_names(faults) if faults else _normal(os.environ.get(EMU_ENV, ""))
     key = str(path)
     if key in _loaded_faults:
@@ -299,7 +299,7 @@ def create(lib: str | os.PathLike[str] | None = None, device: int | str = 0,
     except LibraryNotFound as exc:  # an ELF library whose dependencies do not load
         return AclBackend(None, device=device, unavailable=str(exc))
     if d.emulator:
-        from backends.sim.faults import EMU_ENV
+        from mdlri_conformance.backends.sim.faults import EMU_ENV
         _loaded_faults.setdefault(str(path), _normal(os.environ.get(EMU_ENV, "")))
     missing = missing_required(cdll)
     if missing:
@@ -371,7 +371,7 @@ def preflight(lib: str | os.PathLike[str] | None = None, devices: Any = None,
     else:
         assert d.path is not None
         path = d.path
-    from backends.sim.faults import EMU_ENV
+    from mdlri_conformance.backends.sim.faults import EMU_ENV
 
     from .probe import run_probe
     info = run_probe(path, ids[0], PREFLIGHT_TIMEOUT_S, count_only=True, drop_env=(EMU_ENV,))

@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import (ALL_CAPS, EXTENDED_CAPS, FIELD_CAPS, UNWRITTEN, Cap,
+from mdlri_conformance.backends.contract import (ALL_CAPS, EXTENDED_CAPS, FIELD_CAPS, UNWRITTEN, Cap,
                                CaptureMode, CaptureStatus, CondTaskParams, Err, LaunchKernelCfg,
                                LiveCounts, MallocPolicy, StreamStatus, TaskParams, TaskType)
 
@@ -1100,7 +1100,7 @@ class AclBackend:
 
 def _catalog_names() -> frozenset[str]:
     """The kernel catalog's names (kernel/catalog.py)."""
-    from kernel import catalog
+    from mdlri_conformance.kernel import catalog
 
     return frozenset(catalog.KERNELS)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.contract import (UNION_MEMBER_SIZE, UNION_SIZE, UNWRITTEN, EventRecordTaskParams,
+from mdlri_conformance.backends.contract import (UNION_MEMBER_SIZE, UNION_SIZE, UNWRITTEN, EventRecordTaskParams,
                                EventResetTaskParams, EventWaitTaskParams, KernelTaskParams,
                                LaunchAttr, LaunchAttrId, LaunchKernelCfg, TaskParams, TaskType,
                                ValueWaitTaskParams, ValueWriteTaskParams)

@@ -27,13 +27,14 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+import importlib.resources
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .library import host_arch
 
 #: the Ascend C sources and their CMakeLists.txt
-SOURCE_DIR = Path(__file__).resolve().parents[2] / "kernel" / "ascendc"
+SOURCE_DIR = Path(str(importlib.resources.files("mdlri_conformance.kernel"))) / "ascendc"
 #: the ascendc_fatbin_library target, hence ``out/fatbin/<target>/<target>.o``
 TARGET = "mdlri_kernels"
 #: CANN root variables, in order
@@ -101,7 +102,7 @@ def find_cmake_dir(root: Path, env: Mapping[str, str], arch: str | None = None) 
 def probe_soc(env: Mapping[str, str], runner: Runner = subprocess.run) -> str | None:
     """``aclrtGetSocName()`` of the discovered library, asked in a subprocess; None if no
     library is found or it answers nothing usable."""
-    cmd = [sys.executable, "-m", "backends.acl.kernels_build", "--print-soc"]
+    cmd = [sys.executable, "-m", "mdlri_conformance.backends.acl.kernels_build", "--print-soc"]
     try:
         res = runner(cmd, capture_output=True, text=True, timeout=SOC_PROBE_TIMEOUT_S,
                      cwd=str(SOURCE_DIR.parents[1]), env=dict(env))

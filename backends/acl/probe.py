@@ -86,14 +86,12 @@ def run_probe(lib_path: Path, device: int = 0, timeout_s: float = TIMEOUT_S, *,
               count_only: bool = False, drop_env: tuple[str, ...] = ()) -> dict[str, Any]:
     """Run :func:`probe` in a fresh interpreter (without the variables ``drop_env``); a crash
     or hang becomes ``probe_error``."""
-    cmd = [sys.executable, "-m", "backends.acl.probe", str(lib_path), "--device", str(device)]
+    cmd = [sys.executable, "-m", "mdlri_conformance.backends.acl.probe", str(lib_path), "--device", str(device)]
     if count_only:
         cmd.append("--count-only")
-    root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if k not in drop_env}
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=root,
-                             env=env)
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
         return {"library": str(lib_path), "probe_error": f"probe timed out after {timeout_s} s"}
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.contract import LaunchAttr, LaunchAttrId, LaunchKernelCfg
+from mdlri_conformance.backends.contract import LaunchAttr, LaunchAttrId, LaunchKernelCfg
 
 #: the simulated system default op execution timeout (seconds), reported when none was set
 DEFAULT_OP_TIMEOUT_S = 1800

@@ -26,13 +26,13 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from backends.contract import (ALL_CAPS, EXTENDED_CAPS, UNION_MEMBER_SIZE, UNION_SIZE,
+from mdlri_conformance.backends.contract import (ALL_CAPS, EXTENDED_CAPS, UNION_MEMBER_SIZE, UNION_SIZE,
                                UNWRITTEN, CaptureMode, EventFlag,
                                CaptureStatus, Err, EventRecordTaskParams,
                                EventResetTaskParams, EventWaitTaskParams, KernelTaskParams,
                                LiveCounts, MallocPolicy, StreamStatus, TaskParams, TaskType,
                                ValueWaitTaskParams, ValueWriteTaskParams)
-from kernel import catalog
+from mdlri_conformance.kernel import catalog
 
 from .capture import CaptureSession, ThreadModes, joined_ok, unrecorded_event, unsafe_blocked
 from .device import (U64, Engine, ExecuteOp, MemcpyOp, MemsetOp, NopOp, Op, Queue,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.contract import ModelStreamFlag, TaskType
+from mdlri_conformance.backends.contract import ModelStreamFlag, TaskType
 
 from .device import (
     KernelOp,

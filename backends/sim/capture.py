@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from backends.contract import CaptureMode, TaskType
+from mdlri_conformance.backends.contract import CaptureMode, TaskType
 
 from .model import ModelStream, SimModel
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.contract import CondTaskType
+from mdlri_conformance.backends.contract import CondTaskType
 
 from .device import DeviceFault, Op, Queue
 from .handles import Handle

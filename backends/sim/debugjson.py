@@ -20,7 +20,7 @@ import json
 import os
 from typing import Any
 
-from backends.contract import LaunchAttrId, TaskType
+from mdlri_conformance.backends.contract import LaunchAttrId, TaskType
 
 _TYPE_NAMES = {
     TaskType.KERNEL: "KERNEL_AICORE",

@@ -39,8 +39,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from backends.contract import Err, ValueWaitFlag
-from kernel.catalog import KernelTrap
+from mdlri_conformance.backends.contract import Err, ValueWaitFlag
+from mdlri_conformance.kernel.catalog import KernelTrap
 
 from .memory import DeviceAccessError, DeviceMemorySpace
 

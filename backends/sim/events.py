@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.contract import EventFlag
+from mdlri_conformance.backends.contract import EventFlag
 
 from .device import EventState
 from .handles import Handle

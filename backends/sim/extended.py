@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     UNWRITTEN,
     CaptureMode,
     CondTaskParams,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.contract import EventRecordFlag, EventWaitFlag, TaskType
+from mdlri_conformance.backends.contract import EventRecordFlag, EventWaitFlag, TaskType
 
 from .build import UserEventRef
 

@@ -9,15 +9,16 @@
 from __future__ import annotations
 
 import os
+import importlib.resources
 from pathlib import Path
 
-from kernel import catalog
+from mdlri_conformance.kernel import catalog
 
 from .handles import Handle
 
 MAGIC = "mdlri-sim-kernels 1"
-#: kernel/sim_kernels.manifest, resolved from this package's location
-MANIFEST_PATH = str((Path(__file__).resolve().parents[2] / "kernel" / "sim_kernels.manifest"))
+#: kernel/sim_kernels.manifest (package data of mdlri_conformance.kernel)
+MANIFEST_PATH = str(importlib.resources.files("mdlri_conformance.kernel") / "sim_kernels.manifest")
 
 
 class BinHandle(Handle):

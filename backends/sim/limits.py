@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.contract import ALL_CAPS, EXTENDED_CAPS, Cap, Err
+from mdlri_conformance.backends.contract import ALL_CAPS, EXTENDED_CAPS, Cap, Err
 
 from .kernels import parse_manifest
 

@@ -24,7 +24,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from backends.contract import TaskType
+from mdlri_conformance.backends.contract import TaskType
 
 from .device import (EventState, KernelOp, MemcpyOp, MemsetOp, NopOp, Op, RecordOp, ResetOp,
                      ValueWaitOp, ValueWriteOp, WaitOp)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.contract import CaptureStatus, StreamFlag
+from mdlri_conformance.backends.contract import CaptureStatus, StreamFlag
 
 from .device import Queue
 from .handles import Handle

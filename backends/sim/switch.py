@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from backends.contract import UNWRITTEN, CompareDataType, Condition, Err, TaskType
+from mdlri_conformance.backends.contract import UNWRITTEN, CompareDataType, Condition, Err, TaskType
 
 from .device import DeviceFault, ExecuteOp, Op, Queue
 from .guard import guarded

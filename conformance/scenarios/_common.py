@@ -20,7 +20,7 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from backends.contract import NOT_SUPPORTED_CODES, Backend, Err, MemcpyKind, err_name
+from mdlri_conformance.backends.contract import NOT_SUPPORTED_CODES, Backend, Err, MemcpyKind, err_name
 
 from .. import expect
 

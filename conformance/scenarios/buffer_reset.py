@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import UNWRITTEN, Backend, CaptureMode, MemcpyKind
+from mdlri_conformance.backends.contract import UNWRITTEN, Backend, CaptureMode, MemcpyKind
 
 from ._common import Runner, ScenarioError, not_supported, reports_unsupported
 

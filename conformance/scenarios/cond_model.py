@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     UNWRITTEN,
     Backend,
     CaptureMode,
@@ -40,7 +40,7 @@ from backends.contract import (
     CondTaskType,
     MemcpyKind,
 )
-from kernel import catalog
+from mdlri_conformance.kernel import catalog
 
 from ._common import Runner, ScenarioError, print_array, reports_unsupported
 

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import Backend, CaptureMode, Err, MemcpyKind, TaskType, err_name
+from mdlri_conformance.backends.contract import Backend, CaptureMode, Err, MemcpyKind, TaskType, err_name
 
 from ._common import ScenarioError, not_supported, reports_unsupported
 

@@ -31,9 +31,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import (Backend, CompareDataType, Condition, MemcpyKind,
+from mdlri_conformance.backends.contract import (Backend, CompareDataType, Condition, MemcpyKind,
                                ModelStreamFlag, StreamFlag)
-from kernel import catalog
+from mdlri_conformance.kernel import catalog
 
 from ._common import Runner, ScenarioError, print_array, reports_unsupported
 

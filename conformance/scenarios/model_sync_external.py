@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import (Backend, CaptureMode, EventFlag, EventRecordFlag, EventWaitFlag,
+from mdlri_conformance.backends.contract import (Backend, CaptureMode, EventFlag, EventRecordFlag, EventWaitFlag,
                                MemcpyKind)
 
 from ._common import Runner, ScenarioError, reports_unsupported

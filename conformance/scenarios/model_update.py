@@ -28,8 +28,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import Backend, CaptureMode, EventFlag
-from kernel import catalog
+from mdlri_conformance.backends.contract import Backend, CaptureMode, EventFlag
+from mdlri_conformance.kernel import catalog
 
 from ._common import Runner, ScenarioError, print_array, reports_unsupported
 

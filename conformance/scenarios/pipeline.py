@@ -41,8 +41,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import Backend, CaptureMode, EventFlag, MemcpyKind, TaskType
-from kernel import catalog
+from mdlri_conformance.backends.contract import Backend, CaptureMode, EventFlag, MemcpyKind, TaskType
+from mdlri_conformance.kernel import catalog
 
 from ._common import Runner, ScenarioError, reports_unsupported
 

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import Backend, ModelStreamFlag, StreamFlag
+from mdlri_conformance.backends.contract import Backend, ModelStreamFlag, StreamFlag
 
 from ._common import Runner, ScenarioError, reports_unsupported
 

@@ -33,8 +33,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from backends.contract import DEBUG_JSON_SUMMARY, Backend, Cap, CaptureMode, MemcpyKind
-from kernel import catalog
+from mdlri_conformance.backends.contract import DEBUG_JSON_SUMMARY, Backend, Cap, CaptureMode, MemcpyKind
+from mdlri_conformance.kernel import catalog
 
 from ._common import Runner, ScenarioError, print_array, reports_unsupported
 

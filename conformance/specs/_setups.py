@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     CaptureMode, CondHandleFlag, CondTaskParams, CondTaskType, Err, StreamFlag, TaskType,
 )
-from conformance import expect
-from conformance.harness import Buf, Dev
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import Buf, Dev
 
 N = 8
 

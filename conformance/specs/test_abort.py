@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     Cap, Err, ValueWaitFlag,
 )
-from conformance import expect
-from conformance.harness import SENTINEL, Buf, Dev
-from conformance.specs._setups import sub_model
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
+from mdlri_conformance.conformance.specs._setups import sub_model
 
 pytestmark = pytest.mark.requires(Cap.ABORT, Cap.CAPTURE, Cap.KERNELS)
 

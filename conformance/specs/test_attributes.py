@@ -12,11 +12,11 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     Cap, Err, KernelTaskParams, LaunchAttr, LaunchAttrId, LaunchKernelCfg, TaskParams, TaskType,
 )
-from conformance import expect
-from conformance.harness import Dev
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import Dev
 
 pytestmark = pytest.mark.requires(Cap.ATTRIBUTES, Cap.CAPTURE, Cap.KERNELS, Cap.LISTING,
                                   Cap.TASK_TYPE)

@@ -16,13 +16,13 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     WAIT_FOREVER, Cap, CaptureMode, Err, KernelTaskParams, ModelStreamFlag, TaskParams,
     TaskType, ValueWaitFlag,
 )
-from conformance import expect
-from conformance.harness import SYNC_MS, Buf, Dev
-from conformance.specs._setups import begin_build, persistent_stream
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SYNC_MS, Buf, Dev
+from mdlri_conformance.conformance.specs._setups import begin_build, persistent_stream
 
 pytestmark = pytest.mark.requires(Cap.BUILD, Cap.KERNELS)
 

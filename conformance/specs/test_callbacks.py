@@ -13,12 +13,12 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     Cap, CaptureStatus, Err,
 )
-from conformance import expect
-from conformance.harness import Dev
-from conformance.specs._setups import sub_model
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import Dev
+from mdlri_conformance.conformance.specs._setups import sub_model
 
 pytestmark = pytest.mark.requires(Cap.CALLBACKS, Cap.CAPTURE, Cap.KERNELS)
 

@@ -15,12 +15,12 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, MemcpyKind, StreamFlag,
 )
-from conformance import expect
-from conformance.harness import SENTINEL, Dev, in_thread
-from kernel import catalog
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SENTINEL, Dev, in_thread
+from mdlri_conformance.kernel import catalog
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE)
 

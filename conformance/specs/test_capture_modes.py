@@ -20,10 +20,10 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from backends.contract import UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, MemcpyKind
-from conformance import expect
-from conformance.harness import SENTINEL, THREAD_JOIN_S, Buf, Dev, in_thread
-from kernel import catalog
+from mdlri_conformance.backends.contract import UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, MemcpyKind
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SENTINEL, THREAD_JOIN_S, Buf, Dev, in_thread
+from mdlri_conformance.kernel import catalog
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.CAPTURE_MODES)
 

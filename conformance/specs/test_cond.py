@@ -13,12 +13,12 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     UNWRITTEN, Cap, CaptureMode, CaptureStatus, CondHandleFlag, CondTaskParams, CondTaskType, Err,
 )
-from conformance import expect
-from conformance.harness import SENTINEL, SYNC_MS, Buf, Dev
-from conformance.specs._setups import add, capture_sub, Parent, parent
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Buf, Dev
+from mdlri_conformance.conformance.specs._setups import add, capture_sub, Parent, parent
 
 pytestmark = pytest.mark.requires(Cap.COND, Cap.CAPTURE, Cap.KERNELS)
 

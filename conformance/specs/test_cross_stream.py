@@ -15,10 +15,10 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from backends.contract import UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, TaskType
-from conformance import expect
-from conformance.harness import SENTINEL, Buf, Dev
-from kernel import catalog
+from mdlri_conformance.backends.contract import UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, TaskType
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
+from mdlri_conformance.kernel import catalog
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.CROSS_STREAM)
 

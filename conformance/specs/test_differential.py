@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from backends.contract import Cap, Err
-from conformance import expect, graphs, runner, strategies
-from conformance.observe import Observation
+from mdlri_conformance.backends.contract import Cap, Err
+from mdlri_conformance.conformance import expect, graphs, runner, strategies
+from mdlri_conformance.conformance.observe import Observation
 
 pytestmark = pytest.mark.requires(
     Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,

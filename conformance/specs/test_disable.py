@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     Cap, Err, KernelTaskParams, MemcpyKind, TaskParams, TaskType, ValueWaitFlag,
 )
-from conformance import expect
-from conformance.harness import SENTINEL, Buf, Dev
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE,
                                   Cap.DISABLE, Cap.UPDATE)

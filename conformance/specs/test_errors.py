@@ -16,11 +16,11 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     Cap, CaptureStatus, Err, KernelTaskParams, TaskParams, TaskType, ValueWaitFlag,
 )
-from conformance import expect
-from conformance.harness import Buf, Dev
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import Buf, Dev
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)
 

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import Cap, CondTaskType, Err, EventRecordFlag, EventWaitFlag, TaskType
-from conformance import expect
-from conformance.harness import Dev
-from conformance.specs._setups import add, capture_sub, parent
+from mdlri_conformance.backends.contract import Cap, CondTaskType, Err, EventRecordFlag, EventWaitFlag, TaskType
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import Dev
+from mdlri_conformance.conformance.specs._setups import add, capture_sub, parent
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.EXTERNAL_EVENTS, Cap.KERNELS)
 

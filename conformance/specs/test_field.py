@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, MemcpyKind, StreamStatus,
 )
-from conformance import expect
-from conformance.harness import SENTINEL, SYNC_MS, Buf, Dev, in_thread
-from kernel import catalog
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Buf, Dev, in_thread
+from mdlri_conformance.kernel import catalog
 
 N = catalog.SEED_ELEMENTS
 X = np.arange(1, N + 1, dtype=np.int32)

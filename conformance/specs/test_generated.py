@@ -26,6 +26,7 @@ missing. A difference at or after a call that answered 207000 / 207019 is UNSUPP
 
 from __future__ import annotations
 
+import importlib.resources
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,8 @@ import pytest
 from hypothesis import given
 from hypothesis.control import current_build_context
 
-from backends.contract import Cap
-from conformance import expect, graphs, oracle, runner, strategies
+from mdlri_conformance.backends.contract import Cap
+from mdlri_conformance.conformance import expect, graphs, oracle, runner, strategies
 
 #: what listing a replayed case needs (tasks are matched by order and type at worst)
 LISTING_CAPS = (Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE,
@@ -44,7 +45,7 @@ PLAN_CAPS = (Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE)
 pytestmark = pytest.mark.requires(*LISTING_CAPS)
 needs_plans = pytest.mark.requires(*PLAN_CAPS)
 
-CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
+CASES_DIR = Path(str(importlib.resources.files("mdlri_conformance.conformance") / "cases"))
 RESULTS = ("capture", "step", "sync")
 LISTING = ("capture", "listing")
 

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import Cap, CaptureMode, CaptureStatus, Err
-from conformance import expect
-from conformance.harness import Buf, Dev
+from mdlri_conformance.backends.contract import Cap, CaptureMode, CaptureStatus, Err
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import Buf, Dev
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)
 

@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import (UNWRITTEN, Cap, Err, MemcpyKind, TaskType, TaskParams, ValueWaitFlag,
+from mdlri_conformance.backends.contract import (UNWRITTEN, Cap, Err, MemcpyKind, TaskType, TaskParams, ValueWaitFlag,
                                ValueWriteTaskParams)
-from conformance import expect
-from conformance.harness import Buf, Dev
-from conformance.specs._setups import capture_chain
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import Buf, Dev
+from mdlri_conformance.conformance.specs._setups import capture_chain
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.LISTING, Cap.KERNELS)
 

@@ -14,9 +14,9 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from backends.contract import DEBUG_JSON_SUMMARY, DEBUG_JSON_VERBOSE, Cap, Err
-from conformance import expect
-from conformance.harness import Dev
+from mdlri_conformance.backends.contract import DEBUG_JSON_SUMMARY, DEBUG_JSON_VERBOSE, Cap, Err
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import Dev
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)
 

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     Cap, CaptureMode, Err, KernelTaskParams, TaskParams, TaskType, ValueWriteTaskParams,
 )
-from conformance import expect
-from conformance.harness import SYNC_MS, Buf, Dev
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SYNC_MS, Buf, Dev
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)
 

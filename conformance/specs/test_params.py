@@ -18,12 +18,12 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from backends.contract import (UNION_MEMBER_SIZE, UNION_SIZE, Cap, CaptureMode, Err,
+from mdlri_conformance.backends.contract import (UNION_MEMBER_SIZE, UNION_SIZE, Cap, CaptureMode, Err,
                                EventRecordTaskParams, EventResetTaskParams, EventWaitTaskParams,
                                KernelTaskParams, MemcpyKind, TaskParams, TaskType, ValueWaitFlag,
                                ValueWaitTaskParams, ValueWriteTaskParams)
-from conformance import expect
-from conformance.harness import SENTINEL, Buf, Dev
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.LISTING, Cap.TASK_TYPE, Cap.KERNELS)
 
@@ -241,13 +241,13 @@ def test_getp_03_kernel_fields(dev: Dev) -> None:
     expect.eq(p.type, TaskType.KERNEL, "params.type")
     k = p.kernel
     expect.true(k is not None, "params.kernel", "filled", k)
-    expect.eq(k.func_handle, dev.func("fill"), "kernel.funcHandle")
-    expect.true(k.cfg is None, "kernel.cfg", None, k.cfg)
-    expect.eq(k.is_host_args, 0, "kernel.isHostArgs")
-    expect.eq(k.args_size, len(packed), "kernel.argsSize")
-    expect.eq(k.num_blocks, blocks, "kernel.numBlocks")
+    expect.eq(k.func_handle, dev.func("fill"), "mdlri_conformance.kernel.funcHandle")
+    expect.true(k.cfg is None, "mdlri_conformance.kernel.cfg", None, k.cfg)
+    expect.eq(k.is_host_args, 0, "mdlri_conformance.kernel.isHostArgs")
+    expect.eq(k.args_size, len(packed), "mdlri_conformance.kernel.argsSize")
+    expect.eq(k.num_blocks, blocks, "mdlri_conformance.kernel.numBlocks")
     expect.true(p.task_grp is None, "params.taskGrp (no task group)", None, p.task_grp)
-    expect.true(isinstance(k.args, int) and k.args != 0, "kernel.args", "a device address",
+    expect.true(isinstance(k.args, int) and k.args != 0, "mdlri_conformance.kernel.args", "a device address",
                 k.args)
     expect.eq(dev.read_bytes(k.args, k.args_size), packed, "bytes at kernel.args on the device")
 

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import Cap, CaptureMode, CondHandleFlag
-from conformance import expect
-from conformance.scenarios import (buffer_reset, cond_model, fallback, model_switch,
+from mdlri_conformance.backends.contract import Cap, CaptureMode, CondHandleFlag
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.scenarios import (buffer_reset, cond_model, fallback, model_switch,
                                    model_sync_external, model_update, pipeline, simple_label,
                                    simple_model)
 

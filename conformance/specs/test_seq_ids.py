@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import Cap, Err, KernelTaskParams, TaskParams, TaskType
-from conformance import expect
-from conformance.harness import Buf, Dev, iter_pairs
-from conformance.specs._setups import capture_chain
+from mdlri_conformance.backends.contract import Cap, Err, KernelTaskParams, TaskParams, TaskType
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import Buf, Dev, iter_pairs
+from mdlri_conformance.conformance.specs._setups import capture_chain
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.LISTING, Cap.SEQ_ID, Cap.KERNELS)
 

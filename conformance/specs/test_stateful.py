@@ -43,18 +43,18 @@ from hypothesis.stateful import (
     RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test,
 )
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     Cap, CaptureMode, Err, EventRecordTaskParams, EventResetTaskParams, EventWaitTaskParams,
     KernelTaskParams, TaskParams, TaskType, ValueWriteTaskParams,
 )
-from conformance import expect
-from conformance.graphs import Case, Launch, Memset, Op, Record, ValueWrite, Wait
-from conformance.harness import Dev
-from conformance.oracle import (
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.graphs import Case, Launch, Memset, Op, Record, ValueWrite, Wait
+from mdlri_conformance.conformance.harness import Dev
+from mdlri_conformance.conformance.oracle import (
     USER_VISIBLE, WORD_MASK, ModelState, OracleMemory, Program, State, footprint,
     happens_before_ops, task_type, validate,
 )
-from kernel import catalog
+from mdlri_conformance.kernel import catalog
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING,
                                   Cap.TASK_TYPE, Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE,

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import Cap, CompareDataType, Condition, Err, MemcpyKind, ModelStreamFlag
-from conformance import expect
-from conformance.harness import SENTINEL, Buf, Dev
-from conformance.specs._setups import begin_build, persistent_stream
+from mdlri_conformance.backends.contract import Cap, CompareDataType, Condition, Err, MemcpyKind, ModelStreamFlag
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
+from mdlri_conformance.conformance.specs._setups import begin_build, persistent_stream
 
 
 def _fill(dev: Dev, buf: Buf, byte: int, stream: Any) -> None:

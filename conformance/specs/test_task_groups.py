@@ -15,9 +15,9 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from backends.contract import UNWRITTEN, Cap, CaptureStatus, Err, TaskType
-from conformance import expect
-from conformance.harness import Buf, Dev
+from mdlri_conformance.backends.contract import UNWRITTEN, Cap, CaptureStatus, Err, TaskType
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import Buf, Dev
 
 pytestmark = pytest.mark.requires(Cap.TASK_GROUPS, Cap.CAPTURE, Cap.KERNELS)
 

@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     WAIT_FOREVER, Cap, CaptureStatus, Err, KernelTaskParams, LaunchAttr, LaunchAttrId,
     LaunchKernelCfg, MemcpyKind, StreamFlag, StreamStatus, TaskParams, TaskType, ValueWaitFlag,
 )
-from conformance import expect
-from conformance.harness import SENTINEL, Buf, Dev
-from kernel import catalog
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
+from mdlri_conformance.kernel import catalog
 
 pytestmark = pytest.mark.requires(Cap.SYNC_TIMEOUT)
 

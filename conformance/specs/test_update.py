@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from backends.contract import (
+from mdlri_conformance.backends.contract import (
     Cap, Err, KernelTaskParams, TaskParams, TaskType, ValueWaitFlag, ValueWriteTaskParams,
 )
-from conformance import expect
-from conformance.harness import SENTINEL, Buf, Dev
-from conformance.specs._setups import faulted_model
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
+from mdlri_conformance.conformance.specs._setups import faulted_model
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE,
                                   Cap.UPDATE)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.resources
 import os
 import re
 import shlex
@@ -29,11 +30,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
+# the C sources are package data (installed beside this module, or the checkout's folders)
+HERE = Path(str(importlib.resources.files("mdlri_conformance.backends.acl.emulator")))
 EMU_INCLUDE = HERE / "include"
 EMU_SRC = HERE / "src"
-KERNEL_DIR = REPO / "kernel" / "host"
+KERNEL_DIR = Path(str(importlib.resources.files("mdlri_conformance.kernel"))) / "host"
 
 #: environment variable naming the cache base directory
 CACHE_VAR = "MDLRI_CACHE_DIR"
@@ -93,7 +94,7 @@ def _sources() -> list[Path]:
 def _digest(cc: tuple[str, ...]) -> str:
     h = hashlib.sha256()
     for f in [*_sources(), Path(__file__).resolve()]:
-        h.update(str(f.relative_to(REPO)).encode())
+        h.update("/".join(f.parts[-2:]).encode())  # folder/name: the same installed or not
         h.update(b"\0")
         h.update(f.read_bytes())
     h.update(" ".join([*cc, *CFLAGS, *EMU_LIBS]).encode())

@@ -1,3 +1,0 @@
-"""Top-level conftest: the suite's pytest plugin lives in conformance/plugin.py."""
-
-pytest_plugins = ["conformance.plugin"]
