@@ -700,7 +700,11 @@ class OwnProcessHooks:
         do not need assertion rewriting, and rewriting every plugin distribution's modules
         again (nothing is cached under PYTHONDONTWRITEBYTECODE) doubles the child's start."""
         cfg = self.config
-        args = [sys.executable, "-m", "pytest", item.nodeid, "-p", "mdlri_conformance.conformance.plugin",
+        # the file by its absolute path: a node id is relative to a rootdir that may not hold
+        # the spec (an installed package run with --pyargs)
+        target = str(item.path) + item.nodeid[item.nodeid.find("::"):]
+        args = [sys.executable, "-m", "pytest", target, "-p",
+                "mdlri_conformance.conformance.plugin",
                 "-p", "no:cacheprovider", "-q", "--tb=short", "--assert=plain",
                 "--rootdir", str(cfg.rootpath),
                 "--report-dir", str(report_dir), "--expectations="]
@@ -731,7 +735,7 @@ class OwnProcessHooks:
                 proc.kill()
                 output, _ = proc.communicate()
                 code, note = TIMEOUT_EXIT, f"no answer within {limit:g} s"
-            reports = self._read_reports(out)
+            reports = self._read_reports(out, item.nodeid)
         if any(r.when == "teardown" for r in reports):
             return reports
         where = self._file_output(item, proc.pid, output)
@@ -756,7 +760,7 @@ class OwnProcessHooks:
         last = output.strip().splitlines()[-1:] if output.strip() else []
         return f": {last[0][-200:]}" if last else ""
 
-    def _read_reports(self, path: Path) -> list[pytest.TestReport]:
+    def _read_reports(self, path: Path, nodeid: str) -> list[pytest.TestReport]:
         reports = []
         lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
         for line in lines:
@@ -772,6 +776,7 @@ class OwnProcessHooks:
             info = dict(rep.user_properties).get(_KEY)
             if isinstance(info, dict):
                 info["own_process"] = True
+            rep.nodeid = nodeid  # the child names the file by its absolute path
             reports.append(rep)
         return reports
 

@@ -273,7 +273,7 @@ def test_own_process_child_gets_the_suite_options(pytester: pytest.Pytester) -> 
     item = pytester.getitem("import pytest\n@pytest.mark.clause('CAP-14')\n"
                             "def test_x(): pass\n", funcname="test_x")
     args = OwnProcessHooks(config).child_args(item, pytester.path / "child")
-    assert item.nodeid in args and "--expectations=" in args
+    assert f"{item.path}::test_x" in args and "--expectations=" in args  # absolute path
     assert "--fault=no-107039" in args and "--spec-timeout=7.0" in args
     assert "--no-probe" in args and "--backend=sim" in args
     assert not any(a.startswith("--report-dir=") for a in args)
