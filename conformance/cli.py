@@ -172,6 +172,8 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     args += ["-n", str(ns.workers if ns.workers is not None else 1)]
     if ns.keyword:
         args += ["-k", ns.keyword]
+    if ns.shard:
+        args += ["--shard", ns.shard]
     args += ns.pytest_args
     import pytest
     code = int(pytest.main(args))
@@ -425,6 +427,16 @@ def _cmd_diff(ns: argparse.Namespace) -> int:
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
+    if ns.install_allure:
+        code = _cmd_install_allure(ns)
+        if code or not ns.run_dir:
+            return code
+    if not ns.run_dir:
+        return _usage_error("report: give a run directory (or --install-allure)")
+    return _report(ns)
+
+
+def _report(ns: argparse.Namespace) -> int:
     from mdlri_conformance.reports.runs import RunError, load_run, load_rows
     from mdlri_conformance.reports.write import write_all
     from .summary import build_summary
@@ -455,28 +467,20 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     print(f"{run.path / 'index.html'}")
     code = int(summary["verdict"]["exit_code"])
     if ns.allure_html:
-        return _allure_html(run.path) or code
+        from mdlri_conformance.reports.allure import AllureError, generate
+        try:
+            print(generate(run.path))
+        except AllureError as exc:
+            return _usage_error(str(exc))
     return code
 
 
-def _allure_html(run_dir: Path) -> int:
-    """Build the Allure 3 HTML report with the npm ``allure`` package (needs Node.js)."""
-    import shutil
-    import subprocess
-    results = run_dir / "allure-results"
-    if not results.is_dir():
-        return _usage_error(f"{run_dir}: no allure-results (run with mdlri-conformance run)")
-    npx = shutil.which("npx")
-    if npx is None:
-        return _usage_error("the Allure HTML report needs Node.js (npx not found); "
-                            f"the static report is {run_dir / 'index.html'}")
-    out = run_dir / "allure-report"
-    proc = subprocess.run([npx, "--yes", "allure@3", "generate", str(results), "--output",
-                           str(out)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        return _usage_error(f"allure generate failed: {last[0]}")
-    print(out / "index.html")
+def _cmd_install_allure(ns: argparse.Namespace) -> int:
+    from mdlri_conformance.reports.allure import AllureError, install
+    try:
+        print(install())
+    except AllureError as exc:
+        return _usage_error(str(exc))
     return 0
 
 
@@ -520,6 +524,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "else at least 1)")
     run.add_argument("--allure", action="store_true",
                      help="also write Allure results (allure-results/, about 2,400 files)")
+    run.add_argument("--shard", metavar="K/N",
+                     help="run only shard K of N (1-based): the same split on every machine, "
+                          "balanced by recorded durations; merge the shards with 'merge'")
     run.add_argument("--keep-runs", type=_keep_runs, metavar="N",
                      help="afterwards, remove all but the newest N run directories beside "
                           "this one")
@@ -565,9 +572,12 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="(re)build a run's reports from its results.jsonl",
                          description="Write summary.json, summary.md, divergences.json and "
                                      "index.html for a run directory.")
-    rep.add_argument("run_dir", help="a report directory written by 'run'")
+    rep.add_argument("run_dir", nargs="?", help="a report directory written by 'run'")
     rep.add_argument("--allure-html", action="store_true",
-                     help="also build the Allure 3 HTML report (needs Node.js / npx)")
+                     help="also build the Allure 3 HTML report (after --install-allure; needs "
+                          "Node.js, no network)")
+    rep.add_argument("--install-allure", action="store_true",
+                     help="install the pinned Allure 3 package (npm, needs the registry once)")
     rep.set_defaults(func=_cmd_report)
 
     rp = sub.add_parser("replay", help="replay a task-graph case (JSON) against the oracle",
@@ -581,7 +591,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=_cmd_replay)
 
     from .killmatrix import add_parser as add_faults_parser
-    add_faults_parser(sub)  # `faults`: the kill matrix (issue 6)
+    add_faults_parser(sub)
+    from .merge import add_parser as add_merge_parser
+    add_merge_parser(sub)  # `faults`: the kill matrix (issue 6)
     return p
 
 

@@ -26,14 +26,13 @@ from __future__ import annotations
 import json
 import os
 import time
-import importlib.resources
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
 from mdlri_conformance.backends.contract import Cap
-from . import expect, isolation, probe, registry, rundir, verdict
+from . import allure_labels, expect, isolation, probe, registry, rundir, shard, verdict
 from .backend_loader import (BackendLoadError, backend_options, find_factory, load_backend,
                              parse_devices, preflight)
 from .harness import Dev
@@ -41,7 +40,7 @@ from .summary import build_summary, fails_gate, format_table, probe_lines
 from mdlri_conformance.reports import expectations
 from mdlri_conformance.reports.expectations import Expectations
 
-SPEC_DIR = Path(str(importlib.resources.files("mdlri_conformance.conformance.specs")))
+from .items import SPEC_DIR, area_of as _area_of, clause_ids as _clause_ids, is_spec as _is_spec
 OUTCOMES = ("PASS", "FAIL", "CHANGED", "UNSUPPORTED", "ERROR", "SKIP", "TIMEOUT", "CRASH")
 _KEY = "mdlri"
 _PROBE_KEY = "mdlri_probe"
@@ -119,7 +118,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--no-probe", action="store_true", default=False,
                 help="trust the backend's declared capabilities instead of probing them at "
                      "backend start (debugging only)")
-    isolation.add_options(g)  # --fault, --spec-timeout (issue 6)
+    isolation.add_options(g)
+    shard.add_options(g)  # --fault, --spec-timeout (issue 6)
 
 
 def _default_report_dir() -> Path:
@@ -128,6 +128,9 @@ def _default_report_dir() -> Path:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not config.pluginmanager.is_registered(allure_labels):
+        config.pluginmanager.register(allure_labels, "mdlri-allure-labels")
+    shard.configure(config)
     config.addinivalue_line("markers", "clause(*ids): the catalog clause ids a spec checks")
     config.addinivalue_line("markers", "requires(*caps): backend capabilities a spec needs")
     _load_hypothesis_profile(config.getoption("--profile"), config.getoption("--hypothesis-db"))
@@ -264,18 +267,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # collection: every spec cites known clauses
-
-
-def _clause_ids(item: pytest.Item) -> tuple[str, ...]:
-    ids: list[str] = []
-    for m in item.iter_markers("clause"):
-        ids.extend(m.args)
-    return tuple(dict.fromkeys(ids))
-
-
-def _is_spec(item: pytest.Item) -> bool:
-    """A spec is any test under conformance/specs/, or any test carrying a clause marker."""
-    return SPEC_DIR in Path(str(item.fspath)).parents or item.get_closest_marker("clause") is not None
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
@@ -503,7 +494,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         details = getattr(first, "details", None)
         if details:
             info["divergence"] = details
-            _allure_attach(item, details)
+            allure_labels.attach(item, details)
         rep.user_properties.append((_KEY, info))
         found = item.config.stash.get(_probe_key, None)
         if found is not None and not found.get("sent"):
@@ -526,13 +517,6 @@ def _failure_line(call: pytest.CallInfo[None]) -> str:
     text = str(exc).strip().splitlines()
     first = text[0] if text else type(exc).__name__
     return first if isinstance(exc, AssertionError) else f"{type(exc).__name__}: {first}"
-
-
-def _area_of(item: pytest.Item, ids: tuple[str, ...]) -> str:
-    stem = Path(str(item.fspath)).stem
-    if stem.startswith("test_"):
-        return stem[len("test_"):]
-    return registry.get(ids[0]).area if ids else "other"
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
@@ -710,43 +694,3 @@ def _shorten(text: str, width: int) -> str:
         return text
     half = (width - 3) // 2
     return text[:half] + "..." + text[len(text) - (width - 3 - half):]
-
-
-# ---------------------------------------------------------------------------------------------
-# Allure labels (when allure-pytest is active)
-
-
-@pytest.fixture(autouse=True)
-def _mdlri_allure_labels(request: pytest.FixtureRequest) -> None:
-    """Label each spec with area, clause ids, level and backend for the Allure report."""
-    item = request.node
-    if not _is_spec(item) or not request.config.pluginmanager.hasplugin("allure_pytest"):
-        return
-    import allure
-    ids = _clause_ids(item)
-    if not ids or registry.unknown(ids):
-        return
-    allure.dynamic.feature(_area_of(item, ids))
-    for cid in ids:
-        allure.dynamic.story(cid)
-        allure.dynamic.label("clause", cid)
-    link = os.environ.get("MDLRI_CLAUSE_URL", "clauses.html#{id}")
-    for cid in ids:
-        allure.dynamic.link(link.format(id=cid), name=cid)
-    allure.dynamic.label("level", registry.level_of(ids))
-    allure.dynamic.label("backend", request.config.getoption("--backend"))
-    allure.dynamic.description("\n".join(f"{c}: {registry.get(c).title} ({registry.get(c).src})"
-                                         for c in ids))
-
-
-def _allure_attach(item: pytest.Item, details: dict[str, Any]) -> None:
-    """Attach the divergence (case JSON, expected vs observed) to the Allure result."""
-    if not item.config.pluginmanager.hasplugin("allure_pytest"):
-        return
-    import allure
-    if details.get("case"):
-        allure.attach(json.dumps(details["case"], indent=1), name="case.json",
-                      attachment_type=allure.attachment_type.JSON)
-    allure.attach(f"expected: {details.get('expected')}\nobserved: {details.get('observed')}\n"
-                  f"replay: {details.get('replay', '')}\n", name="expected vs observed",
-                  attachment_type=allure.attachment_type.TEXT)
