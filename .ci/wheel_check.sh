@@ -46,4 +46,16 @@ echo "== pytest --pyargs"
 python -m pytest --pyargs mdlri_conformance.conformance.specs --backend sim -q -n 2 \
     -k "capture" --report-dir=pyargs | tail -1
 test -s pyargs/summary.json
+
+echo "== shards and merge"
+for k in 1 2; do mdlri-conformance run -k capture --shard $k/2 --report-dir s$k | tail -1; done
+mdlri-conformance merge s1 s2 --out merged | tail -1
+python - <<'PY'
+import json
+s = json.load(open("s1/shard.json"))
+assert s["durations"]["source"] == "package durations.json", s["durations"]
+m = json.load(open("merged/summary.json"))
+assert m["verdict"]["verdict"] == "PASS" and m["completeness"]["complete"], m["verdict"]
+PY
+test -s merged/junit.xml
 echo "wheel check: ok"

@@ -136,6 +136,10 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     why = _bad_expression(ns.keyword) if ns.keyword else None
     if why:
         return _usage_error(f"-k {ns.keyword!r}: {why}")
+    from .conflicts import check_args
+    why = check_args(ns)
+    if why:
+        return _usage_error(why)
     why = _bad_pytest_args(ns.pytest_args) if ns.pytest_args else None
     if why:
         return _usage_error(f"pytest arguments after --: {why}")
@@ -154,7 +158,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     args = [str(SPEC_DIR), "-p", "mdlri_conformance.conformance.plugin", "--backend", ns.backend,
             "--profile", ns.profile, "--report-dir", str(report_dir),
             "--junitxml", str(report_dir / "junit.xml"),
-            "-o", "junit_family=xunit2", "-q", "-rfE", "--tb=short", *_acl_args(ns)]
+            "-o", "junit_family=xunit1", "-q", "-rfE", "--tb=short", *_acl_args(ns)]
     if ns.allure:
         args += ["--alluredir", str(report_dir / "allure-results")]
     else:
@@ -453,7 +457,7 @@ def _report(ns: argparse.Namespace) -> int:
                             collected=rundir.read_collected(run.path),
                             ended=rundir.ended(run.path),
                             selection=(previous.get("completeness") or {}).get("selection", ""))
-    for key in ("order", "probe"):  # what only the run itself knew
+    for key in ("order", "probe", "shard", "shards", "merge_problems"):  # only the run knew
         if key in previous:
             summary[key] = previous[key]
     try:
@@ -591,9 +595,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=_cmd_replay)
 
     from .killmatrix import add_parser as add_faults_parser
-    add_faults_parser(sub)
+    add_faults_parser(sub)  # `faults`: the kill matrix
     from .merge import add_parser as add_merge_parser
-    add_merge_parser(sub)  # `faults`: the kill matrix (issue 6)
+    add_merge_parser(sub)
     return p
 
 

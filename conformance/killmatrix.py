@@ -22,6 +22,12 @@ fault's run while the same spec ran in the baseline run without any of those out
   killed it first);
 * ``shrunk_tasks``: the largest shrunk counterexample among the killing Hypothesis specs.
 
+Progress: a line as each run ends, flushed at once (``[baseline] 612 specs in 40.1 s, 2 not
+passing``, then ``[3/12] seq-per-stream: killed by 4 spec(s) in 12.3 s (first after 2.1 s)``
+or ``[4/12] x: SURVIVED 612 specs in 39.0 s``, the count being the fault runs ended so far);
+a fault run that ends before the baseline gets its line when the baseline ends, since only
+the baseline says which failures are kills. The table follows when every run has ended.
+
 Overall: the kill rate, and the median and maximum time to kill. Output:
 ``kill_matrix.json`` and ``kill_matrix.html`` (a fragment embedded in ``index.html``).
 """
@@ -35,7 +41,7 @@ import statistics
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 import importlib.resources
 from pathlib import Path
@@ -159,35 +165,86 @@ def summarise(entries: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def say(line: str) -> None:
+    """Print one progress line at once (the terminal may be a pipe: CI logs, ``| tee``)."""
+    print(line, flush=True)
+
+
+def _exit_note(res: dict[str, Any], report_dir: Path) -> str:
+    """What is wrong with a run that did not end normally (pytest exit 0/1 with rows)."""
+    if res["exit"] in (0, 1) and res["rows"]:
+        return ""
+    why = "no spec reported" if not res["rows"] else f"pytest exit {res['exit']}"
+    return f"; {why}, see {report_dir / 'pytest.log'}"
+
+
+def baseline_line(res: dict[str, Any], report_dir: Path) -> str:
+    """The progress line of the baseline run."""
+    bad = sum(1 for r in res["rows"] if r["outcome"] in KILL_OUTCOMES)
+    return (f"[baseline] {len(res['rows'])} specs in {res['wall_s']:.1f} s, {bad} not passing "
+            f"(they cannot kill a fault){_exit_note(res, report_dir)}")
+
+
+def fault_line(done: int, total: int, entry: dict[str, Any], res: dict[str, Any],
+               report_dir: Path) -> str:
+    """The progress line of one finished fault run, e.g. ``[3/12] seq-per-stream: killed by
+    4 spec(s) in 12.3 s (first after 2.1 s)``."""
+    head = f"[{done}/{total}] {entry['fault']}: "
+    if entry["killed"]:
+        first = entry["time_to_kill_s"]
+        text = (f"killed by {entry['kill_count']} spec(s) in {entry['wall_s']:.1f} s"
+                + (f" (first after {first:.1f} s)" if first is not None else ""))
+    else:
+        text = f"SURVIVED {entry['specs_run']} specs in {entry['wall_s']:.1f} s"
+    return head + text + _exit_note(res, report_dir)
+
+
 def run_matrix(faults: Sequence[str], out: Path, *, backend: str = "sim",
                acl_lib: str | None = None, jobs: int = 2, profile: str = "ci",
                spec_timeout: float = SPEC_TIMEOUT_S, extra: Sequence[str] = (),
-               progress: Callable[[str], None] = print) -> dict[str, Any]:
-    """Run the baseline and every fault; write kill_matrix.json/.html into ``out``."""
+               progress: Callable[[str], None] = say) -> dict[str, Any]:
+    """Run the baseline and every fault; write kill_matrix.json/.html into ``out``.
+
+    ``progress`` gets one line per run as it ends (:func:`baseline_line`,
+    :func:`fault_line`, with a running count of the fault runs); a fault run that ends
+    before the baseline has its line when the baseline ends (a kill is counted against it)."""
     out.mkdir(parents=True, exist_ok=True)
     base = RunSpec(None, out, backend, acl_lib, profile, spec_timeout, list(extra))
     specs = [RunSpec(f, out / "faults" / f, backend, acl_lib, profile, spec_timeout,
                      list(extra)) for f in faults]
+    dirs = {s.fault: s.report_dir for s in [base, *specs]}
     t0 = time.monotonic()
+    results: dict[str | None, dict[str, Any]] = {}
+    entries: dict[str, dict[str, Any]] = {}
+    baseline: dict[str, str] | None = None
+    waiting: list[str] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {s.fault: pool.submit(run_one, s) for s in [base, *specs]}
-        results: dict[str | None, dict[str, Any]] = {}
-        for name, fut in futures.items():
+        futures = {pool.submit(run_one, s): s.fault for s in [base, *specs]}
+        for fut in as_completed(futures):
+            name = futures[fut]
             results[name] = fut.result()
-            if name is not None:
-                progress(f"  {name}: {len(results[name]['rows'])} specs, "
-                         f"{results[name]['wall_s']:.1f} s")
+            if name is None:
+                baseline = {r["nodeid"]: r["outcome"] for r in results[None]["rows"]}
+                progress(baseline_line(results[None], out))
+            else:
+                waiting.append(name)
+            if baseline is None:
+                continue
+            for f in waiting:
+                res = results[f]
+                entries[f] = analyse(f, res["rows"], baseline, res["wall_s"], res["exit"])
+                progress(fault_line(len(entries), len(specs), entries[f], res, dirs[f]))
+            waiting = []
     base_res = results[None]
-    baseline = {r["nodeid"]: r["outcome"] for r in base_res["rows"]}
-    entries = [analyse(f, results[f]["rows"], baseline, results[f]["wall_s"],
-                       results[f]["exit"]) for f in faults]
+    baseline = baseline or {}  # set: the baseline's future is among those completed
     matrix = {"backend": backend, "acl_lib": acl_lib, "profile": profile,
               "spec_timeout_s": spec_timeout, "jobs": jobs,
               "wall_s": round(time.monotonic() - t0, 2),
               "baseline": {"specs": len(base_res["rows"]), "wall_s": base_res["wall_s"],
                            "not_passing": sorted(n for n, o in baseline.items()
                                                  if o in KILL_OUTCOMES)},
-              "summary": summarise(entries), "faults": entries}
+              "summary": summarise([entries[f] for f in faults]),
+              "faults": [entries[f] for f in faults]}
     (out / "kill_matrix.json").write_text(json.dumps(matrix, indent=2) + "\n", encoding="utf-8")
     (out / "kill_matrix.html").write_text(render_html(matrix), encoding="utf-8")
     _rebuild_report(out)
@@ -293,8 +350,8 @@ def _cmd_faults(ns: Any) -> int:
         print(f"{prog}: error: --out {out}: exists and is not an empty directory (a kill "
               "matrix never writes into another run's directory)", file=sys.stderr)
         return 2
-    print(f"kill matrix: {len(chosen)} faults on {ns.backend}, -j {ns.jobs}, profile "
-          f"{ns.profile}, spec timeout {ns.spec_timeout:g} s -> {out}")
+    say(f"kill matrix: {len(chosen)} faults on {ns.backend}, -j {ns.jobs}, profile "
+        f"{ns.profile}, spec timeout {ns.spec_timeout:g} s -> {out}; a line as each run ends")
     matrix = run_matrix(chosen, out, backend=ns.backend, acl_lib=acl_lib, jobs=ns.jobs,
                         profile=ns.profile, spec_timeout=ns.spec_timeout)
     for line in format_table(matrix):
@@ -324,5 +381,6 @@ def add_parser(sub: Any) -> None:
     fp.set_defaults(func=_cmd_faults)
 
 
-__all__ = ["KILL_OUTCOMES", "RunSpec", "add_parser", "analyse", "default_faults", "format_table",
-           "read_rows", "render_html", "run_matrix", "summarise"]
+__all__ = ["KILL_OUTCOMES", "RunSpec", "add_parser", "analyse", "baseline_line", "default_faults",
+           "fault_line", "format_table", "read_rows", "render_html", "run_matrix", "say",
+           "summarise"]

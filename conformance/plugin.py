@@ -32,7 +32,8 @@ from typing import Any, Iterator
 import pytest
 
 from mdlri_conformance.backends.contract import Cap
-from . import allure_labels, expect, isolation, probe, registry, rundir, shard, verdict
+from . import (allure_labels, conflicts, expect, isolation, junit, probe, registry, rundir, shard,
+               verdict)
 from .backend_loader import (BackendLoadError, backend_options, find_factory, load_backend,
                              parse_devices, preflight)
 from .harness import Dev
@@ -128,9 +129,10 @@ def _default_report_dir() -> Path:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if not config.pluginmanager.is_registered(allure_labels):
-        config.pluginmanager.register(allure_labels, "mdlri-allure-labels")
-    shard.configure(config)
+    for module, name in ((allure_labels, "mdlri-allure-labels"), (junit, "mdlri-junit")):
+        if not config.pluginmanager.is_registered(module):
+            config.pluginmanager.register(module, name)
+    shard.configure(config, lambda: run_state(config))
     config.addinivalue_line("markers", "clause(*ids): the catalog clause ids a spec checks")
     config.addinivalue_line("markers", "requires(*caps): backend capabilities a spec needs")
     _load_hypothesis_profile(config.getoption("--profile"), config.getoption("--hypothesis-db"))
@@ -192,6 +194,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Recorder(state), "mdlri-recorder")
     _terminate_as_interrupt(config)
     isolation.configure_recorder(config, state)  # CRASH/TIMEOUT rows, leaks (issue 6)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Options that contradict each other are refused in one line, before any plugin acts on
+    them (Hypothesis reads its profile in its own pytest_configure)."""
+    conflicts.check(config)
+
+
+def run_state(config: pytest.Config) -> "RunState | None":
+    """The run's bookkeeping in the process that records results (None elsewhere)."""
+    return config.stash.get(_state_key, None)
 
 
 def _terminate_as_interrupt(config: pytest.Config) -> None:
@@ -627,7 +641,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     write_all(state.report_dir, state.results, state.summary)
     exp = state.expectations
     opt = session.config.option
-    complete = not any(getattr(opt, k, None) for k in ("keyword", "markexpr", "lf", "deselect"))
+    complete = not any(getattr(opt, k, None) for k in ("keyword", "markexpr", "lf", "deselect")) \
+        and not shard.active(session.config)
     if exp is not None and complete and state.results and exitstatus in (0, 1):
         unused = exp.unused(state.backend_version)
         if unused:
@@ -648,6 +663,8 @@ def _selection(config: pytest.Config) -> str:
     parts = [f"{flag} {val!r}" for flag, val in (("-k", config.getoption("keyword", "")),
                                                  ("-m", config.getoption("markexpr", "")))
              if val]
+    if shard.selection_text(config):
+        parts.append(shard.selection_text(config))
     return ", ".join(parts)
 
 

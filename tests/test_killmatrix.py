@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from mdlri_conformance.conformance import killmatrix
 
 
 def test_matrix_on_two_faults(tmp_path: Path) -> None:
     out = tmp_path / "km"
+    lines: list[str] = []
     matrix = killmatrix.run_matrix(["no-107039", "getstreams-origin-first"], out, jobs=2,
-                                   extra=["-k", "test_listing"], progress=lambda _m: None)
+                                   extra=["-k", "test_listing"], progress=lines.append)
+    assert re.fullmatch(r"\[baseline\] \d+ specs in [\d.]+ s, 0 not passing \(.*\)", lines[0])
+    assert len(lines) == 3
+    for i, line in enumerate(lines[1:], start=1):
+        assert re.fullmatch(rf"\[{i}/2\] (no-107039|getstreams-origin-first): killed by \d+ "
+                            r"spec\(s\) in [\d.]+ s \(first after [\d.]+ s\)", line), line
     on_disk = json.loads((out / "kill_matrix.json").read_text())
     assert on_disk["summary"] == matrix["summary"]
     s = matrix["summary"]
@@ -47,3 +61,74 @@ def test_analyse_counts_only_specs_that_passed_in_the_baseline() -> None:
     assert e2["time_to_kill_s"] == 1.5 and e2["examples"] == 7  # 1.0 before + 0.5 into d
     s = killmatrix.summarise([e, e2, killmatrix.analyse("x", [], base, 1.0, 0)])
     assert s["killed"] == 2 and s["survivors"] == ["x"] and s["max_shrunk_tasks"] == 3
+
+
+def _fake_runs(delays: dict[str | None, float],
+               killers: dict[str, list[str]]) -> Any:
+    """A run_one stand-in: each run sleeps its delay; ``killers[f]`` fail in fault f's run."""
+
+    def run_one(spec: killmatrix.RunSpec, limit_s: float = 0) -> dict[str, Any]:
+        time.sleep(delays[spec.fault])
+        bad = set(killers.get(spec.fault or "", []))
+        rows = [{"nodeid": n, "outcome": "FAIL" if n in bad else "PASS", "duration_s": 0.5,
+                 "clauses": []} for n in ("a", "b", "c")]
+        return {"exit": 1 if bad else 0, "wall_s": delays[spec.fault], "rows": rows, "tail": ""}
+
+    return run_one
+
+
+def test_a_line_as_each_run_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Faults end in their own order; one that ends before the baseline waits for it."""
+    monkeypatch.setattr(killmatrix, "run_one", _fake_runs(
+        {None: 0.4, "no-107039": 0.1, "seq-per-stream": 2.0, "double-destroy-ok": 0.6},
+        {"no-107039": ["b"], "double-destroy-ok": ["a", "c"]}))
+    monkeypatch.setattr(killmatrix, "_rebuild_report", lambda out: None)
+    lines: list[tuple[float, str]] = []
+    t0 = time.monotonic()
+    matrix = killmatrix.run_matrix(["no-107039", "seq-per-stream", "double-destroy-ok"],
+                                   tmp_path / "km", jobs=4,
+                                   progress=lambda m: lines.append((time.monotonic() - t0, m)))
+    text = [m for _, m in lines]
+    assert text == [
+        "[baseline] 3 specs in 0.4 s, 0 not passing (they cannot kill a fault)",
+        "[1/3] no-107039: killed by 1 spec(s) in 0.1 s (first after 1.0 s)",
+        "[2/3] double-destroy-ok: killed by 2 spec(s) in 0.6 s (first after 0.5 s)",
+        "[3/3] seq-per-stream: SURVIVED 3 specs in 2.0 s",
+    ]
+    assert lines[2][0] < 1.6 < lines[3][0]  # not held back until every run ended
+    assert matrix["summary"]["survivors"] == ["seq-per-stream"]
+    assert [e["fault"] for e in matrix["faults"]] == ["no-107039", "seq-per-stream",
+                                                        "double-destroy-ok"]  # given order
+
+
+def test_a_broken_run_says_where_its_log_is(tmp_path: Path) -> None:
+    entry = killmatrix.analyse("no-107039", [], {}, 2.0, 4)
+    line = killmatrix.fault_line(1, 2, entry, {"exit": 4, "rows": []}, tmp_path / "f")
+    assert line == (f"[1/2] no-107039: SURVIVED 0 specs in 2.0 s; no spec reported, see "
+                    f"{tmp_path / 'f' / 'pytest.log'}")
+
+
+def test_progress_reaches_a_pipe_as_it_happens(tmp_path: Path) -> None:
+    """The default progress flushes: through a pipe (CI, | tee) the first line arrives
+    while the other runs are still going."""
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+        from tests.test_killmatrix import _fake_runs
+        from mdlri_conformance.conformance import killmatrix
+        killmatrix.run_one = _fake_runs({{None: 0.1, "no-107039": 0.2, "seq-per-stream": 2.5}},
+                                        {{"no-107039": ["a"]}})
+        killmatrix._rebuild_report = lambda out: None
+        killmatrix.run_matrix(["no-107039", "seq-per-stream"], __import__("pathlib").Path(
+            {str(tmp_path / "km")!r}), jobs=3)
+        print("END", flush=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    arrived: list[tuple[float, str]] = []
+    for line in proc.stdout:
+        arrived.append((time.monotonic(), line.strip()))
+    assert proc.wait(timeout=30) == 0
+    assert [m for _, m in arrived][0].startswith("[baseline] 3 specs")
+    assert arrived[1][1].startswith("[1/2] no-107039: killed by 1 spec(s)")
+    assert arrived[-1][1] == "END" and arrived[-1][0] - arrived[1][0] > 1.5
