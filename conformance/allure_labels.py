@@ -1,15 +1,36 @@
 """Allure labels and attachments for the specs (active only when allure-pytest is).
 
-Each spec is labelled with its area (feature), clause ids (story, ``clause`` label, link),
-level and backend; a divergence's case and expected vs observed values are attached. The
-plugin registers this module as a pytest plugin (its fixture is autouse) and calls
-:func:`attach`.
+Labels: each spec's area is its ``feature`` and ``parentSuite``; each clause id it cites is a
+``story`` and a ``clause`` label, and all of them together (``"LIST-08, SEQ-03"``) its one
+``suite``; plus ``level`` and ``backend``. The shipped Allure config groups the report by
+parentSuite / suite, i.e. by area and clause, each spec once (a ``story`` per clause would list a
+spec citing five clauses five times); these suite labels replace allure-pytest's defaults (the
+Python package and module).
+
+Links: each clause id links to the run's ``clauses.html``. The Allure report is
+``<run>/allure-report/index.html``, so the default link is ``../clauses.html#ID``.
+Allure 3's pages make a link clickable only when its URL is absolute http(s), mailto or tel
+(others are shown as text), so a report opened from ``file://`` names each clause without a
+link, and the result's description carries the clause's level, title and source instead. For
+clickable links, publish the run directory and set ``MDLRI_CLAUSE_URL`` for the run: a format
+string with ``{id}``, e.g. ``https://ci.example/run/clauses.html#{id}``.
+
+Attachments: every FAIL / CHANGED / ERROR spec gets an ``expected vs observed`` text
+attachment made from its outcome row (``("mdlri", info)`` user property of the plugin): the
+failure line ``[CLAUSE] what: expected X, observed Y`` split into its parts, plus the
+divergence's replay command; a divergence's shrunk case is attached as ``case.json``.
+
+The plugin registers this module as a pytest plugin; its ``pytest_runtest_makereport`` wrapper
+runs outermost: after the plugin has computed the row, and (at the setup report) after
+allure-pytest has set the test's description, so the labels and the clause description stay.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import re
 from typing import Any
 
 import pytest
@@ -17,38 +38,109 @@ import pytest
 from . import registry
 from .items import area_of, clause_ids, is_spec
 
+#: environment variable: the clause link's format string (``{id}`` is the clause id)
+CLAUSE_URL_VAR = "MDLRI_CLAUSE_URL"
+#: the run's clauses.html as seen from ``<run>/allure-report/index.html``
+DEFAULT_CLAUSE_URL = "../clauses.html#{id}"
+#: outcomes that get the expected-vs-observed attachment
+FAILING = frozenset({"FAIL", "CHANGED", "ERROR"})
+#: the attachment's name
+ATTACHMENT = "expected vs observed"
+#: the user property the plugin puts each spec's outcome row in
+ROW_KEY = "mdlri"
 
-@pytest.fixture(autouse=True)
-def mdlri_allure_labels(request: pytest.FixtureRequest) -> None:
-    """Label each spec with area, clause ids, level and backend for the Allure report."""
-    item = request.node
-    if not is_spec(item) or not request.config.pluginmanager.hasplugin("allure_pytest"):
-        return
+_LINE = re.compile(r"^\[(?P<clauses>[^\]]*)\]\s*(?P<what>.*?): expected (?P<expected>.*), "
+                   r"observed (?P<observed>.*)$")
+
+
+def _active(config: pytest.Config) -> bool:
+    return config.pluginmanager.hasplugin("allure_pytest")
+
+
+def clause_url(cid: str) -> str:
+    """The link target of clause ``cid`` in the Allure report (``MDLRI_CLAUSE_URL`` or the
+    run's clauses.html next to the report)."""
+    return (os.environ.get(CLAUSE_URL_VAR) or DEFAULT_CLAUSE_URL).format(id=cid)
+
+
+def label(item: pytest.Item) -> None:
+    """Label a spec with area, clause ids, level and backend, and describe its clauses.
+
+    Called at the setup report, after allure-pytest has set its own description (the
+    docstring), which the clause lines then lead."""
     import allure
     ids = clause_ids(item)
     if not ids or registry.unknown(ids):
         return
-    allure.dynamic.feature(area_of(item, ids))
+    area = area_of(item, ids)
+    allure.dynamic.feature(area)
+    allure.dynamic.parent_suite(area)
+    allure.dynamic.suite(", ".join(ids))
     for cid in ids:
         allure.dynamic.story(cid)
         allure.dynamic.label("clause", cid)
-    link = os.environ.get("MDLRI_CLAUSE_URL", "clauses.html#{id}")
-    for cid in ids:
-        allure.dynamic.link(link.format(id=cid), name=cid)
+        allure.dynamic.link(clause_url(cid), name=cid)
     allure.dynamic.label("level", registry.level_of(ids))
-    allure.dynamic.label("backend", request.config.getoption("--backend"))
-    allure.dynamic.description("\n".join(f"{c}: {registry.get(c).title} ({registry.get(c).src})"
-                                         for c in ids))
+    allure.dynamic.label("backend", item.config.getoption("--backend"))
+    allure.dynamic.description(description(item, ids))
 
 
-def attach(item: pytest.Item, details: dict[str, Any]) -> None:
-    """Attach the divergence (case JSON, expected vs observed) to the Allure result."""
-    if not item.config.pluginmanager.hasplugin("allure_pytest"):
-        return
+def description(item: pytest.Item, ids: tuple[str, ...]) -> str:
+    """Markdown: one line per clause (id, level, title, source), then the spec's docstring."""
+    lines = []
+    for cid in ids:
+        c = registry.get(cid)
+        lines.append(f"- **{cid}** ({c.level}): {c.title} — source: {c.src}")
+    doc = inspect.getdoc(getattr(item, "obj", None)) or ""
+    return "\n".join(lines) + (f"\n\n{doc}" if doc else "")
+
+
+def expected_vs_observed(info: dict[str, Any]) -> str:
+    """The attachment text for an outcome row: the failure line, then its parts.
+
+    The parts come from the divergence record when there is one, else from the line itself
+    (``[CLAUSE] what: expected X, observed Y``); a line of another form (an exception in the
+    spec) is given as it is."""
+    message = str(info.get("message") or "")
+    lines = [message or "(no failure message)", ""]
+    lines.append(f"outcome:  {info.get('outcome')} (level {info.get('level')}, "
+                 f"area {info.get('area')})")
+    lines.append(f"clauses:  {', '.join(info.get('clauses') or []) or '-'}")
+    div = info.get("divergence") or {}
+    m = _LINE.match(message)
+    if m:
+        lines.append(f"what:     {m['what']}")
+    if "expected" in div or "observed" in div:
+        lines += [f"expected: {div.get('expected')}", f"observed: {div.get('observed')}"]
+    elif m:
+        lines += [f"expected: {m['expected']}", f"observed: {m['observed']}"]
+    else:
+        lines.append("expected / observed: not in the message (the spec raised instead of "
+                     "checking)")
+    if div.get("replay"):
+        lines.append(f"replay:   {div['replay']}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Label each spec (at its setup report); attach expected vs observed (and a divergence's
+    case) to every failing one."""
+    rep = yield
+    if _active(item.config) and is_spec(item):
+        if rep.when == "setup":
+            label(item)
+        info = dict(rep.user_properties).get(ROW_KEY)
+        if info and info.get("outcome") in FAILING:
+            _attach(info)
+    return rep
+
+
+def _attach(info: dict[str, Any]) -> None:
     import allure
-    if details.get("case"):
-        allure.attach(json.dumps(details["case"], indent=1), name="case.json",
+    case = (info.get("divergence") or {}).get("case")
+    if case:
+        allure.attach(json.dumps(case, indent=1), name="case.json",
                       attachment_type=allure.attachment_type.JSON)
-    allure.attach(f"expected: {details.get('expected')}\nobserved: {details.get('observed')}\n"
-                  f"replay: {details.get('replay', '')}\n", name="expected vs observed",
+    allure.attach(expected_vs_observed(info), name=ATTACHMENT,
                   attachment_type=allure.attachment_type.TEXT)

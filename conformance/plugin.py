@@ -508,7 +508,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         details = getattr(first, "details", None)
         if details:
             info["divergence"] = details
-            allure_labels.attach(item, details)
         rep.user_properties.append((_KEY, info))
         found = item.config.stash.get(_probe_key, None)
         if found is not None and not found.get("sent"):
