@@ -155,7 +155,10 @@ def _cmd_run(ns: argparse.Namespace) -> int:
         rundir.claim(report_dir)
     except rundir.RunDirError as exc:
         return _usage_error(str(exc))
-    args = [str(SPEC_DIR), "-p", "mdlri_conformance.conformance.plugin", "--backend", ns.backend,
+    # rootdir: the folder above conformance/, so node ids read conformance/specs/... whether the
+    # suite is a checkout or an installed wheel (expectations, shards and merges compare them)
+    args = [str(SPEC_DIR), "--rootdir", str(SPEC_DIR.parent.parent),
+            "-p", "mdlri_conformance.conformance.plugin", "--backend", ns.backend,
             "--profile", ns.profile, "--report-dir", str(report_dir),
             "--junitxml", str(report_dir / "junit.xml"),
             "-o", "junit_family=xunit1", "-q", "-rfE", "--tb=short", *_acl_args(ns)]
