@@ -4,16 +4,18 @@ Each RUN_DIR is the report directory of one ``run --shard K/N`` (conformance.sha
 without ``shard.json`` counts as a whole run, shard 1 of 1). The merge writes a NEW run
 directory (refused when it already holds a run, like :func:`conformance.rundir.claim`):
 
-* ``results.jsonl``: the rows of every shard, shard 1 first; ``collected.json``: the union of
-  the shards' collected specs; ``run.json``: ``ended`` is ``complete`` only when every shard
-  ended complete and every shard 1..N was given once (else it says what was not), with the
-  shards under ``"merged"``;
+* ``results.jsonl``: the rows of every shard, shard 1 first, a generated spec's rows (it runs
+  in every shard, with the shard's own example seed: conformance.shard) folded into one
+  (:func:`fold_generated`); ``collected.json``: the union of the shards' collected specs;
+  ``run.json``: ``ended`` is ``complete`` only when every shard ended complete and every
+  shard 1..N was given once (else it says what was not), with the shards under ``"merged"``;
 * ``summary.json`` / ``summary.md`` / ``index.html`` from :func:`conformance.summary.
   build_summary` and :func:`reports.write.write_all` over the merged rows (fingerprints are in
   the rows), with the shards under ``"shards"``, the capability probes of every shard's
   processes (``probe.json``, processes named ``shardK:gwN``) and the order when every shard
   ran in the same one;
-* ``junit.xml``: every shard's ``<testsuite>`` in one ``<testsuites>`` with the totals;
+* ``junit.xml``: every shard's ``<testsuite>`` in one ``<testsuites>`` with the totals (a
+  generated spec is a test case of each shard);
   ``allure-results/`` and ``crashes/``: the shards' files (a crash dump whose name another
   shard already used is renamed ``shardK-<name>``, and its rows follow);
 * ``kill_matrix.json`` / ``.html`` when shards carry one: per fault, killed when any shard
@@ -24,7 +26,8 @@ directory (refused when it already holds a run, like :func:`conformance.rundir.c
 Verdict (conformance.verdict): INCOMPLETE (exit 4) when a shard is missing or given twice, or
 a shard did not end complete, or collected specs never ran; otherwise the merged rows decide.
 Bad input is one line and exit 2: not a run directory, shards of different runs (another
-backend, another N, another spec selection or durations file), or shards that overlap.
+backend, another N, another spec selection or durations file), or shards that overlap in
+anything but the generated specs both name in shard.json's ``"generated"``.
 """
 
 from __future__ import annotations
@@ -71,6 +74,10 @@ class ShardRun:
         ids = [r["nodeid"] for r in self.rows] + list(self.collected or ()) + list(
             self.info.get("selected") or ())
         return {shard_mod.spec_key(i) for i in ids}
+
+    def generated(self) -> set[str]:
+        """Keys of the generated specs this shard ran a part of (shard.json ``"generated"``)."""
+        return {shard_mod.spec_key(i) for i in self.info.get("generated") or {}}
 
     def backend(self) -> str:
         return str(self.meta.get("backend") or next(
@@ -148,7 +155,8 @@ def _read_json(path: Path) -> Any:
 
 def check(runs: list[ShardRun]) -> None:
     """Shards of one run: one backend, one N, one split (spec selection and durations), no
-    two different shards sharing a spec (:class:`MergeError`)."""
+    two different shards sharing a spec but the generated specs both ran a part of
+    (:class:`MergeError`)."""
     first = runs[0]
     for r in runs[1:]:
         if r.backend() != first.backend():
@@ -168,7 +176,7 @@ def check(runs: list[ShardRun]) -> None:
         for b in runs[i + 1:]:
             if a.k == b.k:
                 continue  # the same shard twice: INCOMPLETE, not an overlap
-            both = sorted(a.keys() & b.keys())
+            both = sorted((a.keys() & b.keys()) - (a.generated() & b.generated()))
             if both:
                 raise MergeError(f"{a.label} and {b.label} both hold {len(both)} spec(s), e.g. "
                                  f"{both[0]}: overlapping shards, not one split")
@@ -219,9 +227,8 @@ def merge(paths: list[Path], out: Path) -> tuple[dict[str, Any], list[str]]:
         raise MergeError(str(exc).replace("--report-dir", "--out")) from None
 
     notes: list[str] = []
-    rows: list[dict[str, Any]] = []
-    for s in shards:
-        rows += _copy_crashes(s, out, notes)
+    rows = fold_generated([(s.k, _copy_crashes(s, out, notes)) for s in shards],
+                          set().union(*(s.generated() for s in shards)))
     collected = _union(s.collected for s in shards)
     backend = runs[0].backend()
     try:
@@ -257,6 +264,74 @@ def merge(paths: list[Path], out: Path) -> tuple[dict[str, Any], list[str]]:
     lines += [f"note: {x}" for x in notes]
     lines.append(f"results: {out} (index.html, summary.md, junit.xml, durations.json)")
     return summary, lines
+
+
+#: outcomes from the best to the worst (a gate-failing row is worse than any other)
+_RANK = ("PASS", "SKIP", "XFAIL", "UNSUPPORTED", "CHANGED", "XPASS", "FAIL", "ERROR", "TIMEOUT",
+         "CRASH")
+#: "hypothesis" figures about the first failure: the failing shard's, not a sum
+_FAILURE_STATS = ("examples", "failed_at_example", "first_failure_s", "shrunk_tasks")
+
+
+def fold_generated(parts: list[tuple[int, list[dict[str, Any]]]],
+                   generated: set[str]) -> list[dict[str, Any]]:
+    """The rows of ``[(shard K, its rows)]`` with each generated spec's rows (spec keys in
+    ``generated``) folded into one, where its first row was: the worst row (a gate-failing
+    one first, then by :data:`_RANK`; the earliest shard among equals) with its message,
+    divergence and replay; ``"shards"``: the shards that ran it and ``"shard_outcomes"``;
+    ``duration_s`` and the numeric ``"hypothesis"`` figures summed (those of the first
+    failure, :data:`_FAILURE_STATS`, are the failing shard's); ``"leaks"`` the first
+    non-empty one. So the merged rows count as an unsharded run's."""
+    out: list[dict[str, Any] | None] = []
+    groups: dict[str, tuple[int, list[tuple[int, dict[str, Any]]]]] = {}
+    for k, rows in parts:
+        for r in rows:
+            key = shard_mod.spec_key(str(r["nodeid"]))
+            if key not in generated:
+                out.append(r)
+                continue
+            if key not in groups:
+                groups[key] = (len(out), [])
+                out.append(None)
+            groups[key][1].append((k, r))
+    for at, group in groups.values():
+        out[at] = _fold(group)
+    return [r for r in out if r is not None]
+
+
+def _fold(group: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+    from .summary import fails_gate
+
+    def severity(kr: tuple[int, dict[str, Any]]) -> tuple[bool, int]:
+        o = kr[1]["outcome"]
+        return fails_gate(kr[1]), _RANK.index(o) if o in _RANK else len(_RANK)
+
+    _, lead = max(group, key=severity)  # max keeps the first of equals: the earliest shard
+    row = dict(lead)
+    row["shards"] = [k for k, _ in group]
+    row["shard_outcomes"] = {str(k): r["outcome"] for k, r in group}
+    durations = [float(r["duration_s"]) for _, r in group
+                 if isinstance(r.get("duration_s"), (int, float))]
+    if durations:
+        row["duration_s"] = round(sum(durations), 4)
+    stats = [r["hypothesis"] for _, r in group if isinstance(r.get("hypothesis"), dict)]
+    if stats:
+        hyp = dict(lead.get("hypothesis") or {})
+        failed = "failed_at_example" in hyp
+        for name in sorted({n for st in stats for n in st}):
+            if failed and name in _FAILURE_STATS:
+                continue
+            vals = [st[name] for st in stats if isinstance(st.get(name), (int, float))
+                    and not isinstance(st.get(name), bool)]
+            if vals:
+                hyp[name] = round(sum(vals), 4) if any(isinstance(v, float) for v in vals) \
+                    else sum(vals)
+        row["hypothesis"] = hyp
+    if not row.get("leaks"):
+        leaks = next((r["leaks"] for _, r in group if r.get("leaks")), None)
+        if leaks:
+            row["leaks"] = leaks
+    return row
 
 
 def _union(lists: Any) -> list[str] | None:
@@ -472,4 +547,5 @@ def _merge_fault(name: str, es: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-__all__ = ["MergeError", "ShardRun", "add_parser", "check", "merge", "read_shard"]
+__all__ = ["MergeError", "ShardRun", "add_parser", "check", "fold_generated", "merge",
+           "read_shard"]

@@ -19,13 +19,18 @@ The split
   call) and an ``own_process`` spec :data:`OWN_PROCESS_S` more (its child's start).
 * **Selection after -k / -m / --deselect**: the split balances what this run selected, so all
   machines must be given the same selection (merge refuses shards of different selections).
-* **Generated specs.** A generated spec goes to a shard per pytest item: the case-file specs
-  (``test_case_file_results[<case>]``) are parametrized per case and spread over the shards;
-  a Hypothesis ``@given`` spec and the two state machines are one item each, so each runs
-  whole (all its examples) in one shard. Splitting those by example seeds would need each to
-  be parametrized over P seed parts (``@pytest.mark.parametrize("part", range(P))`` with a
-  seed per part and ``max_examples / P`` each); the ``ci`` profile derandomizes every example
-  from the spec's own name, so that needs a profile change as well.
+* **Generated specs** (:func:`seed_generated`): a Hypothesis ``@given`` spec runs in EVERY
+  shard, each shard with its own example seed (:func:`example_seed` of K, N and the spec's
+  key, set with Hypothesis's public ``hypothesis.seed``, which takes precedence over the ``ci``
+  profile's ``derandomize``: ``hypothesis/core.py`` ``get_random_for_wrapped_test``) and
+  ``ceil(M / N)`` of its M ``max_examples``, so the fleet runs about as many examples as one
+  machine would, spread over the shards. shard.json names them under ``"generated"``
+  (``{node id: {"seed", "max_examples"}}``) and merge folds their N rows into one. They are
+  left out of the balance (every shard gets ``1/N`` of each). ``--shard 1/1`` and unsharded
+  runs keep the profile's examples; an ``own_process`` ``@given`` spec (its child re-collects
+  without the seed) and the two state machines (their settings are built inside the spec) are
+  one item each and run whole in one shard. The case-file specs
+  (``test_case_file_results[<case>]``) are parametrized per case and spread over the shards.
 * **Non-specs** (the project's own unit tests, when collected together with the specs) run in
   shard 1 only, so each test still runs exactly once across the shards.
 
@@ -50,10 +55,11 @@ Record
 The process that records results (``-n 0``, or the xdist controller) writes
 ``<report dir>/shard.json`` right after ``collected.json``: ``{"shard": K, "of": N,
 "selected": [this shard's spec node ids], "specs_total", "split_digest", "durations",
-"estimated_s"}``; it adds ``"shard": {"shard": K, "of": N}`` to ``run.json`` and
-``summary.json``. Under xdist the split is computed in the workers (each selects the same
-items, in the same order, as xdist requires) and the first worker hands its figures to the
-controller through a file named in its workerinput. An own-process child (conformance.isolation)
+"estimated_s", "generated": {node id: {"seed", "max_examples"}}}``; it adds ``"shard":
+{"shard": K, "of": N}`` to ``run.json`` and ``summary.json``. Under xdist the split is
+computed in the workers (each selects the same items, in the same order, as xdist requires)
+and the first worker hands its figures to the controller through a file named in its
+workerinput. An own-process child (conformance.isolation)
 runs exactly the node id it was given: no split there.
 """
 
@@ -143,6 +149,17 @@ def assign(keys: Iterable[str], durations: Mapping[str, float], n: int,
     for total, shard in heap:
         totals[shard] = total
     return out, [t / 1_000_000 for t in totals]
+
+
+def example_seed(key: str, k: int, n: int) -> int:
+    """The example seed of generated spec ``key`` in shard K of N: 64 bits of
+    ``sha256("<key> K/N")``, the same on every machine and run, different per shard."""
+    return int.from_bytes(hashlib.sha256(f"{key} {k}/{n}".encode()).digest()[:8], "big")
+
+
+def shard_examples(max_examples: int, n: int) -> int:
+    """One shard's part of a generated spec's ``max_examples``: ``ceil(M / N)``."""
+    return max(1, -(-int(max_examples) // n))
 
 
 def split_digest(keys: Iterable[str]) -> str:
@@ -269,20 +286,31 @@ class ShardPlugin:
         result = yield
         from .items import is_spec
         specs = {item_key(i): i for i in items if is_spec(i)}
+        generated = {k: i for k, i in specs.items() if self.n > 1 and is_generated(i)}
+        split = [k for k in specs if k not in generated]
         extra = {k: OWN_PROCESS_S for k, i in specs.items()
                  if i.get_closest_marker("own_process") is not None}
-        shard_of, totals = assign(specs, self.durations, self.n, extra)
+        shard_of, totals = assign(split, self.durations, self.n, extra)
+        known = [self.durations[k] for k in specs if k in self.durations]
+        mean = sum(known) / len(known) if known else 1.0
+        share = sum(self.durations.get(k, mean) + SPEC_OVERHEAD_S for k in generated) / self.n
+        totals = [t + share for t in totals]  # every shard runs 1/N of each generated spec
         keep: list[pytest.Item] = []
         dropped: list[pytest.Item] = []
         for i in items:
-            mine = shard_of[item_key(i)] == self.k - 1 if is_spec(i) else self.k == 1
+            key = item_key(i)
+            mine = (key in generated or shard_of[key] == self.k - 1) if is_spec(i) \
+                else self.k == 1
             (keep if mine else dropped).append(i)
+        seeded = seed_generated(generated.values(), self.k, self.n)
         items[:] = keep
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         self.info = {
             "shard": self.k, "of": self.n, "specs_total": len(specs),
-            "specs_selected": sum(1 for s in shard_of.values() if s == self.k - 1),
+            "specs_selected": sum(1 for s in shard_of.values() if s == self.k - 1)
+            + len(generated),
+            "generated": seeded,
             "split_digest": split_digest(specs),
             "durations": {"source": self.source, "digest": durations_digest(self.durations),
                           "known": sum(1 for k in specs if k in self.durations)},
@@ -377,6 +405,43 @@ def item_key(item: pytest.Item) -> str:
     return spec_key(item.nodeid)
 
 
+def is_generated(item: pytest.Item) -> bool:
+    """A Hypothesis ``@given`` spec that a shard can run a part of: its function is a
+    Hypothesis test and it runs in this process (not ``own_process``)."""
+    return bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False)) \
+        and item.get_closest_marker("own_process") is None
+
+
+_ORIGINAL = "_mdlri_shard_original"  # a function's seed and settings before any shard's
+
+
+def seed_generated(items: Iterable[pytest.Item], k: int, n: int) -> dict[str, dict[str, int]]:
+    """Give each generated spec shard K of N's part of its examples: ``hypothesis.seed(
+    example_seed(key, K, N))`` (it overrides ``derandomize``) and ``max_examples`` ``ceil(M /
+    N)`` of its own settings' M, set on the test function. Returns ``{node id: {"seed",
+    "max_examples"}}`` for shard.json. Idempotent: always derived from the function's
+    original seed and settings (items of one parametrized function share them)."""
+    from hypothesis import seed, settings
+    out: dict[str, dict[str, int]] = {}
+    done: dict[int, dict[str, int]] = {}
+    for item in items:
+        fn = getattr(item.obj, "__func__", item.obj)
+        if id(fn) not in done:
+            if not hasattr(fn, _ORIGINAL):
+                setattr(fn, _ORIGINAL, (fn._hypothesis_internal_use_seed,
+                                        fn._hypothesis_internal_use_settings))
+            parent = getattr(fn, _ORIGINAL)[1]
+            value = example_seed(item_key(item).split("[", 1)[0], k, n)
+            m = shard_examples(parent.max_examples, n)
+            fn._hypothesis_internal_use_settings = parent
+            seed(value)(fn)  # also turns the example database off (as ci does)
+            fn._hypothesis_internal_use_settings = settings(
+                parent=fn._hypothesis_internal_use_settings, max_examples=m)
+            done[id(fn)] = {"seed": value, "max_examples": m}
+        out[item.nodeid] = done[id(fn)]
+    return out
+
+
 def _write_json(path: Path, data: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -419,5 +484,6 @@ if __name__ == "__main__":
 
 __all__ = ["DURATIONS_ENV", "DURATIONS_FILE", "OWN_PROCESS_S", "SHARD_FILE", "SPEC_OVERHEAD_S",
            "ShardError", "active", "add_options", "assign", "configure", "durations_digest",
-           "durations_from_rows", "item_key", "load_durations", "parse", "selection_text",
-           "spec_key", "split_digest"]
+           "durations_from_rows", "example_seed", "is_generated", "item_key", "load_durations",
+           "parse", "seed_generated", "selection_text", "shard_examples", "spec_key",
+           "split_digest"]

@@ -27,16 +27,21 @@ def _rows(run: Path) -> list[dict[str, Any]]:
     return [json.loads(ln) for ln in (run / "results.jsonl").read_text().splitlines() if ln]
 
 
+_K = "capture or test_generated_listing"
+_GIVEN = "conformance/specs/test_generated.py::test_generated_listing"
+
+
 def test_three_sim_shards_merge_to_the_unsharded_run(tmp_path: Path) -> None:
-    """-k capture (> 100 specs) on the sim: unsharded, and as 3 shards run three ways (two
-    xdist workers in random order, -n 0 in another random order, one worker in file order)."""
+    """-k capture (> 100 specs) and a @given spec on the sim: unsharded, and as 3 shards run
+    three ways (two xdist workers in random order, -n 0 in another random order, one worker in
+    file order). The @given spec runs in every shard (its own seed each) and merges to one row."""
     runs = {
-        "full": ["-k", "capture", "--", "-p", "randomly", "--randomly-seed=5"],
-        "s1": ["--shard", "1/3", "-k", "capture", "-n", "2", "--",
+        "full": ["-k", _K, "--", "-p", "randomly", "--randomly-seed=5"],
+        "s1": ["--shard", "1/3", "-k", _K, "-n", "2", "--",
                "-p", "randomly", "--randomly-seed=1"],
-        "s2": ["--shard", "2/3", "-k", "capture", "-n", "0", "--",
+        "s2": ["--shard", "2/3", "-k", _K, "-n", "0", "--",
                "-p", "randomly", "--randomly-seed=2"],
-        "s3": ["--shard", "3/3", "-k", "capture", "--", "-p", "no:randomly"],
+        "s3": ["--shard", "3/3", "-k", _K, "--", "-p", "no:randomly"],
     }
     procs = {name: subprocess.Popen([*CLI, "run", "--report-dir", str(tmp_path / name),
                                      *args[:args.index("--")], "--", *args[args.index("--") + 1:]],
@@ -47,12 +52,15 @@ def test_three_sim_shards_merge_to_the_unsharded_run(tmp_path: Path) -> None:
     assert codes == dict.fromkeys(runs, 0), outs
     full = tmp_path / "full"
 
-    selected = [set(_json(tmp_path / f"s{k}" / "shard.json")["selected"]) for k in (1, 2, 3)]
+    infos = [_json(tmp_path / f"s{k}" / "shard.json") for k in (1, 2, 3)]
+    assert all(set(i["generated"]) == {_GIVEN} and _GIVEN in i["selected"] for i in infos)
+    assert len({i["generated"][_GIVEN]["seed"] for i in infos}) == 3
+    selected = [set(i["selected"]) - {_GIVEN} for i in infos]
     collected = set(_json(full / "collected.json"))
-    assert len(collected) > 20
+    assert len(collected) > 20 and _GIVEN in collected
     assert not (selected[0] & selected[1] or selected[0] & selected[2]
                 or selected[1] & selected[2])
-    assert selected[0] | selected[1] | selected[2] == collected
+    assert selected[0] | selected[1] | selected[2] | {_GIVEN} == collected
 
     out = tmp_path / "merged"
     res = subprocess.run([*CLI, "merge", *(str(tmp_path / f"s{k}") for k in (1, 2, 3)),
@@ -69,6 +77,11 @@ def test_three_sim_shards_merge_to_the_unsharded_run(tmp_path: Path) -> None:
     assert Counter(r["outcome"] for r in _rows(out)) == Counter(r["outcome"] for r in _rows(full))
     assert _json(out / "run.json")["ended"] == "complete"
     assert [s["shard"] for s in merged["shards"]] == [1, 2, 3]
+    given = [r for r in _rows(out) if r["nodeid"] == _GIVEN]
+    assert len(given) == 1 and given[0]["shards"] == [1, 2, 3]
+    assert given[0]["hypothesis"]["examples_total"] == sum(
+        r["hypothesis"]["examples_total"] for k in (1, 2, 3) for r in _rows(tmp_path / f"s{k}")
+        if r["nodeid"] == _GIVEN)
     junit = ET.parse(out / "junit.xml").getroot()
     assert int(junit.get("tests")) == sum(
         int(ET.parse(tmp_path / f"s{k}" / "junit.xml").getroot().find("testsuite").get("tests"))
@@ -85,7 +98,8 @@ def test_three_sim_shards_merge_to_the_unsharded_run(tmp_path: Path) -> None:
     assert res.returncode == 4, res.stdout + res.stderr
     verdict = _json(tmp_path / "partial" / "summary.json")["verdict"]
     assert verdict["verdict"] == "INCOMPLETE" and "shard 2 of 3 missing" in verdict["why"]
-    assert f"({len(selected[1])} of the split's specs never ran)" in verdict["why"]
+    assert f"({len(selected[1] - selected[0] - selected[2])} of the split's specs never ran)" \
+        in verdict["why"]
     # `report` on the merged directory keeps the verdict
     res = subprocess.run([*CLI, "report", str(tmp_path / "partial")], capture_output=True,
                          text=True, timeout=120)
@@ -104,7 +118,7 @@ def _row(nodeid: str, outcome: str = "PASS", **extra: Any) -> dict[str, Any]:
 def _shard(root: Path, name: str, k: int, n: int, ids: list[str], *,
            rows: list[dict[str, Any]] | None = None, ended: str = "complete",
            backend: str = "sim", digest: str = "d1", collected: list[str] | None = None,
-           ) -> Path:
+           generated: list[str] = (),) -> Path:
     d = root / name
     d.mkdir(parents=True)
     rows = [_row(i) for i in ids] if rows is None else rows
@@ -113,7 +127,9 @@ def _shard(root: Path, name: str, k: int, n: int, ids: list[str], *,
     (d / "run.json").write_text(json.dumps({"backend": backend, "started": "t0",
                                             "ended": ended, "finished": "t1", "exitstatus": 0}))
     (d / "shard.json").write_text(json.dumps({"shard": k, "of": n, "selected": ids,
-                                              "split_digest": digest, "specs_total": 6}))
+                                              "split_digest": digest, "specs_total": 6,
+                                              "generated": {g: {"seed": k, "max_examples": 20}
+                                                            for g in generated}}))
     return d
 
 
@@ -269,3 +285,72 @@ def test_kill_matrices_are_merged_per_fault(tmp_path: Path,
     assert not f2["killed"] and km["summary"]["survivors"] == ["f2"]
     assert km["baseline"]["specs"] == 2
     assert "kill-matrix" in (tmp_path / "m" / "index.html").read_text()
+
+
+def test_generated_rows_fold_into_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A generated spec in every shard (shard.json "generated") is one row: the worst outcome
+    with the failing shard's message, the example counts summed."""
+    g = _ids("gen")[0]
+
+    def gen_row(outcome: str, examples: int, **extra: Any) -> dict[str, Any]:
+        hyp = {"examples": examples, "examples_total": examples, **extra}
+        return _row(g, outcome, hypothesis=hyp, message=f"{outcome} here")
+
+    a = _shard(tmp_path, "a", 1, 3, [*_ids("t1"), g], generated=[g],
+               rows=[_row(_ids("t1")[0]), gen_row("PASS", 20)])
+    b = _shard(tmp_path, "b", 2, 3, [*_ids("t2"), g], generated=[g],
+               rows=[gen_row("FAIL", 4, failed_at_example=4, shrink_calls=30), _row(_ids("t2")[0])])
+    c = _shard(tmp_path, "c", 3, 3, [*_ids("t3"), g], generated=[g],
+               rows=[_row(_ids("t3")[0]), gen_row("CHANGED", 20)])
+    code, out, err = _merge(capsys, a, b, c, "--out", tmp_path / "m")
+    assert code == 1 and "gate: FAIL" in out, out + err
+    rows = _rows(tmp_path / "m")
+    assert [r["nodeid"] for r in rows] == [*_ids("t1"), g, *_ids("t2", "t3")]
+    row = rows[1]
+    assert (row["outcome"], row["message"], row["shards"]) == ("FAIL", "FAIL here", [1, 2, 3])
+    assert row["shard_outcomes"] == {"1": "PASS", "2": "FAIL", "3": "CHANGED"}
+    assert row["hypothesis"] == {"examples": 4, "examples_total": 44, "failed_at_example": 4,
+                                 "shrink_calls": 30}
+    assert row["duration_s"] == 1.5
+    s = _json(tmp_path / "m" / "summary.json")
+    assert s["totals"] == {"PASS": 3, "FAIL": 1} and s["completeness"]["complete"]
+    # all PASS: PASS, examples summed
+    for d, k in ((tmp_path / "p", 1), (tmp_path / "q", 2)):
+        _shard(d, "x", k, 2, [g], generated=[g], rows=[gen_row("PASS", 20)])
+    code, out, err = _merge(capsys, tmp_path / "p" / "x", tmp_path / "q" / "x",
+                            "--out", tmp_path / "m2")
+    assert code == 0, out + err
+    assert _rows(tmp_path / "m2")[0]["hypothesis"] == {"examples": 40, "examples_total": 40}
+
+
+def test_only_generated_specs_may_be_in_several_shards(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    g = _ids("gen")[0]
+    a = _shard(tmp_path, "a", 1, 2, [*_ids("t1"), g], generated=[g])
+    b = _shard(tmp_path, "b", 2, 2, [*_ids("t2"), g])  # not generated in this shard
+    code, out, err = _merge(capsys, a, b, "--out", tmp_path / "m")
+    assert code == 2 and "overlapping shards" in err and "test_capture.py::gen" in err
+
+
+def test_a_fault_a_given_spec_catches_is_caught_after_the_merge(tmp_path: Path) -> None:
+    """--fault disabled-task-listed on the sim, caught by test_generated_listing: every
+    shard's part of the examples runs and the merged row is CHANGED (an implementation-level
+    clause: the gate is the shards' own)."""
+    procs = [subprocess.Popen([*CLI, "run", "--report-dir", str(tmp_path / f"s{k}"),
+                               "--shard", f"{k}/2", "-k", "test_generated_listing", "-n", "0",
+                               "--fault", "disabled-task-listed", "--", "-p", "no:randomly"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for k in (1, 2)]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    codes = [p.returncode for p in procs]
+    assert set(codes) <= {0, 1}, outs
+    caught = [r["outcome"] for k in (1, 2) for r in _rows(tmp_path / f"s{k}")]
+    assert set(caught) <= {"CHANGED", "FAIL", "TIMEOUT"}, caught  # each shard caught it
+    res = subprocess.run([*CLI, "merge", str(tmp_path / "s1"), str(tmp_path / "s2"),
+                          "--out", str(tmp_path / "m")], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == max(codes), res.stdout + res.stderr
+    (row,) = _rows(tmp_path / "m")
+    assert row["nodeid"] == _GIVEN and row["shards"] == [1, 2]
+    assert row["outcome"] in caught and row["hypothesis"]["failed_at_example"]
+    assert _json(tmp_path / "m" / "summary.json")["totals"] == {row["outcome"]: 1}

@@ -4,6 +4,7 @@ independent of the collection order, balanced by recorded durations; bad values 
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -149,3 +150,85 @@ def test_shards_are_disjoint_cover_and_ignore_the_random_order(tmp_path: Path) -
     assert all(per_seed[1])
     run = json.loads((tmp_path / "s1-2" / "run.json").read_text())
     assert run["shard"] == {"shard": 2, "of": 3}
+
+
+# ---------------------------------------------------------------------------------------------
+# generated specs: every shard runs a part of each @given spec, with its own example seed
+
+
+def test_example_seed_and_share() -> None:
+    seeds = {shard.example_seed("test_generated.py::t", k, n)
+             for n in (2, 3) for k in range(1, n + 1)}
+    assert len(seeds) == 5 and all(0 <= s < 2 ** 64 for s in seeds)
+    assert shard.example_seed("a", 1, 3) == shard.example_seed("a", 1, 3) != shard.example_seed(
+        "b", 1, 3)
+    assert [shard.shard_examples(60, n) for n in (1, 2, 3, 7, 100)] == [60, 30, 20, 9, 1]
+
+
+_DRAWS = '''
+import os, pytest
+from hypothesis import given, strategies as st
+
+@pytest.mark.clause("CAP-01")
+@given(x=st.integers(0, 10 ** 9))
+def test_draws(x):
+    with open(os.environ["DRAWS"], "a") as f:
+        f.write(f"{x}\\n")
+'''
+
+
+def test_a_given_spec_runs_in_every_shard_with_its_own_seed(tmp_path: Path) -> None:
+    """A @given spec (here a made-up one with a clause) draws ceil(60/3) = 20 examples per
+    shard, other examples in each shard, the same ones on every run whatever the random
+    order; unsharded it draws the ci profile's 60, as without shards."""
+    (tmp_path / "test_draws.py").write_text(_DRAWS)
+
+    def draws(name: str, *args: str) -> tuple[list[int], dict | None]:
+        out = tmp_path / f"{name}.txt"
+        res = subprocess.run([sys.executable, "-m", "pytest", "test_draws.py", "-q", "-n", "0",
+                              "-p", "no:cacheprovider", "--report-dir", str(tmp_path / name),
+                              *args], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "DRAWS": str(out)})
+        assert res.returncode == 0, res.stdout + res.stderr
+        info = tmp_path / name / "shard.json"
+        return ([int(x) for x in out.read_text().split()],
+                json.loads(info.read_text()) if info.is_file() else None)
+
+    whole, none = draws("all", "-p", "no:randomly")
+    assert len(whole) == 60 and none is None
+    parts = [draws(f"s{k}", "--shard", f"{k}/3", "-p", "randomly", f"--randomly-seed={k}")
+             for k in (1, 2, 3)]
+    again, info = draws("again", "--shard", "2/3", "-p", "randomly", "--randomly-seed=9")
+    assert again == parts[1][0]  # the same examples on every run
+    nodeid = "test_draws.py::test_draws"
+    seeds = [p[1]["generated"][nodeid]["seed"] for p in parts]
+    assert len(set(seeds)) == 3 and info["generated"][nodeid]["seed"] == seeds[1]
+    assert all(p[1]["generated"][nodeid]["max_examples"] == 20 for p in parts)
+    assert all(len(p[0]) == 20 and p[1]["selected"] == [nodeid] for p in parts)
+    assert len({tuple(p[0]) for p in parts} | {tuple(whole[:20])}) == 4  # other examples
+
+
+def test_real_given_specs_are_in_every_shard(tmp_path: Path) -> None:
+    """The @given specs of test_generated.py are selected by every shard, each with its own
+    seed (the same for any collection order); the case-file items are split as before."""
+    given = {f"test_generated.py::test_generated_{n}" for n in (
+        "results", "listing", "execute_while_updating", "negative")}
+    infos = {}
+    for k, seed in ((1, 1), (1, 2), (2, 1), (3, 1)):
+        res = subprocess.run([sys.executable, "-m", "pytest", str(SPEC_DIR / "test_generated.py"),
+                              "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "randomly",
+                              f"--randomly-seed={seed}", "--shard", f"{k}/3",
+                              "--report-dir", str(tmp_path / f"{k}-{seed}")],
+                             capture_output=True, text=True, timeout=120)
+        assert (tmp_path / f"{k}-{seed}" / "shard.json").is_file(), res.stdout + res.stderr
+        infos[k, seed] = json.loads((tmp_path / f"{k}-{seed}" / "shard.json").read_text())
+    gen = {(k, s): {shard.spec_key(n): v for n, v in i["generated"].items()}
+           for (k, s), i in infos.items()}
+    assert all(set(g) == given for g in gen.values())
+    assert gen[1, 1] == gen[1, 2]
+    for key in given:
+        assert len({gen[k, 1][key]["seed"] for k in (1, 2, 3)}) == 3
+        assert {gen[k, 1][key]["max_examples"] for k in (1, 2, 3)} == {20}
+    split = [{shard.spec_key(n) for n in infos[k, 1]["selected"]} - given for k in (1, 2, 3)]
+    assert not (split[0] & split[1] or split[0] & split[2] or split[1] & split[2])
+    assert all(given <= {shard.spec_key(n) for n in i["selected"]} for i in infos.values())
