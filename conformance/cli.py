@@ -16,16 +16,16 @@ Exit codes (:mod:`conformance.verdict`), and no others:
 from __future__ import annotations
 
 import argparse
+import importlib.resources
 import os
 import sys
 import time
-import importlib.resources
 from pathlib import Path
 from typing import Callable, NoReturn, Sequence
 
-from .isolation import spec_timeout_value
 from .backend_loader import (BackendLoadError, backend_options, fault_options, load_backend,
                              parse_devices, preflight, resolve)
+from .isolation import spec_timeout_value
 
 PROG = "mdlri-conformance"
 SPEC_DIR = Path(str(importlib.resources.files("mdlri_conformance.conformance.specs")))

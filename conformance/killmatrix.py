@@ -35,6 +35,7 @@ Overall: the kill rate, and the median and maximum time to kill. Output:
 from __future__ import annotations
 
 import html
+import importlib.resources
 import json
 import os
 import statistics
@@ -43,7 +44,6 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-import importlib.resources
 from pathlib import Path
 from typing import Any, Callable, Sequence
 

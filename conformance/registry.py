@@ -13,13 +13,14 @@ implementation-level one in the same spec.
 
 from __future__ import annotations
 
+import importlib.resources
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 from dataclasses import dataclass
 from functools import lru_cache
-import importlib.resources
 from pathlib import Path
 from typing import Iterable
 

@@ -36,6 +36,7 @@ JSON and a command that replays it without Hypothesis.
 from __future__ import annotations
 
 import hashlib
+import importlib.resources
 import itertools
 import tempfile
 from dataclasses import dataclass, field
@@ -669,7 +670,7 @@ def divergence_message(div: Divergence, directory: Path | str | None = None,
         div.path = save_case(div.case, directory)
     d = div.difference
     where = d.expected or d.observed
-    path = str(div.path) if div.path else "CASE.json"
+    path = _case_arg(div.path)
     lines = [
         f"generated case diverges from the oracle at observation {d.position}: {d.describe()}",
         f"  expected: {_show(d.expected)}",
@@ -681,6 +682,16 @@ def divergence_message(div: Divergence, directory: Path | str | None = None,
     if where is not None and where.phase == "listing":
         lines.insert(3, "  (listing: op indices per user stream; see conformance/observe.py)")
     return "\n".join(lines)
+
+
+def _case_arg(path: Path | str | None) -> str:
+    """How ``replay`` is told the case: a kept case by its shipped name (works in a checkout
+    and in an installed wheel alike), any other file by its path."""
+    if path is None:
+        return "CASE.json"
+    p = Path(path)
+    shipped = Path(str(importlib.resources.files("mdlri_conformance.conformance"))) / "cases"
+    return p.stem if p.parent.resolve() == shipped.resolve() else str(p)
 
 
 def _show(o: Observation | None) -> str:

@@ -20,6 +20,7 @@ the kernels cache path the backend expects (:func:`backends.acl.default_kernel_b
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 import re
 import shutil
@@ -27,7 +28,6 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
-import importlib.resources
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 

@@ -8,8 +8,8 @@
 
 from __future__ import annotations
 
-import os
 import importlib.resources
+import os
 from pathlib import Path
 
 from mdlri_conformance.kernel import catalog
