@@ -406,7 +406,7 @@ class Cap(str, enum.Enum):
     DEVICE_FAULTS = "device_faults"      # a catalog kernel that raises an AI Core exception
     RESOURCE_LIMITS = "resource_limits"  # SQ/CQ/stream exhaustion can be provoked during capture
 
-    # the rest of the Model RI API (issue 7; see ExtendedBackend)
+    # the rest of the Model RI API (see ExtendedBackend)
     TASK_GROUPS = "task_groups"          # CaptureTaskGrpBegin/End, CaptureTaskUpdateBegin/End
     BUILD = "build"                      # BuildBegin, BindStream, EndTask, BuildEnd, UnbindStream, Execute
     COND = "cond"                        # CondHandleCreate/GetCondPtr, AddCondTask, CaptureToModelRIBegin
@@ -669,7 +669,7 @@ class Backend(Protocol):
 
 
 # ---------------------------------------------------------------------------------------------
-# The rest of the Model RI API (issue 7): enums, structs and the extended protocol
+# The rest of the Model RI API: enums, structs and the extended protocol
 
 
 class CondTaskType(enum.IntEnum):

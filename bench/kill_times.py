@@ -6,7 +6,7 @@ counterexample (run on demand, not part of the test run).
 
 With ``--matrix`` it reads a ``kill_matrix.json`` written by ``mdlri-conformance faults``;
 with ``--run`` it runs the matrix first (conformance.killmatrix.run_matrix, a temporary
-output directory). Targets (issue 6): median time to kill <= 2 s, maximum <= 30 s, every
+output directory). Targets: median time to kill <= 2 s, maximum <= 30 s, every
 shrunk counterexample <= 5 tasks, 100% killed.
 """
 

@@ -6,7 +6,7 @@ demand, not part of the test run).
 Runs ``pytest conformance/specs`` twice in fresh subprocesses (``-n 0``, then ``-n W``), each
 with its own report directory, and prints both wall times, the speed-up, and the per-area time
 from the serial run's ``results.jsonl`` durations (the sum of the specs' call times per area,
-with its share of the total). Target (issue 6): the ``ci`` suite on the simulator in <= 60 s
+with its share of the total). Target: the ``ci`` suite on the simulator in <= 60 s
 wall on 2 cores.
 """
 

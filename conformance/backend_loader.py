@@ -48,7 +48,7 @@ def worker_index(worker: str | None) -> int:
 
 def fault_options(name: str, faults: Iterable[str] | None,
                   acl_lib: str | None = None) -> dict[str, Any]:
-    """``{"faults": [...]}`` for ``--fault`` (issue 6): the sim takes any catalogue name, the
+    """``{"faults": [...]}`` for ``--fault``: the sim takes any catalogue name, the
     acl backend only the emulator's (:data:`backends.sim.faults.EMULATOR_FAULTS`) and only
     with ``--acl-lib emulator``; anything else is a one-line :class:`BackendLoadError`."""
     names = [f for f in (faults or ()) if f]

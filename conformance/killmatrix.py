@@ -1,4 +1,4 @@
-"""The kill matrix (issue 6 item 2): the suite run once per catalogued fault.
+"""The kill matrix: the suite run once per catalogued fault.
 
 ``mdlri-conformance faults`` runs the specs on a deliberately broken backend, one pytest
 subprocess per fault (``-j`` at a time, each with its own report directory under

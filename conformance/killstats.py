@@ -1,6 +1,6 @@
 """How much work a failure took: generated examples and the shrunk counterexample's size.
 
-Used by the kill matrix (issue 6 item 2) and recorded in every Hypothesis spec's row.
+Used by the kill matrix and recorded in every Hypothesis spec's row.
 
 * **Examples** are counted from Hypothesis's own observability stream
   (``hypothesis.internal.observability``): every test case it runs is reported with a status

@@ -119,8 +119,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--no-probe", action="store_true", default=False,
                 help="trust the backend's declared capabilities instead of probing them at "
                      "backend start (debugging only)")
-    isolation.add_options(g)
-    shard.add_options(g)  # --fault, --spec-timeout (issue 6)
+    isolation.add_options(g)  # --fault, --spec-timeout, --no-state-check
+    shard.add_options(g)  # --shard, --shard-durations
 
 
 def _default_report_dir() -> Path:
@@ -193,7 +193,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_state_key] = state
     config.pluginmanager.register(Recorder(state), "mdlri-recorder")
     _terminate_as_interrupt(config)
-    isolation.configure_recorder(config, state)  # CRASH/TIMEOUT rows, leaks (issue 6)
+    isolation.configure_recorder(config, state)  # CRASH/TIMEOUT rows, leaks
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -67,7 +67,7 @@ def create_sim_eager_update(**options: Any) -> Any:
 
 
 class LeakyBackend(NullBackend):
-    """A fake that leaks one event per call of ``create_event`` (issue 6 leak checks)."""
+    """A fake that leaks one event per call of ``create_event`` (leak checks)."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -1,4 +1,4 @@
-"""The fault catalogue (issue 6): names, descriptions, validation, sim injection, options."""
+"""The fault catalogue: names, descriptions, validation, sim injection, options."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The kill matrix on a small subset (issue 6): two faults, the listing specs only."""
+"""The kill matrix on a small subset: two faults, the listing specs only."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The fault catalogue: named, plausible runtime bugs the simulator (and, where they apply,
-the host ABI emulator) can be built with, to measure what the suite catches (issue 6).
+the host ABI emulator) can be built with, to measure what the suite catches.
 
 Each entry is one sentence saying which real bug it stands for and the clause it breaks.
 ``SimBackend(faults=[...])`` (``--backend sim --fault NAME``) injects them through small

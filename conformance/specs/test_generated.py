@@ -1,4 +1,4 @@
-"""Generated task graphs: the runner's observations against the independent oracle (issue 3).
+"""Generated task graphs: the runner's observations against the independent oracle.
 
 Hypothesis draws cases from :mod:`conformance.strategies` (multi-stream fork/join graphs of
 catalog kernels, value write/wait tasks and memsets, with SetParams/Disable/Update/Execute

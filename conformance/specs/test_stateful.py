@@ -1,4 +1,4 @@
-"""A stateful machine driving the Model RI API call by call (issue 3 item 5).
+"""A stateful machine driving the Model RI API call by call.
 
 Groups: CAP/XS (capture with fork/join over up to 3 streams), SETP/DIS/UPD (host-side
 changes deferred until Update), EXE/TMO (repeated executions, timed syncs), and in the

@@ -102,7 +102,7 @@ typedef struct {
     void *addr;
     uint64_t value;
     uint32_t flag;
-    /* issue 7 */
+    /* the rest of the Model RI API (task groups, build, cond, names, ...) */
     emu_attrs attrs;        /* OP_KERNEL launch attributes */
     struct emu_cond *cond;  /* OP_COND */
     emu_task *target;       /* OP_TG_SET: the grouped task this kernel replaces */
@@ -191,7 +191,7 @@ struct emu_stream {
     emu_task **tasks;
     size_t ntasks, captasks;
     aclError dev_err; /* a device-side error the next synchronization reports (107020) */
-    /* issue 7: open task group (capture), group being updated, BindStream flag */
+    /* open task group (capture), group being updated, BindStream flag */
     struct emu_taskgrp *grp, *upd;
     uint32_t bind_flag;
 };
@@ -225,7 +225,7 @@ struct emu_model {
     int running; /* executions enqueued and not yet finished */
     void **owned; /* internal device buffers (args copies, opinfo) released at destroy */
     size_t nowned, capowned;
-    /* issue 7 */
+    /* the rest of the Model RI API (task groups, build, cond, names, ...) */
     int built, end_task, build_ended, aborting; /* explicit build path (build.c) */
     emu_model *parent; /* sub-model of a conditional task (cond.c) */
     int sub_captured;
@@ -314,7 +314,7 @@ int emu_leaked_thread_mode(uint64_t tid); /* fault wrong-thread-end-leaks-mode; 
 void emu_model_kill(emu_model *m);
 int emu_op_task_type(int op);
 
-/* faults.c: injected bugs (issue 6), from MDLRI_EMU_FAULTS at load */
+/* faults.c: injected bugs for the kill matrix, from MDLRI_EMU_FAULTS at load */
 enum {
     F_CRASH_QUERY = 0,
     F_HANG_QUERY_SYNC,
@@ -331,7 +331,7 @@ enum {
 int emu_fault(int f);
 
 
-/* ---- issue 7: the rest of the Model RI API ------------------------------------------------ */
+/* ---- the rest of the Model RI API -------------------------------------------------------- */
 #define MAGIC_TGRP 0x54475250u
 #define MAGIC_COND 0x434F4E44u
 

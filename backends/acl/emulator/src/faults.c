@@ -1,4 +1,4 @@
-/* faults.c -- injected runtime bugs for the kill matrix (issue 6).
+/* faults.c -- injected runtime bugs for the kill matrix.
  *
  * MDLRI_EMU_FAULTS="name,name,..." is read once when the library is loaded (constructor).
  * The names are those of backends/sim/faults.py (EMULATOR_FAULTS); the Python side rejects
