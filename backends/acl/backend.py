@@ -32,7 +32,9 @@ device ``device + i``, so the specs' ``set_device(0)`` means "this backend's dev
 from __future__ import annotations
 
 import ctypes
+import inspect
 import os
+import re
 import threading
 from ctypes import byref, c_int, c_int32, c_uint32, c_uint64, c_void_p
 from pathlib import Path
@@ -1116,61 +1118,28 @@ def _enum(cls: Any, value: Any) -> Any:
 
 
 #: contract method -> C function (for unsupported_reason(method_name))
-_C_NAMES: dict[str, str] = {
-    "set_device": "aclrtSetDevice", "create_stream": "aclrtCreateStream",
-    "create_stream_with_config": "aclrtCreateStreamWithConfig",
-    "destroy_stream": "aclrtDestroyStream", "synchronize_stream": "aclrtSynchronizeStream",
-    "synchronize_stream_with_timeout": "aclrtSynchronizeStreamWithTimeout",
-    "stream_query": "aclrtStreamQuery", "malloc": "aclrtMalloc", "free": "aclrtFree",
-    "malloc_host": "aclrtMallocHost", "free_host": "aclrtFreeHost", "memcpy": "aclrtMemcpy",
-    "memcpy_async": "aclrtMemcpyAsync", "memset": "aclrtMemset",
-    "memset_async": "aclrtMemsetAsync", "create_event": "aclrtCreateEvent",
-    "create_event_with_flag": "aclrtCreateEventWithFlag",
-    "create_event_ex_with_flag": "aclrtCreateEventExWithFlag",
-    "destroy_event": "aclrtDestroyEvent", "record_event": "aclrtRecordEvent",
-    "stream_wait_event": "aclrtStreamWaitEvent", "reset_event": "aclrtResetEvent",
-    "record_event_with_flag": "aclrtRecordEventWithFlag",
-    "stream_wait_event_with_flag": "aclrtStreamWaitEventWithFlag",
-    "synchronize_event": "aclrtSynchronizeEvent",
-    "synchronize_event_with_timeout": "aclrtSynchronizeEventWithTimeout",
-    "get_device": "aclrtGetDevice", "get_current_context": "aclrtGetCurrentContext",
-    "value_write": "aclrtValueWrite", "value_wait": "aclrtValueWait",
-    "binary_load_from_file": "aclrtBinaryLoadFromFile",
-    "binary_get_function": "aclrtBinaryGetFunction", "binary_unload": "aclrtBinaryUnLoad",
-    "launch_kernel_with_host_args": "aclrtLaunchKernelWithHostArgs",
-    "capture_begin": "aclmdlRICaptureBegin", "capture_get_info": "aclmdlRICaptureGetInfo",
-    "capture_thread_exchange_mode": "aclmdlRICaptureThreadExchangeMode",
-    "capture_end": "aclmdlRICaptureEnd", "get_streams": "aclmdlRIGetStreams",
-    "get_tasks_by_stream": "aclmdlRIGetTasksByStream", "task_get_type": "aclmdlRITaskGetType",
-    "task_get_seq_id": "aclmdlRITaskGetSeqId", "task_get_params": "aclmdlRITaskGetParams",
-    "task_set_params": "aclmdlRITaskSetParams", "task_disable": "aclmdlRITaskDisable",
-    "update": "aclmdlRIUpdate", "execute_async": "aclmdlRIExecuteAsync",
-    "destroy": "aclmdlRIDestroy",
-    "capture_task_grp_begin": "aclmdlRICaptureTaskGrpBegin",
-    "capture_task_grp_end": "aclmdlRICaptureTaskGrpEnd",
-    "capture_task_update_begin": "aclmdlRICaptureTaskUpdateBegin",
-    "capture_task_update_end": "aclmdlRICaptureTaskUpdateEnd",
-    "build_begin": "aclmdlRIBuildBegin", "bind_stream": "aclmdlRIBindStream",
-    "end_task": "aclmdlRIEndTask", "build_end": "aclmdlRIBuildEnd",
-    "unbind_stream": "aclmdlRIUnbindStream", "execute": "aclmdlRIExecute",
-    "cond_handle_create": "aclmdlRICondHandleCreate",
-    "cond_handle_get_cond_ptr": "aclmdlRICondHandleGetCondPtr",
-    "add_cond_task": "aclmdlRIAddCondTask",
-    "capture_to_model_ri_begin": "aclmdlRICaptureToModelRIBegin",
-    "set_name": "aclmdlRISetName", "get_name": "aclmdlRIGetName", "get_id": "aclmdlRIGetId",
-    "debug_json_print": "aclmdlRIDebugJsonPrint",
-    "destroy_register_callback": "aclmdlRIDestroyRegisterCallback",
-    "destroy_unregister_callback": "aclmdlRIDestroyUnregisterCallback",
-    "kernel_task_get_attribute": "aclmdlRIKernelTaskGetAttribute", "abort": "aclmdlRIAbort",
-    "active_stream": "aclrtActiveStream", "switch_stream": "aclrtSwitchStream",
-    "create_label": "aclrtCreateLabel", "destroy_label": "aclrtDestroyLabel",
-    "set_label": "aclrtSetLabel", "create_label_list": "aclrtCreateLabelList",
-    "destroy_label_list": "aclrtDestroyLabelList",
-    "switch_label_by_index": "aclrtSwitchLabelByIndex",
-}
+def _c_names() -> dict[str, str]:
+    """Method name -> the C function it wraps: the first ``"acl..."`` literal in the method's
+    own source that names a bound symbol (read from the code, so it cannot drift from it)."""
+    names: dict[str, str] = {}
+    for name, fn in vars(AclBackend).items():
+        if name.startswith("_") or not callable(fn):
+            continue
+        try:
+            src = inspect.getsource(fn)
+        except (OSError, TypeError):  # no source (a frozen or stripped install)
+            continue
+        found = [lit for lit in re.findall(r'"(acl\w+)"', src) if lit in _SIGNATURES]
+        if found:
+            names[name] = found[0]
+    return names
+
+
 
 from .symbols import SIGNATURES as _SIGNATURES  # noqa: E402
 
 _SIG_NAMES = frozenset(_SIGNATURES)
+#: method name -> C function name (for unsupported_reason(method))
+_C_NAMES: dict[str, str] = _c_names()
 
 __all__ = ["AclBackend", "AclRc", "Handle", "handle"]
