@@ -210,11 +210,8 @@ def _run_exit(code: int, report_dir: Path, ns: argparse.Namespace) -> int:
 
 
 def _read_summary(report_dir: Path) -> dict | None:
-    import json
-    try:
-        data = json.loads((report_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    from . import rundir
+    data = rundir.read_json(report_dir / "summary.json")
     return data if isinstance(data, dict) else None
 
 

@@ -128,7 +128,7 @@ def read_shard(path: Path) -> ShardRun:
         raise MergeError(str(exc)) from None
     if any(not isinstance(r, dict) or "nodeid" not in r or "outcome" not in r for r in rows):
         raise MergeError(f"{res}: not results rows (a row without nodeid or outcome)")
-    info = _read_json(path / shard_mod.SHARD_FILE)
+    info = rundir.read_json(path / shard_mod.SHARD_FILE)
     if info is None:
         k, n, info = 1, 1, {}
     else:
@@ -141,16 +141,9 @@ def read_shard(path: Path) -> ShardRun:
     collected = rundir.read_collected(path)
     if collected is None and info.get("selected") is not None:
         collected = [str(x) for x in info["selected"]]
-    summary = _read_json(path / "summary.json")
+    summary = rundir.read_json(path / "summary.json")
     return ShardRun(path, k, n, info, rundir.read_meta(path), rows, collected,
                     summary if isinstance(summary, dict) else {}, rundir.ended(path))
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def check(runs: list[ShardRun]) -> None:
@@ -232,7 +225,8 @@ def merge(paths: list[Path], out: Path) -> tuple[dict[str, Any], list[str]]:
     collected = _union(s.collected for s in shards)
     backend = runs[0].backend()
     try:
-        _write_lines(out / rundir.RESULTS_FILE, rows)
+        rundir.write_text(out / rundir.RESULTS_FILE,
+                          "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
         if collected is not None:
             rundir.write_collected(out, collected)
         rundir.write_json(out / rundir.RUN_FILE, _run_record(shards, repeated, backend, ended))
@@ -388,7 +382,7 @@ def _merge_probes(shards: list[ShardRun]) -> dict[str, Any] | None:
     """The shards' probe findings as one run's (processes named ``shardK:<process>``)."""
     per: dict[str, dict[str, Any]] = {}
     for s in shards:
-        p = s.summary.get("probe") or _read_json(s.path / "probe.json")
+        p = s.summary.get("probe") or rundir.read_json(s.path / "probe.json")
         if not isinstance(p, dict):
             continue
         for proc in p.get("processes") or []:
@@ -400,15 +394,8 @@ def _merge_probes(shards: list[ShardRun]) -> dict[str, Any] | None:
                 "findings": (p.get("findings") or {}).get(proc, [])}
     if not per:
         return None
-    from .plugin import probe_summary
+    from .summary import probe_summary
     return probe_summary(per)
-
-
-def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows),
-                   encoding="utf-8")
-    tmp.replace(path)
 
 
 def _copy_crashes(s: ShardRun, out: Path, notes: list[str]) -> list[dict[str, Any]]:
@@ -489,7 +476,7 @@ def _merge_junit(shards: list[ShardRun], path: Path, notes: list[str]) -> None:
     for key in ("tests", "failures", "errors", "skipped"):
         root.set(key, str(totals[key]))
     root.set("time", f"{seconds:.3f}")
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(path.name + ".tmp")  # ElementTree writes a file, not text
     ET.ElementTree(root).write(tmp, encoding="utf-8", xml_declaration=True)
     tmp.replace(path)
 
@@ -500,7 +487,7 @@ def _merge_kill_matrix(shards: list[ShardRun], out: Path) -> dict[str, Any] | No
     fastest killer (the shards run at once); the largest shrunk counterexample."""
     from .killmatrix import render_html, summarise
     parts = [(s, m) for s in shards
-             for m in [_read_json(s.path / "kill_matrix.json")] if isinstance(m, dict)]
+             for m in [rundir.read_json(s.path / "kill_matrix.json")] if isinstance(m, dict)]
     if not parts:
         return None
     by_fault: dict[str, list[dict[str, Any]]] = {}

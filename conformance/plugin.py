@@ -37,7 +37,7 @@ from . import (allure_labels, conflicts, expect, isolation, junit, probe, regist
 from .backend_loader import (BackendLoadError, backend_options, find_factory, load_backend,
                              parse_devices, preflight)
 from .harness import Dev
-from .summary import build_summary, fails_gate, format_table, probe_lines
+from .summary import build_summary, fails_gate, format_table, probe_lines, probe_summary
 from mdlri_conformance.reports import expectations
 from mdlri_conformance.reports.expectations import Expectations
 
@@ -688,18 +688,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for line in probe_lines(state.summary.get("probe")):
         tr.write_line(line)
     tr.write_line(f"results: {state.report_dir} (index.html, summary.md, divergences.json)")
-
-
-def probe_summary(per_process: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The probe findings of a run: ``removed`` (capability -> reason) when every process
-    found the same, else per process; ``seconds`` per process start; every finding."""
-    removed = {p: f.get("removed", {}) for p, f in sorted(per_process.items())}
-    same = len({json.dumps(r, sort_keys=True) for r in removed.values()}) == 1
-    return {"processes": sorted(per_process),
-            "removed": next(iter(removed.values())) if same else removed,
-            "uniform": same,
-            "seconds": {p: f.get("seconds") for p, f in sorted(per_process.items())},
-            "findings": {p: f.get("findings", []) for p, f in sorted(per_process.items())}}
 
 
 def _shorten(text: str, width: int) -> str:

@@ -66,10 +66,7 @@ def finish(path: Path, ended: str, exitstatus: int) -> None:
 
 def read_meta(path: Path) -> dict[str, Any]:
     """The run record (empty when absent or unreadable)."""
-    try:
-        data = json.loads((path / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    data = read_json(path / RUN_FILE)
     return data if isinstance(data, dict) else {}
 
 
@@ -99,10 +96,7 @@ def write_collected(path: Path, nodeids: list[str]) -> None:
 
 def read_collected(path: Path) -> list[str] | None:
     """The collected specs' node ids, or None when the run did not record them."""
-    try:
-        data = json.loads((path / COLLECTED_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = read_json(path / COLLECTED_FILE)
     return [str(x) for x in data] if isinstance(data, list) else None
 
 
@@ -121,11 +115,24 @@ def prune(parent: Path, keep: int, current: Path | None = None) -> list[Path]:
     return removed
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON whole (a reader never sees half a file)."""
+def write_text(path: Path, text: str) -> None:
+    """Write a file whole (a reader never sees half a file)."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON whole."""
+    write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file's data, or None when it is absent or unreadable."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def _now() -> str:
@@ -133,4 +140,5 @@ def _now() -> str:
 
 
 __all__ = ["COLLECTED_FILE", "RUN_FILE", "RunDirError", "claim", "discard", "ended", "finish",
-           "holds_run", "prune", "read_collected", "read_meta", "start", "write_collected"]
+           "holds_run", "prune", "read_collected", "read_json", "read_meta", "start",
+           "write_collected", "write_json", "write_text"]

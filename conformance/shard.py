@@ -78,6 +78,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import pytest
 
+from . import rundir
+
 #: the shipped durations (package data of mdlri_conformance.conformance)
 DURATIONS_FILE = "durations.json"
 DURATIONS_ENV = "MDLRI_SHARD_DURATIONS"
@@ -320,7 +322,7 @@ class ShardPlugin:
         }
         out = getattr(config, "workerinput", {}).get(_INFO_KEY)
         if out:  # an xdist worker: its controller records the shard
-            _write_json(Path(out) / f"{config.workerinput['workerid']}.json", self.info)
+            rundir.write_json(Path(out) / f"{config.workerinput['workerid']}.json", self.info)
         return result
 
     # -- record (the process that records results) ----------------------------------------
@@ -356,10 +358,9 @@ class ShardPlugin:
         if self._written or state is None or state.collected is None:
             return
         self._written = True
-        from . import rundir
         head = {"shard": self.k, "of": self.n}
         record = {**head, **(self.info or {}), "selected": sorted(state.collected)}
-        _write_json(Path(state.report_dir) / SHARD_FILE, record)
+        rundir.write_json(Path(state.report_dir) / SHARD_FILE, record)
         meta = rundir.read_meta(Path(state.report_dir))
         if meta:
             meta["shard"] = head
@@ -440,12 +441,6 @@ def seed_generated(items: Iterable[pytest.Item], k: int, n: int) -> dict[str, di
             done[id(fn)] = {"seed": value, "max_examples": m}
         out[item.nodeid] = done[id(fn)]
     return out
-
-
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
 
 
 # ---------------------------------------------------------------------------------------------

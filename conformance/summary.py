@@ -4,6 +4,7 @@ UNSUPPORTED grouped by reason, leaks, process-global state, completeness and the
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from typing import Any, Iterable
 
@@ -54,6 +55,7 @@ def build_summary(results: Iterable[dict[str, Any]], cited: Iterable[str],
     covered = sum(g["covered"] for g in groups.values())
     reasoned = sum(g["reasoned"] for g in groups.values())
     unsupported = unsupported_groups(rows)
+    leak_checks = leak_summary(rows)
     complete = verdict.completeness(rows, collected, ended, selection)
     failing = sum(1 for r in rows if fails_gate(r))
     final = verdict.decide(rows, complete, failing, unsupported)
@@ -75,14 +77,14 @@ def build_summary(results: Iterable[dict[str, Any]], cited: Iterable[str],
             "verified": len(verified_clauses(rows)),
         },
         "unsupported": unsupported,
-        "leaks": leak_summary(rows),
+        "leaks": leak_checks,
         "completeness": complete,
         "verdict": final.to_dict(),
         "fingerprint": fingerprints,
         "gate": final.name.lower(),
         # specs whose live resource counts grew (conformance.leaks; reported, not gated);
         # None when no spec was checked (the backend cannot count), which is not the same as 0
-        "leaking_specs": leak_summary(rows)["leaking_specs"],
+        "leaking_specs": leak_checks["leaking_specs"],
         # specs that changed process-global runtime state (conformance.global_state; reported,
         # not gated); None when no spec was checked, which is not the same as 0
         "state_changing_specs": state["changing_specs"],
@@ -240,6 +242,18 @@ def verdict_line(summary: dict[str, Any]) -> str:
     v = summary.get("verdict") or {"verdict": summary["gate"].upper(), "why": ""}
     return (f"gate: {v['verdict']} (backend {summary['backend']})"
             + (f": {v['why']}" if v.get("why") else ""))
+
+
+def probe_summary(per_process: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The probe findings of a run: ``removed`` (capability -> reason) when every process
+    found the same, else per process; ``seconds`` per process start; every finding."""
+    removed = {p: f.get("removed", {}) for p, f in sorted(per_process.items())}
+    same = len({json.dumps(r, sort_keys=True) for r in removed.values()}) == 1
+    return {"processes": sorted(per_process),
+            "removed": next(iter(removed.values())) if same else removed,
+            "uniform": same,
+            "seconds": {p: f.get("seconds") for p, f in sorted(per_process.items())},
+            "findings": {p: f.get("findings", []) for p, f in sorted(per_process.items())}}
 
 
 def probe_lines(probe: dict[str, Any] | None) -> list[str]:

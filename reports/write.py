@@ -12,8 +12,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from mdlri_conformance.conformance.summary import (COLUMNS, completeness_line, fails_gate, leak_line, order_line,
-                                 state_line)
+from mdlri_conformance.conformance.rundir import write_text
+from mdlri_conformance.conformance.summary import (COLUMNS, completeness_line, fails_gate,
+                                                   leak_line, order_line, state_line)
 
 from . import html
 
@@ -119,20 +120,14 @@ def write_all(report_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     """Write every artefact; each file is written whole (a reader never sees half a file)."""
     divs = divergences(rows)
     write_summary_json(report_dir, summary)
-    _write(report_dir / "divergences.json", json.dumps(divs, indent=2) + "\n")
-    _write(report_dir / "summary.md", markdown(summary, divs))
-    _write(report_dir / "clauses.html", html.render_clauses())
+    write_text(report_dir / "divergences.json", json.dumps(divs, indent=2) + "\n")
+    write_text(report_dir / "summary.md", markdown(summary, divs))
+    write_text(report_dir / "clauses.html", html.render_clauses())
     kill = report_dir / "kill_matrix.html"
-    _write(report_dir / "index.html",
+    write_text(report_dir / "index.html",
            html.render(summary, rows, kill.read_text() if kill.is_file() else ""))
 
 
 def write_summary_json(report_dir: Path, summary: dict[str, Any]) -> None:
     """summary.json alone (also rewritten when the run adds to the summary afterwards)."""
-    _write(Path(report_dir) / "summary.json", json.dumps(summary, indent=2) + "\n")
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_text(Path(report_dir) / "summary.json", json.dumps(summary, indent=2) + "\n")
