@@ -267,6 +267,23 @@ def _absent_devices(label: str, ids: Iterable[int], count: int, emulator: bool) 
 # the factory
 
 
+def _checked_discovery(lib: str | os.PathLike[str] | None, emulator: bool | None,
+                       faults: list[str], kernel_binary: str | os.PathLike[str] | None
+                       ) -> tuple[Discovery, str]:
+    """Discovery, with the option errors that :func:`create` and :func:`preflight` both refuse
+    (BackendConfigError): a named library that names nothing usable, ``--fault`` without the
+    emulator, a missing ``--kernel-binary``. Returns the discovery and its unavailability
+    reason ('' when a library was found)."""
+    d, reason = resolve(lib, emulator)
+    problem = _config_problem(d)
+    if problem:
+        raise BackendConfigError(problem)
+    if not reason and faults and not d.emulator:
+        raise BackendConfigError("--fault needs the ACL emulator (--acl-lib emulator)")
+    _check_kernel_binary(kernel_binary)
+    return d, reason
+
+
 def create(lib: str | os.PathLike[str] | None = None, device: int | str = 0,
            kernel_binary: str | os.PathLike[str] | None = None,
            emulator: bool | None = None, faults: Iterable[str] = ()) -> AclBackend:
@@ -275,13 +292,7 @@ def create(lib: str | os.PathLike[str] | None = None, device: int | str = 0,
     built."""
     device = int(device)
     faults = list(faults or ())
-    d, reason = resolve(lib, emulator)
-    problem = _config_problem(d)
-    if problem:
-        raise BackendConfigError(problem)
-    if not reason and faults and not d.emulator:
-        raise BackendConfigError("--fault needs the ACL emulator (--acl-lib emulator)")
-    _check_kernel_binary(kernel_binary)
+    d, reason = _checked_discovery(lib, emulator, faults, kernel_binary)
     if reason:
         return AclBackend(None, device=device, unavailable=reason)
     kernels: Path | None = None
@@ -352,15 +363,9 @@ def preflight(lib: str | os.PathLike[str] | None = None, devices: Any = None,
     that reports no device, is left to the backend, which says why in each process."""
     ids, label = _device_ids(devices, device)
     faults = list(faults or ())
-    d, reason = resolve(lib, emulator)
-    problem = _config_problem(d)
-    if problem:
-        raise BackendConfigError(problem)
-    if not reason and faults and not d.emulator:
-        raise BackendConfigError("--fault needs the ACL emulator (--acl-lib emulator)")
+    d, reason = _checked_discovery(lib, emulator, faults, kernel_binary)
     if faults:
         _fault_names(faults)
-    _check_kernel_binary(kernel_binary)
     if reason:
         return reason
     if d.emulator:
