@@ -55,8 +55,7 @@ def test_cli_refuses_in_one_line_before_running(capsys: pytest.CaptureFixture[st
     monkeypatch.setattr(pytest, "main", lambda args: ran.append(args) or 5)
     code = cli.main(["run", "--report-dir", str(tmp_path / "r"), "--", "--junitxml", "x.xml"])
     err = capsys.readouterr().err
-    if ran:  # run does not call check_args yet (lead)
-        pytest.skip("mdlri-conformance run does not call conflicts.check_args yet")
+    assert not ran, "run started pytest despite the conflict"
     assert code == 2 and err.count("\n") == 1
     assert err.startswith("mdlri-conformance: error: --junitxml after --")
     assert not (tmp_path / "r").exists()
@@ -106,11 +105,10 @@ def test_a_database_from_the_environment_is_not_a_choice(pytester: pytest.Pytest
 
 
 def test_a_plain_pytest_run_refuses_before_hypothesis_fails(pytester: pytest.Pytester) -> None:
-    """Once the plugin calls check() in pytest_cmdline_main: one ERROR line, no INTERNALERROR."""
+    """The plugin calls check() in pytest_cmdline_main: one ERROR line, no INTERNALERROR."""
     pytester.makepyfile(test_a="def test_a():\n    pass\n")
     res = pytester.runpytest_subprocess("-p", "no:randomly", "--hypothesis-profile", "dev",
                                         "--report-dir", str(pytester.path / "out"))
-    if "INTERNALERROR" in res.stdout.str() + res.stderr.str():
-        pytest.skip("the plugin does not call conflicts.check yet (lead)")
+    assert "INTERNALERROR" not in res.stdout.str() + res.stderr.str()
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines(["ERROR: --hypothesis-profile dev: the suite loads its own*"])

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from mdlri_conformance.conformance import crashdump, isolation, verdict
+from tests.emulator import skip_unless_emulator
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "conformance" / "specs"
@@ -47,15 +48,8 @@ def _rows(out: Path) -> dict[str, dict]:
     return {r["nodeid"].split("::")[-1]: r for r in map(json.loads, lines)}
 
 
-def _emulator_or_skip() -> None:
-    from mdlri_conformance.backends.acl import availability
-    why = availability("emulator")
-    if why:
-        pytest.skip(f"acl emulator unavailable: {why}")
-
-
 def test_worker_crash_is_one_console_line_and_a_dump_file(tmp_path: Path) -> None:
-    _emulator_or_skip()
+    skip_unless_emulator()
     code, console = _run(tmp_path, "-n", "1", "--backend", "acl", "--acl-lib", "emulator",
                          "--fault", "crash-query", "-k", f"{CRASHES} or {PASSES}")
     rows = _rows(tmp_path)
@@ -79,7 +73,7 @@ def test_worker_crash_is_one_console_line_and_a_dump_file(tmp_path: Path) -> Non
 def test_crash_without_workers_dumps_to_the_file_of_the_process(tmp_path: Path) -> None:
     """-n 0: the crash ends the run; the stacks are in crashes/main-<pid>.txt (run.json's
     pid), not on the console."""
-    _emulator_or_skip()
+    skip_unless_emulator()
     code, console = _run(tmp_path, "-n", "0", "--backend", "acl", "--acl-lib", "emulator",
                          "--fault", "crash-query", "-k", CRASHES)
     assert code == -11

@@ -17,6 +17,7 @@ from mdlri_conformance.backends.sim import SimBackend
 from mdlri_conformance.conformance import global_state as gs
 from mdlri_conformance.conformance.summary import build_summary, format_table
 
+from .emulator import skip_unless_emulator
 from .fakes import NullBackend
 
 
@@ -29,10 +30,7 @@ _HOME = os.environ.get("HOME", "")
 def _emulator_or_skip(monkeypatch: pytest.MonkeyPatch | None = None) -> None:
     if monkeypatch is not None and _HOME:
         monkeypatch.setenv("HOME", _HOME)
-    from mdlri_conformance.backends.acl import availability
-    why = availability("emulator")
-    if why:
-        pytest.skip(f"acl emulator unavailable: {why}")
+    skip_unless_emulator()
 
 
 def _wrong_thread_end(b: Any, mode: int) -> None:

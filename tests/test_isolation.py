@@ -18,6 +18,7 @@ import pytest
 
 from mdlri_conformance.conformance import killstats, leaks
 from mdlri_conformance.backends.contract import LiveCounts
+from tests.emulator import skip_unless_emulator
 
 REPO = Path(__file__).resolve().parents[1]
 SPECS = REPO / "conformance" / "specs"
@@ -35,15 +36,8 @@ def _suite(out: Path, *args: str, timeout: float = 240) -> tuple[int, list[dict]
     return proc.returncode, rows
 
 
-def _emulator_or_skip() -> None:
-    from mdlri_conformance.backends.acl import availability
-    why = availability("emulator")
-    if why:
-        pytest.skip(f"acl emulator unavailable: {why}")
-
-
 def test_emulator_segfault_is_one_crash_per_spec_and_the_run_goes_on(tmp_path: Path) -> None:
-    _emulator_or_skip()
+    skip_unless_emulator()
     code, rows = _suite(tmp_path, "-n", "1", "--backend", "acl", "--acl-lib", "emulator",
                         "--fault", "crash-query", "-k", QUERY_SPECS)
     by = {r["nodeid"].split("::")[-1]: r for r in rows}
@@ -60,7 +54,7 @@ def test_emulator_segfault_is_one_crash_per_spec_and_the_run_goes_on(tmp_path: P
 
 
 def test_emulator_hang_is_one_timeout_and_the_run_goes_on(tmp_path: Path) -> None:
-    _emulator_or_skip()
+    skip_unless_emulator()
     code, rows = _suite(tmp_path, "-n", "1", "--backend", "acl", "--acl-lib", "emulator",
                         "--fault", "hang-query-sync", "--spec-timeout", "1", "-k", QUERY_SPECS)
     by = {r["nodeid"].split("::")[-1]: r for r in rows}

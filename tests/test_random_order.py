@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.emulator import skip_unless_emulator
+
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = (101, 202, 303)
 BACKENDS = {"sim": ("--backend", "sim"),
@@ -42,10 +44,7 @@ def test_suite_is_green_in_random_order(tmp_path: Path, backend: str, seed: int)
     if backend == "acl-emulator":
         if shutil.which("gcc") is None:
             pytest.skip("gcc is not installed: the acl emulator cannot be built")
-        from mdlri_conformance.backends.acl import availability
-        why = availability("emulator")
-        if why:
-            pytest.skip(f"acl emulator unavailable: {why}")
+        skip_unless_emulator()
     out = tmp_path / "run"
     args = ["conformance/specs", "-p", "randomly", f"--randomly-seed={seed}",
             *BACKENDS[backend], *(f"--ignore={p}" for p in LEFT_OUT)]
