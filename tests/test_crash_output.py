@@ -33,14 +33,17 @@ NOISE = ("Fatal Python error", "Thread 0x", "Current thread", '  File "', "Exten
          "node down", "crashed while running", "replacing crashed worker")
 
 
-def _run(out: Path, *args: str) -> tuple[int, str]:
-    """The suite as the CLI runs it (``-q -rfE --tb=short``), console text back."""
+def _run(out: Path, *args: str) -> tuple[int, str, str]:
+    """The suite as the CLI runs it (``-q -rfE --tb=short``): exit code, stdout, stderr.
+
+    Other installed plugins may warn on stderr (pytest-benchmark does under xdist), so the
+    summary line is read from stdout alone."""
     cmd = [sys.executable, "-m", "pytest", str(SPECS), "-p", "mdlri_conformance.conformance.plugin",
            "-p", "no:cacheprovider", "-p", "no:randomly", "-q", "-rfE", "--tb=short",
            "--report-dir", str(out), *args]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=240,
                           env=dict(os.environ, PYTHONPATH=str(REPO)))
-    return proc.returncode, proc.stdout + proc.stderr
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 def _rows(out: Path) -> dict[str, dict]:
@@ -50,8 +53,9 @@ def _rows(out: Path) -> dict[str, dict]:
 
 def test_worker_crash_is_one_console_line_and_a_dump_file(tmp_path: Path) -> None:
     skip_unless_emulator()
-    code, console = _run(tmp_path, "-n", "1", "--backend", "acl", "--acl-lib", "emulator",
-                         "--fault", "crash-query", "-k", f"{CRASHES} or {PASSES}")
+    code, out, err = _run(tmp_path, "-n", "1", "--backend", "acl", "--acl-lib", "emulator",
+                          "--fault", "crash-query", "-k", f"{CRASHES} or {PASSES}")
+    console = out + err
     rows = _rows(tmp_path)
     crash = rows[CRASHES]
     assert code == 1 and rows[PASSES]["outcome"] == "PASS"
@@ -67,15 +71,16 @@ def test_worker_crash_is_one_console_line_and_a_dump_file(tmp_path: Path) -> Non
     assert len(about) == 1, console
     assert "CRASH" in about[0] and crash["stacks"] in about[0]
     assert sum(crash["stacks"] in ln for ln in lines) == 1
-    assert "1 passed, 1 crashed" in lines[-1]
+    assert "1 passed, 1 crashed" in out.splitlines()[-1]
 
 
 def test_crash_without_workers_dumps_to_the_file_of_the_process(tmp_path: Path) -> None:
     """-n 0: the crash ends the run; the stacks are in crashes/main-<pid>.txt (run.json's
     pid), not on the console."""
     skip_unless_emulator()
-    code, console = _run(tmp_path, "-n", "0", "--backend", "acl", "--acl-lib", "emulator",
-                         "--fault", "crash-query", "-k", CRASHES)
+    code, out, err = _run(tmp_path, "-n", "0", "--backend", "acl", "--acl-lib", "emulator",
+                          "--fault", "crash-query", "-k", CRASHES)
+    console = out + err
     assert code == -11
     pid = json.loads((tmp_path / "run.json").read_text())["pid"]
     dump = tmp_path / "crashes" / f"main-{pid}.txt"
@@ -85,7 +90,7 @@ def test_crash_without_workers_dumps_to_the_file_of_the_process(tmp_path: Path) 
 
 @pytest.mark.parametrize("workers", ["0", "1"])
 def test_run_without_crash_leaves_no_crashes_folder(tmp_path: Path, workers: str) -> None:
-    code, _ = _run(tmp_path, "-n", workers, "--backend", "sim", "-k", PASSES)
+    code, _, _ = _run(tmp_path, "-n", workers, "--backend", "sim", "-k", PASSES)
     assert code == 0 and _rows(tmp_path)[PASSES]["outcome"] == "PASS"
     assert not (tmp_path / "crashes").exists()
 
