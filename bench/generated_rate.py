@@ -2,7 +2,7 @@
 
     python bench/generated_rate.py [--cases N]
 
-Prints, for N generated cases (conformance.strategies.positive_cases):
+Prints, for N generated cases (conformance.engine.strategies.positive_cases):
 
 * generated cases per second, generation + replay on the simulator + oracle, and the
   share of each part;
@@ -27,9 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 import mdlri_conformance.backends.sim as sim  # noqa: E402
-from mdlri_conformance.conformance import oracle, runner, strategies  # noqa: E402
-from mdlri_conformance.conformance.graphs import (Case, Disable, Execute, Launch, Memset, SetKernel,  # noqa: E402
-                                SetValue, Update, ValueWrite)
+from mdlri_conformance.conformance.engine import oracle, runner, strategies  # noqa: E402
+from mdlri_conformance.conformance.engine.graphs import (  # noqa: E402
+    Case, Disable, Execute, Launch, Memset, SetKernel, SetValue, Update, ValueWrite,
+)
 
 
 class _Timed:

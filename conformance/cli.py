@@ -272,7 +272,7 @@ def _cmd_replay(ns: argparse.Namespace) -> int:
     (conformance.probe): what it cannot show is not judged and is listed, and a difference at
     or after a 207000 / 207019 answer is NOTHING TESTED (exit 3); a backend that raises stops
     the replay (INCOMPLETE, exit 4)."""
-    from . import graphs
+    from .engine import graphs
     try:
         ns.case = str(_shipped(ns.case, "mdlri_conformance.conformance", "cases", ".json"))
         text = Path(ns.case).read_text(encoding="utf-8")
@@ -283,7 +283,7 @@ def _cmd_replay(ns: argparse.Namespace) -> int:
         graphs.check(case)
     except graphs.GraphError as exc:
         return _usage_error(f"{ns.case}: {exc}")
-    from . import oracle
+    from .engine import oracle
     try:
         expected = oracle.expected(case)
     except (oracle.UndefinedCase, graphs.GraphError) as exc:
@@ -293,7 +293,7 @@ def _cmd_replay(ns: argparse.Namespace) -> int:
     except BackendLoadError as exc:
         return _usage_error(str(exc))
     from . import probe, verdict
-    from .runner import compare, judgeable, replay
+    from .engine.runner import compare, judgeable, replay
     why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
     if why:
         backend.close()

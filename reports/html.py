@@ -12,7 +12,8 @@ from typing import Any, Iterable
 
 import jinja2
 
-from mdlri_conformance.conformance import graphs, leaks, registry
+from mdlri_conformance.conformance import leaks, registry
+from mdlri_conformance.conformance.engine import graphs
 from mdlri_conformance.conformance.global_state import describe as describe_state
 from mdlri_conformance.conformance.summary import (clauses_line, completeness_line, leak_line, order_line,
                                  probe_lines, state_line)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from mdlri_conformance.conformance import graphs
+from mdlri_conformance.conformance.engine import graphs
 
 BOX_W, BOX_H, GAP, LANE_H, LEFT, TOP = 92, 30, 14, 56, 78, 24
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from mdlri_conformance.backends.contract import Err, TaskType
-from mdlri_conformance.conformance.graphs import (
+from mdlri_conformance.conformance.engine.graphs import (
     Case, Disable, Execute, GraphError, Launch, Memset, Record, SetBadType, SetKernel,
     SetValue, Sync, Update, ValueWait, ValueWrite, Wait,
 )
-from mdlri_conformance.conformance.observe import Observation
-from mdlri_conformance.conformance.oracle import (
+from mdlri_conformance.conformance.engine.observe import Observation
+from mdlri_conformance.conformance.engine.oracle import (
     SEQ_IDS_OK, ModelState, OracleMemory, Program, State, UndefinedCase, expected,
 )
 
@@ -318,3 +321,41 @@ def test_memory_addresses_and_program_sharing() -> None:
     p1.run()
     p2.run()
     assert mem.buffer(0) == [1 + 3 + 3, 2]
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules a source file imports (relative imports resolved inside the engine)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = "mdlri_conformance.conformance.engine" + (f".{base}" if base else "")
+            # a name imported from a package may be a module: keep both spellings
+            out.add(base)
+            out |= {f"{base}.{a.name}" for a in node.names}
+    return out
+
+
+ENGINE = Path(__file__).resolve().parent.parent / "conformance" / "engine"
+
+
+def test_the_oracle_imports_only_the_case_model_the_contract_and_the_kernels() -> None:
+    """The oracle shares no code with the simulator, the acl backend or the runner: a
+    difference from a backend then means something."""
+    allowed = ("mdlri_conformance.backends.contract", "mdlri_conformance.kernel",
+               "mdlri_conformance.conformance.engine.graphs",
+               "mdlri_conformance.conformance.engine.observe")
+    ours = {m for m in _imports(ENGINE / "oracle.py") if m.startswith("mdlri_conformance")}
+    assert all(m.startswith(allowed) or m == "mdlri_conformance.conformance.engine"
+               for m in ours), sorted(ours)
+
+
+def test_the_engine_never_imports_specs_harness_or_scenarios() -> None:
+    banned = ("mdlri_conformance.conformance.specs", "mdlri_conformance.conformance.harness",
+              "mdlri_conformance.conformance.scenarios")
+    for path in sorted(ENGINE.glob("*.py")):
+        bad = {m for m in _imports(path) if m.startswith(banned)}
+        assert not bad, f"{path.name} imports {sorted(bad)}"

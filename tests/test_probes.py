@@ -22,8 +22,11 @@ import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.backends.contract import (
     ALL_CAPS, EXTENDED_CAPS, NOT_SUPPORTED_CODES, PROBED_CAPS, Cap, Err,
 )
-from mdlri_conformance.conformance import expect, oracle, probe, runner
-from mdlri_conformance.conformance.graphs import Case, Execute, Launch, SetKernel, Sync, Update
+from mdlri_conformance.conformance import expect, probe
+from mdlri_conformance.conformance.engine import oracle, runner
+from mdlri_conformance.conformance.engine.graphs import (
+    Case, Execute, Launch, SetKernel, Sync, Update,
+)
 from mdlri_conformance.conformance.harness import Dev
 from mdlri_conformance.conformance.scenarios import fallback
 from tests import partial_runtime as pr

@@ -11,10 +11,11 @@ from typing import Any, Iterator
 import pytest
 
 import mdlri_conformance.backends.sim as sim
-from mdlri_conformance.conformance import graphs, oracle, runner
-from mdlri_conformance.conformance.graphs import (Case, Disable, Execute, Launch, Memset, Record, SetKernel, Sync,
-                               Update, Wait)
-from mdlri_conformance.conformance.observe import Observation, first_difference
+from mdlri_conformance.conformance.engine import graphs, oracle, runner, signature
+from mdlri_conformance.conformance.engine.graphs import (
+    Case, Disable, Execute, Launch, Memset, Record, SetKernel, Sync, Update, Wait,
+)
+from mdlri_conformance.conformance.engine.observe import Observation, first_difference
 
 CASES = Path(__file__).resolve().parent.parent / "conformance" / "cases"
 SENT = [-1] * 8
@@ -73,6 +74,22 @@ def test_negative_disable_of_memset_faults(sim_backend: Any) -> None:
     obs = runner.replay(sim_backend, case)
     steps = [o.value for o in obs if o.phase == "step"]
     assert steps == [107000, 107040, [507011, 507011], 0]
+    assert first_difference(oracle.expected(case), obs) is None
+
+
+def test_memset_on_a_side_stream_twin_is_mapped(sim_backend: Any) -> None:
+    """Two side streams list the same user-visible tasks (wait, record); only one holds the
+    memset. The runner assigns the internal stream with the DEFAULT task to the user stream
+    with the memset, so Disable reaches the memset's task (107000 and FAULT, DIS-06), not a
+    NULL handle."""
+    case = Case(streams=3, buffers=[SENT], words=[], events=4,
+                ops=[Launch(0, "fill", {"out": 0, "n": 8, "value": 0}), Record(0, 0), Wait(1, 0),
+                     Record(1, 1), Wait(0, 1), Record(0, 2), Wait(2, 2), Memset(2, 0, 0),
+                     Record(2, 3), Wait(0, 3)],
+                plan=[Disable(7), Execute(1), Sync(5000)])
+    graphs.check(case)
+    obs = runner.replay(sim_backend, case)
+    assert [o.value for o in obs if o.phase == "step"] == [107000, [507011], 0]
     assert first_difference(oracle.expected(case), obs) is None
 
 
@@ -159,8 +176,8 @@ def test_listing_matches_by_order_and_type_without_get_params(path: Path) -> Non
 
 def test_coarse_signatures() -> None:
     sig = ("kernel", "copy", b"\x01\x02")
-    assert runner.coarse(sig, "full") == sig
-    assert runner.coarse(sig, "no-args") == ("kernel", "copy")
-    assert runner.coarse(sig, "type") == ("kernel",)
-    assert runner.coarse(("value_write", 64, 3), "no-args") == ("value_write", 64, 3)
-    assert runner.coarse(None, "type") is None
+    assert signature.coarse(sig, "full") == sig
+    assert signature.coarse(sig, "no-args") == ("kernel", "copy")
+    assert signature.coarse(sig, "type") == ("kernel",)
+    assert signature.coarse(("value_write", 64, 3), "no-args") == ("value_write", 64, 3)
+    assert signature.coarse(None, "type") is None

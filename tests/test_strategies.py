@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdlri_conformance.conformance import graphs, oracle, strategies
-from mdlri_conformance.conformance.graphs import Disable, Execute, Launch, Sync, Update
+from mdlri_conformance.conformance.engine import graphs, oracle, strategies
+from mdlri_conformance.conformance.engine.graphs import Disable, Execute, Launch, Sync, Update
 
 
 @settings(max_examples=200)

@@ -2,13 +2,14 @@
 
 Collected only when the run has ``--against`` (``mdlri-conformance run --backend A
 --against B``). Each generated case is replayed on both backends through
-:func:`conformance.runner.replay`; the first differing observation is a divergence,
+:func:`conformance.engine.runner.replay`; the first differing observation is a divergence,
 classified as a difference in return code, buffer contents, listing, seq ids or timing (a
 sync that expired on one side only), recorded with the shrunk case, both observations and
 the commands that replay it on each backend. Neither side is taken as right: the oracle-based
 specs say which one conforms. Only what both backends can show is compared
-(:func:`conformance.runner.judgeable` over the capabilities both kept after the probes), and a
-difference at or after a call that answered 207000 / 207019 on either side is UNSUPPORTED.
+(:func:`conformance.engine.runner.judgeable` over the capabilities both kept after the
+probes), and a difference at or after a call that answered 207000 / 207019 on either side
+is UNSUPPORTED.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import pytest
 from hypothesis import given
 
 from mdlri_conformance.backends.contract import Cap, Err
-from mdlri_conformance.conformance import expect, graphs, runner, strategies
-from mdlri_conformance.conformance.observe import Observation
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.engine import graphs, runner, strategies
+from mdlri_conformance.conformance.engine.observe import Observation
 
 pytestmark = pytest.mark.requires(
     Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,

@@ -1,10 +1,11 @@
 """Generated task graphs: the runner's observations against the independent oracle.
 
-Hypothesis draws cases from :mod:`conformance.strategies` (multi-stream fork/join graphs of
-catalog kernels, value write/wait tasks and memsets, with SetParams/Disable/Update/Execute
-plans), :func:`conformance.runner.replay` runs them on the backend and
-:func:`conformance.oracle.expected` says what a conforming runtime shows. The comparison is
-split by observation category so each spec cites clauses of the right level:
+Hypothesis draws cases from :mod:`conformance.engine.strategies` (multi-stream fork/join
+graphs of catalog kernels, value write/wait tasks and memsets, with
+SetParams/Disable/Update/Execute plans), :func:`conformance.engine.runner.replay` runs them on
+the backend and :func:`conformance.engine.oracle.expected` says what a conforming runtime
+shows. The comparison is split by observation category so each spec cites clauses of the
+right level:
 
 * return codes and buffer/word contents of defined plans: documented clauses;
 * the listing and seq-id properties: implementation clauses (a difference is CHANGED);
@@ -17,8 +18,8 @@ shows the shrunk case JSON, the first differing observation and a replay command
 is written under ``<report-dir>/cases/`` (or a temp dir) on the final, shrunk example only.
 Every JSON file in ``conformance/cases/`` is replayed as well.
 
-What the runtime cannot show is not judged (:func:`conformance.runner.judgeable`): buffer and
-word contents need ``Cap.DATA_MOVEMENT`` (buffers of cases with kernels also
+What the runtime cannot show is not judged (:func:`conformance.engine.runner.judgeable`):
+buffer and word contents need ``Cap.DATA_MOVEMENT`` (buffers of cases with kernels also
 ``Cap.KERNEL_EXEC``); the return codes, listing and seq ids are judged regardless, and the
 listing specs match tasks by listing order and type when GetParams or data movement is
 missing. A difference at or after a call that answered 207000 / 207019 is UNSUPPORTED.
@@ -35,7 +36,8 @@ from hypothesis import given
 from hypothesis.control import current_build_context
 
 from mdlri_conformance.backends.contract import Cap
-from mdlri_conformance.conformance import expect, graphs, oracle, runner, strategies
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.engine import graphs, oracle, runner, strategies
 
 #: what listing a replayed case needs (tasks are matched by order and type at worst)
 LISTING_CAPS = (Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE,

@@ -5,14 +5,19 @@ changes deferred until Update), EXE/TMO (repeated executions, timed syncs), and 
 implementation-level machine LIST/SEQ/GETP (listing, seq ids, params), FAULT (SETP-03,
 SETP-10, DIS-06, UPD-04) and invalid timeouts (TMO-02).
 
-The machine accumulates the captured ops as a :class:`conformance.graphs.Case` and keeps
-the oracle's reference :class:`~conformance.oracle.Program` and
-:class:`~conformance.oracle.ModelState` beside the backend's model: every rc is compared
+The machine accumulates the captured ops as a :class:`conformance.engine.graphs.Case`
+(:class:`conformance.engine.machine.Capture`) and keeps the oracle's reference
+:class:`~conformance.engine.oracle.Program` and :class:`~conformance.engine.oracle.ModelState`
+beside the backend's model: every rc is compared
 with the state model's, and every buffer and word after a successful sync with the
 oracle's interpretation of the same program. Generated programs stay inside defined
 behaviour: no unordered conflicting accesses, every side stream joined back before
 CaptureEnd (done automatically), no value waits, no disabled events, and SetParams only
 with arguments that keep the program race-free.
+
+This module holds the rules and the invariant; what they draw from and check against (the
+capture's model, the listing match by task signature, running with unsupported steps noted)
+is :mod:`conformance.engine.machine`.
 
 Two tests: :func:`test_model_ri_state_machine` uses only documented behaviour;
 :func:`test_model_ri_state_machine_impl` adds the implementation-level checks (a failure
@@ -31,111 +36,46 @@ unsupported steps and nothing else is UNSUPPORTED with the first of them.
 
 from __future__ import annotations
 
-import functools
-import itertools
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import pytest
-from hypothesis import HealthCheck, note, reject, settings
-from hypothesis.errors import FailedHealthCheck, Unsatisfiable
+from hypothesis import note, reject
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    RuleBasedStateMachine, initialize, invariant, precondition, rule, run_state_machine_as_test,
-)
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from mdlri_conformance.backends.contract import (
     Cap, CaptureMode, Err, EventRecordTaskParams, EventResetTaskParams, EventWaitTaskParams,
     KernelTaskParams, TaskParams, TaskType, ValueWriteTaskParams,
 )
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.graphs import Case, Launch, Memset, Op, Record, ValueWrite, Wait
-from mdlri_conformance.conformance.harness import Dev
-from mdlri_conformance.conformance.oracle import (
-    USER_VISIBLE, WORD_MASK, ModelState, OracleMemory, Program, State, footprint,
-    happens_before_ops, task_type, validate,
+from mdlri_conformance.conformance.engine.graphs import (
+    WORD_MASK, Launch, Memset, Op, Record, ValueWrite, Wait, launch_values, pack_launch,
 )
+from mdlri_conformance.conformance.engine.machine import (
+    KERNELS, N, N_BUFFERS, N_EVENTS, N_STREAMS, N_WORDS, UNSUPPORTED, Capture, Signatures,
+    StreamMatch, initial_buffer, pointer_args, run, skippable, tolerant,
+)
+from mdlri_conformance.conformance.engine.oracle import (
+    USER_VISIBLE, ModelState, OracleMemory, Program, State, task_type, validate,
+)
+from mdlri_conformance.conformance.engine.signature import Sig
+from mdlri_conformance.conformance.harness import Dev
 from mdlri_conformance.kernel import catalog
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING,
                                   Cap.TASK_TYPE, Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE,
                                   Cap.UPDATE, Cap.SYNC_TIMEOUT)
 
-N = catalog.SEED_ELEMENTS
-N_BUFFERS = 5
-N_WORDS = 2
-N_STREAMS = 3
-N_EVENTS = 10
 #: steps per example; the profile decides max_examples
 STEPS = 50
 #: a model lives at least this many steps before the machine may destroy it
 MIN_MODEL_STEPS = 12
 #: captures issue between 1 and this many ops before CaptureEnd is allowed (plus joins)
 MAX_CAPTURE_OPS = 8
-#: the data kernels the machine draws (not the waiting / faulting special kernels)
-KERNELS = tuple(k for k in catalog.KERNELS if k not in catalog.SPECIAL_KERNELS)
 BAD_TYPES = (TaskType.DEFAULT, TaskType.EVENT_RECORD, TaskType.EVENT_WAIT, TaskType.EVENT_RESET)
 #: what the work rule captures: mostly kernels
 WORK_KINDS = ("kernel", "kernel", "kernel", "kernel", "memset", "value_write")
 MODES = (CaptureMode.GLOBAL, CaptureMode.THREAD_LOCAL, CaptureMode.RELAXED)
-
-Sig = tuple[Any, ...]
-
-
-#: the unsupported steps met in the running test (reset by :func:`_run`)
-_UNSUPPORTED: list[str] = []
-
-
-def _tolerant(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A rule that meets a 207000 / 207019 notes it and discards the example (the call may
-    have changed the backend half-way, so the machine's model of it no longer holds)."""
-
-    @functools.wraps(fn)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(self, *args, **kwargs)
-        except expect.Unsupported as exc:
-            _UNSUPPORTED.append(f"{fn.__name__}: {exc}")
-            reject()
-    return wrapper
-
-
-def _skippable(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A host-side change or query whose call answered 207000 / 207019 changed nothing:
-    note it, put the expected model state back and go on with the example (so the other
-    rules keep being checked in it, and a real failure among them still fails)."""
-
-    @functools.wraps(fn)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        before = self.model_state.state
-        try:
-            return fn(self, *args, **kwargs)
-        except expect.Unsupported as exc:
-            _UNSUPPORTED.append(f"{fn.__name__}: {exc}")
-            self.model_state.state = before
-            return None
-    return wrapper
-
-
-def _initial_buffer(b: int) -> list[int]:
-    return [(b + 1) * 10 + i for i in range(N)]
-
-
-def _same_layout(kernel: str) -> list[str]:
-    """Kernels SetParams may swap in for ``kernel`` (same argument struct)."""
-    fields = catalog.get(kernel).fields
-    return [k for k in KERNELS if catalog.get(k).fields == fields]
-
-
-def _conflict(a: Op, b: Op) -> bool:
-    """Whether two ops access a buffer or word and at least one of them writes it."""
-    (ra, wa), (rb, wb) = footprint(a), footprint(b)
-    return bool((wa & (rb | wb)) | (wb & ra))
-
-
-def _race_free(new: Op, others: list[tuple[int, Op | None]], ordered: set[int]) -> bool:
-    """Whether ``new`` conflicts with none of ``others`` outside the ``ordered`` indices."""
-    return not any(op is not None and j not in ordered and _conflict(new, op)
-                   for j, op in others)
 
 
 class Machine(RuleBasedStateMachine):
@@ -150,14 +90,11 @@ class Machine(RuleBasedStateMachine):
         self.dev = Dev(self.backend)
         self.model_state = ModelState()
         self.model: Any = None
-        self.ops: list[Op] = []
+        self.cap = Capture()
         self.program: Program | None = None
         self.task_of: dict[int, Any] = {}
         self.seq_at_capture: dict[int, int] = {}
         self.seq_pool: set[int] = set()
-        self.joined: set[int] = set()
-        self.record_stream: dict[int, int] = {}
-        self.order: list[set[int]] = []
         self.in_flight = False
         self.capture_size = 1
         self.model_steps = 0
@@ -165,7 +102,7 @@ class Machine(RuleBasedStateMachine):
             self._setup_resources()
         except expect.Unsupported as exc:
             self.dev.close()
-            _UNSUPPORTED.append(f"setup: {exc}")
+            UNSUPPORTED.append(f"setup: {exc}")
             reject()
         except BaseException:
             self.dev.close()
@@ -175,11 +112,13 @@ class Machine(RuleBasedStateMachine):
         d = self.dev
         self.streams = [d.stream() for _ in range(N_STREAMS)]
         self.events = [d.event() for _ in range(N_EVENTS)]
-        init = [_initial_buffer(b) for b in range(N_BUFFERS)]
+        init = [initial_buffer(b) for b in range(N_BUFFERS)]
         self.bufs = [d.buffer(v) for v in init]
         self.word_addrs = [d.buffer64(0) for _ in range(N_WORDS)]
         self.memory = OracleMemory(init, [0] * N_WORDS)
         self.funcs = {d.func(k): k for k in KERNELS}
+        self.sigs = Signatures(d, [buf.addr for buf in self.bufs], self.word_addrs, self.funcs,
+                               self._moves_data())
 
     # -- helpers ---------------------------------------------------------------------------
     def _capturing(self) -> bool:
@@ -205,42 +144,28 @@ class Machine(RuleBasedStateMachine):
         """A captured model that is not running (SetParams/Disable/Update need that)."""
         return self._has_model() and not self.in_flight
 
-    def _values(self, op: Launch) -> dict[str, int]:
-        spec = catalog.get(op.kernel)
-        return {f.name: self.bufs[op.args[f.name]].addr if f.kind == "ptr" else op.args[f.name]
-                for f in spec.fields}
+    def _buffer_addr(self, b: int) -> int:
+        return self.bufs[b].addr
 
-    def _packed(self, op: Launch) -> bytes:
-        return catalog.get(op.kernel).pack(**self._values(op))
-
-    def _last_on(self, stream: int) -> int | None:
-        idx = [i for i, op in enumerate(self.ops) if op.stream == stream]
-        return idx[-1] if idx else None
-
-    def _free_events(self) -> list[int]:
-        return [e for e in range(N_EVENTS) if e not in self.record_stream]
-
-    def _case(self) -> Case:
-        return Case(streams=N_STREAMS, buffers=[_initial_buffer(b) for b in range(N_BUFFERS)],
-                    words=[0] * N_WORDS, events=N_EVENTS, ops=list(self.ops), plan=[],
-                    name="stateful")
+    def _word_addr(self, w: int) -> int:
+        return self.word_addrs[w]
 
     def _live_targets(self, kinds: tuple[type, ...]) -> list[int]:
         """Mapped ops of ``kinds`` whose task still exists (not removed by an Update)."""
         assert self.program is not None
         return sorted(i for i in self.task_of
-                      if self.program.ops[i] is not None and isinstance(self.ops[i], kinds))
+                      if self.program.ops[i] is not None and isinstance(self.cap.ops[i], kinds))
 
     # -- capture ---------------------------------------------------------------------------
     @initialize(mode=st.sampled_from(MODES), size=st.integers(1, MAX_CAPTURE_OPS))
-    @_tolerant
+    @tolerant
     def first_capture(self, mode: int, size: int) -> None:
         """Every run starts capturing."""
         self._begin(mode, size)
 
     @precondition(lambda self: self.model_state.state is State.NONE)
     @rule(mode=st.sampled_from(MODES), size=st.integers(1, MAX_CAPTURE_OPS))
-    @_tolerant
+    @tolerant
     def begin_capture(self, mode: int, size: int) -> None:
         """CaptureBegin on the origin stream (CAP-04); ``size`` ops before End is allowed."""
         self._begin(mode, size)
@@ -248,49 +173,27 @@ class Machine(RuleBasedStateMachine):
     def _begin(self, mode: int, size: int) -> None:
         expect.ok(self.backend.capture_begin(self.streams[0], mode), "aclmdlRICaptureBegin")
         self.model_state.begin_capture()
-        self.ops, self.joined, self.record_stream = [], {0}, {}
+        self.cap = Capture()
         self.capture_size = size
 
     def _issue(self, op: Op) -> None:
         """Issue one op on its (capturing) stream and record it in the case."""
         b, s = self.backend, self.streams[op.stream]
         if isinstance(op, Launch):
-            rc = self.dev.launch_rc(op.kernel, s, **self._values(op))
+            rc = self.dev.launch_rc(op.kernel, s, **launch_values(op, self._buffer_addr))
         elif isinstance(op, Record):
             rc = b.record_event(self.events[op.event], s)
-            self.record_stream[op.event] = op.stream
         elif isinstance(op, Wait):
             rc = b.stream_wait_event(s, self.events[op.event])
-            self.joined.add(op.stream)
         elif isinstance(op, ValueWrite):
             rc = b.value_write(self.word_addrs[op.word], op.value, 0, s)
         else:
             assert isinstance(op, Memset)
             buf = self.bufs[op.buffer]
             rc = b.memset_async(buf.addr, buf.nbytes, op.value, buf.nbytes, s)
-        expect.ok(rc, f"{type(op).__name__} during capture (ops[{len(self.ops)}])")
-        self.ops.append(op)
-
-    def _ordered_before_next(self, stream: int) -> set[int]:
-        """Ops that happen before the next op issued on ``stream``."""
-        last = self._last_on(stream)
-        return set() if last is None else happens_before_ops(list(self.ops))[last] | {last}
-
-    def _appendable(self, new: Op) -> bool:
-        """Whether issuing ``new`` keeps the capture free of unordered conflicts."""
-        return _race_free(new, list(enumerate(self.ops)), self._ordered_before_next(new.stream))
-
-    def _launch_candidates(self, stream: int, kernel: str) -> list[tuple[int, ...]]:
-        fields = catalog.get(kernel).fields
-        ptrs = [f.name for f in fields if f.kind == "ptr"]
-        ordered = self._ordered_before_next(stream)
-        others = list(enumerate(self.ops))
-        out = []
-        for combo in itertools.permutations(range(N_BUFFERS), len(ptrs)):
-            args = {**dict(zip(ptrs, combo)), **{f.name: 1 for f in fields if f.kind == "i32"}}
-            if _race_free(Launch(stream, kernel, args), others, ordered):
-                out.append(combo)
-        return out
+        self.cap.track(op)
+        expect.ok(rc, f"{type(op).__name__} during capture (ops[{len(self.cap.ops)}])")
+        self.cap.ops.append(op)
 
     def _scalars(self, data: st.DataObject, kernel: str) -> dict[str, int]:
         out = {}
@@ -303,11 +206,11 @@ class Machine(RuleBasedStateMachine):
 
     @precondition(lambda self: self._capturing())
     @rule(data=st.data(), kind=st.sampled_from(WORK_KINDS))
-    @_tolerant
+    @tolerant
     def work(self, data: st.DataObject, kind: str) -> None:
         """Capture a kernel launch (mostly), a memset or a value write on a capturing stream,
         touching only buffers/words that no unordered op conflicts with."""
-        stream = data.draw(st.sampled_from(sorted(self.joined)), label="stream")
+        stream = data.draw(st.sampled_from(sorted(self.cap.joined)), label="stream")
         if kind == "memset":
             self._memset(data, stream)
         elif kind == "value_write" and Cap.VALUE_TASKS in self.backend.capabilities:
@@ -317,58 +220,57 @@ class Machine(RuleBasedStateMachine):
 
     def _launch(self, data: st.DataObject, stream: int) -> None:
         kernel = data.draw(st.sampled_from(KERNELS), label="kernel")
-        combos = self._launch_candidates(stream, kernel)
+        combos = self.cap.launch_candidates(stream, kernel)
         if not combos:
             return
         combo = data.draw(st.sampled_from(combos), label="buffers")
-        ptrs = [f.name for f in catalog.get(kernel).fields if f.kind == "ptr"]
-        self._issue(Launch(stream, kernel, {**dict(zip(ptrs, combo)), **self._scalars(data, kernel)}))
+        ptrs = pointer_args(kernel)
+        args = {**dict(zip(ptrs, combo)), **self._scalars(data, kernel)}
+        self._issue(Launch(stream, kernel, args))
 
     def _memset(self, data: st.DataObject, stream: int) -> None:
         """aclrtMemsetAsync of a whole buffer (a DEFAULT task)."""
         value = data.draw(st.sampled_from((0, 1, 0x7F, 0xFF)), label="byte")
-        cands = [b for b in range(N_BUFFERS) if self._appendable(Memset(stream, b, value))]
+        cands = [b for b in range(N_BUFFERS) if self.cap.appendable(Memset(stream, b, value))]
         if cands:
             self._issue(Memset(stream, data.draw(st.sampled_from(cands), label="buffer"), value))
 
     def _value_write(self, data: st.DataObject, stream: int) -> None:
         """aclrtValueWrite of a 64-bit device word."""
         value = data.draw(st.integers(0, WORD_MASK), label="value")
-        cands = [w for w in range(N_WORDS) if self._appendable(ValueWrite(stream, w, value))]
+        cands = [w for w in range(N_WORDS) if self.cap.appendable(ValueWrite(stream, w, value))]
         if cands:
             self._issue(ValueWrite(stream, data.draw(st.sampled_from(cands), label="word"), value))
 
-    @precondition(lambda self: self._capturing() and len(self._free_events()) > N_STREAMS - 1)
+    @precondition(lambda self: self._capturing() and len(self.cap.free_events()) > N_STREAMS - 1)
     @rule(data=st.data())
-    @_tolerant
+    @tolerant
     def record(self, data: st.DataObject) -> None:
         """Record a fresh event on a capturing stream (a fork point, XS-01)."""
-        stream = data.draw(st.sampled_from(sorted(self.joined)), label="stream")
-        self._issue(Record(stream, self._free_events()[0]))
+        stream = data.draw(st.sampled_from(sorted(self.cap.joined)), label="stream")
+        self._issue(Record(stream, self.cap.free_events()[0]))
 
-    @precondition(lambda self: self._capturing() and bool(self.record_stream))
+    @precondition(lambda self: self._capturing() and bool(self.cap.record_stream))
     @rule(data=st.data())
-    @_tolerant
+    @tolerant
     def wait(self, data: st.DataObject) -> None:
         """A stream waits on a recorded event; a new stream joins the capture (XS-01)."""
-        event = data.draw(st.sampled_from(sorted(self.record_stream)), label="event")
-        others = [s for s in range(N_STREAMS) if s != self.record_stream[event]]
+        event = data.draw(st.sampled_from(sorted(self.cap.record_stream)), label="event")
+        others = [s for s in range(N_STREAMS) if s != self.cap.record_stream[event]]
         self._issue(Wait(data.draw(st.sampled_from(others), label="stream"), event))
 
     def _join_all(self) -> None:
         """Rejoin every side stream to the origin (XS-02): record on it, origin waits."""
-        for s in sorted(self.joined - {0}):
-            last, last0 = self._last_on(s), self._last_on(0)
-            before0 = happens_before_ops(list(self.ops))[last0] if last0 is not None else set()
-            if isinstance(self.ops[last], Record) and last in before0:
+        for s in sorted(self.cap.joined - {0}):
+            if self.cap.joined_back(s):
                 continue
-            event = self._free_events()[0]
+            event = self.cap.free_events()[0]
             self._issue(Record(s, event))
             self._issue(Wait(0, event))
 
-    @precondition(lambda self: self._capturing() and len(self.ops) >= self.capture_size)
+    @precondition(lambda self: self._capturing() and len(self.cap.ops) >= self.capture_size)
     @rule()
-    @_tolerant
+    @tolerant
     def end_capture(self) -> None:
         """Join the side streams and CaptureEnd: a READY model (CAP-04, XS-02)."""
         self._join_all()
@@ -378,50 +280,14 @@ class Machine(RuleBasedStateMachine):
         self.model = self.dev.model(model)
         self.model_steps = 0
         self.model_state.end_capture()
-        validate(list(self.ops), N_STREAMS)  # harness guard: the generator stays defined
-        self.order = happens_before_ops(list(self.ops))
-        self.program = Program(self._case(), self.memory)
-        note(f"captured case: {self._case().to_json(indent=None)}")
+        validate(list(self.cap.ops), N_STREAMS)  # harness guard: the generator stays defined
+        self.cap.seal()
+        self.program = Program(self.cap.case(), self.memory)
+        note(f"captured case: {self.cap.case().to_json(indent=None)}")
         self._map_tasks()
 
     # -- listing and the op <-> task mapping -------------------------------------------------
-    def _expected_sig(self, op: Op) -> Sig:
-        if isinstance(op, Launch):
-            if not self._moves_data():
-                return (TaskType.KERNEL, op.kernel)
-            return (TaskType.KERNEL, op.kernel, self._packed(op))
-        if isinstance(op, ValueWrite):
-            return (TaskType.VALUE_WRITE, self.word_addrs[op.word], op.value & WORD_MASK)
-        return (task_type(op),)
-
-    def _observed_sig(self, task: Any, ttype: int) -> Sig:
-        if ttype not in (TaskType.KERNEL, TaskType.VALUE_WRITE):
-            return (ttype,)
-        p = self.dev.params_of(task)
-        if ttype == TaskType.VALUE_WRITE:
-            vw = p.value_write
-            return (ttype, vw.dev_addr, vw.value) if vw else (ttype, None)
-        k = p.kernel
-        if k is None:
-            return (ttype, None)
-        if not self._moves_data():  # the argument bytes cannot be read back
-            return (ttype, self.funcs.get(k.func_handle, repr(k.func_handle)))
-        args = k.args if isinstance(k.args, (bytes, bytearray)) else (
-            self.dev.read_bytes(k.args, k.args_size) if k.args else b"")
-        return (ttype, self.funcs.get(k.func_handle, repr(k.func_handle)), bytes(args))
-
-    def _listing(self) -> list[list[tuple[Any, int]]]:
-        """Per internal stream, (task, type) of every listed task."""
-        return [[(t, self.dev.type_of(t)) for t in self.dev.tasks_of(s)]
-                for s in self.dev.streams_of(self.model)]
-
-    def _user_tasks(self, listing: list[list[tuple[Any, int]]]) -> list[list[tuple[Any, Sig]]]:
-        visible = {TaskType.KERNEL, TaskType.EVENT_RECORD, TaskType.EVENT_WAIT,
-                   TaskType.VALUE_WRITE, TaskType.VALUE_WAIT}
-        return [[(t, self._observed_sig(t, ty)) for t, ty in tasks if ty in visible]
-                for tasks in listing]
-
-    def _match(self, user: list[list[tuple[Any, Sig]]]
+    def _match(self, user: list[list[tuple[Any, Sig | None]]]
                ) -> tuple[dict[int, Any], list[tuple[list[int], list[Any]]]]:
         """Match internal streams to user streams by their task signatures.
 
@@ -432,80 +298,26 @@ class Machine(RuleBasedStateMachine):
         """
         assert self.program is not None
         cur = self.program.current
-        exp: dict[tuple[Sig, ...], list[list[int]]] = {}
-        for ids in self.program.listing().values():
-            if ids:
-                exp.setdefault(tuple(self._expected_sig(cur(i)) for i in ids), []).append(ids)
-        got: dict[tuple[Sig, ...], list[list[Any]]] = {}
-        for tasks in user:
-            if tasks:
-                got.setdefault(tuple(sig for _, sig in tasks), []).append([t for t, _ in tasks])
-        if {k: len(v) for k, v in exp.items()} != {k: len(v) for k, v in got.items()}:
-            expect.fail("user-visible tasks per internal stream (type, kernel)",
-                        sorted(self._summary(k) for k, v in exp.items() for _ in v),
-                        sorted(self._summary(k) for k, v in got.items() for _ in v),
+        match = StreamMatch.of(list(self.program.listing().values()),
+                               lambda i: self.sigs.of_op(cur(i)), user)
+        if not match.agrees():
+            want, got = match.summaries(self.sigs.describe)
+            expect.fail("user-visible tasks per internal stream (type, kernel)", want, got,
                         clause="LIST-08")
-        mapping: dict[int, Any] = {}
-        groups = []
-        for key, id_lists in exp.items():
-            if len(id_lists) == 1:
-                mapping.update(zip(id_lists[0], got[key][0]))
-            groups.append(([i for ids in id_lists for i in ids],
-                           [t for ts in got[key] for t in ts]))
-        return mapping, groups
-
-    def _summary(self, sigs: tuple[Sig, ...]) -> list[str]:
-        """Readable signatures: kernel name and decoded args, value-write word and value."""
-        return [self._describe(sig) for sig in sigs]
-
-    def _describe(self, sig: Sig) -> str:
-        name = TaskType(sig[0]).name
-        if sig[0] == TaskType.VALUE_WRITE and len(sig) == 3:
-            word = {a: f"w{w}" for w, a in enumerate(self.word_addrs)}.get(sig[1], hex(sig[1] or 0))
-            return f"{name} {word}={sig[2]}"
-        if sig[0] != TaskType.KERNEL or len(sig) != 3 or sig[1] not in catalog.KERNELS:
-            return name if len(sig) == 1 else f"{name} {sig[1:]!r}"
-        spec = catalog.get(sig[1])
-        try:
-            vals = spec.unpack(sig[2])
-        except Exception:  # short or malformed args: show the raw bytes
-            return f"{name} {sig[1]} args={sig[2].hex()}"
-        names = {buf.addr: f"b{b}" for b, buf in enumerate(self.bufs)}
-        args = ",".join(f"{f.name}={names.get(vals[f.name], vals[f.name]) if f.kind == 'ptr' else vals[f.name]}"
-                        for f in spec.fields)
-        return f"{name} {sig[1]}({args})"
+        return match.pairs()
 
     def _map_tasks(self) -> None:
         """After CaptureEnd: find each op's task handle (and its seq id, SEQ-05)."""
-        mapping, groups = self._match(self._user_tasks(self._listing()))
+        mapping, groups = self._match(self.sigs.user_tasks(self.sigs.listing(self.model)))
         self.task_of = mapping
         if self.IMPL:
             self.seq_at_capture = {i: self.dev.seq_of(t) for i, t in mapping.items()}
             self.seq_pool = {self.dev.seq_of(t) for _, tasks in groups for t in tasks}
 
     # -- host-side changes -----------------------------------------------------------------
-    def _kernel_choices(self, i: int) -> list[tuple[str, tuple[int, ...]]]:
-        """(kernel, buffers) replacements for launch op ``i`` that keep the program defined."""
-        assert self.program is not None
-        op = self.ops[i]
-        assert isinstance(op, Launch)
-        ptrs = [f.name for f in catalog.get(op.kernel).fields if f.kind == "ptr"]
-        scal = {k: v for k, v in op.args.items() if k not in ptrs}
-        # ordering never changes (records and waits are never disabled or set): only the
-        # new accesses of op i against the ops unordered with it matter
-        others = [(j, o) for j, o in enumerate(self.program.effective()) if j != i]
-        ordered = self.order[i] | {j for j in range(len(self.ops)) if i in self.order[j]}
-        out = []
-        for kernel in _same_layout(op.kernel):
-            for combo in itertools.permutations(range(N_BUFFERS), len(ptrs)):
-                new = Launch(op.stream, kernel, {**dict(zip(ptrs, combo)), **scal}, op.num_blocks)
-                if _race_free(new, others, ordered):
-                    out.append((kernel, combo))
-        return out
-
     @precondition(lambda self: self._idle_model())
     @rule(data=st.data())
-    @_skippable
+    @skippable
     def set_kernel(self, data: st.DataObject) -> None:
         """SetParams(KERNEL): other buffers/scalars/same-layout kernel; deferred (SETP-01)."""
         self.model_steps += 1
@@ -513,15 +325,15 @@ class Machine(RuleBasedStateMachine):
         if not targets:
             return
         i = data.draw(st.sampled_from(targets), label="op")
-        choices = self._kernel_choices(i)
+        choices = self.cap.kernel_choices(i, self.program)
         if not choices:
             return
         kernel, combo = data.draw(st.sampled_from(choices), label="kernel, buffers")
-        op = self.ops[i]
-        ptrs = [f.name for f in catalog.get(kernel).fields if f.kind == "ptr"]
+        op = self.cap.ops[i]
+        ptrs = pointer_args(kernel)
         new = Launch(op.stream, kernel, {**dict(zip(ptrs, combo)), **self._scalars(data, kernel)},
                      op.num_blocks)
-        data_bytes = self._packed(new)
+        data_bytes = pack_launch(new, self._buffer_addr)
         params = TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
             func_handle=self.dev.func(kernel), cfg=None, args=data_bytes, is_host_args=1,
             args_size=len(data_bytes), num_blocks=new.num_blocks))
@@ -533,7 +345,7 @@ class Machine(RuleBasedStateMachine):
 
     @precondition(lambda self: self._idle_model() and Cap.VALUE_TASKS in self.backend.capabilities)
     @rule(data=st.data(), value=st.integers(0, WORD_MASK))
-    @_skippable
+    @skippable
     def set_value(self, data: st.DataObject, value: int) -> None:
         """SetParams(VALUE_WRITE): same word, new value; deferred (SETP-01, UPD-05)."""
         self.model_steps += 1
@@ -541,7 +353,7 @@ class Machine(RuleBasedStateMachine):
         if not targets:
             return
         i = data.draw(st.sampled_from(targets), label="op")
-        op = self.ops[i]
+        op = self.cap.ops[i]
         assert isinstance(op, ValueWrite)
         params = TaskParams(type=TaskType.VALUE_WRITE, value_write=ValueWriteTaskParams(
             dev_addr=self.word_addrs[op.word], value=value))
@@ -553,7 +365,7 @@ class Machine(RuleBasedStateMachine):
 
     @precondition(lambda self: self._idle_model())
     @rule(data=st.data())
-    @_skippable
+    @skippable
     def disable(self, data: st.DataObject) -> None:
         """TaskDisable of a kernel or value-write task: UPDATING, removed at Update (DIS-02)."""
         self.model_steps += 1
@@ -570,7 +382,7 @@ class Machine(RuleBasedStateMachine):
     @precondition(lambda self: self._idle_model() and (
         self.IMPL or self.model_state.state is State.UPDATING))
     @rule()
-    @_skippable
+    @skippable
     def update(self) -> None:
         """Update: commits the pending changes (UPD-05; UPD-01/04 in the impl machine)."""
         self.model_steps += 1
@@ -580,7 +392,8 @@ class Machine(RuleBasedStateMachine):
                   f"aclmdlRIUpdate in {self._state_before_update(want)}")
         if want == Err.SUCCESS:
             self.program.commit()
-            self.task_of = {i: t for i, t in self.task_of.items() if self.program.ops[i] is not None}
+            self.task_of = {i: t for i, t in self.task_of.items()
+                            if self.program.ops[i] is not None}
 
     def _state_before_update(self, want: int) -> str:
         return "FAULT" if want != Err.SUCCESS else "READY/UPDATING"
@@ -589,7 +402,7 @@ class Machine(RuleBasedStateMachine):
     @precondition(lambda self: self.IMPL and self._idle_model()
                   and self.model_steps >= MIN_MODEL_STEPS // 2)
     @rule(data=st.data(), ttype=st.sampled_from(BAD_TYPES), on_default=st.booleans())
-    @_skippable
+    @skippable
     def fault(self, data: st.DataObject, ttype: int, on_default: bool) -> None:
         """Drive the model to FAULT: TaskDisable of a DEFAULT task (DIS-06) or SetParams
         with an EVENT_* / DEFAULT type (SETP-03): 107000; in FAULT 107040 (SETP-10)."""
@@ -600,7 +413,8 @@ class Machine(RuleBasedStateMachine):
             self._set_bad_type(data, ttype)
 
     def _disable_default(self, data: st.DataObject) -> None:
-        defaults = [t for tasks in self._listing() for t, ty in tasks if ty == TaskType.DEFAULT]
+        defaults = [t for tasks in self.sigs.listing(self.model) for t, ty in tasks
+                    if ty == TaskType.DEFAULT]
         if not defaults:
             return
         task = data.draw(st.sampled_from(defaults), label="DEFAULT task")
@@ -620,13 +434,13 @@ class Machine(RuleBasedStateMachine):
             params.event_wait = EventWaitTaskParams(event=ev)
         elif ttype == TaskType.EVENT_RESET:
             params.event_reset = EventResetTaskParams(event=ev)
-        want = self.model_state.set_params(ttype, task_type(self.ops[i]))
+        want = self.model_state.set_params(ttype, task_type(self.cap.ops[i]))
         expect.rc(self.backend.task_set_params(self.task_of[i], params), want,
                   f"aclmdlRITaskSetParams(type {TaskType(ttype).name}) ops[{i}]")
 
     @precondition(lambda self: self.IMPL and self._has_model())
     @rule(data=st.data())
-    @_skippable
+    @skippable
     def get_params(self, data: st.DataObject) -> None:
         """GetParams shows the latest accepted SetParams at once (GETP-05, GETP-06)."""
         self.model_steps += 1
@@ -648,12 +462,13 @@ class Machine(RuleBasedStateMachine):
         assert isinstance(cur, Launch)
         expect.eq(self.funcs.get(p.kernel.func_handle, repr(p.kernel.func_handle)), cur.kernel,
                   f"GetParams kernel function of ops[{i}]")
-        expect.eq(p.kernel.args_size, len(self._packed(cur)), f"GetParams argsSize of ops[{i}]")
+        expect.eq(p.kernel.args_size, len(pack_launch(cur, self._buffer_addr)),
+                  f"GetParams argsSize of ops[{i}]")
 
     # -- execution -------------------------------------------------------------------------
     @precondition(lambda self: self._has_model())
     @rule(times=st.integers(1, 2))
-    @_tolerant
+    @tolerant
     def execute(self, times: int) -> None:
         """ExecuteAsync: 0 and one more run when READY (EXE-02), else 507011 (EXE-07)."""
         self.model_steps += 1
@@ -669,7 +484,7 @@ class Machine(RuleBasedStateMachine):
 
     @precondition(lambda self: not self._capturing())
     @rule(data=st.data())
-    @_tolerant
+    @tolerant
     def sync(self, data: st.DataObject) -> None:
         """Timed sync of the origin stream, then every buffer and word against the oracle
         (EXE-02, SETP-01, UPD-05, DIS-01; TMO-01, TMO-02)."""
@@ -692,7 +507,7 @@ class Machine(RuleBasedStateMachine):
     @precondition(lambda self: self._idle_model() and (
         self.model_steps >= MIN_MODEL_STEPS or self.model_state.state is State.FAULT))
     @rule()
-    @_tolerant
+    @tolerant
     def destroy(self) -> None:
         """Destroy the model; a new capture may follow."""
         expect.ok(self.dev.destroy(self.model), "aclmdlRIDestroy")
@@ -719,18 +534,18 @@ class Machine(RuleBasedStateMachine):
     # -- invariants (implementation level) ---------------------------------------------------
     @precondition(lambda self: self.IMPL and self._has_model())
     @invariant()
-    @_skippable
+    @skippable
     def listing_matches(self) -> None:
         """Surviving user tasks per stream in issue order (LIST-08, DIS-05), kernel counts
         = launched - disabled after Update, seq ids unique (SEQ-04), increasing (SEQ-03) and
         stable since the capture (SEQ-05)."""
         assert self.program is not None
-        listing = self._listing()
+        listing = self.sigs.listing(self.model)
         kernels = sum(ty == TaskType.KERNEL for tasks in listing for _, ty in tasks)
         live = sum(isinstance(op, Launch) for op in self.program.ops if op is not None)
         expect.eq(kernels, live, "KERNEL tasks listed (launched - disabled after Update)",
                   clause="DIS-05")
-        mapping, groups = self._match(self._user_tasks(listing))
+        mapping, groups = self._match(self.sigs.user_tasks(listing))
         seqs = [[self.dev.seq_of(t) for t, _ in tasks] for tasks in listing]
         flat = [i for ids in seqs for i in ids]
         expect.eq(len(set(flat)), len(flat), "distinct seq ids in the model", clause="SEQ-04")
@@ -764,18 +579,7 @@ def _live(backend: Any) -> Any:
 def _run(machine: type[Machine], backend: Any) -> None:
     """Run the machine; a run whose only trouble was unsupported steps is UNSUPPORTED."""
     machine.backend = backend
-    _UNSUPPORTED.clear()
-    checks = [HealthCheck.too_slow, HealthCheck.filter_too_much]
-    try:
-        run_state_machine_as_test(machine, settings=settings(
-            stateful_step_count=STEPS, suppress_health_check=checks))
-    except (Unsatisfiable, FailedHealthCheck):
-        if not _UNSUPPORTED:
-            raise
-    if _UNSUPPORTED:
-        first = _UNSUPPORTED[0]
-        _UNSUPPORTED.clear()
-        raise expect.Unsupported(f"state machine step {first}")
+    run(machine, STEPS)
 
 
 @pytest.mark.clause("SETP-01", "DIS-01", "DIS-02", "UPD-05", "EXE-02", "EXE-07", "TMO-01")

@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Union
+from typing import Any, Callable, Iterable, Union
 
 from mdlri_conformance.kernel import catalog
 
 SCHEMA = 1
 SENTINEL = -1
 MAX_STREAMS = 4
+#: device words are 64-bit unsigned
+WORD_MASK = (1 << 64) - 1
 
 
 class GraphError(ValueError):
@@ -246,7 +248,11 @@ def from_json(text: str) -> Case:
 # footprints and ordering
 
 
-def op_footprint(op: Op) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
+#: (reads, writes) of an op: ("buf", i) / ("word", i) references
+Footprint = tuple[set[tuple[str, int]], set[tuple[str, int]]]
+
+
+def op_footprint(op: Op) -> Footprint:
     """(reads, writes) of an op as sets of ("buf", i) / ("word", i); KeyError names an
     unknown kernel."""
     reads: set[tuple[str, int]] = set()
@@ -267,6 +273,26 @@ def op_footprint(op: Op) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
     elif isinstance(op, Memset):
         writes.add(("buf", op.buffer))
     return reads, writes
+
+
+def clash(a: Footprint, b: Footprint) -> set[tuple[str, int]]:
+    """The buffers/words two footprints both touch with at least one of them writing (a race
+    when the two ops are unordered)."""
+    (ra, wa), (rb, wb) = a, b
+    return (wa & (rb | wb)) | (wb & ra)
+
+
+def launch_values(op: Launch, buffer_addr: Callable[[int], int]) -> dict[str, int]:
+    """A launch's argument values with buffer indices replaced by ``buffer_addr(index)``;
+    KeyError names an unknown kernel."""
+    spec = catalog.get(op.kernel)
+    return {f.name: buffer_addr(op.args[f.name]) if f.kind == "ptr" else op.args[f.name]
+            for f in spec.fields}
+
+
+def pack_launch(op: Launch, buffer_addr: Callable[[int], int]) -> bytes:
+    """The kernel's packed argument struct (what a kernel task carries, GETP-03)."""
+    return catalog.get(op.kernel).pack(**launch_values(op, buffer_addr))
 
 
 def happens_before_ops(ops: list[Op | None]) -> list[set[int]]:
@@ -389,14 +415,12 @@ def _check_races(case: Case) -> None:
     before = happens_before(case)
     foot = [op_footprint(op) for op in case.ops]
     for i in range(len(case.ops)):
-        ri, wi = foot[i]
         for j in range(i):
             if j in before[i]:
                 continue
-            rj, wj = foot[j]
-            clash = (wi & (rj | wj)) | (wj & ri)
-            if clash:
-                kind, idx = sorted(clash)[0]
+            touched = clash(foot[i], foot[j])
+            if touched:
+                kind, idx = sorted(touched)[0]
                 raise GraphError(f"ops[{j}] and ops[{i}] touch {kind} {idx} unordered")
 
 

@@ -1,7 +1,7 @@
 """Replay a task-graph case on any backend through the contract; report divergences.
 
-:func:`replay` turns a :class:`~conformance.graphs.Case` into the observation list of
-:mod:`conformance.observe`:
+:func:`replay` turns a :class:`~conformance.engine.graphs.Case` into the observation list of
+:mod:`conformance.engine.observe`:
 
 1. Setup: one device allocation per buffer (initial values written) and per word, one user
    stream per case stream, one ``aclrtCreateEventExWithFlag(SYNC)`` event per case event
@@ -9,16 +9,9 @@
 2. Capture on the origin stream in RELAXED mode (CAP-01); side streams join through the
    case's record/wait ops (XS-01, XS-02). The capture rc is the first non-zero rc of the
    setup and capture calls.
-3. Listing (LIST-01, LIST-08, TYPE-02, GETP-03, GETP-05): every internal stream's
-   user-visible tasks are matched to the case's per-stream op sequences by signature: the
-   type (GetType), for kernels the function handle plus the argument bytes read from device
-   memory at ``params.kernel.args`` compared with the packed expected arguments, for value
-   tasks devAddr/value(/flag). Task handles mapped at capture are reused after Update
-   (handles are stable across Update, abi.md §6.3, Q-23). Seq ids give the
-   unique/increasing/stable flags (SEQ-03, SEQ-04, SEQ-05).
-   The signatures get coarser when the runtime cannot show more (:data:`LEVELS`): without
-   ``Cap.DATA_MOVEMENT`` no argument bytes are read from the device (kernel name only), and
-   when GetParams does not answer the match uses the listing order and GetType alone.
+3. Listing after the capture and after every successful Update (LIST-01, LIST-08, SEQ-03,
+   SEQ-04, SEQ-05): :class:`conformance.engine.listing.TaskMap` matches listed tasks to ops
+   by their signatures (:mod:`conformance.engine.signature`).
 4. The plan, step by step (SETP-01, DIS-01, UPD-05, EXE-02, TMO-01/02), every API error
    becoming an observation.
 
@@ -37,11 +30,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
-import itertools
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -50,33 +42,16 @@ from mdlri_conformance.backends.contract import (
     MemcpyKind, TaskParams, TaskType, ValueWriteTaskParams, EventRecordTaskParams,
     EventWaitTaskParams, EventResetTaskParams, err_name,
 )
-from mdlri_conformance.kernel import catalog
 
 from .graphs import (Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType, SetKernel,
-                     SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait)
+                     SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait, WORD_MASK,
+                     pack_launch)
+from .listing import TaskMap
 from .observe import Difference, Observation, first_difference
 
 #: timed sync used by cleanup (ms): bounded, so a hanging model cannot hang the suite
 CLEANUP_SYNC_MS = 2000
 PROG = "mdlri-conformance"
-
-Sig = tuple[Any, ...]
-
-#: signature levels, finest first: full (kernel args from the device), no-args (the kernel
-#: name only: data does not move), type (GetType alone: GetParams does not answer)
-LEVELS = ("full", "no-args", "type")
-_KIND = {TaskType.KERNEL: "kernel", TaskType.EVENT_RECORD: "record",
-         TaskType.EVENT_WAIT: "wait", TaskType.VALUE_WRITE: "value_write",
-         TaskType.VALUE_WAIT: "value_wait"}
-
-
-def coarse(sig: Sig | None, level: str) -> Sig | None:
-    """``sig`` at signature ``level`` (see :data:`LEVELS`)."""
-    if sig is None or level == "full":
-        return sig
-    if level == "type":
-        return sig[:1]
-    return sig[:2] if sig[0] == "kernel" else sig
 
 
 class Replayed(list):  # type: ignore[type-arg]
@@ -114,26 +89,21 @@ class _Replay:
     funcs: dict[str, Any] = field(default_factory=dict)
     model: Any = None
     capturing: bool = False
-    # listing state
-    task_op: dict[Any, int] = field(default_factory=dict)      # task handle -> op index
-    op_task: dict[int, Any] = field(default_factory=dict)      # op index -> task handle
-    seq0: dict[Any, int] = field(default_factory=dict)         # seq ids read after capture
-    stream_user: dict[Any, int] = field(default_factory=dict)  # internal stream -> user stream
     current: dict[int, Op] = field(default_factory=dict)       # ops with committed SetParams
     pending: dict[int, Op] = field(default_factory=dict)       # SetParams awaiting Update
-    level: str = "full"                                        # signature level (LEVELS)
     met: list[str] = field(default_factory=list)               # not-supported answers
+    tasks: TaskMap = field(init=False)                         # the op <-> task mapping
+
+    def __post_init__(self) -> None:
+        # the map shares the address lists and kernel handles that setup() fills in
+        self.tasks = TaskMap(self.b, self.case, self.buf_addr, self.word_addr, self.funcs,
+                             self.note)
 
     def note(self, rc: Any, call: str) -> Any:
         """Remember a 207000 / 207019 answer of ``call``; returns ``rc``."""
         if rc in NOT_SUPPORTED_CODES:
             self.met.append(f"{call} returned {err_name(rc)}")
         return rc
-
-    def coarsen(self, level: str) -> None:
-        """Use signature ``level`` from now on, if it is coarser than the current one."""
-        if LEVELS.index(level) > LEVELS.index(self.level):
-            self.level = level
 
     # -- calls that must succeed during setup/capture --------------------------------------
     def ok(self, rc: int, call: str = "a setup or capture call") -> None:
@@ -175,15 +145,13 @@ class _Replay:
                 self.funcs[name] = f
 
     def write_word(self, addr: int, value: int) -> None:
-        arr = np.array([int(value) & (2**64 - 1)], dtype=np.uint64)
+        arr = np.array([int(value) & WORD_MASK], dtype=np.uint64)
         self.ok(self.b.memcpy(addr, 8, arr, 8, MemcpyKind.HOST_TO_DEVICE))
 
     # -- packing ---------------------------------------------------------------------------
     def packed(self, op: Launch) -> bytes:
         """The kernel's argument struct with buffer indices replaced by device addresses."""
-        spec = catalog.get(op.kernel)
-        return spec.pack(**{f.name: self.buf_addr[op.args[f.name]] if f.kind == "ptr"
-                            else op.args[f.name] for f in spec.fields})
+        return pack_launch(op, self.buf_addr.__getitem__)
 
     # -- capture ---------------------------------------------------------------------------
     def capture(self) -> None:
@@ -220,213 +188,6 @@ class _Replay:
             return self.b.memset_async(self.buf_addr[op.buffer], n, op.value, n, s)
         raise TypeError(f"unknown op {op!r}")
 
-    # -- signatures ------------------------------------------------------------------------
-    def expected_sig(self, op: Op) -> Sig | None:
-        """What GetType/GetParams show for an op's task (None: DEFAULT, not mapped)."""
-        if isinstance(op, Launch):
-            return ("kernel", op.kernel, self.packed(op))
-        if isinstance(op, Record):
-            return ("record",)
-        if isinstance(op, Wait):
-            return ("wait",)
-        if isinstance(op, ValueWrite):
-            return ("value_write", self.word_addr[op.word], op.value & (2**64 - 1))
-        if isinstance(op, ValueWait):
-            return ("value_wait", self.word_addr[op.word], op.value & (2**64 - 1), op.flag)
-        return None
-
-    def task_type(self, task: Any) -> int | None:
-        """GetType of a listed task (None when it fails)."""
-        rc, ttype = self.b.task_get_type(task)
-        self.note(rc, "aclmdlRITaskGetType")
-        return int(ttype) if rc == Err.SUCCESS else None
-
-    def observed_sig(self, task: Any, ttype: int | None) -> Sig | None:
-        """A listed task's signature from GetType/GetParams (None for DEFAULT/internal).
-
-        When GetParams does not answer, the signature is the type alone and the replay
-        matches at the "type" level from then on (the listing order still identifies the
-        tasks); without data movement kernel arguments are not read ("no-args")."""
-        if ttype is None or ttype in (TaskType.DEFAULT, TaskType.EVENT_RESET):
-            return None
-        kind = _KIND.get(TaskType(ttype)) if ttype in _KIND else None
-        if ttype in (TaskType.EVENT_RECORD, TaskType.EVENT_WAIT):
-            return (kind,)
-        rc, p = self.b.task_get_params(task)
-        if rc != Err.SUCCESS:
-            if kind is not None:
-                self.coarsen("type")
-                return (kind,)
-            return ("unknown", int(ttype))
-        if ttype == TaskType.KERNEL and p.kernel is not None:
-            name = next((n for n, f in self.funcs.items() if f == p.kernel.func_handle), "?")
-            return ("kernel", name, self.read_args(p.kernel))
-        if ttype == TaskType.VALUE_WRITE and p.value_write is not None:
-            return ("value_write", p.value_write.dev_addr, p.value_write.value & (2**64 - 1))
-        if ttype == TaskType.VALUE_WAIT and p.value_wait is not None:
-            w = p.value_wait
-            return ("value_wait", w.dev_addr, w.value & (2**64 - 1), w.flag)
-        return ("unknown", int(ttype))
-
-    def read_args(self, k: KernelTaskParams) -> bytes | None:
-        """The argument bytes of a kernel task (device copy, GETP-03; host bytes accepted);
-        None when device memory does not move (the match is then by kernel name)."""
-        if isinstance(k.args, (bytes, bytearray)):
-            return bytes(k.args[:k.args_size])
-        if Cap.DATA_MOVEMENT not in self.b.capabilities:
-            self.coarsen("no-args")
-            return None
-        if not k.args or k.args_size <= 0:
-            return b""
-        out = np.zeros(k.args_size, dtype=np.uint8)
-        rc = self.b.memcpy(out, k.args_size, int(k.args), k.args_size,
-                           MemcpyKind.DEVICE_TO_HOST)
-        return out.tobytes() if rc == Err.SUCCESS else b""
-
-    # -- listing ---------------------------------------------------------------------------
-    def list_model(self) -> list[tuple[Any, list[Any]]]:
-        """(internal stream, its tasks) for every stream GetStreams returns."""
-        out: list[tuple[Any, list[Any]]] = []
-        rc, _, n = self.b.get_streams(self.model, None)
-        if self.note(rc, "aclmdlRIGetStreams") != Err.SUCCESS or not isinstance(n, int):
-            return out
-        rc, slots, got = self.b.get_streams(self.model, n)
-        if self.note(rc, "aclmdlRIGetStreams") != Err.SUCCESS or slots is None:
-            return out
-        for s in slots[:got]:
-            tasks: list[Any] = []
-            rc, _, m = self.b.get_tasks_by_stream(s, None)
-            if self.note(rc, "aclmdlRIGetTasksByStream") == Err.SUCCESS and isinstance(m, int):
-                rc, tslots, tgot = self.b.get_tasks_by_stream(s, m)
-                self.note(rc, "aclmdlRIGetTasksByStream")
-                if rc == Err.SUCCESS and tslots is not None:
-                    tasks = list(tslots[:tgot])
-            out.append((s, tasks))
-        return out
-
-    def listing(self, index: int) -> list[Observation]:
-        """The listing block of observe.py item 2 (LIST-08, SEQ-03/04/05, DIS-05)."""
-        listed = self.list_model()
-        typed = [(s, [(t, self.task_type(t)) for t in tasks]) for s, tasks in listed]
-        visible = [(s, [(t, sig) for t, sig in ((t, self.observed_sig(t, ty)) for t, ty in ts)
-                        if sig is not None]) for s, ts in typed]
-        visible = [(s, [(t, coarse(sig, self.level)) for t, sig in ts]) for s, ts in visible]
-        first = index == -1
-        if first:
-            self.map_capture(visible)
-            self.map_memsets(typed)
-        per_user: dict[int, list[int]] = {u: [] for u in range(self.case.streams)}
-        for s, ts in visible:
-            u = self.stream_user.get(s)
-            if u is None:
-                u = self.guess_user(ts)
-                self.stream_user[s] = u
-            ops = [self.op_of(t, sig) for t, sig in ts]
-            if u is not None:
-                per_user[u].extend(ops)
-        obs = [Observation("listing", index, f"stream {u} ops", ids)
-               for u, ids in sorted(per_user.items())]
-        obs.append(Observation("listing", index, "seq ids", self.seq_flags(listed, first)))
-        return obs
-
-    def op_of(self, task: Any, sig: Sig) -> int:
-        """The op of a task: from the capture-time mapping, else by signature (-1: none)."""
-        if task in self.task_op:
-            return self.task_op[task]
-        for i, op in sorted(self.current.items()):
-            if i not in self.op_task and coarse(self.expected_sig(op), self.level) == sig:
-                self.task_op[task], self.op_task[i] = i, task
-                return i
-        return -1
-
-    def guess_user(self, ts: list[tuple[Any, Sig]]) -> int | None:
-        """The user stream most of an unknown internal stream's known tasks belong to."""
-        votes = [self.case.ops[self.task_op[t]].stream for t, _ in ts if t in self.task_op]
-        return max(set(votes), key=votes.count) if votes else None
-
-    def map_capture(self, visible: list[tuple[Any, list[tuple[Any, Sig]]]]) -> None:
-        """Assign internal streams to user streams (best total alignment), then tasks to ops
-        along the alignment; leftovers by signature anywhere."""
-        expected = {u: [(i, coarse(self.expected_sig(op), self.level))
-                        for i, op in enumerate(self.case.ops)
-                        if op.stream == u and self.expected_sig(op) is not None]
-                    for u in range(self.case.streams)}
-        k = len(visible)
-        users = list(range(self.case.streams))
-        score = {(a, u): _align(visible[a][1], expected[u])[0]
-                 for a in range(k) for u in users}
-        best: tuple[int, ...] = ()
-        best_total = -1
-        # injective map internal stream -> user stream (or None when there are more streams)
-        slots: list[int | None] = [*users, *([None] * max(0, k - len(users)))]
-        for perm in itertools.permutations(slots, k):
-            total = sum(score[(a, u)] for a, u in enumerate(perm) if u is not None)
-            if total > best_total:
-                best, best_total = perm, total
-        for a, u in enumerate(best):
-            s, ts = visible[a]
-            if u is None:
-                continue
-            self.stream_user[s] = u
-            for ti, oi in _align(ts, expected[u])[1]:
-                task, op_index = ts[ti][0], expected[u][oi][0]
-                self.task_op[task], self.op_task[op_index] = op_index, task
-
-    def map_memsets(self, typed: list[tuple[Any, list[tuple[Any, int | None]]]]) -> None:
-        """Memset ops (DEFAULT tasks, not identifiable by GetParams, GETP-01): the DEFAULT
-        tasks of the user stream's internal stream, in order, between the tasks of the
-        neighbouring mapped ops (needed to Disable them, DIS-06)."""
-        for s, ts in typed:
-            u = self.stream_user.get(s)
-            if u is None:
-                continue
-            pos = {t: k for k, (t, _) in enumerate(ts)}
-            used: set[int] = set()
-            lo = -1
-            for i, op in enumerate(self.case.ops):
-                if op.stream != u:
-                    continue
-                t = self.op_task.get(i)
-                if t is not None and t in pos:
-                    lo = pos[t]
-                    continue
-                if not isinstance(op, Memset):
-                    continue
-                nxt = next((pos[self.op_task[j]] for j in range(i + 1, len(self.case.ops))
-                            if self.case.ops[j].stream == u and self.op_task.get(j) in pos),
-                           len(ts))
-                cand = next((k for k in range(lo + 1, nxt) if k not in used
-                             and ts[k][1] == TaskType.DEFAULT), None)
-                if cand is not None:
-                    used.add(cand)
-                    lo = cand
-                    self.op_task[i] = ts[cand][0]
-                    self.task_op[ts[cand][0]] = i
-
-    def seq_flags(self, listed: list[tuple[Any, list[Any]]], first: bool) -> dict[str, bool]:
-        """unique within the model (SEQ-04), increasing along each list (SEQ-03), equal to
-        the capture-time ids for every surviving task (SEQ-05)."""
-        seen: list[int] = []
-        increasing = True
-        stable = True
-        for _, tasks in listed:
-            prev: int | None = None
-            for t in tasks:
-                rc, sid = self.b.task_get_seq_id(t)
-                if self.note(rc, "aclmdlRITaskGetSeqId") != Err.SUCCESS or \
-                        not isinstance(sid, int):
-                    continue
-                seen.append(sid)
-                if prev is not None and sid <= prev:
-                    increasing = False
-                prev = sid
-                if first:
-                    self.seq0[t] = sid
-                elif t in self.seq0 and self.seq0[t] != sid:
-                    stable = False
-        return {"unique": len(seen) == len(set(seen)), "increasing": increasing,
-                "stable": stable}
-
     # -- the plan --------------------------------------------------------------------------
     def step(self, i: int, step: Step) -> list[Observation]:
         """Run one plan step; its observations (observe.py item 3)."""
@@ -444,9 +205,9 @@ class _Replay:
             if rc == Err.SUCCESS:
                 self.current.update(self.pending)
                 self.pending.clear()
-                obs += self.listing(i)
+                obs += self.tasks.observe(self.model, i, self.current)
             return obs
-        task = self.op_task.get(step.op) if hasattr(step, "op") else None
+        task = self.tasks.op_task.get(step.op) if hasattr(step, "op") else None
         if isinstance(step, Disable):
             rc = int(self.note(self.b.task_disable(task), "aclmdlRITaskDisable"))
             if rc == Err.SUCCESS:
@@ -526,28 +287,6 @@ class _Replay:
                 pass
 
 
-def _align(ts: Sequence[tuple[Any, Sig]], ops: Sequence[tuple[int, Sig | None]]
-           ) -> tuple[int, list[tuple[int, int]]]:
-    """Longest common subsequence of task and op signatures: (length, [(task i, op j)])."""
-    n, m = len(ts), len(ops)
-    dp = [[0] * (m + 1) for _ in range(n + 1)]
-    for a in range(n - 1, -1, -1):
-        for c in range(m - 1, -1, -1):
-            dp[a][c] = (dp[a + 1][c + 1] + 1 if ts[a][1] == ops[c][1]
-                        else max(dp[a + 1][c], dp[a][c + 1]))
-    pairs: list[tuple[int, int]] = []
-    a = c = 0
-    while a < n and c < m:
-        if ts[a][1] == ops[c][1]:
-            pairs.append((a, c))
-            a, c = a + 1, c + 1
-        elif dp[a + 1][c] >= dp[a][c + 1]:
-            a += 1
-        else:
-            c += 1
-    return dp[0][0], pairs
-
-
 def replay(backend: Backend, case: Case) -> Replayed:
     """Replay ``case`` on ``backend``: the observations of observe.py, never raising on API
     errors, always cleaning up; where a call first answered 207000 / 207019 is kept on the
@@ -569,7 +308,7 @@ def replay(backend: Backend, case: Case) -> Replayed:
             add([Observation("capture", -1, "rc", exc.rc)])
             return obs
         add([Observation("capture", -1, "rc", 0)])
-        add(r.listing(-1))
+        add(r.tasks.observe(r.model, -1, r.current))
         for i, step in enumerate(case.plan):
             add(r.step(i, step))
         add([])
@@ -680,7 +419,8 @@ def divergence_message(div: Divergence, directory: Path | str | None = None,
         f"  replay: {PROG} replay {path} --backend {div.backend}",
     ]
     if where is not None and where.phase == "listing":
-        lines.insert(3, "  (listing: op indices per user stream; see conformance/observe.py)")
+        lines.insert(3, "  (listing: op indices per user stream; "
+                        "see conformance/engine/observe.py)")
     return "\n".join(lines)
 
 

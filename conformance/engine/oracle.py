@@ -1,10 +1,12 @@
 """The independent oracle: what a conforming runtime must show for a task-graph case.
 
-From a :class:`~conformance.graphs.Case` alone, :func:`expected` computes the list of
-:class:`~conformance.observe.Observation` that replaying the case on a conforming backend
-produces, in the order of :mod:`conformance.observe`. It shares no code with the simulator
-(``backends/sim``): only the case description (:mod:`conformance.graphs`) and the kernels'
-specification (:mod:`kernel.catalog`).
+From a :class:`~conformance.engine.graphs.Case` alone, :func:`expected` computes the list of
+:class:`~conformance.engine.observe.Observation` that replaying the case on a conforming
+backend produces, in the order of :mod:`conformance.engine.observe`. It shares no code with the
+simulator (``backends/sim``) nor with the runner: it imports only the case description
+(:mod:`conformance.engine.graphs`), the observation shape, the backend contract's constants
+and the kernels' specification (:mod:`kernel.catalog`), which is what makes a difference from
+a backend mean something.
 
 Three parts, each usable on its own:
 
@@ -18,7 +20,7 @@ Three parts, each usable on its own:
   (EXE-02) on an :class:`OracleMemory`.
 * :func:`expected`: the two above driven by a case's plan.
 
-Execution order: a case that passes :func:`conformance.graphs.check` has no two unordered
+Execution order: a case that passes :func:`conformance.engine.graphs.check` has no two unordered
 ops touching the same buffer or word with a write, so every schedule that respects stream
 order and record->wait edges gives the same memory. Host issue order is such a schedule
 (records come before their waits), so the interpreter runs surviving ops in issue order.
@@ -39,8 +41,9 @@ from mdlri_conformance.backends.contract import Err, TaskType, ValueWaitFlag
 from mdlri_conformance.kernel import catalog
 
 from .graphs import (
-    Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType, SetKernel, SetValue, Step,
-    Sync, Update, ValueWait, ValueWrite, Wait, check,
+    WORD_MASK, Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType, SetKernel,
+    SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait, check, clash, happens_before_ops,
+    pack_launch,
 )
 from . import graphs
 from .observe import Observation
@@ -48,13 +51,11 @@ from .observe import Observation
 __all__ = [
     "UndefinedCase", "State", "ModelState", "OracleMemory", "Program", "expected",
     "listing_observations", "sync_observations", "task_type", "validate", "footprint",
-    "happens_before_ops", "effective_ops", "USER_VISIBLE", "WORD_MASK", "SEQ_IDS_OK", "DISABLED",
+    "effective_ops", "USER_VISIBLE", "SEQ_IDS_OK", "DISABLED",
 ]
 
 #: op kinds whose tasks have a user-visible type (memset tasks are DEFAULT, TYPE-02)
 USER_VISIBLE = (Launch, Record, Wait, ValueWrite, ValueWait)
-#: device words are 64-bit unsigned
-WORD_MASK = (1 << 64) - 1
 #: the seq-id properties every conforming listing has (SEQ-03, SEQ-04, SEQ-05)
 SEQ_IDS_OK = {"unique": True, "increasing": True, "stable": True}
 
@@ -381,9 +382,7 @@ def run_launch(mem: OracleMemory, op: Launch, where: str = "launch") -> None:
     """Run a catalog kernel with buffer-index pointer args mapped to ``mem`` addresses."""
     try:
         spec = catalog.get(op.kernel)
-        values = {f.name: mem.buffer_addr(op.args[f.name]) if f.kind == "ptr"
-                  else op.args[f.name] for f in spec.fields}
-        packed = spec.pack(**values)
+        packed = pack_launch(op, mem.buffer_addr)
     except (KeyError, ValueError, TypeError) as exc:
         raise UndefinedCase(f"{where}: bad kernel launch ({exc})") from None
     spec.run(mem, packed)
@@ -408,12 +407,10 @@ def validate(ops: list[Op | None], streams: int) -> None:
                                 "(DIS-08: the execution blocks)")
     foot = {i: footprint(op) for i, op in enumerate(ops) if op is not None}
     for i in foot:
-        ri, wi = foot[i]
         for j in foot:
             if j >= i or j in before[i]:
                 continue
-            rj, wj = foot[j]
-            if (wi & (rj | wj)) | (wj & ri):
+            if clash(foot[i], foot[j]):
                 raise UndefinedCase(f"ops[{j}] and ops[{i}] race after the plan's changes")
     origin = [i for i in foot if ops[i].stream == 0]
     last0 = origin[-1] if origin else None
@@ -430,8 +427,6 @@ def footprint(op: Op) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
     except KeyError as exc:
         raise UndefinedCase(str(exc.args[0])) from None
 
-
-happens_before_ops = graphs.happens_before_ops
 
 
 # ---------------------------------------------------------------------------------------------
@@ -457,7 +452,7 @@ def sync_observations(index: int, memory: OracleMemory) -> list[Observation]:
 def expected(case: Case) -> list[Observation]:
     """The observations a conforming runtime shows when ``case`` is replayed.
 
-    Raises :class:`conformance.graphs.GraphError` for a case outside defined behaviour at
+    Raises :class:`conformance.engine.graphs.GraphError` for a case outside defined behaviour at
     capture, and :class:`UndefinedCase` when its plan leads outside defined behaviour.
     """
     check(case)

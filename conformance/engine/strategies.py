@@ -1,9 +1,9 @@
 """Hypothesis strategies for task graphs that stay inside defined behaviour.
 
-Every :class:`~conformance.graphs.Case` drawn from :func:`cases` passes
-:func:`conformance.graphs.check`: streams fork from the origin (or from a stream that already
-joined) through an event record/wait pair (XS-01) and join back to the origin with a record
-the origin waits on (XS-02); no two unordered ops touch a buffer or word with a write; value
+Every :class:`~conformance.engine.graphs.Case` drawn from :func:`cases` passes
+:func:`conformance.engine.graphs.check`: streams fork from the origin (or from a stream that
+already joined) through an event record/wait pair (XS-01) and join back to the origin with a
+record the origin waits on (XS-02); no two unordered ops touch a buffer or word with a write; value
 waits are satisfied by an ordered value write. Plans (:func:`plans`) only use SetParams and
 Disable in the ways the documented clauses define (SETP-01, DIS-01, UPD-05), always Update
 before Execute, Sync (5000 ms) after every Execute, and end with Execute + Sync (EXE-02).

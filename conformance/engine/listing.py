@@ -1,0 +1,281 @@
+"""The listing of a replayed model: which listed task is which op of the case.
+
+Every internal stream's user-visible tasks are matched to the case's per-stream op sequences
+by signature (:mod:`conformance.engine.signature`): the type (GetType), for kernels the
+function handle plus the argument bytes read from device memory at ``params.kernel.args``
+compared with the packed expected arguments, for value tasks devAddr/value(/flag) (LIST-01,
+LIST-08, TYPE-02, GETP-03, GETP-05). Internal streams are assigned to user streams by the best
+total alignment; streams whose user-visible tasks align equally well are told apart by their
+DEFAULT tasks (the memsets of each user stream). Memset ops are then mapped to the DEFAULT
+tasks between their neighbours' tasks (needed to Disable them, DIS-06). Task handles mapped at
+capture are reused after Update (handles are stable across Update, abi.md §6.3, Q-23). Seq
+ids give the unique/increasing/stable flags (SEQ-03, SEQ-04, SEQ-05).
+
+The signatures get coarser when the runtime cannot show more (signature.LEVELS): without
+``Cap.DATA_MOVEMENT`` no argument bytes are read from the device (kernel name only), and when
+GetParams does not answer the match uses the listing order and GetType alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from mdlri_conformance.backends.contract import (
+    Backend, Cap, Err, KernelTaskParams, MemcpyKind, TaskType,
+)
+
+from . import signature
+from .graphs import Case, Memset, Op
+from .observe import Observation
+from .signature import Sig, coarse
+
+#: (internal stream, [(task, GetType or None)]) per listed stream
+Typed = list[tuple[Any, list[tuple[Any, int | None]]]]
+#: (internal stream, [(task, signature)]) per listed stream, user-visible tasks only
+Visible = list[tuple[Any, list[tuple[Any, Sig]]]]
+
+
+@dataclass
+class TaskMap:
+    """The op <-> task mapping of one replay, built at the first listing and kept after.
+
+    ``note`` remembers a 207000 / 207019 answer of a call (the runner's)."""
+
+    b: Backend
+    case: Case
+    buf_addr: list[int]
+    word_addr: list[int]
+    funcs: dict[str, Any]
+    note: Callable[[Any, str], Any]
+    task_op: dict[Any, int] = field(default_factory=dict)      # task handle -> op index
+    op_task: dict[int, Any] = field(default_factory=dict)      # op index -> task handle
+    seq0: dict[Any, int] = field(default_factory=dict)         # seq ids read after capture
+    stream_user: dict[Any, int] = field(default_factory=dict)  # internal stream -> user stream
+    level: str = "full"                                        # signature level (LEVELS)
+
+    def coarsen(self, level: str) -> None:
+        """Use signature ``level`` from now on, if it is coarser than the current one."""
+        self.level = signature.coarser(self.level, level)
+
+    # -- signatures ------------------------------------------------------------------------
+    def expected_sig(self, op: Op) -> Sig | None:
+        """What GetType/GetParams show for an op's task (None: DEFAULT, not mapped)."""
+        return signature.of_op(op, self.buf_addr.__getitem__, self.word_addr.__getitem__)
+
+    def task_type(self, task: Any) -> int | None:
+        """GetType of a listed task (None when it fails)."""
+        rc, ttype = self.b.task_get_type(task)
+        self.note(rc, "aclmdlRITaskGetType")
+        return int(ttype) if rc == Err.SUCCESS else None
+
+    def observed_sig(self, task: Any, ttype: int | None) -> Sig | None:
+        """A listed task's signature from GetType/GetParams (None for DEFAULT/internal).
+
+        When GetParams does not answer, the signature is the type alone and the replay
+        matches at the "type" level from then on (the listing order still identifies the
+        tasks); without data movement kernel arguments are not read ("no-args")."""
+        if ttype is None:
+            return None
+        params = None
+        if signature.asks_params(ttype):
+            rc, params = self.b.task_get_params(task)
+            if rc != Err.SUCCESS:
+                params = None
+                if ttype in signature.KINDS:
+                    self.coarsen("type")
+        return signature.of_task(ttype, params, self.function_name, self.read_args)
+
+    def function_name(self, handle: Any) -> str:
+        """The catalog kernel whose function handle this is ("?" for none)."""
+        return next((n for n, f in self.funcs.items() if f == handle), "?")
+
+    def read_args(self, k: KernelTaskParams) -> bytes | None:
+        """The argument bytes of a kernel task (device copy, GETP-03; host bytes accepted);
+        None when device memory does not move (the match is then by kernel name)."""
+        moves = Cap.DATA_MOVEMENT in self.b.capabilities
+        args = signature.kernel_args(k, self.read_device if moves else None)
+        if args is None:
+            self.coarsen("no-args")
+        return args
+
+    def read_device(self, addr: int, nbytes: int) -> bytes:
+        out = np.zeros(nbytes, dtype=np.uint8)
+        rc = self.b.memcpy(out, nbytes, addr, nbytes, MemcpyKind.DEVICE_TO_HOST)
+        return out.tobytes() if rc == Err.SUCCESS else b""
+
+    # -- listing ---------------------------------------------------------------------------
+    def list_model(self, model: Any) -> list[tuple[Any, list[Any]]]:
+        """(internal stream, its tasks) for every stream GetStreams returns."""
+        out: list[tuple[Any, list[Any]]] = []
+        rc, _, n = self.b.get_streams(model, None)
+        if self.note(rc, "aclmdlRIGetStreams") != Err.SUCCESS or not isinstance(n, int):
+            return out
+        rc, slots, got = self.b.get_streams(model, n)
+        if self.note(rc, "aclmdlRIGetStreams") != Err.SUCCESS or slots is None:
+            return out
+        for s in slots[:got]:
+            tasks: list[Any] = []
+            rc, _, m = self.b.get_tasks_by_stream(s, None)
+            if self.note(rc, "aclmdlRIGetTasksByStream") == Err.SUCCESS and isinstance(m, int):
+                rc, tslots, tgot = self.b.get_tasks_by_stream(s, m)
+                self.note(rc, "aclmdlRIGetTasksByStream")
+                if rc == Err.SUCCESS and tslots is not None:
+                    tasks = list(tslots[:tgot])
+            out.append((s, tasks))
+        return out
+
+    def observe(self, model: Any, index: int, current: dict[int, Op]) -> list[Observation]:
+        """The listing block of observe.py item 2 (LIST-08, SEQ-03/04/05, DIS-05);
+        ``current`` holds the ops with their committed SetParams."""
+        listed = self.list_model(model)
+        typed = [(s, [(t, self.task_type(t)) for t in tasks]) for s, tasks in listed]
+        visible = [(s, [(t, sig) for t, sig in ((t, self.observed_sig(t, ty)) for t, ty in ts)
+                        if sig is not None]) for s, ts in typed]
+        visible = [(s, [(t, coarse(sig, self.level)) for t, sig in ts]) for s, ts in visible]
+        first = index == -1
+        if first:
+            self.map_capture(visible, typed)
+            self.map_memsets(typed)
+        per_user: dict[int, list[int]] = {u: [] for u in range(self.case.streams)}
+        for s, ts in visible:
+            u = self.stream_user.get(s)
+            if u is None:
+                u = self.guess_user(ts)
+                self.stream_user[s] = u
+            ops = [self.op_of(t, sig, current) for t, sig in ts]
+            if u is not None:
+                per_user[u].extend(ops)
+        obs = [Observation("listing", index, f"stream {u} ops", ids)
+               for u, ids in sorted(per_user.items())]
+        obs.append(Observation("listing", index, "seq ids", self.seq_flags(listed, first)))
+        return obs
+
+    def op_of(self, task: Any, sig: Sig, current: dict[int, Op]) -> int:
+        """The op of a task: from the capture-time mapping, else by signature (-1: none)."""
+        if task in self.task_op:
+            return self.task_op[task]
+        for i, op in sorted(current.items()):
+            if i not in self.op_task and coarse(self.expected_sig(op), self.level) == sig:
+                self.task_op[task], self.op_task[i] = i, task
+                return i
+        return -1
+
+    def guess_user(self, ts: list[tuple[Any, Sig]]) -> int | None:
+        """The user stream most of an unknown internal stream's known tasks belong to."""
+        votes = [self.case.ops[self.task_op[t]].stream for t, _ in ts if t in self.task_op]
+        return max(set(votes), key=votes.count) if votes else None
+
+    def map_capture(self, visible: Visible, typed: Typed) -> None:
+        """Assign internal streams to user streams (best total alignment of the user-visible
+        tasks; among equally good assignments, the one whose DEFAULT task counts best match
+        the user streams' memsets), then tasks to ops along the alignment."""
+        expected = {u: [(i, coarse(self.expected_sig(op), self.level))
+                        for i, op in enumerate(self.case.ops)
+                        if op.stream == u and self.expected_sig(op) is not None]
+                    for u in range(self.case.streams)}
+        memsets = {u: sum(isinstance(op, Memset) and op.stream == u for op in self.case.ops)
+                   for u in range(self.case.streams)}
+        defaults = [sum(ty == TaskType.DEFAULT for _, ty in ts) for _, ts in typed]
+        k = len(visible)
+        users = list(range(self.case.streams))
+        score = {(a, u): (_align(visible[a][1], expected[u])[0],
+                          -abs(defaults[a] - memsets[u]))
+                 for a in range(k) for u in users}
+        best: tuple[int | None, ...] = ()
+        best_total = (-1, 0)
+        # injective map internal stream -> user stream (or None when there are more streams)
+        slots: list[int | None] = [*users, *([None] * max(0, k - len(users)))]
+        for perm in itertools.permutations(slots, k):
+            pairs = [score[(a, u)] for a, u in enumerate(perm) if u is not None]
+            total = (sum(p[0] for p in pairs), sum(p[1] for p in pairs))
+            if total > best_total:
+                best, best_total = perm, total
+        for a, u in enumerate(best):
+            s, ts = visible[a]
+            if u is None:
+                continue
+            self.stream_user[s] = u
+            for ti, oi in _align(ts, expected[u])[1]:
+                task, op_index = ts[ti][0], expected[u][oi][0]
+                self.task_op[task], self.op_task[op_index] = op_index, task
+
+    def map_memsets(self, typed: Typed) -> None:
+        """Memset ops (DEFAULT tasks, not identifiable by GetParams, GETP-01): the DEFAULT
+        tasks of the user stream's internal stream, in order, between the tasks of the
+        neighbouring mapped ops (needed to Disable them, DIS-06)."""
+        for s, ts in typed:
+            u = self.stream_user.get(s)
+            if u is None:
+                continue
+            pos = {t: k for k, (t, _) in enumerate(ts)}
+            used: set[int] = set()
+            lo = -1
+            for i, op in enumerate(self.case.ops):
+                if op.stream != u:
+                    continue
+                t = self.op_task.get(i)
+                if t is not None and t in pos:
+                    lo = pos[t]
+                    continue
+                if not isinstance(op, Memset):
+                    continue
+                nxt = next((pos[self.op_task[j]] for j in range(i + 1, len(self.case.ops))
+                            if self.case.ops[j].stream == u and self.op_task.get(j) in pos),
+                           len(ts))
+                cand = next((k for k in range(lo + 1, nxt) if k not in used
+                             and ts[k][1] == TaskType.DEFAULT), None)
+                if cand is not None:
+                    used.add(cand)
+                    lo = cand
+                    self.op_task[i] = ts[cand][0]
+                    self.task_op[ts[cand][0]] = i
+
+    def seq_flags(self, listed: list[tuple[Any, list[Any]]], first: bool) -> dict[str, bool]:
+        """unique within the model (SEQ-04), increasing along each list (SEQ-03), equal to
+        the capture-time ids for every surviving task (SEQ-05)."""
+        seen: list[int] = []
+        increasing = True
+        stable = True
+        for _, tasks in listed:
+            prev: int | None = None
+            for t in tasks:
+                rc, sid = self.b.task_get_seq_id(t)
+                if self.note(rc, "aclmdlRITaskGetSeqId") != Err.SUCCESS or \
+                        not isinstance(sid, int):
+                    continue
+                seen.append(sid)
+                if prev is not None and sid <= prev:
+                    increasing = False
+                prev = sid
+                if first:
+                    self.seq0[t] = sid
+                elif t in self.seq0 and self.seq0[t] != sid:
+                    stable = False
+        return {"unique": len(seen) == len(set(seen)), "increasing": increasing,
+                "stable": stable}
+
+
+def _align(ts: Sequence[tuple[Any, Sig]], ops: Sequence[tuple[int, Sig | None]]
+           ) -> tuple[int, list[tuple[int, int]]]:
+    """Longest common subsequence of task and op signatures: (length, [(task i, op j)])."""
+    n, m = len(ts), len(ops)
+    dp = [[0] * (m + 1) for _ in range(n + 1)]
+    for a in range(n - 1, -1, -1):
+        for c in range(m - 1, -1, -1):
+            dp[a][c] = (dp[a + 1][c + 1] + 1 if ts[a][1] == ops[c][1]
+                        else max(dp[a + 1][c], dp[a][c + 1]))
+    pairs: list[tuple[int, int]] = []
+    a = c = 0
+    while a < n and c < m:
+        if ts[a][1] == ops[c][1]:
+            pairs.append((a, c))
+            a, c = a + 1, c + 1
+        elif dp[a + 1][c] >= dp[a][c + 1]:
+            a += 1
+        else:
+            c += 1
+    return dp[0][0], pairs
