@@ -20,6 +20,7 @@ from hypothesis import given
 
 from mdlri_conformance.backends.contract import Cap, Err
 from mdlri_conformance.conformance import expect, graphs, runner, strategies
+from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.observe import Observation
 
 pytestmark = pytest.mark.requires(
@@ -52,7 +53,7 @@ def _differ(backend: Any, against: Any, config: pytest.Config, case: graphs.Case
     back = runner.compare(case, against.name, b, a, keep=keep)
     why = div.unsupported or (back.unsupported if back else "")
     if why:
-        raise expect.Unsupported(f"differential case: {why}")
+        raise outcomes.Unsupported(f"differential case: {why}")
     d = div.difference
     kind = classify(d.expected, d.observed)
     path = runner.save_case(case, config.getoption("--report-dir", None))

@@ -22,7 +22,7 @@ What the runtime cannot show (conformance.probe) is not judged: memory after a s
 ``Cap.DATA_MOVEMENT`` and ``Cap.BLOCKING_WAIT`` (the fork/join waits order the streams), buffers
 also ``Cap.KERNEL_EXEC``; without data
 movement tasks are matched by type and kernel function, not by argument bytes read from the
-device. A step that meets a 207000 / 207019 (:class:`expect.Unsupported`) is noted, never
+device. A step that meets a 207000 / 207019 (:class:`outcomes.Unsupported`) is noted, never
 raised to Hypothesis (so it is never grouped with a real failure): a host-side change or query
 (SetParams, Disable, Update, GetParams, the listing invariant) changed nothing and the example
 goes on; any other step discards its example. A real failure is FAIL; a run that met
@@ -48,6 +48,7 @@ from mdlri_conformance.backends.contract import (
     KernelTaskParams, TaskParams, TaskType, ValueWriteTaskParams,
 )
 from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.graphs import Case, Launch, Memset, Op, Record, ValueWrite, Wait
 from mdlri_conformance.conformance.harness import Dev
 from mdlri_conformance.conformance.oracle import (
@@ -93,7 +94,7 @@ def _tolerant(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(self, *args, **kwargs)
-        except expect.Unsupported as exc:
+        except outcomes.Unsupported as exc:
             _UNSUPPORTED.append(f"{fn.__name__}: {exc}")
             reject()
     return wrapper
@@ -109,7 +110,7 @@ def _skippable(fn: Callable[..., Any]) -> Callable[..., Any]:
         before = self.model_state.state
         try:
             return fn(self, *args, **kwargs)
-        except expect.Unsupported as exc:
+        except outcomes.Unsupported as exc:
             _UNSUPPORTED.append(f"{fn.__name__}: {exc}")
             self.model_state.state = before
             return None
@@ -163,7 +164,7 @@ class Machine(RuleBasedStateMachine):
         self.model_steps = 0
         try:
             self._setup_resources()
-        except expect.Unsupported as exc:
+        except outcomes.Unsupported as exc:
             self.dev.close()
             _UNSUPPORTED.append(f"setup: {exc}")
             reject()
@@ -775,7 +776,7 @@ def _run(machine: type[Machine], backend: Any) -> None:
     if _UNSUPPORTED:
         first = _UNSUPPORTED[0]
         _UNSUPPORTED.clear()
-        raise expect.Unsupported(f"state machine step {first}")
+        raise outcomes.Unsupported(f"state machine step {first}")
 
 
 @pytest.mark.clause("SETP-01", "DIS-01", "DIS-02", "UPD-05", "EXE-02", "EXE-07", "TMO-01")
