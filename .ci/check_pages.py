@@ -55,7 +55,7 @@ WIDTH, HEIGHT = 1400, 1000
 PAGE_TIMEOUT_S = 45.0
 #: console errors listed per page (then a count)
 MAX_ERRORS = 8
-#: the attachment every failing spec carries (conformance/allure_labels.py)
+#: the attachment every failing spec carries (conformance/framework/allure_labels.py)
 ATTACHMENT = "expected vs observed"
 
 

@@ -47,6 +47,10 @@ python -m pytest --pyargs mdlri_conformance.conformance.specs --backend sim -q -
     -k "capture" --report-dir=pyargs | tail -1
 test -s pyargs/summary.json
 
+echo "== shipped expectations (package data, by name)"
+mdlri-conformance run -k capture --expectations sim --report-dir e | tail -1
+test -s e/summary.json
+
 echo "== shards and merge"
 for k in 1 2; do mdlri-conformance run -k capture --shard $k/2 --report-dir s$k | tail -1; done
 mdlri-conformance merge s1 s2 --out merged | tail -1

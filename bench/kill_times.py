@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mdlri_conformance.conformance import killmatrix  # noqa: E402
+from mdlri_conformance.conformance.framework import killmatrix  # noqa: E402
 
 
 def figures(matrix: dict[str, Any], emit: Callable[[str], None] = print) -> dict[str, Any]:

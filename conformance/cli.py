@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 from typing import Callable, NoReturn, Sequence
 
-from .backend_loader import (BackendLoadError, backend_options, fault_options, load_backend,
-                             parse_devices, preflight, resolve)
-from .isolation import spec_timeout_value
+from .framework.backend_loader import (BackendLoadError, backend_options, fault_options,
+                                       load_backend, parse_devices, preflight, resolve)
+from .framework.watchdog import spec_timeout_value
 
 PROG = "mdlri-conformance"
 SPEC_DIR = Path(str(importlib.resources.files("mdlri_conformance.conformance.specs")))
@@ -95,7 +95,11 @@ def _bad_pytest_args(args: list[str]) -> str | None:
     except ImportError:  # pytest moved it: pytest reports it itself
         return None
     try:
-        config = _prepareconfig([str(SPEC_DIR), "-p", "mdlri_conformance.conformance.plugin", *args])
+        # --noconftest: the specs' conftest imported here, before the run's own pytest in
+        # this process, would come too early for pytest's assertion rewriting there
+        config = _prepareconfig([str(SPEC_DIR), "-p",
+                                 "mdlri_conformance.conformance.framework.plugin",
+                                 "--noconftest", *args])
     except pytest.UsageError as exc:
         lines = [ln.strip() for ln in str(exc).splitlines() if "error:" in ln]
         return lines[0].split("error:", 1)[1].strip() if lines else str(exc).strip()
@@ -116,8 +120,8 @@ def _keep_runs(text: str) -> int:
 
 
 def _cmd_run(ns: argparse.Namespace) -> int:
-    from . import rundir
-    from . import verdict
+    from .framework import rundir
+    from .framework import verdict
     try:
         resolve(ns.backend)
         if ns.against:
@@ -136,7 +140,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     why = _bad_expression(ns.keyword) if ns.keyword else None
     if why:
         return _usage_error(f"-k {ns.keyword!r}: {why}")
-    from .conflicts import check_args
+    from .framework.conflicts import check_args
     why = check_args(ns)
     if why:
         return _usage_error(why)
@@ -144,12 +148,12 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     if why:
         return _usage_error(f"pytest arguments after --: {why}")
     if ns.expectations:
-        from mdlri_conformance.reports import expectations
-        ns.expectations = str(_shipped(ns.expectations, "mdlri_conformance.reports",
+        from .framework import known
+        ns.expectations = str(_shipped(ns.expectations, "mdlri_conformance.conformance.framework",
                                        "expectations", ".toml"))
         try:
-            expectations.load(ns.expectations, expectations.known_ids(SPEC_DIR))
-        except expectations.ExpectationsError as exc:
+            known.load(ns.expectations, known.known_ids(SPEC_DIR))
+        except known.ExpectationsError as exc:
             return _usage_error(str(exc))
     try:
         rundir.claim(report_dir)
@@ -158,7 +162,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     # rootdir: the folder above conformance/, so node ids read conformance/specs/... whether the
     # suite is a checkout or an installed wheel (expectations, shards and merges compare them)
     args = [str(SPEC_DIR), "--rootdir", str(SPEC_DIR.parent.parent),
-            "-p", "mdlri_conformance.conformance.plugin", "--backend", ns.backend,
+            "-p", "mdlri_conformance.conformance.framework.plugin", "--backend", ns.backend,
             "--profile", ns.profile, "--report-dir", str(report_dir),
             "--junitxml", str(report_dir / "junit.xml"),
             "-o", "junit_family=xunit1", "-q", "-rfE", "--tb=short", *_acl_args(ns)]
@@ -192,7 +196,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
 def _run_exit(code: int, report_dir: Path, ns: argparse.Namespace) -> int:
     """The exit code of ``run``: the verdict in summary.json, or pytest's status mapped when
     the run wrote none (no spec was selected, a usage error, an interruption before any spec)."""
-    from . import verdict
+    from .framework import verdict
     if code == 4:  # pytest's usage error: it printed the line
         return verdict.USAGE_EXIT
     summary = _read_summary(report_dir)
@@ -210,7 +214,7 @@ def _run_exit(code: int, report_dir: Path, ns: argparse.Namespace) -> int:
 
 
 def _read_summary(report_dir: Path) -> dict | None:
-    from . import rundir
+    from .framework import rundir
     data = rundir.read_json(report_dir / "summary.json")
     return data if isinstance(data, dict) else None
 
@@ -218,7 +222,7 @@ def _read_summary(report_dir: Path) -> dict | None:
 def _tidy(report_dir: Path, keep: int | None) -> None:
     """Remove the report directory if the run left it empty (or only a junit.xml with no
     spec); keep the newest ``keep`` runs beside it."""
-    from . import rundir
+    from .framework import rundir
     if not rundir.holds_run(report_dir):
         for leftover in ("junit.xml",):
             (report_dir / leftover).unlink(missing_ok=True)
@@ -240,14 +244,14 @@ def _cmd_example(ns: argparse.Namespace) -> int:
             ns.backend, acl_lib=ns.acl_lib, kernel_binary=ns.kernel_binary, devices=ns.devices))
     except BackendLoadError as exc:
         return _usage_error(str(exc))
-    from . import verdict
+    from .framework import verdict
     nothing = verdict.EXIT_CODES[verdict.NOTHING_TESTED]
     why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
     if why:
         backend.close()
         print(f"NOTHING TESTED: {ns.backend} backend: {why}")
         return nothing
-    from .expect import Unsupported
+    from .framework.outcomes import Unsupported
     try:
         ok = EXAMPLES[ns.name](backend, print)
     except Unsupported as exc:  # a step answered 207000 / 207019
@@ -292,7 +296,7 @@ def _cmd_replay(ns: argparse.Namespace) -> int:
         backend = load_backend(ns.backend, **fault_options(ns.backend, ns.fault))
     except BackendLoadError as exc:
         return _usage_error(str(exc))
-    from . import probe, verdict
+    from .framework import probe, verdict
     from .engine.runner import compare, judgeable, replay
     why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
     if why:
@@ -442,10 +446,10 @@ def _cmd_report(ns: argparse.Namespace) -> int:
 
 def _report(ns: argparse.Namespace) -> int:
     from mdlri_conformance.reports.runs import RunError, load_run, load_rows
-    from mdlri_conformance.reports.write import write_all
-    from .summary import build_summary
-    from . import rundir
-    from .summary import format_table
+    from .framework.artefacts import write_all
+    from .framework.summary import build_summary
+    from .framework import rundir
+    from .framework.summary import format_table
     try:
         run = load_run(ns.run_dir)
         rows = load_rows(run.path / "results.jsonl")
@@ -471,18 +475,20 @@ def _report(ns: argparse.Namespace) -> int:
     print(f"{run.path / 'index.html'}")
     code = int(summary["verdict"]["exit_code"])
     if ns.allure_html:
+        from mdlri_conformance.backends.acl import cache_root
         from mdlri_conformance.reports.allure import AllureError, generate
         try:
-            print(generate(run.path))
+            print(generate(run.path, cache_root()))
         except AllureError as exc:
             return _usage_error(str(exc))
     return code
 
 
 def _cmd_install_allure(ns: argparse.Namespace) -> int:
+    from mdlri_conformance.backends.acl import cache_root
     from mdlri_conformance.reports.allure import AllureError, install
     try:
-        print(install())
+        print(install(cache_root()))
     except AllureError as exc:
         return _usage_error(str(exc))
     return 0
@@ -594,9 +600,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="replay on the simulator with this planted fault (repeatable)")
     rp.set_defaults(func=_cmd_replay)
 
-    from .killmatrix import add_parser as add_faults_parser
+    from .framework.killmatrix import add_parser as add_faults_parser
     add_faults_parser(sub)  # `faults`: the kill matrix
-    from .merge import add_parser as add_merge_parser
+    from .framework.merge import add_parser as add_merge_parser
     add_merge_parser(sub)
     return p
 

@@ -11,31 +11,11 @@ the driver/firmware cannot update) where the spec expected something else raises
 
 from __future__ import annotations
 
-import contextvars
 from typing import Any, Iterable
 
 from mdlri_conformance.backends.contract import NOT_SUPPORTED_CODES, UNWRITTEN, Err, err_name
-
-#: clause ids of the spec that is running (set by the plugin around each test call)
-current_clauses: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
-    "current_clauses", default=())
-
-
-class Unsupported(Exception):
-    """The backend does not support what the spec needs (207000 / 207019, or a capability
-    the probes found absent)."""
-
-
-class ConformanceFailure(AssertionError):
-    """A check failed; the message is in the suite's single format.
-
-    ``details`` optionally carries the structured divergence (the case as a dict, the
-    expected and observed values, the replay command) for the reports.
-    """
-
-    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.details = details or {}
+from mdlri_conformance.conformance.framework.outcomes import (ConformanceFailure, Unsupported,
+                                                               current_clauses)
 
 
 def diverge(what: str, expected: Any, observed: Any, *, case: dict[str, Any] | None = None,

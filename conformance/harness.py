@@ -10,7 +10,7 @@ the raw backend call.
 Readbacks (:meth:`Dev.read`, :meth:`Dev.read64`, :meth:`Dev.read_bytes`) judge device memory,
 so they need what the capability probes showed (:mod:`conformance.probe`): without
 ``Cap.DATA_MOVEMENT`` every readback, and without ``Cap.KERNEL_EXEC`` a readback in a spec that
-used a kernel, raises :class:`expect.Unsupported` with the probe's finding.
+used a kernel, raises :class:`outcomes.Unsupported` with the probe's finding.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from mdlri_conformance.backends.contract import (
 )
 from mdlri_conformance.kernel import catalog
 
-from . import expect, probe
+from . import expect
+from .framework import outcomes
+from .framework import probe
 
 #: int32 sentinel written into outputs before a run (scenarios.md S6 uses -1)
 SENTINEL = -1
@@ -145,16 +147,16 @@ class Dev:
                                 MemcpyKind.HOST_TO_DEVICE), "aclrtMemcpy H2D (setup)")
 
     def readable(self, what: str = "reading device memory") -> None:
-        """Raise :class:`expect.Unsupported` when a readback cannot judge anything here: no
+        """Raise :class:`outcomes.Unsupported` when a readback cannot judge anything here: no
         data movement, or no kernel execution after the spec used a kernel."""
         __tracebackhide__ = True
         caps = self.b.capabilities
         if Cap.DATA_MOVEMENT not in caps:
-            raise expect.Unsupported(f"{what} needs data movement: "
-                                     f"{probe.reason(self.b, Cap.DATA_MOVEMENT) or 'absent'}")
+            raise outcomes.Unsupported(f"{what} needs data movement: "
+                                       f"{probe.reason(self.b, Cap.DATA_MOVEMENT) or 'absent'}")
         if self.kernels_used and Cap.KERNEL_EXEC not in caps:
-            raise expect.Unsupported(f"{what} after a kernel launch needs kernel execution: "
-                                     f"{probe.reason(self.b, Cap.KERNEL_EXEC) or 'absent'}")
+            raise outcomes.Unsupported(f"{what} after a kernel launch needs kernel execution: "
+                                       f"{probe.reason(self.b, Cap.KERNEL_EXEC) or 'absent'}")
 
     def read(self, buf: Buf) -> np.ndarray:
         """Synchronous D2H copy of ``buf``."""

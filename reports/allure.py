@@ -11,7 +11,7 @@ pinned version asks for a reinstall.
 ``run_dir/allure-results`` with the shipped ``allure/allurerc.json``: one self-contained
 ``run_dir/allure-report/index.html`` (the awesome plugin's ``singleFile``, so it opens from
 ``file://``), results grouped by area and clause (``groupBy`` parentSuite / suite, the labels of
-:mod:`mdlri_conformance.conformance.allure_labels`). The old ``allure-report`` is removed
+:mod:`mdlri_conformance.conformance.framework.allure_labels`). The old ``allure-report`` is removed
 first, so a rebuild leaves nothing stale. The page's Google Analytics scripts (always put in
 by the awesome plugin) are removed: the report makes no network request.
 
@@ -66,34 +66,33 @@ def pinned_version() -> str:
     return str(json.loads(_shipped("package.json"))["dependencies"]["allure"])
 
 
-def install_dir() -> Path:
-    """``<cache>/allure``: where ``install()`` runs ``npm ci``."""
-    from mdlri_conformance.backends.acl import cache_root
-    return cache_root() / CACHE_SUBDIR
+def install_dir(cache: Path) -> Path:
+    """``<cache>/allure``: where ``install()`` runs ``npm ci`` (``cache``: the suite's cache
+    folder, which the command line passes in)."""
+    return Path(cache) / CACHE_SUBDIR
 
 
-def binary(where: Path | None = None) -> Path:
+def binary(where: Path) -> Path:
     """The installed Allure command line (``node_modules/.bin/allure``)."""
-    return (where or install_dir()) / "node_modules" / ".bin" / "allure"
+    return where / "node_modules" / ".bin" / "allure"
 
 
 def _lock_digest() -> str:
     return hashlib.sha256(_shipped("package-lock.json")).hexdigest()
 
 
-def installed(where: Path | None = None) -> bool:
+def installed(where: Path) -> bool:
     """Whether the pinned Allure is installed (the stamp matches the shipped lock)."""
-    where = where or install_dir()
     stamp = where / STAMP
     return (binary(where).exists() and stamp.is_file()
             and stamp.read_text().strip() == _lock_digest())
 
 
-def install() -> Path:
+def install(cache: Path) -> Path:
     """Install the pinned Allure 3 package into the cache (``npm ci``); returns its binary.
 
     A no-op when the same lock is already installed."""
-    where = install_dir()
+    where = install_dir(cache)
     if installed(where):
         return binary(where)
     npm = shutil.which("npm")
@@ -171,13 +170,13 @@ def remove_old_report(out: Path) -> None:
         raise AllureError(f"{out}: cannot remove the old report ({exc.strerror or exc})") from None
 
 
-def generate(run_dir: Path) -> Path:
+def generate(run_dir: Path, cache: Path) -> Path:
     """Build ``run_dir/allure-report`` from ``run_dir/allure-results``; returns its index."""
     run_dir = Path(run_dir).resolve()
     results = run_dir / "allure-results"
     if not results.is_dir():
         raise AllureError(f"{run_dir}: no allure-results (run with mdlri-conformance run --allure)")
-    where = install_dir()
+    where = install_dir(cache)
     if not binary(where).exists() or not (where / STAMP).is_file():
         raise AllureError(NOT_INSTALLED)
     if not installed(where):

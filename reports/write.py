@@ -1,30 +1,30 @@
-"""Writing a run's artefacts into its report directory.
+"""The texts of a run's artefacts (the framework writes them into the report directory:
+conformance/framework/artefacts.py).
 
 ``summary.json`` (per-area counts, coverage, fingerprint, gate), ``divergences.json`` (every
 result that is not a plain pass, with its expected/observed values, case and reproducer),
 ``summary.md`` (the same at a glance, for CI pages) and ``index.html`` (reports/html.py).
 JUnit XML and Allure results are written by pytest and allure-pytest themselves.
+
+Plain data in, text out: the rows, the summary and the framework's ``facts`` (the console's
+lines, the clauses, the columns, which rows fail the gate).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any, Iterable
-
-from mdlri_conformance.conformance.rundir import write_text
-from mdlri_conformance.conformance.summary import (COLUMNS, completeness_line, fails_gate,
-                                                   leak_line, order_line, state_line)
+from typing import Any
 
 from . import html
 
 DIVERGENT = {"FAIL", "CHANGED", "XFAIL", "XPASS", "ERROR", "TIMEOUT", "CRASH"}
 
 
-def divergences(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The divergence records: spec, level, backend, outcome, expected/observed, reproducer."""
+def divergences(rows: list[dict[str, Any]], facts: dict[str, Any]) -> list[dict[str, Any]]:
+    """The divergence records: spec, level, backend, outcome, expected/observed, reproducer
+    (``facts["fails_gate"]``: per row, whether it fails the gate)."""
     out = []
-    for r in rows:
+    for r, gate in zip(rows, facts["fails_gate"]):
         if r["outcome"] not in DIVERGENT:
             continue
         d = r.get("divergence") or {}
@@ -34,7 +34,7 @@ def divergences(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             "expected": d.get("expected"), "observed": d.get("observed"),
             "case": d.get("case"), "replay": d.get("replay", ""),
             "expectation": {k: r[k] for k in ("expected", "reason", "link") if k in r},
-            "fails_gate": fails_gate(r),
+            "fails_gate": gate,
         })
     return out
 
@@ -44,13 +44,13 @@ MD_UNSUPPORTED_LIMIT = 20
 MD_NEVER_RAN_LIMIT = 50
 
 
-def markdown(summary: dict[str, Any], divs: list[dict[str, Any]]) -> str:
+def markdown(summary: dict[str, Any], divs: list[dict[str, Any]], facts: dict[str, Any]) -> str:
     """summary.md: the verdict and why as the headline, totals and the per-area table, the run
     at a glance (the console's lines: clauses verified / cited, completeness, leaks,
     process-global state, order, capability probes), UNSUPPORTED by reason, the specs that
     never ran, divergences."""
     t = summary["totals"]
-    cols = [c for c in COLUMNS if t.get(c) or c in ("PASS", "FAIL", "CHANGED")]
+    cols = [c for c in facts["columns"] if t.get(c) or c in ("PASS", "FAIL", "CHANGED")]
     v = html.verdict_view(summary)
     lines = [f"# Model RI conformance: {summary['backend']}", "",
              f"**Gate: {v['verdict']}**" + (f" (exit {v['exit_code']})"
@@ -63,7 +63,7 @@ def markdown(summary: dict[str, Any], divs: list[dict[str, Any]]) -> str:
     lines += ["", "## Run", ""]
     # an indented line (a capability a probe removed) belongs to the line above it
     lines += [f"  - {line.strip()}" if line.startswith(" ") else f"- {line}"
-              for line in glance_lines(summary)]
+              for line in glance_lines(summary, facts)]
     lines += [""] + _md_unsupported(summary) + _md_never_ran(summary)
     lines += [f"## Divergences ({len(divs)})", ""]
     for d in divs:
@@ -72,16 +72,17 @@ def markdown(summary: dict[str, Any], divs: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def glance_lines(summary: dict[str, Any]) -> list[str]:
-    """The one-line facts of a run, worded as on the console (conformance.summary): clauses
-    verified beside cited, completeness, leaks ("not checked" is not "0 of N"), process-global
-    state, order, capability probes."""
-    lines = [html.coverage_line(summary), completeness_line(summary), leak_line(summary)]
+def glance_lines(summary: dict[str, Any], facts: dict[str, Any]) -> list[str]:
+    """The one-line facts of a run, worded as on the console (conformance/framework/summary.py):
+    clauses verified beside cited, completeness, leaks ("not checked" is not "0 of N"),
+    process-global state, order, capability probes."""
+    lines = facts["lines"]
+    out = [html.coverage_line(summary, facts), lines["completeness"], lines["leaks"]]
     if "state" in summary:
-        lines.append(state_line(summary))
+        out.append(lines["state"])
     if summary.get("order"):
-        lines.append(order_line(summary["order"]))
-    return lines + html.probe_lines(summary.get("probe"))
+        out.append(lines["order"])
+    return out + list(lines["probe"])
 
 
 def _md_unsupported(summary: dict[str, Any]) -> list[str]:
@@ -116,18 +117,11 @@ def _md_cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def write_all(report_dir: Path, rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
-    """Write every artefact; each file is written whole (a reader never sees half a file)."""
-    divs = divergences(rows)
-    write_summary_json(report_dir, summary)
-    write_text(report_dir / "divergences.json", json.dumps(divs, indent=2) + "\n")
-    write_text(report_dir / "summary.md", markdown(summary, divs))
-    write_text(report_dir / "clauses.html", html.render_clauses())
-    kill = report_dir / "kill_matrix.html"
-    write_text(report_dir / "index.html",
-           html.render(summary, rows, kill.read_text() if kill.is_file() else ""))
-
-
-def write_summary_json(report_dir: Path, summary: dict[str, Any]) -> None:
-    """summary.json alone (also rewritten when the run adds to the summary afterwards)."""
-    write_text(Path(report_dir) / "summary.json", json.dumps(summary, indent=2) + "\n")
+def render_all(rows: list[dict[str, Any]], summary: dict[str, Any], facts: dict[str, Any],
+               kill_matrix_html: str = "") -> dict[str, str]:
+    """Every artefact but ``summary.json``, file name -> text, in the order they are written."""
+    divs = divergences(rows, facts)
+    return {"divergences.json": json.dumps(divs, indent=2) + "\n",
+            "summary.md": markdown(summary, divs, facts),
+            "clauses.html": html.render_clauses(facts["clauses"]),
+            "index.html": html.render(summary, rows, facts, kill_matrix_html)}

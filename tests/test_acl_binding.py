@@ -215,7 +215,7 @@ def test_struct_field_types_follow_the_abi() -> None:
 
 
 def test_backend_options_bind_each_worker_to_a_device() -> None:
-    from mdlri_conformance.conformance.backend_loader import BackendLoadError, backend_options, parse_devices
+    from mdlri_conformance.conformance.framework.backend_loader import BackendLoadError, backend_options, parse_devices
     assert backend_options("sim", acl_lib="x", devices="3") == {}
     assert backend_options("acl") == {"device": 0}
     assert backend_options("acl", acl_lib="emulator", kernel_binary="/k.o", devices="4") == {
@@ -269,7 +269,8 @@ def test_missing_symbols_make_dependent_caps_and_calls_unsupported(tmp_path: Pat
     rc, p = b.task_get_params(handle(0x40, "task"))
     assert rc == Err.RT_FEATURE_NOT_SUPPORT and p is UNWRITTEN and rc.detail == reason
     from mdlri_conformance.conformance import expect
-    with pytest.raises(expect.Unsupported, match="not found in fake.so"):
+    from mdlri_conformance.conformance.framework import outcomes
+    with pytest.raises(outcomes.Unsupported, match="not found in fake.so"):
         expect.ok(rc, "aclmdlRITaskGetParams")
 
 

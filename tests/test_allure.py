@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance import allure_labels
+from mdlri_conformance.conformance.framework import allure_labels
 from mdlri_conformance.reports import allure
 from mdlri_conformance.reports.allure import AllureError
 
@@ -100,7 +100,7 @@ def test_install_copies_the_pin_runs_npm_ci_once(cache: Path, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     _fake_path(tmp_path, monkeypatch, NPM_OK)
-    exe = allure.install()
+    exe = allure.install(cache)
     where = cache / "allure"
     assert exe == where / "node_modules" / ".bin" / "allure"
     assert (where / "package-lock.json").read_bytes() == SHIPPED.joinpath(
@@ -108,14 +108,14 @@ def test_install_copies_the_pin_runs_npm_ci_once(cache: Path, tmp_path: Path,
     assert allure.installed(where)
     assert str(where) in capsys.readouterr().out
     _fake_path(tmp_path, monkeypatch, "#!/bin/sh\nexit 7\n")  # npm must not run again
-    assert allure.install() == exe
+    assert allure.install(cache) == exe
 
 
 def test_install_reports_npms_error_in_one_line(cache: Path, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_path(tmp_path, monkeypatch, NPM_ENOTCACHED)
     with pytest.raises(AllureError) as err:
-        allure.install()
+        allure.install(cache)
     msg = str(err.value)
     assert "\n" not in msg
     assert "npm ci" in msg and "ENOTCACHED: request to https://registry.npmjs.org/" in msg
@@ -185,7 +185,7 @@ def _run_dir(tmp_path: Path) -> Path:
 
 def test_generate_refuses_without_install_in_one_line(cache: Path, tmp_path: Path) -> None:
     with pytest.raises(AllureError) as err:
-        allure.generate(_run_dir(tmp_path))
+        allure.generate(_run_dir(tmp_path), cache)
     assert str(err.value) == ("run `mdlri-conformance report --install-allure` first "
                               "(needs the npm registry once)")
 
@@ -194,12 +194,12 @@ def test_generate_asks_for_a_reinstall_when_the_pin_changed(cache: Path, tmp_pat
     where = _installed(cache)
     (where / allure.STAMP).write_text("an older lock\n")
     with pytest.raises(AllureError, match=r"not the pinned 3\.\d+\.\d+: run .* again"):
-        allure.generate(_run_dir(tmp_path))
+        allure.generate(_run_dir(tmp_path), cache)
 
 
 def test_generate_without_results_says_how_to_get_them(cache: Path, tmp_path: Path) -> None:
     with pytest.raises(AllureError, match="run with mdlri-conformance run --allure"):
-        allure.generate(tmp_path)
+        allure.generate(tmp_path, cache)
 
 
 def test_rebuild_replaces_the_old_report(cache: Path, tmp_path: Path,
@@ -211,7 +211,7 @@ def test_rebuild_replaces_the_old_report(cache: Path, tmp_path: Path,
     (old / "data").mkdir(parents=True)
     (old / "data" / "stale.json").write_text("{}")
     (old / "app-old.js").write_text("")
-    index = allure.generate(run)
+    index = allure.generate(run, cache)
     assert index == old / "index.html"
     assert sorted(p.name for p in old.iterdir()) == ["index.html"]
     html = index.read_text()
@@ -224,7 +224,7 @@ def test_generate_failure_is_allures_last_line(cache: Path, tmp_path: Path,
     _fake_path(tmp_path, monkeypatch, "#!/bin/sh\nexit 1\n")
     _installed(cache, "#!/bin/sh\necho 'loading'\necho 'Error: bad results' >&2\nexit 1\n")
     with pytest.raises(AllureError, match=r"^allure generate failed: Error: bad results$"):
-        allure.generate(_run_dir(tmp_path))
+        allure.generate(_run_dir(tmp_path), cache)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,7 +266,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
            if k != allure_labels.CLAUSE_URL_VAR and not k.startswith(("PYTEST_", "MDLRI_"))}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
-         "-p", "mdlri_conformance.conformance.plugin", "--backend", "sim", "-n", "0",
+         "-p", "mdlri_conformance.conformance.framework.plugin", "--backend", "sim", "-n", "0",
          "--report-dir", str(base / "out"), "--alluredir", str(base / "allure-results"),
          "-q", "test_specs.py"], cwd=base, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -6,7 +6,8 @@ import argparse
 
 import pytest
 
-from mdlri_conformance.conformance import cli, conflicts
+from mdlri_conformance.conformance import cli
+from mdlri_conformance.conformance.framework import conflicts
 
 
 def _ns(*argv: str) -> argparse.Namespace:
@@ -80,7 +81,7 @@ def test_pytest_level_check_raises_a_usage_error(pytester: pytest.Pytester, args
                                                  fragment: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(conflicts.DB_ENV, raising=False)
-    config = pytester.parseconfig("-p", "mdlri_conformance.conformance.plugin", *args)
+    config = pytester.parseconfig("-p", "mdlri_conformance.conformance.framework.plugin", *args)
     with pytest.raises(pytest.UsageError, match="^" + fragment.replace("-", r"\-")):
         conflicts.check(config)
 
@@ -92,14 +93,14 @@ def test_pytest_level_check_raises_a_usage_error(pytester: pytest.Pytester, args
 def test_pytest_level_check_accepts(pytester: pytest.Pytester, args: list[str],
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(conflicts.DB_ENV, raising=False)
-    config = pytester.parseconfig("-p", "mdlri_conformance.conformance.plugin", *args)
+    config = pytester.parseconfig("-p", "mdlri_conformance.conformance.framework.plugin", *args)
     conflicts.check(config)
 
 
 def test_a_database_from_the_environment_is_not_a_choice(pytester: pytest.Pytester,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(conflicts.DB_ENV, "/tmp/env-db")
-    config = pytester.parseconfig("-p", "mdlri_conformance.conformance.plugin",
+    config = pytester.parseconfig("-p", "mdlri_conformance.conformance.framework.plugin",
                                   "--hypothesis-db", "/tmp/env-db")
     conflicts.check(config)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance import crashdump, isolation, verdict
+from mdlri_conformance.conformance.framework import crashdump, keys, runner_hooks, verdict, watchdog
 from tests.emulator import skip_unless_emulator
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,7 +38,7 @@ def _run(out: Path, *args: str) -> tuple[int, str, str]:
 
     Other installed plugins may warn on stderr (pytest-benchmark does under xdist), so the
     summary line is read from stdout alone."""
-    cmd = [sys.executable, "-m", "pytest", str(SPECS), "-p", "mdlri_conformance.conformance.plugin",
+    cmd = [sys.executable, "-m", "pytest", str(SPECS), "-p", "mdlri_conformance.conformance.framework.plugin",
            "-p", "no:cacheprovider", "-p", "no:randomly", "-q", "-rfE", "--tb=short",
            "--report-dir", str(out), *args]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=240,
@@ -97,13 +97,13 @@ def test_run_without_crash_leaves_no_crashes_folder(tmp_path: Path, workers: str
 
 @pytest.mark.parametrize("text, value", [("0", 0.0), ("1", 1.0), ("2.5", 2.5), ("60", 60.0)])
 def test_spec_timeout_accepts_off_and_whole_seconds(text: str, value: float) -> None:
-    assert isolation.spec_timeout_value(text) == value
+    assert watchdog.spec_timeout_value(text) == value
 
 
 @pytest.mark.parametrize("text", ["-5", "nan", "inf", "-inf", "0.001", "0.5", "abc", ""])
 def test_spec_timeout_refuses_what_the_watchdog_cannot_use(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError) as exc:
-        isolation.spec_timeout_value(text)
+        watchdog.spec_timeout_value(text)
     assert str(exc.value) == f"--spec-timeout {text}: use 0 (off) or a finite number of " \
                               "seconds >= 1"
 
@@ -111,7 +111,7 @@ def test_spec_timeout_refuses_what_the_watchdog_cannot_use(text: str) -> None:
 @pytest.mark.parametrize("text", ["-5", "nan", "inf", "0.001"])
 def test_bad_spec_timeout_is_a_one_line_usage_error(pytester: pytest.Pytester,
                                                     text: str) -> None:
-    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "-p", "no:randomly",
                              f"--spec-timeout={text}", "--report-dir",
                              str(pytester.path / "out"))
     assert res.ret == pytest.ExitCode.USAGE_ERROR
@@ -134,9 +134,10 @@ def test_fault_of_names_the_signal(tmp_path: Path) -> None:
 
 def test_crashdump_stands_alone() -> None:
     """crashdump has one job and imports neither the isolation hooks nor the plugin."""
-    code = ("import sys, conformance.crashdump; "
-            "sys.exit(any(m in sys.modules for m in ('mdlri_conformance.conformance.isolation', "
-            "'mdlri_conformance.conformance.plugin', 'pytest')))")
+    framework = "mdlri_conformance.conformance.framework"
+    code = (f"import sys, {framework}.crashdump; "
+            f"sys.exit(any(m in sys.modules for m in ('{framework}.isolation', "
+            f"'{framework}.runner_hooks', '{framework}.plugin', 'pytest')))")
     assert subprocess.run([sys.executable, "-c", code], cwd=REPO).returncode == 0
 
 
@@ -193,7 +194,7 @@ def test_worker_killed_from_outside_is_a_crash_without_stacks(pytester: pytest.P
     the row says there are no stacks, and the empty dump does not stay."""
     pytester.makepyfile(test_killed=KILLED_SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest_subprocess("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest_subprocess("-p", "mdlri_conformance.conformance.framework.plugin", "-p", "no:randomly",
                                         "-n", "1", "--report-dir", str(out), timeout=240)
     rows = _rows(out)
     assert rows["test_killed"]["outcome"] == "CRASH" and rows["test_fine"]["outcome"] == "PASS"
@@ -226,7 +227,7 @@ def test_own_stuck():
 def _hung(pytester: pytest.Pytester, *args: str) -> tuple[int, dict[str, dict], Path, str]:
     pytester.makepyfile(test_hung=HUNG_SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest_subprocess("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest_subprocess("-p", "mdlri_conformance.conformance.framework.plugin", "-p", "no:randomly",
                                         "--spec-timeout", "1", "--report-dir", str(out),
                                         *args, timeout=240)
     return res.ret, _rows(out), out, "\n".join(res.outlines + res.errlines)
@@ -238,7 +239,7 @@ def test_hard_timeout_without_workers_stops_the_run_as_a_failure(pytester: pytes
     (FAIL: the TIMEOUT fails the gate, which wins over the incomplete run), not 86; report on
     the directory gives the same verdict."""
     code, rows, out, console = _hung(pytester, "-n", "0", "-k", "stuck_in_native or fine")
-    assert code == verdict.EXIT_CODES[verdict.FAIL] == isolation.STOPPED_EXIT == 1
+    assert code == verdict.EXIT_CODES[verdict.FAIL] == watchdog.STOPPED_EXIT == 1
     stuck = rows["test_stuck_in_native_code"]
     assert stuck["outcome"] == "TIMEOUT" and "the run stops here" in stuck["message"]
     assert "test_fine" not in rows  # the run stopped
@@ -262,7 +263,7 @@ def test_hard_timeout_in_a_worker_is_one_timeout_and_the_run_goes_on(pytester: p
     assert code == 1 and rows["test_fine"]["outcome"] == "PASS"
     assert stuck["outcome"] == "TIMEOUT" and "ended and replaced" in stuck["message"]
     head = (out / stuck["stacks"]).read_text().splitlines()[0]
-    assert head.endswith(f"ending this process (exit {isolation.TIMEOUT_EXIT})")
+    assert head.endswith(f"ending this process (exit {watchdog.TIMEOUT_EXIT})")
 
 
 def test_hard_timeout_in_an_own_process_child_is_its_specs_timeout(pytester: pytest.Pytester
@@ -280,8 +281,8 @@ def test_hard_timeout_in_an_own_process_child_is_its_specs_timeout(pytester: pyt
 def test_hard_exit_code(monkeypatch: pytest.MonkeyPatch, worker: str | None, child: bool,
                         code: int) -> None:
     if child:
-        monkeypatch.setenv(isolation.OWN_PROCESS_ENV, "/nonexistent")
+        monkeypatch.setenv(keys.OWN_PROCESS_ENV, "/nonexistent")
     else:
-        monkeypatch.delenv(isolation.OWN_PROCESS_ENV, raising=False)
+        monkeypatch.delenv(keys.OWN_PROCESS_ENV, raising=False)
     runner = types.SimpleNamespace(worker=worker)
-    assert isolation.RunnerHooks.hard_exit_code(runner) == code  # type: ignore[arg-type]
+    assert runner_hooks.RunnerHooks.hard_exit_code(runner) == code  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.reports import expectations as ex
+from mdlri_conformance.conformance.framework import known as ex
 
 SPECS = '''
 import pytest
@@ -71,17 +71,17 @@ def test_known_ids_include_spec_functions_and_clauses() -> None:
     assert "test_scenarios.py::test_model_task_fallback" in known
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in Path("reports/expectations").glob("*.toml")))
+@pytest.mark.parametrize("name", sorted(p.name for p in Path("conformance/framework/expectations").glob("*.toml")))
 def test_shipped_expectation_files_load_against_the_known_ids(name: str) -> None:
     """Every shipped file parses and names only existing specs or clauses, each with a reason."""
-    exp = ex.load(Path("reports/expectations") / name, ex.known_ids(Path("conformance/specs")))
+    exp = ex.load(Path("conformance/framework/expectations") / name, ex.known_ids(Path("conformance/specs")))
     assert all(e.reason.strip() for e in exp.entries)
 
 
 def test_real_runtime_file_lists_the_known_runtime_bugs() -> None:
     """cann-681ef76.toml: backend acl, one FAIL per documented clause the real code breaks."""
     import tomllib
-    path = Path("reports/expectations/cann-681ef76.toml")
+    path = Path("conformance/framework/expectations/cann-681ef76.toml")
     assert tomllib.loads(path.read_text(encoding="utf-8"))["backend"] == "acl"
     exp = ex.load(path, ex.known_ids(Path("conformance/specs")))
     by_id = {e.id: e for e in exp.entries}
@@ -100,7 +100,7 @@ def _run(pytester: pytest.Pytester, exp_text: str, *extra: str) -> tuple[pytest.
     exp = pytester.path / "exp.toml"
     exp.write_text(exp_text)
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "--backend", "tests.fakes:create",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "--backend", "tests.fakes:create",
                              "--report-dir", str(out), "--expectations", str(exp), *extra)
     rows = [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines()] \
         if (out / "results.jsonl").exists() else []

@@ -10,7 +10,7 @@ import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.backends.contract import Err
 from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS, FAULTS, ISOLATION_FAULTS, UnknownFault, check
 from mdlri_conformance.conformance import cli
-from mdlri_conformance.conformance.backend_loader import BackendLoadError, backend_options
+from mdlri_conformance.conformance.framework.backend_loader import BackendLoadError, backend_options
 
 CLAUSE = re.compile(r"\((?:[A-Z]+-\d+|Q-\d+)(?:, (?:[A-Z]+-\d+|Q-\d+))*\)\.$")
 
@@ -96,7 +96,7 @@ def test_cli_faults_list(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_pytest_unknown_fault_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_x="def test_x():\n    pass\n")
-    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "--fault", "bogus",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "--fault", "bogus",
                              "--report-dir", str(pytester.path / "out"))
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines(["*--fault: unknown fault bogus*"])

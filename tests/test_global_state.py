@@ -14,8 +14,8 @@ import pytest
 
 from mdlri_conformance.backends.contract import CaptureMode, Err
 from mdlri_conformance.backends.sim import SimBackend
-from mdlri_conformance.conformance import global_state as gs
-from mdlri_conformance.conformance.summary import build_summary, format_table
+from mdlri_conformance.conformance.framework import global_state as gs
+from mdlri_conformance.conformance.framework.summary import build_summary, format_table
 
 from .emulator import skip_unless_emulator
 from .fakes import NullBackend
@@ -215,7 +215,7 @@ def test_a_planted_leak_is_reported_in_the_row_and_the_summary(pytester: pytest.
                                                                 ) -> None:
     pytester.makepyfile(test_state=SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "-p", "no:randomly",
                              "--fault", "wrong-thread-end-leaks-mode", "--report-dir", str(out))
     rows = _rows(out)
     assert [r["outcome"] for r in rows.values()] == ["PASS"] * 4  # reported, not gated
@@ -237,7 +237,7 @@ def test_a_planted_leak_is_reported_in_the_row_and_the_summary(pytester: pytest.
 def test_no_state_check_leaves_rows_without_state(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_state=SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "-p", "no:randomly",
                              "--no-state-check", "-k", "test_d", "--report-dir", str(out))
     assert "state" not in _rows(out)["test_d_after"]
     assert json.loads((out / "summary.json").read_text())["state_changing_specs"] is None
@@ -254,7 +254,7 @@ def test_emulator_leak_is_reported_and_own_process_keeps_it_out(
     specs = Path(__file__).resolve().parents[1] / "conformance" / "specs"
     out = pytester.path / "out"
     res = pytester.runpytest_subprocess(
-        "-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly", "--backend", "acl",
+        "-p", "mdlri_conformance.conformance.framework.plugin", "-p", "no:randomly", "--backend", "acl",
         "--acl-lib", "emulator", "--fault", "wrong-thread-end-leaks-mode",
         "--report-dir", str(out),
         f"{specs}/test_capture.py::test_cap14_end_from_wrong_thread",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance import killstats, leaks
+from mdlri_conformance.conformance.framework import killstats, leaks
 from mdlri_conformance.backends.contract import LiveCounts
 from tests.emulator import skip_unless_emulator
 
@@ -91,7 +91,7 @@ def test_clean(backend):
 def test_leaking_spec_is_reported_against_that_spec(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_leaky=LEAKY_SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "--backend", "tests.fakes:create_leaky",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "--backend", "tests.fakes:create_leaky",
                              "--report-dir", str(out))
     rows = {json.loads(l)["nodeid"].split("::")[-1]: json.loads(l)
             for l in (out / "results.jsonl").read_text().splitlines()}
@@ -112,7 +112,7 @@ def test_nothing_leaked_differs_from_not_checked(pytester: pytest.Pytester, back
     without gives no ``"leaks"`` at all, and the console says "not checked"."""
     pytester.makepyfile(test_clean=LEAKY_SPECS.replace("backend.create_event()", "pass"))
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "-p", "no:randomly",
                              "--backend", backend, "--report-dir", str(out))
     rows = [json.loads(l) for l in (out / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and all(r["outcome"] == "PASS" for r in rows)
@@ -175,6 +175,7 @@ OWN_SPECS = '''
 import os
 import pytest
 from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.framework import outcomes
 
 @pytest.mark.clause("CAP-14")
 @pytest.mark.own_process
@@ -198,7 +199,7 @@ def test_own_changed():
 @pytest.mark.clause("CAP-14")
 @pytest.mark.own_process
 def test_own_unsupported():
-    raise expect.Unsupported("planted 207000")
+    raise outcomes.Unsupported("planted 207000")
 
 @pytest.mark.clause("CAP-14")
 @pytest.mark.own_process
@@ -216,7 +217,7 @@ def test_own_process_specs_run_elsewhere_and_report_as_usual(pytester: pytest.Py
                                                              ) -> None:
     pytester.makepyfile(test_own=OWN_SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest_subprocess("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly",
+    res = pytester.runpytest_subprocess("-p", "mdlri_conformance.conformance.framework.plugin", "-p", "no:randomly",
                                         "--strict-markers", "--report-dir", str(out),
                                         timeout=240)
     rows = _own_rows(out)
@@ -247,7 +248,7 @@ def test_own_process_under_xdist(pytester: pytest.Pytester) -> None:
     """Under xdist the worker that draws the spec starts the child; rows are the same."""
     pytester.makepyfile(test_own=OWN_SPECS)
     out = pytester.path / "out"
-    pytester.runpytest_subprocess("-p", "mdlri_conformance.conformance.plugin", "-p", "no:randomly", "-n", "2",
+    pytester.runpytest_subprocess("-p", "mdlri_conformance.conformance.framework.plugin", "-p", "no:randomly", "-n", "2",
                                   "-k", "passes or here or crashes", "--report-dir", str(out),
                                   timeout=240)
     rows = _own_rows(out)
@@ -259,9 +260,9 @@ def test_own_process_under_xdist(pytester: pytest.Pytester) -> None:
 
 def test_own_process_child_gets_the_suite_options(pytester: pytest.Pytester) -> None:
     """The child runs the same backend, faults and timeouts, one node id, no expectations."""
-    from mdlri_conformance.conformance.isolation import OwnProcessHooks
+    from mdlri_conformance.conformance.framework.own_process import OwnProcessHooks
     pytester.makepyfile(test_own=OWN_SPECS)
-    config = pytester.parseconfigure("-p", "mdlri_conformance.conformance.plugin", "--fault", "no-107039",
+    config = pytester.parseconfigure("-p", "mdlri_conformance.conformance.framework.plugin", "--fault", "no-107039",
                                      "--spec-timeout", "7", "--no-probe",
                                      "--report-dir", str(pytester.path / "out"))
     item = pytester.getitem("import pytest\n@pytest.mark.clause('CAP-14')\n"

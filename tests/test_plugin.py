@@ -46,7 +46,7 @@ def test_harness_error():
 def _run(pytester: pytest.Pytester, backend: str, *extra: str) -> tuple[pytest.RunResult, Path]:
     pytester.makepyfile(test_specs=SPECS)
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "--backend", backend,
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "--backend", backend,
                              "--report-dir", str(out), *extra)
     return res, out
 
@@ -93,7 +93,7 @@ import pytest
 def test_x():
     pass
 ''')
-    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "--backend", "tests.fakes:create",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "--backend", "tests.fakes:create",
                              "--report-dir", str(pytester.path / "o"))
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines(["*unknown clause id(s) CAP-99*"])
@@ -108,7 +108,7 @@ def test_x():
 def test_bad_backend_is_a_one_line_usage_error(pytester: pytest.Pytester, name: str,
                                                message: str) -> None:
     pytester.makepyfile(test_ok="def test_x():\n    pass\n")
-    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "--backend", name)
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "--backend", name)
     assert res.ret == pytest.ExitCode.USAGE_ERROR
     res.stderr.fnmatch_lines([message])
     assert "Traceback" not in res.stderr.str()
@@ -117,29 +117,29 @@ def test_bad_backend_is_a_one_line_usage_error(pytester: pytest.Pytester, name: 
 GROUPS = '''
 import pytest
 from mdlri_conformance.backends.contract import Cap
-from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.framework import outcomes
 
 @pytest.mark.clause("CAP-01")
 def test_only_unsupported_in_the_group():
     raise ExceptionGroup("Hypothesis found 2 distinct failures", [
-        expect.Unsupported("aclmdlRITaskGetParams returned 207000"),
-        expect.Unsupported("aclmdlRITaskSetParams returned 207019")])
+        outcomes.Unsupported("aclmdlRITaskGetParams returned 207000"),
+        outcomes.Unsupported("aclmdlRITaskSetParams returned 207019")])
 
 @pytest.mark.clause("CAP-04")
 def test_a_failure_beside_unsupported():
     raise ExceptionGroup("Hypothesis found 2 distinct failures", [
-        expect.Unsupported("aclmdlRITaskGetParams returned 207000"),
-        expect.ConformanceFailure("[CAP-04] buffer 0: expected [1], observed [0]")])
+        outcomes.Unsupported("aclmdlRITaskGetParams returned 207000"),
+        outcomes.ConformanceFailure("[CAP-04] buffer 0: expected [1], observed [0]")])
 
 @pytest.mark.clause("LIST-05")
 def test_an_implementation_failure_beside_unsupported():
     raise ExceptionGroup("Hypothesis found 2 distinct failures", [
-        expect.ConformanceFailure("[LIST-05] *numTasks: expected 3, observed 2"),
-        expect.Unsupported("aclmdlRIUpdate returned 207000")])
+        outcomes.ConformanceFailure("[LIST-05] *numTasks: expected 3, observed 2"),
+        outcomes.Unsupported("aclmdlRIUpdate returned 207000")])
 
 @pytest.mark.clause("CAP-01")
 def test_an_error_beside_unsupported():
-    raise ExceptionGroup("2", [expect.Unsupported("207000"), RuntimeError("boom")])
+    raise ExceptionGroup("2", [outcomes.Unsupported("207000"), RuntimeError("boom")])
 
 @pytest.mark.clause("CAP-01")
 @pytest.mark.requires(Cap.DATA_MOVEMENT)
@@ -152,7 +152,7 @@ def test_exception_groups_are_judged_without_their_unsupported_members(
         pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_groups=GROUPS)
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "--backend", "mdlri_conformance.backends.sim:create",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "--backend", "mdlri_conformance.backends.sim:create",
                              "--report-dir", str(out))
     rows = _rows(out)
     assert rows["test_only_unsupported_in_the_group"]["outcome"] == "UNSUPPORTED"
@@ -171,7 +171,7 @@ def test_probe_findings_make_specs_unsupported_and_are_reported(
         pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_groups=GROUPS)
     out = pytester.path / "out"
-    res = pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "--backend",
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "--backend",
                              "tests.partial_runtime:create_no_data", "--report-dir", str(out),
                              "-k", "needs_data_movement")
     rows = _rows(out)
@@ -185,7 +185,7 @@ def test_probe_findings_make_specs_unsupported_and_are_reported(
     assert json.loads((out / "summary.json").read_text())["probe"] == found
     # --no-probe trusts the declared capabilities
     out2 = pytester.path / "out2"
-    pytester.runpytest("-p", "mdlri_conformance.conformance.plugin", "--backend",
+    pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "--backend",
                        "tests.partial_runtime:create_no_data", "--report-dir", str(out2),
                        "-k", "needs_data_movement", "--no-probe")
     assert _rows(out2)["test_needs_data_movement"]["outcome"] == "PASS"

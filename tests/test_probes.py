@@ -22,11 +22,10 @@ import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.backends.contract import (
     ALL_CAPS, EXTENDED_CAPS, NOT_SUPPORTED_CODES, PROBED_CAPS, Cap, Err,
 )
-from mdlri_conformance.conformance import expect, probe
+from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.engine import oracle, runner
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Execute, Launch, SetKernel, Sync, Update,
-)
+from mdlri_conformance.conformance.engine.graphs import Case, Execute, Launch, SetKernel, Sync, Update
+from mdlri_conformance.conformance.framework import outcomes, probe, probe_checks, probe_session
 from mdlri_conformance.conformance.harness import Dev
 from mdlri_conformance.conformance.scenarios import fallback
 from tests import partial_runtime as pr
@@ -36,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "conformance" / "specs"
 
 
-def _run_probes(backend: Any) -> probe.ProbeReport:
+def _run_probes(backend: Any) -> probe_session.ProbeReport:
     report = probe.run_probes(backend)
     probe.apply(backend, report)
     return report
@@ -61,11 +60,11 @@ def _live(b: Any) -> tuple[int, int, int, int]:
 
 
 def test_every_probed_capability_has_one_probe() -> None:
-    caps = [p.cap for p in probe.PROBES]
+    caps = [p.cap for p in probe_checks.PROBES]
     assert len(caps) == len(set(caps))
     assert PROBED_CAPS | {Cap.NEVER_TIMEOUT} <= set(caps)
-    assert all(isinstance(p.cap, Cap) and p.name for p in probe.PROBES)
-    behaviour = {p.cap for p in probe.PROBES if not p.family}
+    assert all(isinstance(p.cap, Cap) and p.name for p in probe_checks.PROBES)
+    behaviour = {p.cap for p in probe_checks.PROBES if not p.family}
     assert behaviour == PROBED_CAPS | {Cap.NEVER_TIMEOUT}
 
 
@@ -76,7 +75,7 @@ def test_the_simulator_shows_everything_and_keeps_nothing(closing: list[Any]) ->
     report = _run_probes(b)
     assert report.effective == report.declared >= ALL_CAPS | EXTENDED_CAPS
     assert report.removed == []
-    assert {f.cap for f in report.findings} == {p.cap.value for p in probe.PROBES}
+    assert {f.cap for f in report.findings} == {p.cap.value for p in probe_checks.PROBES}
     assert all(f.verdict == "present" for f in report.findings)
     assert _live(b) == before == (0, 0, 0, 0)
     assert b.capabilities == report.effective
@@ -176,11 +175,11 @@ def test_readbacks_are_unsupported_without_data_movement(closing: list[Any]) -> 
     try:
         buf = d.buffer([1, 2, 3])
         word = d.buffer64(7)
-        with pytest.raises(expect.Unsupported, match="needs data movement: probe: memcpy"):
+        with pytest.raises(outcomes.Unsupported, match="needs data movement: probe: memcpy"):
             d.read(buf)
-        with pytest.raises(expect.Unsupported, match="needs data movement"):
+        with pytest.raises(outcomes.Unsupported, match="needs data movement"):
             d.read64(word)
-        with pytest.raises(expect.Unsupported, match="needs data movement"):
+        with pytest.raises(outcomes.Unsupported, match="needs data movement"):
             d.read_bytes(buf.addr, 4)
     finally:
         d.close()
@@ -195,7 +194,7 @@ def test_readbacks_after_a_kernel_need_kernel_execution(closing: list[Any]) -> N
         buf = d.buffer([1, 2, 3])
         assert d.read(buf).tolist() == [1, 2, 3]  # no kernel used: data moves, judged
         d.func("fallback_main")
-        with pytest.raises(expect.Unsupported, match="after a kernel launch needs kernel "
+        with pytest.raises(outcomes.Unsupported, match="after a kernel launch needs kernel "
                                                      "execution: probe: kernel fallback_main"):
             d.read(buf)
     finally:
@@ -266,7 +265,7 @@ def test_a_207000_inside_a_scenario_is_unsupported(closing: list[Any]) -> None:
     b = pr.create_no_update()
     closing.append(b)
     lines: list[str] = []
-    with pytest.raises(expect.Unsupported, match="aclmdlRITaskGetParams returned error code "
+    with pytest.raises(outcomes.Unsupported, match="aclmdlRITaskGetParams returned error code "
                                                  "207000"):
         fallback.run_fallback(b, lines.append)
     assert lines[-1] == "[ERROR]  Run the 0_model_task_fallback sample failed."
@@ -275,9 +274,9 @@ def test_a_207000_inside_a_scenario_is_unsupported(closing: list[Any]) -> None:
 
 def test_not_supported_codes_are_unsupported_in_every_check() -> None:
     for code in NOT_SUPPORTED_CODES:
-        with pytest.raises(expect.Unsupported):
+        with pytest.raises(outcomes.Unsupported):
             expect.ok(code, "call")
-        with pytest.raises(expect.Unsupported):
+        with pytest.raises(outcomes.Unsupported):
             expect.rc(code, (Err.SUCCESS, Err.RT_PARAM_INVALID), "call")
         expect.rc(code, code, "call")  # expected: an ordinary check
     assert not expect.not_supported([207000])
@@ -303,7 +302,7 @@ def test_unsupported_steps_alone_make_the_state_machine_unsupported(
     from mdlri_conformance.conformance.specs import test_stateful as machine
     b = pr.create_no_update_op()
     closing.append(b)
-    with pytest.raises(expect.Unsupported, match="207019"):
+    with pytest.raises(outcomes.Unsupported, match="207019"):
         machine._run(machine.Machine, b)
 
 
@@ -313,7 +312,7 @@ def test_a_real_failure_beside_unsupported_steps_still_fails(
     from mdlri_conformance.conformance.specs import test_stateful as machine
     b = pr.create_no_update_op_running_disabled_tasks()
     closing.append(b)
-    with pytest.raises(expect.ConformanceFailure, match="after sync"):
+    with pytest.raises(outcomes.ConformanceFailure, match="after sync"):
         machine._run(machine.Machine, b)
 
 

@@ -159,7 +159,7 @@ def test_replay_cli_bad_file_exits_2_with_one_line(tmp_path: Path, content: str 
 def test_listing_matches_by_order_and_type_without_get_params(path: Path) -> None:
     """Without GetParams (207000) and without data movement the capture listing still maps
     every user-visible task to its op: by internal stream alignment on types alone."""
-    from mdlri_conformance.conformance import probe
+    from mdlri_conformance.conformance.framework import probe
     from tests.partial_runtime import PartialSim
     b = PartialSim({"data", "update"})
     try:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance import shard
-from mdlri_conformance.conformance.items import SPEC_DIR
+from mdlri_conformance.conformance.framework import shard
+from mdlri_conformance.conformance.framework.items import SPEC_DIR
 
 
 @pytest.mark.parametrize("text, expected", [("1/1", (1, 1)), ("2/3", (2, 3)), ("3/3", (3, 3)),

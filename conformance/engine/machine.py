@@ -27,7 +27,7 @@ from hypothesis.errors import FailedHealthCheck, Unsatisfiable
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from mdlri_conformance.backends.contract import KernelTaskParams, TaskParams
-from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.kernel import catalog
 
 from . import signature
@@ -282,7 +282,7 @@ def tolerant(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(self, *args, **kwargs)
-        except expect.Unsupported as exc:
+        except outcomes.Unsupported as exc:
             UNSUPPORTED.append(f"{fn.__name__}: {exc}")
             reject()
     return wrapper
@@ -299,7 +299,7 @@ def skippable(fn: Callable[..., Any]) -> Callable[..., Any]:
         before = self.model_state.state
         try:
             return fn(self, *args, **kwargs)
-        except expect.Unsupported as exc:
+        except outcomes.Unsupported as exc:
             UNSUPPORTED.append(f"{fn.__name__}: {exc}")
             self.model_state.state = before
             return None
@@ -308,7 +308,7 @@ def skippable(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def run(machine: type[RuleBasedStateMachine], steps: int) -> None:
     """Run the machine (``steps`` per example); a run whose only trouble was unsupported
-    steps raises :class:`expect.Unsupported` with the first of them."""
+    steps raises :class:`outcomes.Unsupported` with the first of them."""
     UNSUPPORTED.clear()
     checks = [HealthCheck.too_slow, HealthCheck.filter_too_much]
     try:
@@ -320,4 +320,4 @@ def run(machine: type[RuleBasedStateMachine], steps: int) -> None:
     if UNSUPPORTED:
         first = UNSUPPORTED[0]
         UNSUPPORTED.clear()
-        raise expect.Unsupported(f"state machine step {first}")
+        raise outcomes.Unsupported(f"state machine step {first}")

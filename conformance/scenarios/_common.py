@@ -8,8 +8,9 @@ registered with :meth:`Runner.defer` run in reverse order whatever happened.
 
 A step that answers 207000 / 207019 (``contract.NOT_SUPPORTED_CODES``: a chip, driver or
 firmware gate) raises :class:`ScenarioUnsupported` (:func:`not_supported`); a run function
-decorated with :func:`reports_unsupported` then raises :class:`conformance.expect.Unsupported`
-after its own cleanup, so the spec is UNSUPPORTED, never FAIL.
+decorated with :func:`reports_unsupported` then raises
+:class:`conformance.framework.outcomes.Unsupported` after its own cleanup, so the spec is
+UNSUPPORTED, never FAIL.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 from mdlri_conformance.backends.contract import NOT_SUPPORTED_CODES, Backend, Err, MemcpyKind, err_name
 
 from .. import expect
+from ..framework import outcomes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,7 +54,7 @@ def not_supported(rc: Any, call: str) -> None:
 
 def reports_unsupported(run: F) -> F:
     """Decorate a scenario's run function: when one of its steps answered 207000 / 207019
-    and the run did not succeed, raise :class:`expect.Unsupported` (after the run's own
+    and the run did not succeed, raise :class:`outcomes.Unsupported` (after the run's own
     cleanup and log lines) instead of returning the failed result."""
 
     @functools.wraps(run)
@@ -64,7 +66,7 @@ def reports_unsupported(run: F) -> F:
         finally:
             _met.reset(token)
         if met and not getattr(res, "ok", False):
-            raise expect.Unsupported(f"scenario step: {met[0]}")
+            raise outcomes.Unsupported(f"scenario step: {met[0]}")
         return res
     return wrapper  # type: ignore[return-value]
 

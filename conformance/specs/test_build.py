@@ -21,6 +21,7 @@ from mdlri_conformance.backends.contract import (
     TaskType, ValueWaitFlag,
 )
 from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.harness import SYNC_MS, Buf, Dev
 from mdlri_conformance.conformance.specs._setups import begin_build, persistent_stream
 
@@ -161,7 +162,7 @@ def capturing_persistent(dev: Dev) -> Any:
     s = persistent_stream(dev)
     rc = dev.b.capture_begin(s, CaptureMode.GLOBAL)
     if rc != Err.SUCCESS:
-        raise expect.Unsupported(
+        raise outcomes.Unsupported(
             f"aclmdlRICaptureBegin on a PERSISTENT stream returned {rc}: this configuration "
             "cannot capture a stream that BindStream accepts")
     return s

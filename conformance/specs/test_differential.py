@@ -23,6 +23,7 @@ from mdlri_conformance.backends.contract import Cap, Err
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.engine import graphs, runner, strategies
 from mdlri_conformance.conformance.engine.observe import Observation
+from mdlri_conformance.conformance.framework import outcomes
 
 pytestmark = pytest.mark.requires(
     Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,
@@ -54,7 +55,7 @@ def _differ(backend: Any, against: Any, config: pytest.Config, case: graphs.Case
     back = runner.compare(case, against.name, b, a, keep=keep)
     why = div.unsupported or (back.unsupported if back else "")
     if why:
-        raise expect.Unsupported(f"differential case: {why}")
+        raise outcomes.Unsupported(f"differential case: {why}")
     d = div.difference
     kind = classify(d.expected, d.observed)
     path = runner.save_case(case, config.getoption("--report-dir", None))

@@ -33,6 +33,7 @@ from mdlri_conformance.backends.contract import (
     UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, MemcpyKind, StreamStatus,
 )
 from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Buf, Dev, in_thread
 from mdlri_conformance.kernel import catalog
 
@@ -346,7 +347,7 @@ class StreamPool:
                 self.refusal = int(rc)
                 return
             self.streams.append(s)
-        raise expect.Unsupported(f"aclrtCreateStream never refused within {bound} streams")
+        raise outcomes.Unsupported(f"aclrtCreateStream never refused within {bound} streams")
 
     def free(self, count: int) -> None:
         """Destroy ``count`` of the filled streams (the oldest), making room for that many."""
@@ -357,7 +358,7 @@ class StreamPool:
     def take(self, count: int) -> list[Any]:
         """``count`` filled streams for the spec to use (they stay in the pool)."""
         if len(self.streams) < count:
-            raise expect.Unsupported(f"only {len(self.streams)} streams before the refusal")
+            raise outcomes.Unsupported(f"only {len(self.streams)} streams before the refusal")
         return self.streams[-count:]
 
     def release(self) -> None:
@@ -467,8 +468,8 @@ def test_too_many_captured_streams_at_execute(dev: Dev) -> None:
     execute stream is clean and Destroy returns 0; a model at the limit executes."""
     limit = getattr(dev.b, "model_stream_limit", None)
     if not limit:
-        raise expect.Unsupported("the backend declares no model_stream_limit (it models "
-                                 "non-software-SQ mode, where streams take SQs at capture)")
+        raise outcomes.Unsupported("the backend declares no model_stream_limit (it models "
+                                   "non-software-SQ mode, where streams take SQs at capture)")
     dev.func("fill")
     exe = dev.stream()
     model, outs = _wide_model(dev, int(limit) + 1)

@@ -38,6 +38,7 @@ from hypothesis.control import current_build_context
 from mdlri_conformance.backends.contract import Cap
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.engine import graphs, oracle, runner, strategies
+from mdlri_conformance.conformance.framework import outcomes
 
 #: what listing a replayed case needs (tasks are matched by order and type at worst)
 LISTING_CAPS = (Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE,
@@ -77,7 +78,7 @@ def compare(backend: Any, config: pytest.Config, case: graphs.Case,
     if div is None:
         return
     if div.unsupported:
-        raise expect.Unsupported(f"generated case: {div.unsupported}")
+        raise outcomes.Unsupported(f"generated case: {div.unsupported}")
     div.path = path
     msg = runner.divergence_message(div, _report_dir(config), write=_final_example())
     d = div.difference

@@ -27,7 +27,7 @@ What the runtime cannot show (conformance.probe) is not judged: memory after a s
 ``Cap.DATA_MOVEMENT`` and ``Cap.BLOCKING_WAIT`` (the fork/join waits order the streams), buffers
 also ``Cap.KERNEL_EXEC``; without data
 movement tasks are matched by type and kernel function, not by argument bytes read from the
-device. A step that meets a 207000 / 207019 (:class:`expect.Unsupported`) is noted, never
+device. A step that meets a 207000 / 207019 (:class:`outcomes.Unsupported`) is noted, never
 raised to Hypothesis (so it is never grouped with a real failure): a host-side change or query
 (SetParams, Disable, Update, GetParams, the listing invariant) changed nothing and the example
 goes on; any other step discards its example. A real failure is FAIL; a run that met
@@ -48,6 +48,7 @@ from mdlri_conformance.backends.contract import (
     KernelTaskParams, TaskParams, TaskType, ValueWriteTaskParams,
 )
 from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.engine.graphs import (
     WORD_MASK, Launch, Memset, Op, Record, ValueWrite, Wait, launch_values, pack_launch,
 )
@@ -100,7 +101,7 @@ class Machine(RuleBasedStateMachine):
         self.model_steps = 0
         try:
             self._setup_resources()
-        except expect.Unsupported as exc:
+        except outcomes.Unsupported as exc:
             self.dev.close()
             UNSUPPORTED.append(f"setup: {exc}")
             reject()

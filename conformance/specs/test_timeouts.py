@@ -28,6 +28,7 @@ from mdlri_conformance.backends.contract import (
     LaunchKernelCfg, MemcpyKind, StreamFlag, StreamStatus, TaskParams, TaskType, ValueWaitFlag,
 )
 from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
 from mdlri_conformance.kernel import catalog
 
@@ -317,8 +318,8 @@ def event_sync(dev: Dev) -> Any:
     """The backend's aclrtSynchronizeEventWithTimeout (HostStateBackend); UNSUPPORTED without it."""
     fn = getattr(dev.b, "synchronize_event_with_timeout", None)
     if fn is None:
-        raise expect.Unsupported("the backend has no aclrtSynchronizeEventWithTimeout "
-                                 "(HostStateBackend.synchronize_event_with_timeout)")
+        raise outcomes.Unsupported("the backend has no aclrtSynchronizeEventWithTimeout "
+                                   "(HostStateBackend.synchronize_event_with_timeout)")
     return fn
 
 
@@ -364,11 +365,11 @@ RELEASED = 77
 def waiting_kernel(dev: Dev) -> Any:
     """The function handle of ``wait_flag``; UNSUPPORTED where the kernel catalog or binary lacks it."""
     if WAIT not in catalog.KERNELS:
-        raise expect.Unsupported(f"the kernel catalog has no {WAIT}")
+        raise outcomes.Unsupported(f"the kernel catalog has no {WAIT}")
     try:
         return dev.func(WAIT)
-    except expect.ConformanceFailure as exc:
-        raise expect.Unsupported(f"the kernel binary has no {WAIT}: {exc}") from None
+    except outcomes.ConformanceFailure as exc:
+        raise outcomes.Unsupported(f"the kernel binary has no {WAIT}: {exc}") from None
 
 
 def launch_waiting(dev: Dev, s: Any, flag: Buf, out: Buf, timeout_us: int | None) -> int:

@@ -257,7 +257,7 @@ def _rebuild_report(out: Path) -> None:
     summary_path = out / "summary.json"
     if not rows or not summary_path.is_file():
         return
-    from mdlri_conformance.reports.write import write_all
+    from .artefacts import write_all
     write_all(out, rows, json.loads(summary_path.read_text(encoding="utf-8")))
 
 
@@ -361,7 +361,7 @@ def _cmd_faults(ns: Any) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    from .isolation import spec_timeout_value
+    from .watchdog import spec_timeout_value
     """The ``faults`` subcommand of the CLI."""
     fp = sub.add_parser("faults", help="kill matrix: run the suite once per catalogued fault",
                         description="Run the specs on a deliberately broken backend, once per "

@@ -10,7 +10,7 @@ directory (refused when it already holds a run, like :func:`conformance.rundir.c
   ``run.json``: ``ended`` is ``complete`` only when every shard ended complete and every
   shard 1..N was given once (else it says what was not), with the shards under ``"merged"``;
 * ``summary.json`` / ``summary.md`` / ``index.html`` from :func:`conformance.summary.
-  build_summary` and :func:`reports.write.write_all` over the merged rows (fingerprints are in
+  build_summary` and :func:`.artefacts.write_all` over the merged rows (fingerprints are in
   the rows), with the shards under ``"shards"``, the capability probes of every shard's
   processes (``probe.json``, processes named ``shardK:gwN``) and the order when every shard
   ran in the same one;
@@ -237,7 +237,7 @@ def merge(paths: list[Path], out: Path) -> tuple[dict[str, Any], list[str]]:
         summary = _summary(shards, rows, collected, ended, backend, problems)
         if summary.get("probe"):
             rundir.write_json(out / "probe.json", summary["probe"])
-        from mdlri_conformance.reports.write import write_all
+        from .artefacts import write_all
         write_all(out, rows, summary)
     except OSError as exc:
         raise MergeError(f"--out {out}: cannot write ({exc.strerror or exc})") from None

@@ -78,7 +78,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import pytest
 
-from . import rundir
+from . import keys, rundir
 
 #: the shipped durations (package data of mdlri_conformance.conformance)
 DURATIONS_FILE = "durations.json"
@@ -92,7 +92,6 @@ OWN_PROCESS_S = 1.0
 #: workerinput key: where a worker writes its split's figures for the controller
 _INFO_KEY = "mdlri_shard_info"
 _PLUGIN = "mdlri-shard"
-_OWN_PROCESS_ENV = "MDLRI_OWN_PROCESS_OUT"  # conformance.isolation.OWN_PROCESS_ENV
 
 
 class ShardError(ValueError):
@@ -239,7 +238,7 @@ def configure(config: pytest.Config, run_state: Callable[[], Any]) -> None:
     runs where items are collected, the record where results are recorded, which
     ``run_state()`` returns, or None in a process that records nothing)."""
     text = config.getoption("--shard", None)
-    if not text or os.environ.get(_OWN_PROCESS_ENV):
+    if not text or os.environ.get(keys.OWN_PROCESS_ENV):
         return  # an own-process child runs exactly the node id it was given
     try:
         k, n = parse(text)
@@ -374,7 +373,7 @@ class ShardPlugin:
             return
         state.summary["shard"] = {"shard": self.k, "of": self.n, **{
             k: v for k, v in (self.info or {}).items() if k not in ("shard", "of")}}
-        from mdlri_conformance.reports.write import write_summary_json
+        from .artefacts import write_summary_json
         try:
             write_summary_json(Path(state.report_dir), state.summary)
         except OSError:
@@ -444,14 +443,14 @@ def seed_generated(items: Iterable[pytest.Item], k: int, n: int) -> dict[str, di
 
 
 # ---------------------------------------------------------------------------------------------
-# `python -m mdlri_conformance.conformance.shard durations RUN_DIR... [-o FILE]`
+# `python -m mdlri_conformance.conformance.framework.shard durations RUN_DIR... [-o FILE]`
 
 
 def main(argv: list[str] | None = None) -> int:
     """Write a durations file from run directories' results.jsonl (the shipped
     ``durations.json`` is made this way from a full sim run)."""
     import argparse
-    p = argparse.ArgumentParser(prog="python -m mdlri_conformance.conformance.shard")
+    p = argparse.ArgumentParser(prog="python -m mdlri_conformance.conformance.framework.shard")
     sub = p.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("durations", help="a durations file from run directories")
     d.add_argument("run_dirs", nargs="+")

@@ -1,6 +1,9 @@
-"""Per-backend expectations files: which specs are known to diverge, and why.
+"""The known divergences of a backend (``--expectations``): which specs are expected to
+diverge and why, and which capabilities the machine must have. An input of the run, read
+before it starts; the shipped files are package data beside this module
+(``--expectations sim|acl-emulator|cann-681ef76|atlas-a2|atlas-a3``).
 
-A TOML file (``reports/expectations/<backend>.toml``) lists entries::
+A TOML file (``conformance/framework/expectations/<backend>.toml``) lists entries::
 
     # optional: CHANGED outcomes of these clause ids (or id prefixes ending in '*') fail the gate
     gate_changed = ["LIST-*"]
@@ -38,6 +41,8 @@ try:
     import tomllib
 except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
+
+from . import registry
 
 OUTCOMES = ("FAIL", "CHANGED", "UNSUPPORTED", "ERROR", "TIMEOUT", "CRASH")
 _KEYS = {"id", "outcome", "reason", "link", "note", "version"}
@@ -195,7 +200,6 @@ def _cap_values() -> set[str]:
 def known_ids(spec_dir: Path) -> set[str]:
     """Clause ids plus ``test_file.py::test_name`` and full node ids of every spec function
     (found by scanning the spec modules, so it works before and without collection)."""
-    from mdlri_conformance.conformance import registry
     ids = set(registry.clauses())
     for f in sorted(spec_dir.glob("test_*.py")):
         for name in re.findall(r"^(?:async )?def (test_\w+)", f.read_text(encoding="utf-8"), re.M):

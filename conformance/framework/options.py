@@ -1,0 +1,48 @@
+"""The suite's command-line options (group ``mdlri``) and the check that refuses options
+contradicting each other before any plugin acts on them."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from . import conflicts, isolation, shard
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("mdlri", "Model RI conformance")
+    g.addoption("--backend", default=os.environ.get("MDLRI_BACKEND", "sim"),
+                help="backend under test: 'sim' or package.module:factory (default: sim)")
+    g.addoption("--profile", default="ci", choices=("ci", "dev", "deep", "hw"),
+                help="hypothesis settings profile (default: ci)")
+    g.addoption("--hypothesis-db", default=os.environ.get("MDLRI_HYPOTHESIS_DB"),
+                help="directory of the Hypothesis example database, shared by xdist workers "
+                     "(default: .hypothesis/examples; 'none' disables it)")
+    g.addoption("--report-dir", default=None,
+                help="where results go (default: reports/out/<run-id>)")
+    g.addoption("--against", default=None,
+                help="differential run: replay the generated graphs on this second backend too")
+    g.addoption("--expectations", default=os.environ.get("MDLRI_EXPECTATIONS"),
+                help="expectations file (TOML) of known divergences for this backend")
+    g.addoption("--acl-lib", default=None,
+                help="acl backend: libacl_rt.so path or directory, or 'emulator' "
+                     "(default: $MDLRI_ACL_LIB, then discovery)")
+    g.addoption("--kernel-binary", default=None,
+                help="acl backend: the catalog kernels' binary (default: "
+                     "$MDLRI_KERNEL_BINARY, then the kernels cache)")
+    g.addoption("--devices", default=None,
+                help="acl backend: device ids, e.g. 0,1,2,3; xdist worker k binds "
+                     "devices[k %% len] (default: 0)")
+    g.addoption("--no-probe", action="store_true", default=False,
+                help="trust the backend's declared capabilities instead of probing them at "
+                     "backend start (debugging only)")
+    isolation.add_options(g)  # --fault, --spec-timeout, --no-state-check
+    shard.add_options(g)  # --shard, --shard-durations
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Options that contradict each other are refused in one line, before any plugin acts on
+    them (Hypothesis reads its profile in its own pytest_configure)."""
+    conflicts.check(config)

@@ -1,0 +1,122 @@
+"""Capability probes: what the runtime under test can actually show, measured at backend start.
+
+A backend *declares* capabilities; a partial runtime (a driver stub that moves no data, runs
+no kernel and never blocks, or a driver without the software-SQ feature) still declares them.
+The probes measure instead of assuming (DESIGN.md "Verdicts a release engineer can trust"):
+
+* :data:`Cap.DATA_MOVEMENT`: ``aclrtMemcpy`` host -> device then device -> host gives the
+  bytes back;
+* :data:`Cap.KERNEL_EXEC`: a catalog kernel (the seed ``fallback_main``) launched on a plain
+  stream writes its output (only measurable when data moves);
+* :data:`Cap.BLOCKING_WAIT`: a captured ``aclrtValueWait`` on an unset word really blocks the
+  executing stream: a short timed sync returns 507046, and a host write of the word releases
+  it (how the specs release their waits);
+* :data:`Cap.NEVER_TIMEOUT`: a kernel launched with the TIMEOUT attribute 0 reads back 0 from
+  ``aclmdlRIKernelTaskGetAttribute``; without the TS firmware feature the real runtime cuts
+  "never" to the maximum and reports that (1090 s; ``davinci_kernel_task.cc:175-179``,
+  ``kernel_utils.cc:286-298``);
+* the API families that answer a feature-not-supported code (``contract.NOT_SUPPORTED_CODES``,
+  207000 / 207019) on a tiny captured model: capture, value tasks, listing, task type, seq id,
+  get/set params, disable, update, timed sync, task groups, cond, build, names, attributes,
+  labels, external events (chip / firmware / driver gates, ``capture_model_utils.cc:220-239``,
+  ``api_c_task.cc:59-60``).
+
+The probes are data (:data:`.probe_checks.PROBES`, one :class:`.probe_session.Probe` per capability), each short and
+self-cleaning: whatever it creates is released before the next one runs. Two kinds:
+
+* *behaviour* probes (the four above): the capability stays only when the probe showed it;
+  a probe that could not run (a setup call failed, a prerequisite is missing) removes it too,
+  with the reason;
+* *family* probes: only a 207000 / 207019 answer removes the capability; any other answer
+  leaves it as declared (the specs judge that answer).
+
+:func:`run_probes` returns a :class:`.probe_session.ProbeReport` (effective capabilities = declared minus
+failed probes, one finding per probe with a one-line reason); :func:`apply` installs the
+effective capabilities on the backend, and :func:`reason` gives the finding behind an absent
+capability (what UNSUPPORTED outcomes print).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from mdlri_conformance.backends.contract import Cap
+
+from .probe_checks import PROBES
+from .probe_session import Finding, Probe, ProbeReport, ProbeStop, Session, Verdict
+
+
+# ---------------------------------------------------------------------------------------------
+# running, applying, reading
+
+
+def run_probes(backend: Any, probes: tuple[Probe, ...] = PROBES) -> ProbeReport:
+    """Run every probe whose capability the backend declares; the effective capabilities."""
+    declared = frozenset(backend.capabilities)
+    caps = set(declared)
+    report = ProbeReport(declared, declared)
+    start = time.monotonic()
+    for p in probes:
+        if p.cap not in declared:
+            continue
+        t0 = time.monotonic()
+        missing = [c.value for c in p.needs if c not in caps]
+        if missing:
+            verdict, why = Verdict.UNKNOWN, f"probe: not measurable without {', '.join(missing)}"
+        else:
+            verdict, why = _run_one(p, Session(backend, caps))
+        kept = verdict is Verdict.PRESENT or (p.family and verdict is Verdict.UNKNOWN)
+        if not kept:
+            caps.discard(p.cap)
+        report.findings.append(Finding(p.cap.value, p.name, verdict.value, why,
+                                       round(time.monotonic() - t0, 4), kept))
+    report.effective = frozenset(caps)
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _run_one(p: Probe, s: Session) -> tuple[Verdict, str]:
+    try:
+        return p.run(s)
+    except ProbeStop as stop:
+        return stop.verdict, stop.reason
+    except Exception as exc:  # a harness fault in the backend: not shown
+        return Verdict.UNKNOWN, f"probe error: {type(exc).__name__}: {exc}"
+    finally:
+        s.cleanup()
+
+
+_REPORTS: dict[int, ProbeReport] = {}
+
+
+def apply(backend: Any, report: ProbeReport) -> None:
+    """Install the effective capabilities on ``backend`` and remember the report."""
+    backend.capabilities = report.effective
+    _REPORTS[id(backend)] = report
+
+
+def report_of(backend: Any) -> ProbeReport | None:
+    """The report :func:`apply` installed on ``backend`` (None when it was not probed)."""
+    return _REPORTS.get(id(backend))
+
+
+def forget(backend: Any) -> None:
+    """Drop the report of a backend that is being closed."""
+    _REPORTS.pop(id(backend), None)
+
+
+def reason(backend: Any, cap: Cap) -> str:
+    """Why ``cap`` is absent: the probe's finding, else the backend's own reason, else ''."""
+    rep = report_of(backend)
+    found = rep.reason(cap) if rep else None
+    if found:
+        return found
+    fn = getattr(backend, "unsupported_reason", None)
+    why = fn(cap.value) if callable(fn) else None
+    return why if isinstance(why, str) else ""
+
+
+def has(backend: Any, cap: Cap) -> bool:
+    """Whether the backend (after the probes) has ``cap``."""
+    return cap in getattr(backend, "capabilities", frozenset())
