@@ -1,6 +1,9 @@
 """The spec-side helpers: resources with cleanup, buffers, kernels, capture, listing.
 
-A :class:`Dev` wraps one backend for one spec. Everything it creates is released when the
+A :class:`Dev` wraps one backend for one spec: the base fixture every spec module builds on
+(setups shared by several areas live in ``specs/_setups.py`` and take a ``Dev``; a helper one
+area needs stays in that area's module). Each helper exists once, here, and its docstring
+states the rule it encodes. Everything it creates is released when the
 spec ends (in reverse order, after open captures are closed and streams drained), so a
 failing spec does not leak into the next one. Helper calls that are not the observable a
 spec checks use ``expect.ok`` (a failure there names the helper step, and a 207000 / 207019
@@ -22,10 +25,11 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from mdlri_conformance.backends.contract import (
-    NOT_SUPPORTED_CODES, Backend, Cap, CaptureMode, CaptureStatus, Err, EventFlag, MemcpyKind,
-    TaskType,
+    NOT_SUPPORTED_CODES, UNWRITTEN, Backend, Cap, CaptureMode, CaptureStatus, Err, EventFlag,
+    MemcpyKind, TaskParams, TaskType, ValueWaitFlag,
 )
 from mdlri_conformance.kernel import catalog
+from mdlri_conformance.kernel.params import kernel_task_params
 
 from . import expect
 from .framework import outcomes
@@ -219,6 +223,29 @@ class Dev:
         expect.ok(self.launch_rc(name, stream, num_blocks, **values),
                   f"aclrtLaunchKernelWithHostArgs {name}")
 
+    def fill(self, stream: Any, out: Buf, value: int) -> None:
+        """Launch the catalog ``fill`` kernel: every element of ``out`` becomes ``value`` (the
+        specs' distinguishable one-kernel task: its output names the launch that ran)."""
+        self.launch("fill", stream, out=out, n=out.n, value=value)
+
+    def kernel_params(self, name: str, *, cfg: Any = None, num_blocks: int = 1,
+                      host: bool = True, **values: Any) -> TaskParams:
+        """KERNEL SetParams input running catalog kernel ``name`` on ``values``: the packed
+        struct as host args, or (``host=False``) copied into a new device buffer whose address
+        is passed with isHostArgs 0 (SETP-09)."""
+        data = self.args(name, **values)
+        args: bytes | int = data
+        if not host:
+            args = self.buffer(np.frombuffer(data, dtype=np.int32)).addr
+        return kernel_task_params(self.func(name), args, args_size=len(data), cfg=cfg,
+                                  num_blocks=num_blocks)
+
+    def fill_params(self, out: Buf, value: int, *, num_blocks: int = 1,
+                    host: bool = True) -> TaskParams:
+        """:meth:`kernel_params` of a :meth:`fill` of ``out`` with ``value``."""
+        return self.kernel_params("fill", num_blocks=num_blocks, host=host, out=out, n=out.n,
+                                  value=value)
+
     # -- capture ---------------------------------------------------------------------------
     def begin(self, stream: Any, mode: int = CaptureMode.RELAXED) -> None:
         """CaptureBegin, required to succeed."""
@@ -231,6 +258,64 @@ class Dev:
         expect.true(m is not None, "aclmdlRICaptureEnd model", "non-NULL", m)
         return self.model(m)
 
+    def end_rc(self, stream: Any) -> tuple[int, Any]:
+        """CaptureEnd whatever its rc (the spec asserts it); returns (rc, modelRI out-param).
+
+        A model is tracked for destruction only when CaptureEnd succeeded and wrote a handle:
+        after a failed CaptureEnd the out-param is no model the spec owns (ERR-04).
+        """
+        rc, m = self.b.capture_end(stream)
+        if rc == Err.SUCCESS and m not in (None, UNWRITTEN):
+            self.model(m)
+        return rc, m
+
+    def capture_status(self, stream: Any, what: str) -> tuple[Any, Any]:
+        """CaptureGetInfo on ``stream``, required to succeed; returns (status, model).
+        ``what`` completes the step's name in a failure message."""
+        rc, st, m = self.b.capture_get_info(stream)
+        expect.ok(rc, f"aclmdlRICaptureGetInfo {what}")
+        return st, m
+
+    def fork(self, origin: Any, sub: Any, event: Any = None) -> Any:
+        """Record ``event`` (a new SYNC event by default) on ``origin`` and make ``sub`` wait
+        on it: a stream waiting on an event recorded in a capture joins it (XS-01). Returns
+        the event."""
+        e = self.event() if event is None else event
+        expect.ok(self.b.record_event(e, origin), "aclrtRecordEvent (fork)")
+        expect.ok(self.b.stream_wait_event(sub, e), "aclrtStreamWaitEvent (fork)")
+        return e
+
+    def join(self, origin: Any, sub: Any, event: Any = None) -> Any:
+        """Record ``event`` (a new SYNC event by default) on ``sub`` and make ``origin`` wait
+        on it: ``sub`` rejoins the origin, as CaptureEnd requires of every joined stream
+        (XS-02). Returns the event."""
+        e = self.event() if event is None else event
+        expect.ok(self.b.record_event(e, sub), "aclrtRecordEvent (join)")
+        expect.ok(self.b.stream_wait_event(origin, e), "aclrtStreamWaitEvent (join)")
+        return e
+
+    def gated(self, stream: Any, word: int, kernel: str, **values: Any) -> Any:
+        """Capture value_wait(``word`` == 1) then one launch of catalog ``kernel`` on
+        ``stream``; returns the model. Each execution blocks at the wait until the host writes
+        1 to ``word``: how the specs hold a model running (needs Cap.BLOCKING_WAIT to block).
+        """
+        self.begin(stream)
+        expect.ok(self.b.value_wait(word, 1, ValueWaitFlag.EQ, stream),
+                  "aclrtValueWait in capture (setup)")
+        self.launch(kernel, stream, **values)
+        return self.end(stream)
+
+    def capture_fills(self, values: list[int], *, n: int = 8,
+                      stream: Any = None) -> tuple[Any, Any, list[Buf]]:
+        """Single-stream capture of one :meth:`fill` per value, each into its own buffer of
+        ``n`` elements, on ``stream`` (a new one by default); returns (model, stream, buffers)."""
+        s = self.stream() if stream is None else stream
+        bufs = [self.buffer(n=n) for _ in values]
+        self.begin(s)
+        for b, v in zip(bufs, values):
+            self.fill(s, b, v)
+        return self.end(s), s, bufs
+
     def execute(self, model: Any, stream: Any, timeout_ms: int = SYNC_MS) -> None:
         """ExecuteAsync then a timed sync, both required to succeed."""
         expect.ok(self.b.execute_async(model, stream), "aclmdlRIExecuteAsync")
@@ -242,21 +327,24 @@ class Dev:
                   "aclrtSynchronizeStreamWithTimeout")
 
     # -- listing ---------------------------------------------------------------------------
+    @staticmethod
+    def _two_phase(get: Callable[[Any, Any], tuple[int, Any, int]], handle: Any,
+                   call: str) -> list[Any]:
+        """The two-phase listing convention (LIST-03): a NULL array asks for the count, then
+        an array of that size is filled; both calls required to succeed."""
+        rc, _, n = get(handle, None)
+        expect.ok(rc, f"{call} (count)")
+        rc, slots, got = get(handle, n)
+        expect.ok(rc, f"{call} (fill)")
+        return list(slots[:got])
+
     def streams_of(self, model: Any) -> list[Any]:
         """Two-phase GetStreams, required to succeed."""
-        rc, _, n = self.b.get_streams(model, None)
-        expect.ok(rc, "aclmdlRIGetStreams (count)")
-        rc, slots, got = self.b.get_streams(model, n)
-        expect.ok(rc, "aclmdlRIGetStreams (fill)")
-        return list(slots[:got])
+        return self._two_phase(self.b.get_streams, model, "aclmdlRIGetStreams")
 
     def tasks_of(self, stream: Any) -> list[Any]:
         """Two-phase GetTasksByStream, required to succeed."""
-        rc, _, n = self.b.get_tasks_by_stream(stream, None)
-        expect.ok(rc, "aclmdlRIGetTasksByStream (count)")
-        rc, slots, got = self.b.get_tasks_by_stream(stream, n)
-        expect.ok(rc, "aclmdlRIGetTasksByStream (fill)")
-        return list(slots[:got])
+        return self._two_phase(self.b.get_tasks_by_stream, stream, "aclmdlRIGetTasksByStream")
 
     def all_tasks(self, model: Any) -> list[Any]:
         """Every task of every stream of ``model`` (streams in GetStreams order)."""

@@ -5,6 +5,9 @@ with two spaces, scenarios.md §1) and stops at the first failing call (``CHECK_
 :class:`Runner` mirrors that: :meth:`Runner.check` raises :class:`ScenarioError` with the
 example's ``Operation failed: <call> returned error code <n>`` text, and cleanup steps
 registered with :meth:`Runner.defer` run in reverse order whatever happened.
+:func:`run_steps` is that control flow, written once; :func:`run_scenario` adds the result
+and the sample's opening and closing lines, and :class:`Example` is what a scenario module
+declares for ``mdlri-conformance example NAME``.
 
 A step that answers 207000 / 207019 (``contract.NOT_SUPPORTED_CODES``: a chip, driver or
 firmware gate) raises :class:`ScenarioUnsupported` (:func:`not_supported`); a run function
@@ -17,7 +20,8 @@ from __future__ import annotations
 
 import contextvars
 import functools
-from typing import Any, Callable, TypeVar
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, TypeVar
 
 import numpy as np
 
@@ -27,6 +31,7 @@ from .. import expect
 from ..framework import outcomes
 
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R", bound="Result")
 
 
 class ScenarioError(Exception):
@@ -35,6 +40,17 @@ class ScenarioError(Exception):
 
 class ScenarioUnsupported(ScenarioError):
     """A step answered 207000 / 207019: the scenario cannot run on this runtime."""
+
+
+class ScenarioReported(ScenarioError):
+    """A step failed and already printed the example's own line for it (no error line more)."""
+
+
+class Result(Protocol):
+    """What every scenario result holds: the printed lines and whether the run succeeded."""
+
+    lines: list[str]
+    ok: bool
 
 
 #: the not-supported answers met by the scenario run in progress (see reports_unsupported)
@@ -84,6 +100,7 @@ class Runner:
         self.lines = lines
         self._emit = emit
         self._cleanup: list[tuple[str, Callable[[], int]]] = []
+        self._open: list[tuple[object, Callable[[], Any]]] = []
 
     # -- logging ---------------------------------------------------------------------------
     def info(self, msg: str) -> None:
@@ -109,6 +126,24 @@ class Runner:
     def defer(self, what: str, fn: Callable[[], int]) -> None:
         """Register a cleanup step (run in reverse order by :meth:`cleanup`)."""
         self._cleanup.append((what, fn))
+
+    def opened(self, close: Callable[[], Any]) -> object:
+        """Register ``close`` for something the steps opened (a capture): a run that stops
+        before :meth:`closed` calls it, unchecked, before the cleanup steps. Returns the
+        token :meth:`closed` takes."""
+        token = object()
+        self._open.append((token, close))
+        return token
+
+    def closed(self, token: object) -> None:
+        """The steps closed what :meth:`opened` registered (``token``)."""
+        self._open = [(t, close) for t, close in self._open if t is not token]
+
+    def close_open(self) -> None:
+        """Call what is still open, newest first (a capture ends before its stream goes)."""
+        for _token, close in reversed(self._open):
+            close()
+        self._open.clear()
 
     def cleanup(self) -> bool:
         """Run the cleanup steps, newest first; False when one of them failed."""
@@ -192,3 +227,56 @@ class Runner:
                 tasks = list(slots[:t])
             out.append((s, tasks))
         return out
+
+
+def run_steps(r: Runner, steps: Callable[[], None]) -> bool:
+    """``CHECK_ERROR``'s control flow, once for every scenario: run ``steps``; a
+    :class:`ScenarioError` stops them and prints its error line (a :class:`ScenarioReported`
+    printed its own); whatever happened, close what the steps left open, then run the cleanup
+    steps. True when the steps finished and every cleanup step succeeded."""
+    ok = False
+    try:
+        steps()
+        ok = True
+    except ScenarioReported:
+        pass
+    except ScenarioError as exc:
+        r.error(str(exc))
+    finally:
+        r.close_open()
+        if not r.cleanup():
+            ok = False
+    return ok
+
+
+def run_scenario(res: R, b: Backend, emit: Callable[[str], None],
+                 steps: Callable[[Runner], None], *, sample: str | None = None) -> R:
+    """Run ``steps`` on ``b`` (:func:`run_steps`) into ``res``: its lines and ``ok``.
+
+    With ``sample``, the run opens with ``Start to run <sample> sample.`` and closes with
+    ``Run the <sample> sample successfully.`` or ``... failed.``, as the examples that print
+    them do."""
+    r = Runner(b, emit, res.lines)
+    if sample is not None:
+        r.info(f"Start to run {sample} sample.")
+    res.ok = run_steps(r, lambda: steps(r))
+    if sample is not None:
+        if res.ok:
+            r.info(f"Run the {sample} sample successfully.")
+        else:
+            r.error(f"Run the {sample} sample failed.")
+    return res
+
+
+@dataclass(frozen=True)
+class Example:
+    """A scenario as ``mdlri-conformance example NAME`` runs it: its run function, called
+    with (backend, emit), and the names it answers to (the short name, then the CANN sample's
+    directory name)."""
+
+    run: Callable[..., Result]
+    names: tuple[str, ...]
+
+    def succeeds(self, backend: Backend, emit: Callable[[str], None]) -> bool:
+        """Run the scenario; whether it succeeded."""
+        return self.run(backend, emit).ok

@@ -16,13 +16,15 @@ shows ``tasks=2`` on CANN 9.2.0 and says only that both counts must be positive.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
 from mdlri_conformance.backends.contract import UNWRITTEN, Backend, CaptureMode, MemcpyKind
 
-from ._common import Runner, ScenarioError, not_supported, reports_unsupported
+from ._common import (
+    Example, Runner, ScenarioError, not_supported, reports_unsupported, run_scenario,
+)
 
 NAME = "5_reusable_buffer_reset"
 BUFFER_SIZE = 4096
@@ -45,28 +47,10 @@ class ResetResult:
 def run_buffer_reset(b: Backend, emit: Callable[[str], None] = print) -> ResetResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
     res = ResetResult()
-    r = Runner(b, emit, res.lines)
-    r.info(f"Start to run {NAME} sample.")
-    state: dict[str, Any] = {"stream": None, "capturing": False}
-    try:
-        _steps(r, res, state)
-        res.ok = True
-    except ScenarioError as exc:
-        r.error(str(exc))
-    finally:
-        if state["capturing"]:
-            _rc, model = b.capture_end(state["stream"])
-            if model not in (None, UNWRITTEN):
-                b.destroy(model)
-        if state["stream"] is not None:
-            b.synchronize_stream(state["stream"])
-        if not r.cleanup():
-            res.ok = False
-    if res.ok:
-        r.info(f"Run the {NAME} sample successfully.")
-    else:
-        r.error(f"Run the {NAME} sample failed.")
-    return res
+    return run_scenario(res, b, emit, lambda r: _steps(r, res), sample=NAME)
+
+
+EXAMPLE = Example(run_buffer_reset, ("buffer_reset", NAME))
 
 
 def _read(r: Runner, buf: int) -> np.ndarray:
@@ -76,9 +60,11 @@ def _read(r: Runner, buf: int) -> np.ndarray:
     return host
 
 
-def _steps(r: Runner, res: ResetResult, state: dict[str, Any]) -> None:
+def _steps(r: Runner, res: ResetResult) -> None:
     b = r.b
-    stream = state["stream"] = r.stream()
+    stream = r.stream()
+    # drained before the cleanup steps, whatever happened (the example's final sync)
+    r.opened(lambda: b.synchronize_stream(stream))
     buf = r.malloc(BUFFER_SIZE)
 
     # Prepare, outside any capture.
@@ -95,13 +81,19 @@ def _steps(r: Runner, res: ResetResult, state: dict[str, Any]) -> None:
     if rc:
         not_supported(rc, "aclmdlRICaptureBegin")
         raise ScenarioError(f"Capture failed: aclmdlRICaptureBegin returned error code {rc}")
-    state["capturing"] = True
+
+    def abort() -> None:
+        _rc, model = b.capture_end(stream)
+        if model not in (None, UNWRITTEN):
+            b.destroy(model)
+
+    capturing = r.opened(abort)
     rc = b.memset_async(buf, BUFFER_SIZE, 0, BUFFER_SIZE, stream)
     if rc:
         not_supported(rc, "aclrtMemsetAsync")
         raise ScenarioError(f"Capture failed: aclrtMemsetAsync returned error code {rc}")
     rc, model = b.capture_end(stream)
-    state["capturing"] = False
+    r.closed(capturing)
     if rc:
         not_supported(rc, "aclmdlRICaptureEnd")
         raise ScenarioError(f"Capture failed: aclmdlRICaptureEnd returned error code {rc}")

@@ -26,6 +26,7 @@ give 1.5... / 2,4,... / 1.25....
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -42,7 +43,7 @@ from mdlri_conformance.backends.contract import (
 )
 from mdlri_conformance.kernel import catalog
 
-from ._common import Runner, ScenarioError, print_array, reports_unsupported
+from ._common import Example, Runner, ScenarioError, print_array, reports_unsupported, run_steps
 
 NAME = "3_cond_model"
 ELEMENTS = 8
@@ -95,25 +96,18 @@ def run_cond_model(b: Backend, emit: Callable[[str], None] = print,
             ("SWITCH", 3, SWITCH_ALPHAS, (0, 1, 2))):
         r = Runner(b, emit, res.lines)
         r.info(f"========== {name} condition ==========")
-        state: dict[str, Any] = {"captures": []}
         outs: list[np.ndarray] = []
         res.outputs[name] = outs
-        try:
-            _test(r, name, size, alphas, cond_values, flag, outs, state)
-            res.passed[name] = True
-        except ScenarioError as exc:
-            r.error(str(exc))
-            res.passed[name] = False
-        finally:
-            for s in reversed(state["captures"]):
-                b.capture_end(s)
-            if not r.cleanup():
-                res.passed[name] = False
+        res.passed[name] = run_steps(r, functools.partial(
+            _test, r, name, size, alphas, cond_values, flag, outs))
         if res.passed[name]:
             r.info(f"{name} condition PASSED")
     res.ok = all(res.passed.values())
     Runner(b, emit, res.lines).info("========== All tests PASSED ==========")
     return res
+
+
+EXAMPLE = Example(run_cond_model, ("cond_model", NAME))
 
 
 def _label(name: str, cond: int) -> str:
@@ -125,8 +119,7 @@ def _label(name: str, cond: int) -> str:
 
 
 def _test(r: Runner, name: str, size: int, alphas: tuple[float, ...],
-          cond_values: tuple[int, ...], flag: int, outs: list[np.ndarray],
-          state: dict[str, Any]) -> None:
+          cond_values: tuple[int, ...], flag: int, outs: list[np.ndarray]) -> None:
     b: Any = r.b
     stream, sub_stream, exec_stream = r.stream(), r.stream(), r.stream()
     a_dev, b_dev, dst = r.malloc(BYTES), r.malloc(BYTES), r.malloc(BYTES)
@@ -138,7 +131,7 @@ def _test(r: Runner, name: str, size: int, alphas: tuple[float, ...],
     fn = r.load_functions("axpy_f32")["axpy_f32"]
 
     r.check(b.capture_begin(stream, CaptureMode.THREAD_LOCAL), "aclmdlRICaptureBegin")
-    state["captures"].append(stream)
+    capturing = r.opened(lambda: b.capture_end(stream))
     rc, _status, parent = b.capture_get_info(stream)
     r.check(rc, "aclmdlRICaptureGetInfo")
     rc, handle = b.cond_handle_create(parent, 0, flag)
@@ -152,7 +145,7 @@ def _test(r: Runner, name: str, size: int, alphas: tuple[float, ...],
     for i, alpha in enumerate(alphas):
         r.check(b.capture_to_model_ri_begin(sub_stream, subs[i], CaptureMode.THREAD_LOCAL),
                 "aclmdlRICaptureToModelRIBegin")
-        state["captures"].append(sub_stream)
+        sub_capturing = r.opened(lambda: b.capture_end(sub_stream))
         args = catalog.get("axpy_f32").pack(x=a_dev, y=b_dev, out=dst, n=ELEMENTS,
                                             alpha=catalog.f32_bits(alpha))
         r.check(b.launch_kernel_with_host_args(fn, 1, sub_stream, None, args, len(args)),
@@ -161,10 +154,10 @@ def _test(r: Runner, name: str, size: int, alphas: tuple[float, ...],
             r.check(b.memcpy_async(cond_dev, 8, zero_dev, 8, MemcpyKind.DEVICE_TO_DEVICE,
                                    sub_stream), "aclrtMemcpyAsync")
         rc, _sub = b.capture_end(sub_stream)
-        state["captures"].pop()
+        r.closed(sub_capturing)
         r.check(rc, "aclmdlRICaptureEnd")
     rc, model = b.capture_end(stream)
-    state["captures"].pop()
+    r.closed(capturing)
     r.check(rc, "aclmdlRICaptureEnd")
     if model in (None, UNWRITTEN):
         raise ScenarioError("Operation failed: aclmdlRICaptureEnd returned no Model RI")

@@ -19,9 +19,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mdlri_conformance.backends.contract import Backend, CaptureMode, Err, MemcpyKind, TaskType, err_name
+from mdlri_conformance.backends.contract import Backend, CaptureMode, TaskType
 
-from ._common import ScenarioError, not_supported, reports_unsupported
+from ._common import Example, Runner, ScenarioError, reports_unsupported, run_scenario
 
 ELEMENTS = 8
 BYTES = ELEMENTS * 4
@@ -49,118 +49,58 @@ class FallbackResult:
     ok: bool = False
 
 
+NAME = "0_model_task_fallback"
+
+
 def _pack(inp: int, out: int) -> bytes:
     return struct.pack("<QQ", inp, out)  # KernelArgs {int32_t* input; int32_t* output;}
-
-
-class _Run:
-    def __init__(self, b: Backend, emit: Callable[[str], None], res: FallbackResult) -> None:
-        self.b, self.res = b, res
-        self._emit = emit
-        self.cleanup: list[tuple[str, Callable[[], int]]] = []
-        self.stream: Any = None
-        self.capturing = False
-
-    def info(self, msg: str) -> None:
-        line = f"[INFO]  {msg}"
-        self.res.lines.append(line)
-        self._emit(line)
-
-    def error(self, msg: str) -> None:
-        line = f"[ERROR]  {msg}"
-        self.res.lines.append(line)
-        self._emit(line)
-
-    def check(self, rc: int, call: str) -> None:
-        not_supported(rc, call)
-        if rc != Err.SUCCESS:
-            raise ScenarioError(f"Operation failed: {call} returned error code {err_name(rc)}")
-
-    def h2d(self, dst: int, values: np.ndarray) -> None:
-        arr = np.ascontiguousarray(values, dtype=np.int32)
-        self.check(self.b.memcpy(dst, BYTES, arr, BYTES, MemcpyKind.HOST_TO_DEVICE), "aclrtMemcpy")
-
-    def d2h(self, src: int) -> np.ndarray:
-        out = np.zeros(ELEMENTS, dtype=np.int32)
-        self.check(self.b.memcpy(out, BYTES, src, BYTES, MemcpyKind.DEVICE_TO_HOST), "aclrtMemcpy")
-        return out
-
-    def malloc(self) -> int:
-        rc, addr = self.b.malloc(BYTES)
-        self.check(rc, "aclrtMalloc")
-        self.cleanup.append(("aclrtFree", lambda: self.b.free(addr)))
-        return addr
-
-    def execute(self, model: Any) -> None:
-        self.check(self.b.execute_async(model, self.stream), "aclmdlRIExecuteAsync")
-        self.check(self.b.synchronize_stream_with_timeout(self.stream, TIMEOUT_MS),
-                   "aclrtSynchronizeStreamWithTimeout")
 
 
 @reports_unsupported
 def run_fallback(b: Backend, emit: Callable[[str], None] = print) -> FallbackResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
     res = FallbackResult()
-    r = _Run(b, emit, res)
-    r.info("Start to run 0_model_task_fallback sample.")
-    try:
-        _steps(r)
-        res.ok = True
-    except ScenarioError as exc:
-        r.error(str(exc))
-    finally:
-        if r.capturing:
-            b.capture_end(r.stream)
-        for op, fn in reversed(r.cleanup):
-            rc = fn()
-            if rc != Err.SUCCESS:
-                r.error(f"Cleanup failed: {op} returned error code {rc}")
-                res.ok = False
-    if res.ok:
-        r.info("Run the 0_model_task_fallback sample successfully.")
-    else:
-        r.error("Run the 0_model_task_fallback sample failed.")
-    return res
+    return run_scenario(res, b, emit, lambda r: _steps(r, res), sample=NAME)
 
 
-def _steps(r: _Run) -> None:
-    b, res = r.b, r.res
-    rc, r.stream = b.create_stream()
-    r.check(rc, "aclrtCreateStream")
-    stream = r.stream
-    r.cleanup.append(("aclrtDestroyStream", lambda: b.destroy_stream(stream)))
+EXAMPLE = Example(run_fallback, ("fallback", NAME))
 
-    primary, backup, main_out, opt_out = (r.malloc() for _ in range(4))
+
+def _steps(r: Runner, res: FallbackResult) -> None:
+    b = r.b
+    stream = r.stream()
+
+    def execute(model: Any) -> None:
+        r.check(b.execute_async(model, stream), "aclmdlRIExecuteAsync")
+        r.check(b.synchronize_stream_with_timeout(stream, TIMEOUT_MS),
+                "aclrtSynchronizeStreamWithTimeout")
+
+    primary, backup, main_out, opt_out = (r.malloc(BYTES) for _ in range(4))
     r.h2d(primary, PRIMARY)
     r.h2d(backup, BACKUP)
     sentinel = np.full(ELEMENTS, SENTINEL, dtype=np.int32)
     r.h2d(main_out, sentinel)
     r.h2d(opt_out, sentinel)
 
-    rc, binh = b.binary_load_from_file(b.kernel_binary_path(), None)
-    r.check(rc, "aclrtBinaryLoadFromFile")
-    r.cleanup.append(("aclrtBinaryUnLoad", lambda: b.binary_unload(binh)))
-    rc, main_fn = b.binary_get_function(binh, "fallback_main")
-    r.check(rc, "aclrtBinaryGetFunction")
-    rc, opt_fn = b.binary_get_function(binh, "fallback_postprocess")
-    r.check(rc, "aclrtBinaryGetFunction")
+    funcs = r.load_functions("fallback_main", "fallback_postprocess")
+    main_fn, opt_fn = funcs["fallback_main"], funcs["fallback_postprocess"]
 
     # CaptureModel
     r.check(b.capture_begin(stream, CaptureMode.RELAXED), "aclmdlRICaptureBegin")
-    r.capturing = True
+    capturing = r.opened(lambda: b.capture_end(stream))
     main_args, opt_args = _pack(primary, main_out), _pack(main_out, opt_out)
     r.check(b.launch_kernel_with_host_args(main_fn, 1, stream, None, main_args, len(main_args)),
             "aclrtLaunchKernelWithHostArgs")
     r.check(b.launch_kernel_with_host_args(opt_fn, 1, stream, None, opt_args, len(opt_args)),
             "aclrtLaunchKernelWithHostArgs")
     rc, model = b.capture_end(stream)
-    r.capturing = False
+    r.closed(capturing)
     r.check(rc, "aclmdlRICaptureEnd")
-    r.cleanup.append(("aclmdlRIDestroy", lambda: b.destroy(model)))
+    r.defer("aclmdlRIDestroy", lambda: b.destroy(model))
 
     # Baseline
-    r.execute(model)
-    main, opt = r.d2h(main_out), r.d2h(opt_out)
+    execute(model)
+    main, opt = r.d2h(main_out, PRIMARY), r.d2h(opt_out, PRIMARY)
     res.baseline_main, res.baseline_optional = main, opt
     exp_main = PRIMARY + MAIN_BIAS
     for i in range(ELEMENTS):
@@ -220,8 +160,8 @@ def _steps(r: _Run) -> None:
     r.check(b.update(model), "aclmdlRIUpdate")
 
     # Fallback run
-    r.execute(model)
-    main, opt = r.d2h(main_out), r.d2h(opt_out)
+    execute(model)
+    main, opt = r.d2h(main_out, PRIMARY), r.d2h(opt_out, PRIMARY)
     res.fallback_main, res.fallback_optional = main, opt
     exp_main = BACKUP + MAIN_BIAS
     for i in range(ELEMENTS):

@@ -35,7 +35,7 @@ from mdlri_conformance.backends.contract import (Backend, CompareDataType, Condi
                                ModelStreamFlag, StreamFlag)
 from mdlri_conformance.kernel import catalog
 
-from ._common import Runner, ScenarioError, print_array, reports_unsupported
+from ._common import Example, Runner, print_array, reports_unsupported, run_scenario
 
 NAME = "2_model_switch"
 ELEMENTS = 8
@@ -74,16 +74,10 @@ def run_model_switch(b: Backend, emit: Callable[[str], None] = print,
                      sentinel: float = 0.0) -> ModelSwitchResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
     res = ModelSwitchResult()
-    r = Runner(b, emit, res.lines)
-    try:
-        _steps(r, res, float(sentinel))
-        res.ok = True
-    except ScenarioError as exc:
-        r.error(str(exc))
-    finally:
-        if not r.cleanup():
-            res.ok = False
-    return res
+    return run_scenario(res, b, emit, lambda r: _steps(r, res, float(sentinel)))
+
+
+EXAMPLE = Example(run_model_switch, ("model_switch", NAME))
 
 
 def _steps(r: Runner, res: ModelSwitchResult, sentinel: float) -> None:

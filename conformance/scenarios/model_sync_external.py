@@ -24,6 +24,7 @@ the run (``main`` wraps each in ``CHECK_ERROR``). There is no final line.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -32,7 +33,7 @@ import numpy as np
 from mdlri_conformance.backends.contract import (Backend, CaptureMode, EventFlag, EventRecordFlag, EventWaitFlag,
                                MemcpyKind)
 
-from ._common import Runner, ScenarioError, reports_unsupported
+from ._common import Example, Runner, ScenarioReported, reports_unsupported, run_steps
 
 NAME = "4_model_sync_external"
 ELEMENTS = 8
@@ -47,7 +48,7 @@ EXPECTED_LINES = [line for t in TITLES for line in (f"[INFO]  {t}",
                                                     "[INFO]  Check result success.")]
 
 
-class _CheckFailed(ScenarioError):
+class _CheckFailed(ScenarioReported):
     """The result check failed (its line is already printed; ``main`` stops with -1)."""
 
 
@@ -68,24 +69,13 @@ def run_model_sync_external(b: Backend, emit: Callable[[str], None] = print
     for i, step in enumerate((_scenario1, _scenario2, _scenario3)):
         r = Runner(b, emit, res.lines)
         r.info(TITLES[i])
-        state: dict[str, Any] = {"capturing": None}
-        ok = False
-        try:
-            step(r, res, state)
-            ok = True
-        except _CheckFailed:
-            pass
-        except ScenarioError as exc:
-            r.error(str(exc))
-        finally:
-            if state["capturing"] is not None:
-                b.capture_end(state["capturing"])
-            if not r.cleanup():
-                ok = False
-        if not ok:
+        if not run_steps(r, functools.partial(step, r, res)):
             return res
     res.ok = True
     return res
+
+
+EXAMPLE = Example(run_model_sync_external, ("model_sync_external", NAME))
 
 
 def _event(r: Runner) -> Any:
@@ -97,15 +87,14 @@ def _d2d(r: Runner, dst: int, src: int, stream: Any) -> None:
             "aclrtMemcpyAsync")
 
 
-def _capture(r: Runner, state: dict[str, Any], stream: Any,
-             body: Callable[[], None]) -> Any:
+def _capture(r: Runner, stream: Any, body: Callable[[], None]) -> Any:
     """CaptureBegin(RELAXED), ``body``, CaptureEnd -> model (destroyed at cleanup)."""
     b: Any = r.b
     r.check(b.capture_begin(stream, CaptureMode.RELAXED), "aclmdlRICaptureBegin")
-    state["capturing"] = stream
+    capturing = r.opened(lambda: b.capture_end(stream))
     body()
     rc, model = b.capture_end(stream)
-    state["capturing"] = None
+    r.closed(capturing)
     r.check(rc, "aclmdlRICaptureEnd")
     r.defer("aclmdlRIDestroy", lambda: b.destroy(model))
     return model
@@ -130,7 +119,7 @@ def _check(r: Runner, res: SyncExternalResult, dst: np.ndarray) -> None:
     r.info("Check result success.")
 
 
-def _scenario1(r: Runner, res: SyncExternalResult, state: dict[str, Any]) -> None:
+def _scenario1(r: Runner, res: SyncExternalResult) -> None:
     b: Any = r.b
     graph_stream, external_stream = r.stream(), r.stream()
     event = _event(r)
@@ -140,7 +129,7 @@ def _scenario1(r: Runner, res: SyncExternalResult, state: dict[str, Any]) -> Non
         _wait_external(r, graph_stream, event)
         _d2d(r, dst, src, graph_stream)
 
-    model = _capture(r, state, graph_stream, body)
+    model = _capture(r, graph_stream, body)
     r.h2d(src, HOST_SRC)
     r.check(b.record_event(event, external_stream), "aclrtRecordEvent")
     r.check(b.execute_async(model, graph_stream), "aclmdlRIExecuteAsync")
@@ -148,7 +137,7 @@ def _scenario1(r: Runner, res: SyncExternalResult, state: dict[str, Any]) -> Non
     _check(r, res, r.d2h(dst, HOST_SRC))
 
 
-def _scenario2(r: Runner, res: SyncExternalResult, state: dict[str, Any]) -> None:
+def _scenario2(r: Runner, res: SyncExternalResult) -> None:
     b: Any = r.b
     graph_stream, external_stream = r.stream(), r.stream()
     event = _event(r)
@@ -159,7 +148,7 @@ def _scenario2(r: Runner, res: SyncExternalResult, state: dict[str, Any]) -> Non
         _d2d(r, dst, src, graph_stream)
         _record_external(r, event, graph_stream)
 
-    model = _capture(r, state, graph_stream, body)
+    model = _capture(r, graph_stream, body)
     r.check(b.execute_async(model, graph_stream), "aclmdlRIExecuteAsync")
     r.check(b.stream_wait_event(external_stream, event), "aclrtStreamWaitEvent")
     host_dst = np.zeros(ELEMENTS, dtype=np.int32)  # ordinary pageable memory
@@ -169,7 +158,7 @@ def _scenario2(r: Runner, res: SyncExternalResult, state: dict[str, Any]) -> Non
     _check(r, res, host_dst)
 
 
-def _scenario3(r: Runner, res: SyncExternalResult, state: dict[str, Any]) -> None:
+def _scenario3(r: Runner, res: SyncExternalResult) -> None:
     b: Any = r.b
     graph_stream1, graph_stream2 = r.stream(), r.stream()
     event = _event(r)
@@ -184,8 +173,8 @@ def _scenario3(r: Runner, res: SyncExternalResult, state: dict[str, Any]) -> Non
         _wait_external(r, graph_stream2, event)
         _d2d(r, dst, mid, graph_stream2)
 
-    model1 = _capture(r, state, graph_stream1, body1)
-    model2 = _capture(r, state, graph_stream2, body2)
+    model1 = _capture(r, graph_stream1, body1)
+    model2 = _capture(r, graph_stream2, body2)
     r.check(b.execute_async(model1, graph_stream1), "aclmdlRIExecuteAsync")
     r.check(b.execute_async(model2, graph_stream2), "aclmdlRIExecuteAsync")
     r.check(b.synchronize_stream(graph_stream2), "aclrtSynchronizeStream")

@@ -31,7 +31,7 @@ import numpy as np
 from mdlri_conformance.backends.contract import Backend, CaptureMode, EventFlag
 from mdlri_conformance.kernel import catalog
 
-from ._common import Runner, ScenarioError, print_array, reports_unsupported
+from ._common import Example, Runner, print_array, reports_unsupported, run_scenario
 
 NAME = "1_model_update"
 ELEMENTS = 8
@@ -63,26 +63,17 @@ class ModelUpdateResult:
 def run_model_update(b: Backend, emit: Callable[[str], None] = print) -> ModelUpdateResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
     res = ModelUpdateResult()
-    r = Runner(b, emit, res.lines)
-    state: dict[str, Any] = {"stream": None, "capturing": False}
-    try:
-        _steps(r, res, state)
-        res.ok = True
-    except ScenarioError as exc:
-        r.error(str(exc))
-    finally:
-        if state["capturing"]:
-            b.capture_end(state["stream"])
-        if not r.cleanup():
-            res.ok = False
-    return res
+    return run_scenario(res, b, emit, lambda r: _steps(r, res))
 
 
-def _steps(r: Runner, res: ModelUpdateResult, state: dict[str, Any]) -> None:
+EXAMPLE = Example(run_model_update, ("model_update", NAME))
+
+
+def _steps(r: Runner, res: ModelUpdateResult) -> None:
     b: Any = r.b
     self_dev, other_dev, out_dev, tmp_dev = (r.malloc(BYTES) for _ in range(4))
     fn = r.load_functions("axpy_f32")["axpy_f32"]
-    stream = state["stream"] = r.stream()
+    stream = r.stream()
     rc, event = b.create_event_with_flag(EventFlag.EXTERNAL)
     r.check(rc, "aclrtCreateEventWithFlag")
     r.defer("aclrtDestroyEvent", lambda: b.destroy_event(event))
@@ -93,7 +84,7 @@ def _steps(r: Runner, res: ModelUpdateResult, state: dict[str, Any]) -> None:
         r.check(b.launch_kernel_with_host_args(fn, 1, s, None, args, len(args)), "aclnnAdd")
 
     r.check(b.capture_begin(stream, CaptureMode.RELAXED), "aclmdlRICaptureBegin")
-    state["capturing"] = True
+    capturing = r.opened(lambda: b.capture_end(stream))
     r.h2d(self_dev, SELF)
     r.h2d(other_dev, OTHER)
     add(self_dev, tmp_dev, ALPHA, stream)
@@ -105,7 +96,7 @@ def _steps(r: Runner, res: ModelUpdateResult, state: dict[str, Any]) -> None:
     r.check(rc, "aclmdlRICaptureTaskGrpEnd")
     res.group_handle = handle
     rc, model = b.capture_end(stream)
-    state["capturing"] = False
+    r.closed(capturing)
     r.check(rc, "aclmdlRICaptureEnd")
     r.defer("aclmdlRIDestroy", lambda: b.destroy(model))
     update_stream = r.stream()

@@ -44,7 +44,7 @@ import numpy as np
 from mdlri_conformance.backends.contract import Backend, CaptureMode, EventFlag, MemcpyKind, TaskType
 from mdlri_conformance.kernel import catalog
 
-from ._common import Runner, ScenarioError, reports_unsupported
+from ._common import Example, Runner, ScenarioError, reports_unsupported, run_scenario
 
 NAME = "pipeline"
 ELEMENTS = 64
@@ -109,7 +109,6 @@ class _Pipeline:
         self.pin_out = [r.malloc_host(BYTES) for _ in range(PER_REPLAY)]
         self.funcs = r.load_functions("copy", "affine")
         self.model: Any = None
-        self.capturing = False
 
     def _launch(self, name: str, stream: Any, **values: int) -> None:
         args = catalog.get(name).pack(**values)
@@ -129,7 +128,7 @@ class _Pipeline:
         """Capture PER_REPLAY batches of the three-stage pipeline into one model."""
         b, r = self.r.b, self.r
         r.check(b.capture_begin(self.h2d, CaptureMode.GLOBAL), "aclmdlRICaptureBegin")
-        self.capturing = True
+        capturing = r.opened(lambda: b.capture_end(self.h2d))
         done: list[Any] = []
         drained: list[Any] = []
         for k in range(PER_REPLAY):
@@ -158,7 +157,7 @@ class _Pipeline:
         self._wait(self.h2d, self._record(self.comp))
         self._wait(self.h2d, self._record(self.d2h))
         rc, model = b.capture_end(self.h2d)
-        self.capturing = False
+        r.closed(capturing)
         r.check(rc, "aclmdlRICaptureEnd")
         self.model = model
         r.defer("aclmdlRIDestroy", lambda: b.destroy(model))
@@ -181,25 +180,10 @@ class _Pipeline:
 def run_pipeline(b: Backend, emit: Callable[[str], None] = print) -> PipelineResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
     res = PipelineResult()
-    r = Runner(b, emit, res.lines)
-    r.info("Start to run pipeline sample.")
-    p: _Pipeline | None = None
-    try:
-        p = _Pipeline(r)
-        _steps(r, p, res)
-        res.ok = True
-    except ScenarioError as exc:
-        r.error(str(exc))
-    finally:
-        if p is not None and p.capturing:
-            b.capture_end(p.h2d)
-        if not r.cleanup():
-            res.ok = False
-    if res.ok:
-        r.info("Run the pipeline sample successfully.")
-    else:
-        r.error("Run the pipeline sample failed.")
-    return res
+    return run_scenario(res, b, emit, lambda r: _steps(r, _Pipeline(r), res), sample=NAME)
+
+
+EXAMPLE = Example(run_pipeline, (NAME,))
 
 
 def _first_mismatch(got: list[np.ndarray], want: list[np.ndarray], base: int) -> str | None:

@@ -23,7 +23,7 @@ import numpy as np
 
 from mdlri_conformance.backends.contract import Backend, ModelStreamFlag, StreamFlag
 
-from ._common import Runner, ScenarioError, reports_unsupported
+from ._common import Example, Runner, reports_unsupported, run_scenario
 
 NAME = "label/0_simple_label"
 BRANCH_INDEX = 1
@@ -41,17 +41,10 @@ class SimpleLabelResult:
 @reports_unsupported
 def run_simple_label(b: Backend, emit: Callable[[str], None] = print) -> SimpleLabelResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
-    res = SimpleLabelResult()
-    r = Runner(b, emit, res.lines)
-    try:
-        _steps(r)
-        res.ok = True
-    except ScenarioError as exc:
-        r.error(str(exc))
-    finally:
-        if not r.cleanup():
-            res.ok = False
-    return res
+    return run_scenario(SimpleLabelResult(), b, emit, _steps)
+
+
+EXAMPLE = Example(run_simple_label, ("simple_label", "0_simple_label"))
 
 
 def _steps(r: Runner) -> None:

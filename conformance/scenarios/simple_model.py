@@ -36,7 +36,7 @@ import numpy as np
 from mdlri_conformance.backends.contract import DEBUG_JSON_SUMMARY, Backend, Cap, CaptureMode, MemcpyKind
 from mdlri_conformance.kernel import catalog
 
-from ._common import Runner, ScenarioError, print_array, reports_unsupported
+from ._common import Example, Runner, print_array, reports_unsupported, run_scenario
 
 NAME = "0_simple_model"
 ELEMENTS = 8
@@ -72,32 +72,27 @@ class SimpleModelResult:
 def run_simple_model(b: Backend, emit: Callable[[str], None] = print) -> SimpleModelResult:
     """Run the scenario on ``b``; ``emit`` receives each printed line."""
     res = SimpleModelResult()
-    r = Runner(b, emit, res.lines)
-    state: dict[str, Any] = {"stream": None, "capturing": False}
-    try:
-        _steps(r, res, state)
-        res.ok = True
-    except ScenarioError as exc:
-        r.error(str(exc))
-    finally:
-        if state["capturing"]:
-            b.capture_thread_exchange_mode(CaptureMode.GLOBAL)
-            b.capture_end(state["stream"])
-        if not r.cleanup():
-            res.ok = False
-    return res
+    return run_scenario(res, b, emit, lambda r: _steps(r, res))
 
 
-def _steps(r: Runner, res: SimpleModelResult, state: dict[str, Any]) -> None:
+EXAMPLE = Example(run_simple_model, ("simple_model", NAME))
+
+
+def _steps(r: Runner, res: SimpleModelResult) -> None:
     b = r.b
     self_dev, other_dev, out_dev, tmp_dev = (r.malloc(BYTES) for _ in range(4))
     funcs = r.load_functions("axpy_f32", "mul_f32")
-    stream = state["stream"] = r.stream()
+    stream = r.stream()
     self_host = r.malloc_host(BYTES)
     r.check(b.memcpy(self_host, BYTES, SELF, BYTES, MemcpyKind.HOST_TO_HOST), "aclrtMemcpy")
 
     r.check(b.capture_begin(stream, CaptureMode.GLOBAL), "aclmdlRICaptureBegin")
-    state["capturing"] = True
+
+    def abort() -> None:
+        b.capture_thread_exchange_mode(CaptureMode.GLOBAL)
+        b.capture_end(stream)
+
+    capturing = r.opened(abort)
     r.check(b.memcpy_async(self_dev, BYTES, self_host, BYTES, MemcpyKind.HOST_TO_DEVICE, stream),
             "aclrtMemcpyAsync")
     rc, old = b.capture_thread_exchange_mode(CaptureMode.RELAXED)
@@ -116,7 +111,7 @@ def _steps(r: Runner, res: SimpleModelResult, state: dict[str, Any]) -> None:
     r.check(b.launch_kernel_with_host_args(funcs["mul_f32"], 1, stream, None, mul, len(mul)),
             "aclrtLaunchKernelWithHostArgs")
     rc, model = b.capture_end(stream)
-    state["capturing"] = False
+    r.closed(capturing)
     r.check(rc, "aclmdlRICaptureEnd")
     r.defer("aclmdlRIDestroy", lambda: b.destroy(model))
 

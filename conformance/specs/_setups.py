@@ -7,14 +7,25 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pytest
 
 from mdlri_conformance.backends.contract import (
-    CaptureMode, CondHandleFlag, CondTaskParams, CondTaskType, Err, StreamFlag, TaskType,
+    Cap, CaptureMode, CondHandleFlag, CondTaskParams, CondTaskType, Err, StreamFlag, TaskType,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import Buf, Dev
 
 N = 8
+
+#: an error-table cell: sets up the state, makes the call, returns its rc
+Case = Callable[[Dev], int]
+
+
+def case(fn: Case, expected: int | tuple[int, ...], *caps: Cap) -> Any:
+    """An error-table cell as a pytest param: its id is the cell function's name without the
+    leading underscore (so node ids name the cell), marked with the capabilities it needs."""
+    return pytest.param(fn, expected, id=fn.__name__.removeprefix("_"),
+                        marks=[pytest.mark.requires(*caps)] if caps else [])
 
 
 @dataclass
@@ -30,8 +41,7 @@ def parent(dev: Dev, default: int = 0, flag: int = CondHandleFlag.NONE) -> Paren
     """Begin a capture and create a cond handle on its model (both required to succeed)."""
     s = dev.stream()
     dev.begin(s)
-    rc, _, m = dev.b.capture_get_info(s)
-    expect.ok(rc, "aclmdlRICaptureGetInfo (setup)")
+    _, m = dev.capture_status(s, "(setup)")
     rc, h = dev.b.cond_handle_create(m, default, flag)
     expect.ok(rc, "aclmdlRICondHandleCreate (setup)")
     return Parent(s, m, h)
@@ -94,19 +104,23 @@ def capture_chain(dev: Dev, kernels: list[int]) -> tuple[Any, list[Any], list[Bu
     bufs = [dev.buffer(n=N) for _ in kernels]
     forks = [dev.event() for _ in kernels[1:]]
     joins = [dev.event() for _ in kernels[1:]]
-    b = dev.b
     dev.begin(streams[0])
     for i in range(1, len(streams)):
-        expect.ok(b.record_event(forks[i - 1], streams[i - 1]), "aclrtRecordEvent (fork)")
-        expect.ok(b.stream_wait_event(streams[i], forks[i - 1]), "aclrtStreamWaitEvent (fork)")
+        dev.fork(streams[i - 1], streams[i], forks[i - 1])
     for i in reversed(range(len(streams))):
         for k in range(kernels[i]):
-            dev.launch("fill", streams[i], out=bufs[i], n=bufs[i].n, value=100 * i + k)
+            dev.fill(streams[i], bufs[i], 100 * i + k)
         if i > 0:
-            expect.ok(b.record_event(joins[i - 1], streams[i]), "aclrtRecordEvent (join)")
-            expect.ok(b.stream_wait_event(streams[i - 1], joins[i - 1]),
-                      "aclrtStreamWaitEvent (join)")
+            dev.join(streams[i - 1], streams[i], joins[i - 1])
     return dev.end(streams[0]), streams, bufs
+
+
+def gated_main(dev: Dev, s: Any) -> tuple[Any, int, Buf]:
+    """:meth:`Dev.gated` fallback_main(X -> out) with a new gate word and buffers; returns
+    (model, gate word, out)."""
+    word = dev.buffer64(0)
+    x, out = dev.buffer(np.arange(1, 9, dtype=np.int32)), dev.buffer(n=8)
+    return dev.gated(s, word, "fallback_main", input=x, output=out), word, out
 
 
 def faulted_model(dev: Dev, s: Any) -> Any:

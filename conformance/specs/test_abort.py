@@ -11,26 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import (
-    Cap, Err, ValueWaitFlag,
-)
+from mdlri_conformance.backends.contract import Cap, Err
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
-from mdlri_conformance.conformance.specs._setups import sub_model
+from mdlri_conformance.conformance.harness import SENTINEL, Dev
+from mdlri_conformance.conformance.specs._setups import gated_main, sub_model
 
 pytestmark = pytest.mark.requires(Cap.ABORT, Cap.CAPTURE, Cap.KERNELS)
 
 X = np.arange(1, 9, dtype=np.int32)
-
-
-def gated(dev: Dev, s: Any) -> tuple[Any, int, Buf]:
-    """Capture value_wait(gate == 1) + fallback_main(X -> out); returns (model, gate, out)."""
-    gate = dev.buffer64(0)
-    x, out = dev.buffer(X), dev.buffer(n=8)
-    dev.begin(s)
-    expect.ok(dev.b.value_wait(gate, 1, ValueWaitFlag.EQ, s), "aclrtValueWait in capture (setup)")
-    dev.launch("fallback_main", s, input=x, output=out)
-    return dev.end(s), gate, out
 
 
 @pytest.mark.clause("ABT-01", "Q-17")
@@ -59,7 +47,7 @@ def test_abort_root_captured_model(dev: Dev, fingerprint: Any) -> None:
 def test_abort_in_flight(dev: Dev, fingerprint: Any) -> None:
     """Q-17: Abort of a captured model blocked mid-execution (records rc, the sync and the output)."""
     s = dev.stream()
-    model, gate, out = gated(dev, s)
+    model, gate, out = gated_main(dev, s)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync (setup)")
     try:
         fingerprint.record("Q-17:abort_running", dev.b.abort(model))
@@ -75,7 +63,7 @@ def test_abort_in_flight(dev: Dev, fingerprint: Any) -> None:
 def test_execute_again_after_abort(dev: Dev) -> None:
     """ABT-02: after Abort, another ExecuteAsync runs the model again to completion."""
     s = dev.stream()
-    model, gate, out = gated(dev, s)
+    model, gate, out = gated_main(dev, s)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync (setup)")
     try:
         expect.ok(dev.b.abort(model), "aclmdlRIAbort")

@@ -7,16 +7,17 @@ are read back from the model's KERNEL task.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import (
-    Cap, Err, KernelTaskParams, LaunchAttr, LaunchAttrId, LaunchKernelCfg, TaskParams, TaskType,
+    Cap, Err, LaunchAttr, LaunchAttrId, LaunchKernelCfg, TaskType,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import Dev
+from mdlri_conformance.conformance.specs._setups import Case
 
 pytestmark = pytest.mark.requires(Cap.ATTRIBUTES, Cap.CAPTURE, Cap.KERNELS, Cap.LISTING,
                                   Cap.TASK_TYPE)
@@ -150,19 +151,13 @@ def test_null_arguments(dev: Dev, which: str) -> None:
     expect.rc(rc, Err.INVALID_PARAM, f"aclmdlRIKernelTaskGetAttribute(NULL {which})")
 
 
-def _kernel_params(dev: Dev, task: Any, launch_cfg: LaunchKernelCfg | None) -> TaskParams:
-    data = dev.args("fallback_main", input=dev.buffer(X), output=dev.buffer(n=8))
-    return TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-        func_handle=dev.func("fallback_main"), cfg=launch_cfg, args=data, is_host_args=1,
-        args_size=len(data), num_blocks=1))
-
-
 @pytest.mark.clause("ATTR-06")
 @pytest.mark.requires(Cap.SET_PARAMS)
 def test_attributes_follow_set_params(dev: Dev) -> None:
     """ATTR-06: after SetParams with cfg TIMEOUT 9 the attribute reads 9 before Update."""
     _, (task,) = kernel_tasks(dev, cfg((LaunchAttrId.TIMEOUT, 3)))
-    params = _kernel_params(dev, task, cfg((LaunchAttrId.TIMEOUT, 9)))
+    params = dev.kernel_params("fallback_main", cfg=cfg((LaunchAttrId.TIMEOUT, 9)),
+                                input=dev.buffer(X), output=dev.buffer(n=8))
     expect.ok(dev.b.task_set_params(task, params), "aclmdlRITaskSetParams with cfg")
     expect.eq(attr(dev, task, LaunchAttrId.TIMEOUT), 9, "TIMEOUT after SetParams, before Update")
 
@@ -183,8 +178,6 @@ def test_round_trip_drops_launch_attributes(dev: Dev) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # ERR-15
-
-Case = Callable[[Dev], int]
 
 
 def _null_task(dev: Dev) -> int:

@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import (
-    WAIT_FOREVER, Cap, CaptureMode, Err, KernelTaskParams, ModelStreamFlag, TaskParams,
-    TaskType, ValueWaitFlag,
+    WAIT_FOREVER, Cap, CaptureMode, Err, ModelStreamFlag, TaskType, ValueWaitFlag,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.harness import SYNC_MS, Buf, Dev
-from mdlri_conformance.conformance.specs._setups import begin_build, persistent_stream
+from mdlri_conformance.conformance.specs._setups import Case, begin_build, case, persistent_stream
 
 pytestmark = pytest.mark.requires(Cap.BUILD, Cap.KERNELS)
 
@@ -236,10 +235,7 @@ def test_set_params_built_model(dev: Dev) -> None:
     """BLD-06: SetParams on a built model's kernel returns 207000."""
     b = built(dev)
     task = _built_task(dev, b)
-    data = dev.args("fallback_main", input=b.out, output=b.out)
-    params = TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-        func_handle=dev.func("fallback_main"), args=data, is_host_args=1, args_size=len(data),
-        num_blocks=1))
+    params = dev.kernel_params("fallback_main", input=b.out, output=b.out)
     expect.rc(dev.b.task_set_params(task, params), Err.RT_FEATURE_NOT_SUPPORT,
               "aclmdlRITaskSetParams on a built model")
 
@@ -379,13 +375,6 @@ def test_execute_timeout_expiry(dev: Dev, fingerprint: Any) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # ERR-19, ERR-27
-
-Case = Callable[[Dev], int]
-
-
-def case(fn: Case, expected: int, *caps: Cap) -> Any:
-    return pytest.param(fn, expected, id=fn.__name__.removeprefix("_"),
-                        marks=[pytest.mark.requires(*caps)] if caps else [])
 
 
 def _exec_null(dev: Dev) -> int:

@@ -18,7 +18,7 @@ from mdlri_conformance.backends.contract import (
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import Dev
-from mdlri_conformance.conformance.specs._setups import sub_model
+from mdlri_conformance.conformance.specs._setups import Case, case, sub_model
 
 pytestmark = pytest.mark.requires(Cap.CALLBACKS, Cap.CAPTURE, Cap.KERNELS)
 
@@ -192,13 +192,6 @@ def test_callback_runs_when_failed_end_destroys(dev: Dev) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # ERR-22, ERR-23
-
-Case = Callable[[Dev], int]
-
-
-def case(fn: Case, expected: int, *caps: Cap) -> Any:
-    return pytest.param(fn, expected, id=fn.__name__.removeprefix("_"),
-                        marks=[pytest.mark.requires(*caps)] if caps else [])
 
 
 def _reg_null_model(dev: Dev) -> int:

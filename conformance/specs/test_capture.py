@@ -40,37 +40,6 @@ def _sentinel(n: int = N) -> np.ndarray:
     return np.full(n, SENTINEL, dtype=np.int32)
 
 
-def _status(dev: Dev, stream: Any, what: str) -> tuple[Any, Any]:
-    """GetInfo on ``stream`` required to succeed; returns (status, model)."""
-    rc, st, m = dev.b.capture_get_info(stream)
-    expect.ok(rc, f"aclmdlRICaptureGetInfo {what}")
-    return st, m
-
-
-def _end_failing(dev: Dev, stream: Any) -> tuple[int, Any]:
-    """CaptureEnd that the spec expects to fail; a model it returns anyway is tracked."""
-    rc, m = dev.b.capture_end(stream)
-    if rc == Err.SUCCESS and m not in (None, UNWRITTEN):
-        dev.model(m)
-    return rc, m
-
-
-def _fork(dev: Dev, origin: Any, sub: Any) -> Any:
-    """Record an event on ``origin`` and make ``sub`` wait on it (sub joins the capture)."""
-    e = dev.event()
-    expect.ok(dev.b.record_event(e, origin), "aclrtRecordEvent (fork)")
-    expect.ok(dev.b.stream_wait_event(sub, e), "aclrtStreamWaitEvent (fork)")
-    return e
-
-
-def _join(dev: Dev, origin: Any, sub: Any) -> Any:
-    """Record an event on ``sub`` and make ``origin`` wait on it (sub rejoins the origin)."""
-    e = dev.event()
-    expect.ok(dev.b.record_event(e, sub), "aclrtRecordEvent (join)")
-    expect.ok(dev.b.stream_wait_event(origin, e), "aclrtStreamWaitEvent (join)")
-    return e
-
-
 def _invalidate_two(dev: Dev) -> tuple[Any, Any, int]:
     """Two captures, A on s1 and B on s2; B waits on an event recorded in A (XS-07).
 
@@ -199,14 +168,12 @@ def test_cap03_end_on_another_stream_does_not_end_capture(dev: Dev) -> None:
     """CAP-03 CaptureEnd on a stream other than the origin fails and leaves the capture open."""
     s1, s2 = dev.stream(), dev.stream()
     dev.begin(s1)
-    rc, m = _end_failing(dev, s2)
+    rc, m = dev.end_rc(s2)
     expect.rc(rc, Err.RT_STREAM_NOT_CAPTURED, "aclmdlRICaptureEnd on an unrelated stream")
     expect.eq(m, UNWRITTEN, "modelRI out-param of the failed CaptureEnd")
-    st, _ = _status(dev, s1, "(origin)")
+    st, _ = dev.capture_status(s1, "(origin)")
     expect.eq(st, CaptureStatus.ACTIVE, "origin stream status")
-    rc, m = dev.b.capture_end(s1)
-    if m not in (None, UNWRITTEN):
-        dev.model(m)
+    rc, m = dev.end_rc(s1)
     expect.ok(rc, "aclmdlRICaptureEnd on the origin stream")
 
 
@@ -215,12 +182,10 @@ def test_cap04_end_returns_model_and_stream_returns_to_none(dev: Dev) -> None:
     """CAP-04 CaptureEnd returns a non-NULL modelRI and the origin stream reports NONE."""
     s = dev.stream()
     dev.begin(s)
-    rc, m = dev.b.capture_end(s)
-    if m not in (None, UNWRITTEN):
-        dev.model(m)
+    rc, m = dev.end_rc(s)
     expect.ok(rc, "aclmdlRICaptureEnd")
     expect.true(m not in (None, UNWRITTEN), "modelRI out-param", "non-NULL handle", m)
-    st, _ = _status(dev, s, "after CaptureEnd")
+    st, _ = dev.capture_status(s, "after CaptureEnd")
     expect.eq(st, CaptureStatus.NONE, "origin stream status after CaptureEnd")
 
 
@@ -229,7 +194,7 @@ def test_cap05_getinfo_model_is_the_one_end_returns(dev: Dev) -> None:
     """CAP-05 During capture GetInfo reports ACTIVE and the handle CaptureEnd later returns."""
     s = dev.stream()
     dev.begin(s)
-    st, during = _status(dev, s, "during capture")
+    st, during = dev.capture_status(s, "during capture")
     expect.eq(st, CaptureStatus.ACTIVE, "status during capture")
     expect.true(during not in (None, UNWRITTEN), "modelRI during capture", "non-NULL", during)
     m = dev.end(s)
@@ -241,11 +206,11 @@ def test_cap06_begin_on_capturing_stream_fails(dev: Dev) -> None:
     """CAP-06 CaptureBegin on a stream that is already capturing returns 107027, capture intact."""
     s = dev.stream()
     dev.begin(s)
-    _, before = _status(dev, s, "before second begin")
+    _, before = dev.capture_status(s, "before second begin")
     for mode in CaptureMode:
         expect.rc(dev.b.capture_begin(s, mode), Err.RT_STREAM_CAPTURED,
                   f"second aclmdlRICaptureBegin ({mode.name})")
-    st, after = _status(dev, s, "after second begin")
+    st, after = dev.capture_status(s, "after second begin")
     expect.eq(st, CaptureStatus.ACTIVE, "status after the rejected begin")
     expect.eq(after, before, "model after the rejected begin")
     m = dev.end(s)
@@ -258,14 +223,14 @@ def test_cap06_begin_on_joined_stream_fails(dev: Dev) -> None:
     """CAP-06 CaptureBegin on a stream that joined another capture returns 107027."""
     s1, s2 = dev.stream(), dev.stream()
     dev.begin(s1)
-    _fork(dev, s1, s2)
-    _, model = _status(dev, s1, "(origin)")
+    dev.fork(s1, s2)
+    _, model = dev.capture_status(s1, "(origin)")
     expect.rc(dev.b.capture_begin(s2, CaptureMode.RELAXED), Err.RT_STREAM_CAPTURED,
               "aclmdlRICaptureBegin on the joined stream")
-    st, joined = _status(dev, s2, "(joined stream)")
+    st, joined = dev.capture_status(s2, "(joined stream)")
     expect.eq(st, CaptureStatus.ACTIVE, "joined stream status after the rejected begin")
     expect.eq(joined, model, "joined stream model after the rejected begin")
-    _join(dev, s1, s2)
+    dev.join(s1, s2)
     dev.end(s1)
 
 
@@ -284,9 +249,7 @@ def test_cap07_independent_captures_in_all_modes(dev: Dev) -> None:
         dev.launch("affine", s, x=inp, y=outs[i], n=N, a=i + 2, b=i)
     models = []
     for s, mode in zip(streams, CaptureMode):
-        rc, m = dev.b.capture_end(s)
-        if m not in (None, UNWRITTEN):
-            dev.model(m)
+        rc, m = dev.end_rc(s)
         expect.ok(rc, f"aclmdlRICaptureEnd ({mode.name})")
         models.append(m)
     for i, mi in enumerate(models):
@@ -309,7 +272,7 @@ def test_cap08_begin_on_null_stream(dev: Dev) -> None:
 def test_cap10_end_on_idle_stream(dev: Dev) -> None:
     """CAP-10 CaptureEnd on a stream that is not capturing returns 107029, modelRI untouched."""
     s = dev.stream()
-    rc, m = _end_failing(dev, s)
+    rc, m = dev.end_rc(s)
     expect.rc(rc, Err.RT_STREAM_NOT_CAPTURED, "aclmdlRICaptureEnd on an idle stream")
     expect.eq(m, UNWRITTEN, "modelRI out-param")
 
@@ -320,7 +283,7 @@ def test_cap10_end_twice(dev: Dev) -> None:
     s = dev.stream()
     dev.begin(s)
     dev.end(s)
-    rc, m = _end_failing(dev, s)
+    rc, m = dev.end_rc(s)
     expect.rc(rc, Err.RT_STREAM_NOT_CAPTURED, "second aclmdlRICaptureEnd")
     expect.eq(m, UNWRITTEN, "modelRI out-param of the second CaptureEnd")
 
@@ -331,18 +294,16 @@ def test_cap11_end_on_joined_stream(dev: Dev) -> None:
     """CAP-11 CaptureEnd on a joined (non-origin) stream returns 107036; capture stays ACTIVE."""
     s1, s2 = dev.stream(), dev.stream()
     dev.begin(s1)
-    _fork(dev, s1, s2)
-    _, model = _status(dev, s1, "(origin)")
-    rc, m = _end_failing(dev, s2)
+    dev.fork(s1, s2)
+    _, model = dev.capture_status(s1, "(origin)")
+    rc, m = dev.end_rc(s2)
     expect.rc(rc, Err.RT_STREAM_CAPTURE_UNMATCHED, "aclmdlRICaptureEnd on the joined stream")
     for name, s in (("origin", s1), ("joined", s2)):
-        st, got = _status(dev, s, f"({name})")
+        st, got = dev.capture_status(s, f"({name})")
         expect.eq(st, CaptureStatus.ACTIVE, f"{name} stream status after the rejected end")
         expect.eq(got, model, f"{name} stream model after the rejected end")
-    _join(dev, s1, s2)
-    rc, m = dev.b.capture_end(s1)
-    if m not in (None, UNWRITTEN):
-        dev.model(m)
+    dev.join(s1, s2)
+    rc, m = dev.end_rc(s1)
     expect.ok(rc, "aclmdlRICaptureEnd on the origin")
     expect.eq(m, model, "modelRI from the origin's CaptureEnd")
 
@@ -352,10 +313,10 @@ def test_cap12_end_with_null_model_keeps_capture(dev: Dev) -> None:
     """CAP-12 CaptureEnd(s, NULL) on a root capture returns 107000 and does not end the capture."""
     s = dev.stream()
     dev.begin(s)
-    _, model = _status(dev, s, "before")
+    _, model = dev.capture_status(s, "before")
     rc, _ = dev.b.capture_end(s, null_model=True)
     expect.rc(rc, Err.RT_PARAM_INVALID, "aclmdlRICaptureEnd(s, NULL)")
-    st, after = _status(dev, s, "after the NULL-model end")
+    st, after = dev.capture_status(s, "after the NULL-model end")
     expect.eq(st, CaptureStatus.ACTIVE, "status after the NULL-model end")
     expect.eq(after, model, "model after the NULL-model end")
     m = dev.end(s)
@@ -370,13 +331,13 @@ def test_cap13_failed_end_clears_model_and_streams(dev: Dev) -> None:
     inp, out = dev.buffer(_inputs()), dev.buffer(n=N)
     dev.func("fallback_main")
     dev.begin(s1)
-    _fork(dev, s1, s2)
+    dev.fork(s1, s2)
     dev.launch("fallback_main", s2, input=inp, output=out)  # s2 never rejoins: 107025
-    rc, m = _end_failing(dev, s1)
+    rc, m = dev.end_rc(s1)
     expect.rc(rc, Err.RT_STREAM_UNJOINED, "aclmdlRICaptureEnd with an unjoined stream")
     expect.eq(m, None, "modelRI out-param of the failed CaptureEnd")
     for name, s in (("origin", s1), ("joined", s2)):
-        st, _ = _status(dev, s, f"({name}) after the failed end")
+        st, _ = dev.capture_status(s, f"({name}) after the failed end")
         expect.eq(st, CaptureStatus.NONE, f"{name} stream status after the failed end")
     expect.ok(dev.b.capture_begin(s1, CaptureMode.RELAXED),
               "new aclmdlRICaptureBegin on the origin")
@@ -394,7 +355,7 @@ def test_cap14_end_from_wrong_thread(dev: Dev, fingerprint: Any, mode: CaptureMo
     """CAP-14 CaptureEnd from another thread of a GLOBAL/THREAD_LOCAL capture returns 107038."""
     s = dev.stream()
     dev.begin(s, mode)
-    _, model = _status(dev, s, "during capture")
+    _, model = dev.capture_status(s, "during capture")
     rc, m = in_thread(dev.b, lambda: dev.b.capture_end(s))
     if rc == Err.SUCCESS and m not in (None, UNWRITTEN):
         dev.model(m)
@@ -416,7 +377,7 @@ def test_q05_state_after_wrong_thread_end(dev: Dev, fingerprint: Any) -> None:
     """Q-05 Stream status, retry CaptureEnd and Destroy of the model after a wrong-thread end."""
     s = dev.stream()
     dev.begin(s, CaptureMode.THREAD_LOCAL)
-    _, model = _status(dev, s, "during capture")
+    _, model = dev.capture_status(s, "during capture")
     rc, m = in_thread(dev.b, lambda: dev.b.capture_end(s))
     fingerprint.record("Q-05:wrong_thread_end_rc", rc)
     if rc == Err.SUCCESS:
@@ -439,13 +400,13 @@ def test_cap15_relaxed_end_from_other_thread(dev: Dev) -> None:
     """CAP-15 A RELAXED capture may be ended from another thread."""
     s = dev.stream()
     dev.begin(s, CaptureMode.RELAXED)
-    _, model = _status(dev, s, "during capture")
+    _, model = dev.capture_status(s, "during capture")
     rc, m = in_thread(dev.b, lambda: dev.b.capture_end(s))
     if m not in (None, UNWRITTEN):
         dev.model(m)
     expect.ok(rc, "aclmdlRICaptureEnd from another thread")
     expect.eq(m, model, "modelRI returned to the other thread")
-    st, _ = _status(dev, s, "after CaptureEnd")
+    st, _ = dev.capture_status(s, "after CaptureEnd")
     expect.eq(st, CaptureStatus.NONE, "origin status after CaptureEnd")
 
 
@@ -455,9 +416,7 @@ def test_cap16_empty_capture(dev: Dev) -> None:
     """CAP-16 CaptureBegin immediately followed by CaptureEnd yields a model with one stream."""
     s = dev.stream()
     dev.begin(s)
-    rc, m = dev.b.capture_end(s)
-    if m not in (None, UNWRITTEN):
-        dev.model(m)
+    rc, m = dev.end_rc(s)
     expect.ok(rc, "aclmdlRICaptureEnd of an empty capture")
     expect.true(m not in (None, UNWRITTEN), "modelRI", "non-NULL", m)
     rc, _, n = dev.b.get_streams(m, None)
@@ -472,7 +431,7 @@ def test_cap17_invalid_mode(dev: Dev) -> None:
     for mode in (3, 4, 0x7FFF_FFFF):
         expect.rc(dev.b.capture_begin(s, mode), Err.RT_PARAM_INVALID,
                   f"aclmdlRICaptureBegin(mode={mode})")
-        st, _ = _status(dev, s, f"after mode={mode}")
+        st, _ = dev.capture_status(s, f"after mode={mode}")
         expect.eq(st, CaptureStatus.NONE, f"status after the rejected begin (mode={mode})")
 
 
@@ -528,16 +487,14 @@ def test_cap21_destroy_capturing_stream(dev: Dev) -> None:
         rc = dev.b.destroy_stream(s)
         destroyed = rc == Err.SUCCESS
         expect.rc(rc, Err.RT_STREAM_CAPTURED, "aclrtDestroyStream on a capturing stream")
-        st, _ = _status(dev, s, "after the rejected destroy")
+        st, _ = dev.capture_status(s, "after the rejected destroy")
         expect.eq(st, CaptureStatus.ACTIVE, "status after the rejected destroy")
         dev.end(s)
     finally:
         if not destroyed:
             rc_info, st, _ = dev.b.capture_get_info(s)
             if rc_info == Err.SUCCESS and st != CaptureStatus.NONE:
-                rc_end, m = dev.b.capture_end(s)
-                if rc_end == Err.SUCCESS and m not in (None, UNWRITTEN):
-                    dev.model(m)
+                rc_end, m = dev.end_rc(s)
             dev.b.synchronize_stream_with_timeout(s, 2000)
             dev.b.destroy_stream(s)
 
@@ -584,7 +541,7 @@ def test_stat02_getinfo_one_null_output(dev: Dev) -> None:
     """STAT-02 GetInfo accepts one NULL output and fills the other; both NULL returns 100000."""
     s = dev.stream()
     dev.begin(s)
-    _, model = _status(dev, s, "(both outputs)")
+    _, model = dev.capture_status(s, "(both outputs)")
     rc, st, m = dev.b.capture_get_info(s, null_status=True)
     expect.ok(rc, "aclmdlRICaptureGetInfo(s, NULL, &m)")
     expect.eq(m, model, "modelRI with status NULL")
@@ -602,12 +559,12 @@ def test_stat03_joined_stream_reports_origin_model(dev: Dev) -> None:
     """STAT-03 A stream that joined through an event wait reports ACTIVE and the origin's model."""
     s1, s2 = dev.stream(), dev.stream()
     dev.begin(s1)
-    _, model = _status(dev, s1, "(origin)")
-    _fork(dev, s1, s2)
-    st, joined = _status(dev, s2, "(joined)")
+    _, model = dev.capture_status(s1, "(origin)")
+    dev.fork(s1, s2)
+    st, joined = dev.capture_status(s2, "(joined)")
     expect.eq(st, CaptureStatus.ACTIVE, "joined stream status")
     expect.eq(joined, model, "joined stream modelRI")
-    _join(dev, s1, s2)
+    dev.join(s1, s2)
     dev.end(s1)
 
 
@@ -617,10 +574,10 @@ def test_stat04_joined_streams_none_after_end(dev: Dev) -> None:
     """STAT-04 After CaptureEnd every joined stream reports NONE."""
     s1, s2, s3 = dev.stream(), dev.stream(), dev.stream()
     dev.begin(s1)
-    _fork(dev, s1, s2)
-    _fork(dev, s2, s3)  # transitive join
-    _join(dev, s2, s3)
-    _join(dev, s1, s2)
+    dev.fork(s1, s2)
+    dev.fork(s2, s3)  # transitive join
+    dev.join(s2, s3)
+    dev.join(s1, s2)
     dev.end(s1)
     for name, s in (("sub", s2), ("sub-sub", s3)):
         rc, st, m = dev.b.capture_get_info(s)
@@ -640,7 +597,7 @@ def test_stat05_model_level_invalidation_reports_active(dev: Dev, fingerprint: A
         fingerprint.record(f"Q-06:status_{name}", int(st))
         expect.eq(st, CaptureStatus.ACTIVE, f"capture {name} status after invalidation")
     for name, s in (("A", s1), ("B", s2)):
-        rc, _ = _end_failing(dev, s)
+        rc, _ = dev.end_rc(s)
         expect.rc(rc, Err.RT_STREAM_CAPTURE_INVALIDATED, f"aclmdlRICaptureEnd (capture {name})")
 
 
@@ -660,11 +617,9 @@ def test_stat06_sync_and_query_capturing_stream(dev: Dev) -> None:
               "aclrtSynchronizeStreamWithTimeout on a capturing stream")
     rc, _ = dev.b.stream_query(s)
     expect.rc(rc, Err.RT_STREAM_CAPTURED, "aclrtStreamQuery on a capturing stream")
-    st, _ = _status(dev, s, "after the rejected sync")
+    st, _ = dev.capture_status(s, "after the rejected sync")
     expect.eq(st, CaptureStatus.ACTIVE, "status after the rejected sync/query")
-    rc, m = dev.b.capture_end(s)
-    if m not in (None, UNWRITTEN):
-        dev.model(m)
+    rc, m = dev.end_rc(s)
     expect.ok(rc, "aclmdlRICaptureEnd after the rejected sync/query")
     dev.execute(m, s)
     expect.eq(dev.read(out), x + catalog.SEED_MAIN_BIAS, "model output")
@@ -682,7 +637,7 @@ def test_stat07_launches_succeed_after_invalidation(dev: Dev, fingerprint: Any) 
     fingerprint.record("Q-06:launch_after_invalidation", rc_launch)
     expect.ok(rc_launch, "launch on the invalidated capture")
     for name, s in (("A", s1), ("B", s2)):
-        rc, _ = _end_failing(dev, s)
+        rc, _ = dev.end_rc(s)
         expect.rc(rc, Err.RT_STREAM_CAPTURE_INVALIDATED, f"aclmdlRICaptureEnd (capture {name})")
 
 
@@ -693,10 +648,10 @@ def test_stat08_failed_end_of_invalidated_capture(dev: Dev) -> None:
     s1, s2, rc_wait = _invalidate_two(dev)
     expect.rc(rc_wait, Err.STREAM_CAPTURE_CONFLICT, "cross-model aclrtStreamWaitEvent (setup)")
     for name, s in (("A", s1), ("B", s2)):
-        rc, m = _end_failing(dev, s)
+        rc, m = dev.end_rc(s)
         expect.rc(rc, Err.RT_STREAM_CAPTURE_INVALIDATED, f"aclmdlRICaptureEnd (capture {name})")
         expect.eq(m, None, f"modelRI out-param (capture {name})")
-        st, _ = _status(dev, s, f"(capture {name}) after the failed end")
+        st, _ = dev.capture_status(s, f"(capture {name}) after the failed end")
         expect.eq(st, CaptureStatus.NONE, f"status (capture {name}) after the failed end")
     expect.ok(dev.b.capture_begin(s1, CaptureMode.RELAXED), "new aclmdlRICaptureBegin")
     dev.end(s1)
@@ -756,12 +711,12 @@ def test_err04_capture_end_errors(dev: Dev) -> None:
     rc, m = dev.b.capture_end(None)
     expect.rc(rc, Err.INVALID_PARAM, "aclmdlRICaptureEnd(NULL stream)")
     expect.eq(m, UNWRITTEN, "modelRI out-param with a NULL stream")
-    rc, m = _end_failing(dev, s)
+    rc, m = dev.end_rc(s)
     expect.rc(rc, Err.RT_STREAM_NOT_CAPTURED, "aclmdlRICaptureEnd on an idle stream")
     dev.begin(s)
     rc, _ = dev.b.capture_end(s, null_model=True)
     expect.rc(rc, Err.RT_PARAM_INVALID, "aclmdlRICaptureEnd(s, NULL)")
-    st, _ = _status(dev, s, "after the NULL-model end")
+    st, _ = dev.capture_status(s, "after the NULL-model end")
     expect.eq(st, CaptureStatus.ACTIVE, "status after the NULL-model end")
     dev.end(s)
 
@@ -774,14 +729,14 @@ def test_err04_capture_end_stream_state_errors(dev: Dev) -> None:
     inp, out = dev.buffer(_inputs()), dev.buffer(n=N)
     dev.func("fallback_main")
     dev.begin(s1)
-    _fork(dev, s1, s2)
-    rc, _ = _end_failing(dev, s2)
+    dev.fork(s1, s2)
+    rc, _ = dev.end_rc(s2)
     expect.rc(rc, Err.RT_STREAM_CAPTURE_UNMATCHED, "aclmdlRICaptureEnd on the joined stream")
     dev.launch("fallback_main", s2, input=inp, output=out)
-    rc, _ = _end_failing(dev, s1)
+    rc, _ = dev.end_rc(s1)
     expect.rc(rc, Err.RT_STREAM_UNJOINED, "aclmdlRICaptureEnd with an unjoined stream")
     a, b, rc_wait = _invalidate_two(dev)
     expect.rc(rc_wait, Err.STREAM_CAPTURE_CONFLICT, "cross-model aclrtStreamWaitEvent (setup)")
     for name, s in (("A", a), ("B", b)):
-        rc, _ = _end_failing(dev, s)
+        rc, _ = dev.end_rc(s)
         expect.rc(rc, Err.RT_STREAM_CAPTURE_INVALIDATED, f"aclmdlRICaptureEnd (invalidated {name})")

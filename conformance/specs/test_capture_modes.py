@@ -112,9 +112,7 @@ def _exchange_then_unsafe(b: Any, mode: int, buf: Buf) -> tuple[int, Any, dict[s
 
 
 def _end_ok(dev: Dev, stream: Any, what: str = "") -> Any:
-    rc, m = dev.b.capture_end(stream)
-    if m not in (None, UNWRITTEN):
-        dev.model(m)
+    rc, m = dev.end_rc(stream)
     expect.ok(rc, f"aclmdlRICaptureEnd {what}".rstrip())
     return m
 

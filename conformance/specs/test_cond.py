@@ -18,7 +18,7 @@ from mdlri_conformance.backends.contract import (
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Buf, Dev
-from mdlri_conformance.conformance.specs._setups import add, capture_sub, Parent, parent
+from mdlri_conformance.conformance.specs._setups import Case, Parent, add, capture_sub, case, parent
 
 pytestmark = pytest.mark.requires(Cap.COND, Cap.CAPTURE, Cap.KERNELS)
 
@@ -461,13 +461,6 @@ def test_switch_out_of_range(dev: Dev, fingerprint: Any) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # ERR-28 .. ERR-31
-
-Case = Callable[[Dev], int]
-
-
-def case(fn: Case, expected: int, *caps: Cap) -> Any:
-    return pytest.param(fn, expected, id=fn.__name__.removeprefix("_"),
-                        marks=[pytest.mark.requires(*caps)] if caps else [])
 
 
 def _capturing_model(dev: Dev) -> Any:

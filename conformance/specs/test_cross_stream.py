@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, TaskType
+from mdlri_conformance.backends.contract import Cap, CaptureMode, CaptureStatus, Err, TaskType
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
 from mdlri_conformance.kernel import catalog
@@ -37,44 +37,14 @@ def _sentinel() -> np.ndarray:
     return np.full(N, SENTINEL, dtype=np.int32)
 
 
-def _status(dev: Dev, stream: Any, what: str) -> tuple[Any, Any]:
-    rc, st, m = dev.b.capture_get_info(stream)
-    expect.ok(rc, f"aclmdlRICaptureGetInfo {what}")
-    return st, m
-
-
-def _fork(dev: Dev, origin: Any, sub: Any, event: Any = None) -> Any:
-    """Record an event on ``origin``; ``sub`` waits on it and so joins the capture."""
-    e = dev.event() if event is None else event
-    expect.ok(dev.b.record_event(e, origin), "aclrtRecordEvent (fork)")
-    expect.ok(dev.b.stream_wait_event(sub, e), "aclrtStreamWaitEvent (fork)")
-    return e
-
-
-def _join(dev: Dev, origin: Any, sub: Any, event: Any = None) -> Any:
-    """Record an event on ``sub``; ``origin`` waits on it (sub rejoins)."""
-    e = dev.event() if event is None else event
-    expect.ok(dev.b.record_event(e, sub), "aclrtRecordEvent (join)")
-    expect.ok(dev.b.stream_wait_event(origin, e), "aclrtStreamWaitEvent (join)")
-    return e
-
-
-def _end_failing(dev: Dev, stream: Any) -> tuple[int, Any]:
-    """CaptureEnd the spec expects to fail; a model it returns anyway is tracked."""
-    rc, m = dev.b.capture_end(stream)
-    if rc == Err.SUCCESS and m not in (None, UNWRITTEN):
-        dev.model(m)
-    return rc, m
-
-
 def _diamond(dev: Dev, s1: Any, s2: Any, inp: Buf, mid: Buf, out: Buf,
              events: tuple[Any, Any] | None = None) -> Any:
     """Capture main(inp->mid) on s1, fork to s2 for postprocess(mid->out), join; returns model."""
     dev.begin(s1)
     dev.launch("fallback_main", s1, input=inp, output=mid)
-    _fork(dev, s1, s2, events[0] if events else None)
+    dev.fork(s1, s2, events[0] if events else None)
     dev.launch("fallback_postprocess", s2, input=mid, output=out)
-    _join(dev, s1, s2, events[1] if events else None)
+    dev.join(s1, s2, events[1] if events else None)
     return dev.end(s1)
 
 
@@ -102,14 +72,14 @@ def test_xs01_fork_join_is_captured(dev: Dev) -> None:
     inp, mid, out = dev.buffer(x), dev.buffer(n=N), dev.buffer(n=N)
     _load_seed(dev)
     dev.begin(s1)
-    _, model = _status(dev, s1, "(origin)")
+    _, model = dev.capture_status(s1, "(origin)")
     dev.launch("fallback_main", s1, input=inp, output=mid)
-    _fork(dev, s1, s2)
-    st, joined = _status(dev, s2, "(sub) after the wait")
+    dev.fork(s1, s2)
+    st, joined = dev.capture_status(s2, "(sub) after the wait")
     expect.eq(st, CaptureStatus.ACTIVE, "sub stream status after waiting on a captured event")
     expect.eq(joined, model, "sub stream modelRI")
     dev.launch("fallback_postprocess", s2, input=mid, output=out)
-    _join(dev, s1, s2)
+    dev.join(s1, s2)
     m = dev.end(s1)
     dev.sync(s1)
     dev.sync(s2)
@@ -130,16 +100,16 @@ def test_xs01_fork_is_transitive(dev: Dev) -> None:
     inp, a, b = dev.buffer(x), dev.buffer(n=N), dev.buffer(n=N)
     _load_seed(dev)
     dev.begin(s1)
-    _, model = _status(dev, s1, "(origin)")
-    _fork(dev, s1, s2)
+    _, model = dev.capture_status(s1, "(origin)")
+    dev.fork(s1, s2)
     dev.launch("fallback_main", s2, input=inp, output=a)
-    _fork(dev, s2, s3)
-    st, joined = _status(dev, s3, "(sub-sub)")
+    dev.fork(s2, s3)
+    st, joined = dev.capture_status(s3, "(sub-sub)")
     expect.eq(st, CaptureStatus.ACTIVE, "status of the stream that waited on the sub stream")
     expect.eq(joined, model, "modelRI of the stream that waited on the sub stream")
     dev.launch("fallback_postprocess", s3, input=a, output=b)
-    _join(dev, s2, s3)
-    _join(dev, s1, s2)
+    dev.join(s2, s3)
+    dev.join(s1, s2)
     m = dev.end(s1)
     dev.sync(s3)
     expect.eq(dev.read(b), _sentinel(), "sub-sub stream output before execute")
@@ -162,12 +132,12 @@ def test_xs02_unjoined_stream_fails_end(dev: Dev, tail: str) -> None:
     inp, out = dev.buffer(_inputs()), dev.buffer(n=N)
     dev.func("fallback_main")
     dev.begin(s1)
-    _fork(dev, s1, s2)
+    dev.fork(s1, s2)
     dev.launch("fallback_main", s2, input=inp, output=out)
     if tail == "record_never_waited":
         # the sub stream ends with a record, but the origin never waits on it
         expect.ok(dev.b.record_event(dev.event(), s2), "aclrtRecordEvent on the sub stream")
-    rc, _ = _end_failing(dev, s1)
+    rc, _ = dev.end_rc(s1)
     expect.rc(rc, Err.RT_STREAM_UNJOINED, "aclmdlRICaptureEnd with an unjoined sub stream")
 
 
@@ -179,11 +149,11 @@ def test_xs03_task_after_rejoin_fails_end(dev: Dev) -> None:
     inp, out = dev.buffer(_inputs()), dev.buffer(n=N)
     dev.func("fallback_main")
     dev.begin(s1)
-    _fork(dev, s1, s2)
+    dev.fork(s1, s2)
     dev.launch("fallback_main", s2, input=inp, output=out)
-    _join(dev, s1, s2)
+    dev.join(s1, s2)
     dev.launch("fallback_main", s2, input=inp, output=out)  # after the rejoin
-    rc, _ = _end_failing(dev, s1)
+    rc, _ = dev.end_rc(s1)
     expect.rc(rc, Err.RT_STREAM_UNJOINED, "aclmdlRICaptureEnd after a task on the rejoined stream")
 
 
@@ -243,11 +213,9 @@ def test_xs05_wait_on_event_recorded_outside(dev: Dev) -> None:
     dev.begin(s)
     expect.rc(dev.b.stream_wait_event(s, e), Err.RT_CAPTURE_DEPENDENCY,
               "aclrtStreamWaitEvent on an event recorded outside the capture")
-    st, _ = _status(dev, s, "after the rejected wait")
+    st, _ = dev.capture_status(s, "after the rejected wait")
     expect.eq(st, CaptureStatus.ACTIVE, "status after the rejected wait")
-    rc, m = dev.b.capture_end(s)
-    if m not in (None, UNWRITTEN):
-        dev.model(m)
+    rc, m = dev.end_rc(s)
     expect.ok(rc, "aclmdlRICaptureEnd after the rejected wait")
 
 
@@ -259,7 +227,7 @@ def test_xs06_captured_event_never_recorded(dev: Dev) -> None:
     dev.begin(s)
     # aclrtResetEvent on a capturing stream captures the event without recording it
     expect.ok(dev.b.reset_event(e, s), "aclrtResetEvent in capture (setup)")
-    rc, m = _end_failing(dev, s)
+    rc, m = dev.end_rc(s)
     expect.rc(rc, Err.RT_CAPTURE_DEPENDENCY, "aclmdlRICaptureEnd")
     expect.eq(m, None, "modelRI out-param of the failed CaptureEnd")
 
@@ -285,7 +253,7 @@ def test_xs07_cross_model_event_invalidates_both(dev: Dev, op: str) -> None:
         rc = dev.b.reset_event(e, s_b)
     expect.rc(rc, Err.STREAM_CAPTURE_CONFLICT, f"cross-model {op} on capture B")
     for name, s in (("A", s_a), ("B", s_b)):
-        rc, _ = _end_failing(dev, s)
+        rc, _ = dev.end_rc(s)
         expect.rc(rc, Err.RT_STREAM_CAPTURE_INVALIDATED, f"aclmdlRICaptureEnd (capture {name})")
 
 
@@ -301,9 +269,7 @@ def test_xs12_record_retargets_event(dev: Dev) -> None:
     expect.ok(dev.b.record_event(e, s_a), "aclrtRecordEvent in capture A")
     expect.rc(dev.b.record_event(e, s_b), Err.SUCCESS, "aclrtRecordEvent of A's event in capture B")
     for name, s in (("A", s_a), ("B", s_b)):
-        rc, m = dev.b.capture_end(s)
-        if m not in (None, UNWRITTEN):
-            dev.model(m)
+        rc, m = dev.end_rc(s)
         expect.ok(rc, f"aclmdlRICaptureEnd (capture {name})")
 
 
@@ -323,9 +289,9 @@ def _origin_and_others(dev: Dev) -> tuple[list[tuple[Any, int]], list[list[tuple
     dev.begin(s1)
     dev.launch("fallback_main", s1, input=inp, output=a)
     dev.launch("fallback_postprocess", s1, input=a, output=b)
-    _fork(dev, s1, s2)
+    dev.fork(s1, s2)
     dev.launch("fallback_main", s2, input=b, output=c)
-    _join(dev, s1, s2)
+    dev.join(s1, s2)
     m = dev.end(s1)
     listings = [[(t, dev.type_of(t)) for t in dev.tasks_of(s)] for s in dev.streams_of(m)]
     kernel_counts = [sum(1 for _, ty in ts if ty == TaskType.KERNEL) for ts in listings]
@@ -403,14 +369,12 @@ def test_xs11_sub_stream_can_begin_after_end(dev: Dev) -> None:
     s1, s2 = dev.stream(), dev.stream()
     e_fork, e_join = dev.event(), dev.event()
     dev.begin(s1)
-    _fork(dev, s1, s2, e_fork)
-    _join(dev, s1, s2, e_join)
+    dev.fork(s1, s2, e_fork)
+    dev.join(s1, s2, e_join)
     dev.end(s1)
     expect.ok(dev.b.capture_begin(s2, CaptureMode.RELAXED),
               "aclmdlRICaptureBegin on the former sub stream")
-    _fork(dev, s2, s1, e_join)
-    _join(dev, s2, s1, e_fork)
-    rc, m = dev.b.capture_end(s2)
-    if m not in (None, UNWRITTEN):
-        dev.model(m)
+    dev.fork(s2, s1, e_join)
+    dev.join(s2, s1, e_fork)
+    rc, m = dev.end_rc(s2)
     expect.ok(rc, "aclmdlRICaptureEnd of the second capture (roles and events swapped)")

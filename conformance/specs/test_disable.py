@@ -20,9 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import (
-    Cap, Err, KernelTaskParams, MemcpyKind, TaskParams, TaskType, ValueWaitFlag,
-)
+from mdlri_conformance.backends.contract import Cap, Err, MemcpyKind, TaskType, ValueWaitFlag
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
 
@@ -71,14 +69,6 @@ def stream_of(dev: Dev, model: Any, task: Any) -> Any:
         if task in dev.tasks_of(st):
             return st
     expect.fail("internal stream holding the task (setup)", "found", "none")
-
-
-def kernel_params(dev: Dev, name: str, **values: Any) -> TaskParams:
-    """KERNEL SetParams params running catalog kernel ``name`` with host args."""
-    data = dev.args(name, **values)
-    return TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-        func_handle=dev.func(name), cfg=None, args=data, is_host_args=1,
-        args_size=len(data), num_blocks=1))
 
 
 def reset(dev: Dev, *bufs: Buf) -> None:
@@ -156,7 +146,7 @@ def test_set_params_after_disable_keeps_task(dev: Dev) -> None:
     post_seq = dev.seq_of(post)
     expect.ok(dev.b.task_disable(post), "aclmdlRITaskDisable(post)")
     # post now reads x directly: out = x * 2 instead of (x + 10) * 2
-    expect.ok(dev.b.task_set_params(post, kernel_params(dev, "fallback_postprocess",
+    expect.ok(dev.b.task_set_params(post, dev.kernel_params("fallback_postprocess",
                                                         input=sd.x, output=sd.out)),
               "aclmdlRITaskSetParams(post) after Disable")
     expect.ok(dev.b.update(sd.model), "aclmdlRIUpdate")
@@ -174,7 +164,7 @@ def test_disable_after_set_params_wins(dev: Dev) -> None:
     sd = capture_seed(dev)
     main, post = seed_kernels(dev, sd.model)
     main_seq = dev.seq_of(main)
-    expect.ok(dev.b.task_set_params(post, kernel_params(dev, "fallback_postprocess",
+    expect.ok(dev.b.task_set_params(post, dev.kernel_params("fallback_postprocess",
                                                         input=sd.x, output=sd.out)),
               "aclmdlRITaskSetParams(post)")
     expect.ok(dev.b.task_disable(post), "aclmdlRITaskDisable(post) after SetParams")
@@ -407,10 +397,7 @@ def test_disable_while_running_keeps_state(dev: Dev) -> None:
     flag = dev.buffer64(0)
     x = dev.buffer(INPUTS)
     out = dev.buffer(n=8)
-    dev.begin(s)
-    expect.ok(dev.b.value_wait(flag, 1, ValueWaitFlag.EQ, s), "aclrtValueWait in capture")
-    dev.launch("fallback_main", s, input=x, output=out)
-    model = dev.end(s)
+    model = dev.gated(s, flag, "fallback_main", input=x, output=out)
     (kernel,) = dev.kernel_tasks(model)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
     try:
@@ -431,7 +418,7 @@ def test_disable_clears_op_info(dev: Dev) -> None:
     sd = capture_seed(dev)
     _, post = seed_kernels(dev, sd.model)
     info = bytes(range(16))
-    params = kernel_params(dev, "fallback_postprocess", input=sd.mid, output=sd.out)
+    params = dev.kernel_params("fallback_postprocess", input=sd.mid, output=sd.out)
     params.op_info_ptr = info
     params.op_info_size = len(info)
     expect.ok(dev.b.task_set_params(post, params), "aclmdlRITaskSetParams with opInfo (setup)")

@@ -16,11 +16,10 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import (
-    Cap, CaptureStatus, Err, KernelTaskParams, TaskParams, TaskType, ValueWaitFlag,
-)
+from mdlri_conformance.backends.contract import Cap, CaptureStatus, Err, TaskType
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import Buf, Dev
+from mdlri_conformance.conformance.specs._setups import Case, case
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)
 
@@ -84,10 +83,8 @@ def gated(dev: Dev) -> tuple[Ready, int]:
     s = dev.stream()
     flag = dev.buffer64(0)
     x, out = dev.buffer(X), dev.buffer(n=8)
-    dev.begin(s)
-    expect.ok(dev.b.value_wait(flag, 1, ValueWaitFlag.EQ, s), "aclrtValueWait in capture (setup)")
-    dev.launch("fallback_main", s, input=x, output=out)
-    return Ready(dev.end(s), s, x, out), flag
+    model = dev.gated(s, flag, "fallback_main", input=x, output=out)
+    return Ready(model, s, x, out), flag
 
 
 def while_running(dev: Dev, call: Callable[[Ready, Any], int]) -> int:
@@ -102,20 +99,7 @@ def while_running(dev: Dev, call: Callable[[Ready, Any], int]) -> int:
         dev.sync(r.stream)
 
 
-def kernel_params(dev: Dev, r: Ready) -> TaskParams:
-    data = dev.args("fallback_main", input=r.x, output=r.out)
-    return TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-        func_handle=dev.func("fallback_main"), args=data, is_host_args=1,
-        args_size=len(data), num_blocks=1))
-
-
-Case = Callable[[Dev], int]
 LISTED = (Cap.LISTING, Cap.TASK_TYPE)
-
-
-def case(fn: Case, expected: int, *caps: Cap) -> Any:
-    return pytest.param(fn, expected, id=fn.__name__.removeprefix("_"),
-                        marks=[pytest.mark.requires(*caps)] if caps else [])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,7 +210,8 @@ def _execute_on_capturing_stream(dev: Dev) -> int:
 
 def _execute_updating(dev: Dev) -> int:
     r = ready_model(dev)
-    expect.ok(dev.b.task_set_params(only_kernel(dev, r.model), kernel_params(dev, r)),
+    params = dev.kernel_params("fallback_main", input=r.x, output=r.out)
+    expect.ok(dev.b.task_set_params(only_kernel(dev, r.model), params),
               "aclmdlRITaskSetParams (setup)")
     return dev.b.execute_async(r.model, r.stream)
 

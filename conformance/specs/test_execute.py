@@ -17,9 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import (
-    Cap, Err, KernelTaskParams, TaskParams, TaskType, ValueWaitFlag,
-)
+from mdlri_conformance.backends.contract import Cap, Err
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
 from mdlri_conformance.conformance.specs._setups import faulted_model
@@ -33,14 +31,6 @@ def main_model(dev: Dev, s: Any, x: Buf, out: Buf) -> Any:
     """Capture fallback_main(x -> out) on ``s``."""
     dev.begin(s)
     dev.launch("fallback_main", s, input=x, output=out)
-    return dev.end(s)
-
-
-def gated_model(dev: Dev, s: Any, flag: int, kernel: str, **args: Any) -> Any:
-    """Capture value_wait(flag == 1) then one kernel: each execution blocks until the host writes 1."""
-    dev.begin(s)
-    expect.ok(dev.b.value_wait(flag, 1, ValueWaitFlag.EQ, s), "aclrtValueWait in capture")
-    dev.launch(kernel, s, **args)
     return dev.end(s)
 
 
@@ -71,7 +61,7 @@ def test_execute_async_returns_before_completion(dev: Dev) -> None:
     s = dev.stream()
     flag = dev.buffer64(0)
     x, out = dev.buffer(X), dev.buffer(n=8)
-    model = gated_model(dev, s, flag, "fallback_main", input=x, output=out)
+    model = dev.gated(s, flag, "fallback_main", input=x, output=out)
     result: dict[str, int] = {}
     returned = threading.Event()
 
@@ -175,10 +165,7 @@ def test_execute_updating_model(dev: Dev) -> None:
     x, out = dev.buffer(X), dev.buffer(n=8)
     model = main_model(dev, s, x, out)
     (k,) = dev.kernel_tasks(model)
-    data = dev.args("fallback_main", input=x, output=out)
-    params = TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-        func_handle=dev.func("fallback_main"), args=data, is_host_args=1,
-        args_size=len(data), num_blocks=1))
+    params = dev.kernel_params("fallback_main", input=x, output=out)
     expect.ok(dev.b.task_set_params(k, params), "aclmdlRITaskSetParams (setup)")
     expect.rc(dev.b.execute_async(model, s), Err.RT_MODEL_EXECUTE,
               "aclmdlRIExecuteAsync while UPDATING")
@@ -216,7 +203,7 @@ def test_two_executions_in_flight(dev: Dev) -> None:
     flag = dev.buffer64(0)
     acc0 = np.zeros(8, dtype=np.int32)
     acc, x = dev.buffer(acc0), dev.buffer(X)
-    model = gated_model(dev, s, flag, "accumulate", acc=acc, x=x, n=8)
+    model = dev.gated(s, flag, "accumulate", acc=acc, x=x, n=8)
     try:
         expect.ok(dev.b.execute_async(model, s), "first aclmdlRIExecuteAsync")
         expect.ok(dev.b.execute_async(model, s), "second aclmdlRIExecuteAsync (first in flight)")

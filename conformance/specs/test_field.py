@@ -57,35 +57,6 @@ TRAP = "trap_if"
 # helpers
 
 
-def _status(dev: Dev, stream: Any, what: str) -> tuple[Any, Any]:
-    """GetInfo required to succeed; (status, model)."""
-    rc, st, m = dev.b.capture_get_info(stream)
-    expect.ok(rc, f"aclmdlRICaptureGetInfo {what}")
-    return st, m
-
-
-def _fork(dev: Dev, origin: Any, sub: Any) -> None:
-    """Record an event on ``origin``; ``sub`` waits on it and so joins the capture."""
-    e = dev.event()
-    expect.ok(dev.b.record_event(e, origin), "aclrtRecordEvent (fork)")
-    expect.ok(dev.b.stream_wait_event(sub, e), "aclrtStreamWaitEvent (fork)")
-
-
-def _join(dev: Dev, origin: Any, sub: Any) -> None:
-    """Record an event on ``sub``; ``origin`` waits on it (``sub`` rejoins)."""
-    e = dev.event()
-    expect.ok(dev.b.record_event(e, sub), "aclrtRecordEvent (join)")
-    expect.ok(dev.b.stream_wait_event(origin, e), "aclrtStreamWaitEvent (join)")
-
-
-def _end_rc(dev: Dev, stream: Any) -> tuple[int, Any]:
-    """CaptureEnd whatever its rc; a returned model is tracked for destruction."""
-    rc, m = dev.b.capture_end(stream)
-    if rc == Err.SUCCESS and m not in (None, UNWRITTEN):
-        dev.model(m)
-    return rc, m
-
-
 def _full(value: int) -> np.ndarray:
     return np.full(N, value, dtype=np.int32)
 
@@ -104,15 +75,15 @@ def test_sync_of_joined_stream(dev: Dev) -> None:
     x, out0, out1 = dev.buffer(X), dev.buffer(n=N), dev.buffer(n=N)
     dev.begin(s0)
     dev.launch("fallback_main", s0, input=x, output=out0)
-    _fork(dev, s0, s1)
+    dev.fork(s0, s1)
     dev.launch("fallback_postprocess", s1, input=x, output=out1)
     rc_timed = dev.b.synchronize_stream_with_timeout(s1, SHORT_MS)
     rc_sync = dev.b.synchronize_stream(s1)
     rc_query, _ = dev.b.stream_query(s1)
-    st1, m1 = _status(dev, s1, "of the joined stream")
-    _, m0 = _status(dev, s0, "of the origin")
-    _join(dev, s0, s1)
-    rc_end, model = _end_rc(dev, s0)
+    st1, m1 = dev.capture_status(s1, "of the joined stream")
+    _, m0 = dev.capture_status(s0, "of the origin")
+    dev.join(s0, s1)
+    rc_end, model = dev.end_rc(s0)
     expect.rc(rc_timed, Err.RT_STREAM_CAPTURED,
               "aclrtSynchronizeStreamWithTimeout on the joined stream")
     expect.rc(rc_sync, Err.RT_STREAM_CAPTURED, "aclrtSynchronizeStream on the joined stream")
@@ -137,18 +108,18 @@ def test_joined_stream_is_ordinary_after_end(dev: Dev, end: str) -> None:
     captured, eager, own = dev.buffer(n=N), dev.buffer(n=N), dev.buffer(n=N)
     dev.func("fill")
     dev.begin(s0)
-    _fork(dev, s0, s1)
+    dev.fork(s0, s1)
     dev.launch("fill", s1, out=captured, n=N, value=7)
     if end == "joined":
-        _join(dev, s0, s1)
-    rc_end, m = _end_rc(dev, s0)
+        dev.join(s0, s1)
+    rc_end, m = dev.end_rc(s0)
     if end == "joined":
         expect.ok(rc_end, "aclmdlRICaptureEnd")
     else:
         expect.rc(rc_end, Err.RT_STREAM_UNJOINED,
                   "aclmdlRICaptureEnd with the side stream unjoined")
         expect.eq(m, None, "modelRI of the failed CaptureEnd")
-    st, model = _status(dev, s1, f"of the side stream after the {end} end")
+    st, model = dev.capture_status(s1, f"of the side stream after the {end} end")
     expect.eq(st, CaptureStatus.NONE, "side stream status after CaptureEnd")
     expect.eq(model, None, "side stream GetInfo model after CaptureEnd")
     expect.ok(dev.b.synchronize_stream_with_timeout(s1, SYNC_MS),
@@ -165,7 +136,7 @@ def test_joined_stream_is_ordinary_after_end(dev: Dev, end: str) -> None:
               "aclmdlRICaptureBegin on the former side stream")
     dev.launch("fill", s1, out=own, n=N, value=9)
     second = dev.end(s1)
-    st0, _ = _status(dev, s0, "of the former origin during the side stream's capture")
+    st0, _ = dev.capture_status(s0, "of the former origin during the side stream's capture")
     expect.eq(st0, CaptureStatus.NONE, "former origin status during the side stream's capture")
     dev.execute(second, s1)
     expect.eq(dev.read(own), _full(9), "output of the side stream's own capture")
@@ -211,9 +182,9 @@ def test_other_threads_sync_copy_during_capture(dev: Dev, mode: CaptureMode) -> 
     dev.launch("fallback_main", s, input=x, output=out)
     rc_sync, rc_async = in_thread(dev.b, lambda: _copies_in_other_thread(dev, sync_dst,
                                                                          async_dst, other))
-    st, m_info = _status(dev, s, "of the capturing stream after the other thread's copies")
-    st_other, _ = _status(dev, other, "of the other thread's stream")
-    rc_end, model = _end_rc(dev, s)
+    st, m_info = dev.capture_status(s, "of the capturing stream after the other thread's copies")
+    st_other, _ = dev.capture_status(other, "of the other thread's stream")
+    rc_end, model = dev.end_rc(s)
     want_sync, want_async = COPY_RCS[mode]
     expect.rc(rc_sync, want_sync, f"aclrtMemcpy in another thread ({mode.name} capture)")
     expect.rc(rc_async, want_async,
@@ -386,13 +357,13 @@ def test_capture_begin_without_stream_resources(dev: Dev) -> None:
     (s,) = pool.take(1)
     expect.rc(dev.b.capture_begin(s, CaptureMode.RELAXED), pool.refusal,
               "aclmdlRICaptureBegin with no stream resource left")
-    st, m = _status(dev, s, "after the refused CaptureBegin")
+    st, m = dev.capture_status(s, "after the refused CaptureBegin")
     expect.eq(st, CaptureStatus.NONE, "status after the refused CaptureBegin")
     expect.eq(m, None, "GetInfo model after the refused CaptureBegin")
     pool.free(1)
     expect.ok(dev.b.capture_begin(s, CaptureMode.RELAXED),
               "aclmdlRICaptureBegin after one stream was destroyed")
-    rc, _ = _end_rc(dev, s)
+    rc, _ = dev.end_rc(s)
     expect.ok(rc, "aclmdlRICaptureEnd of the empty capture")
 
 
@@ -412,32 +383,32 @@ def test_join_without_stream_resources(dev: Dev) -> None:
     pool.free(2)
     s0, s1, s2 = pool.take(3)
     dev.begin(s0)
-    _fork(dev, s0, s1)
+    dev.fork(s0, s1)
     dev.launch("fallback_main", s1, input=x, output=out1)
     e = dev.event()
     expect.ok(dev.b.record_event(e, s0), "aclrtRecordEvent on the origin (setup)")
     rc_join = dev.b.stream_wait_event(s2, e)
-    st2, m2 = _status(dev, s2, "of the stream whose join was refused")
-    st0, _ = _status(dev, s0, "of the origin after the refused join")
-    st1, _ = _status(dev, s1, "of the joined stream after the refused join")
+    st2, m2 = dev.capture_status(s2, "of the stream whose join was refused")
+    st0, _ = dev.capture_status(s0, "of the origin after the refused join")
+    st1, _ = dev.capture_status(s1, "of the joined stream after the refused join")
     expect.rc(rc_join, pool.refusal, "aclrtStreamWaitEvent joining with no stream resource left")
     expect.eq(st2, CaptureStatus.NONE, "status of the stream whose join was refused")
     expect.eq(m2, None, "GetInfo model of the stream whose join was refused")
     expect.eq(st0, CaptureStatus.ACTIVE, "origin status after the refused join (model-level)")
     expect.eq(st1, CaptureStatus.ACTIVE, "joined stream status after the refused join")
-    _join(dev, s0, s1)  # record and wait are still accepted after the invalidation
-    rc_end, m = _end_rc(dev, s0)
+    dev.join(s0, s1)  # record and wait are still accepted after the invalidation
+    rc_end, m = dev.end_rc(s0)
     expect.rc(rc_end, Err.RT_STREAM_CAPTURE_INVALIDATED,
               "aclmdlRICaptureEnd after the refused join")
     expect.eq(m, None, "modelRI of the failed CaptureEnd")
     for name, s in (("origin", s0), ("joined", s1)):
-        st, _ = _status(dev, s, f"of the {name} stream after the failed end")
+        st, _ = dev.capture_status(s, f"of the {name} stream after the failed end")
         expect.eq(st, CaptureStatus.NONE, f"{name} stream status after the failed end")
     dev.begin(s0)  # takes one of the two internal streams the failed end released ...
-    _fork(dev, s0, s1)  # ... and the join the other
+    dev.fork(s0, s1)  # ... and the join the other
     dev.launch("fallback_main", s1, input=x, output=out1)
     dev.launch("fallback_postprocess", s0, input=x, output=out2)
-    _join(dev, s0, s1)
+    dev.join(s0, s1)
     model = dev.end(s0)
     dev.execute(model, s0)
     expect.eq(dev.read(out1), X + catalog.SEED_MAIN_BIAS, "replay output of the side stream")
@@ -451,11 +422,11 @@ def _wide_model(dev: Dev, width: int) -> tuple[Any, list[Buf]]:
     outs = [dev.buffer(n=N) for _ in range(width)]
     dev.begin(streams[0])
     for s in streams[1:]:
-        _fork(dev, streams[0], s)
+        dev.fork(streams[0], s)
     for i, (s, out) in enumerate(zip(streams, outs)):
         dev.launch("fill", s, out=out, n=N, value=i)
     for s in streams[1:]:
-        _join(dev, streams[0], s)
+        dev.join(streams[0], s)
     return dev.end(streams[0]), outs
 
 

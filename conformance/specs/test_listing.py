@@ -20,7 +20,7 @@ import pytest
 from mdlri_conformance.backends.contract import (UNWRITTEN, Cap, Err, MemcpyKind, TaskType, TaskParams, ValueWaitFlag,
                                ValueWriteTaskParams)
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.harness import Buf, Dev
+from mdlri_conformance.conformance.harness import Dev
 from mdlri_conformance.conformance.specs._setups import capture_chain
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.LISTING, Cap.KERNELS)
@@ -30,20 +30,6 @@ N = 8
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-
-
-def _fill(dev: Dev, stream: Any, out: Buf, value: int) -> None:
-    dev.launch("fill", stream, out=out, n=out.n, value=value)
-
-
-def _capture_fills(dev: Dev, values: list[int]) -> tuple[Any, Any, list[Buf]]:
-    """Single-stream capture of one ``fill`` per value, each into its own buffer."""
-    s = dev.stream()
-    bufs = [dev.buffer(n=N) for _ in values]
-    dev.begin(s)
-    for b, v in zip(bufs, values):
-        _fill(dev, s, b, v)
-    return dev.end(s), s, bufs
 
 
 @dataclass
@@ -67,7 +53,7 @@ def _capture_rich(dev: Dev) -> Rich:
     word = dev.buffer64(0)
     values = Cap.VALUE_TASKS in b.capabilities
     dev.begin(s)
-    _fill(dev, s, out, 1)
+    dev.fill(s, out, 1)
     expect.ok(b.memcpy_async(dst.addr, dst.nbytes, src.addr, src.nbytes,
                              MemcpyKind.DEVICE_TO_DEVICE, s), "aclrtMemcpyAsync (capture)")
     expect.ok(b.record_event(e, s), "aclrtRecordEvent (capture)")
@@ -79,7 +65,7 @@ def _capture_rich(dev: Dev) -> Rich:
         expect.ok(b.value_write(word, 5, 0, s), "aclrtValueWrite (capture)")
         expect.ok(b.value_wait(word, 5, ValueWaitFlag.EQ, s), "aclrtValueWait (capture)")
         expected += [TaskType.VALUE_WRITE, TaskType.VALUE_WAIT]
-    _fill(dev, s, out, 2)
+    dev.fill(s, out, 2)
     expected.append(TaskType.KERNEL)
     # memcpyAsync follows the first kernel (index 0), memsetAsync follows the reset (index 3)
     return Rich(dev.end(s), s, e, expected, [0, 3])
@@ -123,7 +109,7 @@ def test_list_02_reverse_attachment_order(dev: Dev) -> None:
 def test_list_03_two_phase(dev: Dev) -> None:
     """LIST-03 A NULL array returns rc 0 and the count, which a second call with that capacity fills."""
     b = dev.b
-    model, _, _ = _capture_fills(dev, [1, 2, 3])
+    model, _, _ = dev.capture_fills([1, 2, 3])
     rc, slots, n = b.get_streams(model, None)
     expect.ok(rc, "GetStreams(streams=NULL)")
     expect.true(isinstance(n, int) and n >= 1, "GetStreams count", ">= 1", n)
@@ -152,7 +138,7 @@ def test_list_04_tail_set_to_null(dev: Dev) -> None:
     `api/api_c_standard_soc.cc:1874-1881`) and become NULL for GetTasksByStream (the user array
     goes straight to `core/src/stream/stream.cc:5427-5442`)."""
     b = dev.b
-    model, _, _ = _capture_fills(dev, [1, 2])
+    model, _, _ = dev.capture_fills([1, 2])
     streams = dev.streams_of(model)
     extra = 3
     rc, slots, got = b.get_streams(model, len(streams) + extra)
@@ -171,7 +157,7 @@ def test_list_04_tail_set_to_null(dev: Dev) -> None:
 @pytest.mark.clause("LIST-05")
 def test_list_05_tasks_partial_fill(dev: Dev) -> None:
     """LIST-05 Capacity < count: the first capacity tasks in list order are filled, *num=capacity, rc 107039."""
-    model, _, _ = _capture_fills(dev, [1, 2, 3, 4])
+    model, _, _ = dev.capture_fills([1, 2, 3, 4])
     s = _only_stream(dev, model)
     full = dev.tasks_of(s)
     cap = 2
@@ -201,7 +187,7 @@ def test_list_05_streams_partial_fill(dev: Dev) -> None:
 def test_list_05_capacity_zero(dev: Dev) -> None:
     """LIST-05 Capacity 0 with a non-NULL array and count > 0 gives *num=0 and rc 107039."""
     b = dev.b
-    model, _, _ = _capture_fills(dev, [1])
+    model, _, _ = dev.capture_fills([1])
     s = _only_stream(dev, model)
     rc, slots, got = b.get_streams(model, 0)
     expect.rc(rc, Err.RT_INSUFFICIENT_INPUT_ARRAY, "GetStreams(capacity=0)")
@@ -215,7 +201,7 @@ def test_list_05_capacity_zero(dev: Dev) -> None:
 def test_list_06_null_arguments(dev: Dev) -> None:
     """LIST-06 NULL model/stream or NULL count pointer returns 107000 (no ACL-layer 100000)."""
     b = dev.b
-    model, _, _ = _capture_fills(dev, [1])
+    model, _, _ = dev.capture_fills([1])
     s = _only_stream(dev, model)
     expect.rc(b.get_streams(None, None)[0], Err.RT_PARAM_INVALID, "GetStreams(model=NULL)")
     expect.rc(b.get_streams(None, 4)[0], Err.RT_PARAM_INVALID,
@@ -232,7 +218,7 @@ def test_list_06_null_arguments(dev: Dev) -> None:
 def test_list_07_non_model_stream(dev: Dev) -> None:
     """LIST-07 GetTasksByStream on a stream bound to no model (the user's origin stream, a fresh stream) returns 107000."""
     b = dev.b
-    _, origin, _ = _capture_fills(dev, [1])
+    _, origin, _ = dev.capture_fills([1])
     expect.rc(b.get_tasks_by_stream(origin, None)[0], Err.RT_PARAM_INVALID,
               "GetTasksByStream(user origin stream after capture)")
     expect.rc(b.get_tasks_by_stream(dev.stream(), None)[0], Err.RT_PARAM_INVALID,
@@ -267,11 +253,11 @@ def test_list_08_mixed_submission_order(dev: Dev) -> None:
     out = dev.buffer(n=N)
     word = dev.buffer64(0)
     dev.begin(s)
-    _fill(dev, s, out, 1)
+    dev.fill(s, out, 1)
     expect.ok(b.value_write(word, 11, 0, s), "aclrtValueWrite (capture)")
     dev.launch("copy", s, src=out, dst=out, n=N)
     expect.ok(b.value_write(word, 22, 0, s), "aclrtValueWrite (capture)")
-    _fill(dev, s, out, 2)
+    dev.fill(s, out, 2)
     model = dev.end(s)
     seen: list[tuple[str, Any]] = []
     for t in dev.tasks_of(_only_stream(dev, model)):
@@ -290,7 +276,7 @@ def test_list_08_mixed_submission_order(dev: Dev) -> None:
 def test_list_10_extra_tasks_are_default(dev: Dev) -> None:
     """LIST-10 Besides the user's kernels, any listed task of a kernel-only capture has type DEFAULT."""
     values = [1, 2, 3]
-    model, _, _ = _capture_fills(dev, values)
+    model, _, _ = dev.capture_fills(values)
     types = [dev.type_of(t) for t in dev.all_tasks(model)]
     expect.eq(sum(1 for t in types if t == TaskType.KERNEL), len(values), "KERNEL task count")
     others = sorted({t for t in types if t != TaskType.KERNEL})
@@ -305,7 +291,7 @@ def test_list_11_listing_during_capture(dev: Dev) -> None:
     s = dev.stream()
     out = dev.buffer(n=N)
     dev.begin(s)
-    _fill(dev, s, out, 1)
+    dev.fill(s, out, 1)
     rc, status, model = b.capture_get_info(s)
     expect.ok(rc, "aclmdlRICaptureGetInfo (setup)")
     rc, _, n = b.get_streams(model, None)
@@ -316,7 +302,7 @@ def test_list_11_listing_during_capture(dev: Dev) -> None:
     rc, _, before = b.get_tasks_by_stream(slots[0], None)
     expect.ok(rc, "GetTasksByStream during capture")
     expect.true(before >= 1, "tasks listed after one captured kernel", ">= 1", before)
-    _fill(dev, s, out, 2)
+    dev.fill(s, out, 2)
     rc, _, after = b.get_tasks_by_stream(slots[0], None)
     expect.ok(rc, "GetTasksByStream during capture (second)")
     expect.true(after > before, "task count grows with a second captured kernel",
@@ -335,7 +321,7 @@ def test_list_11_listing_during_execution(dev: Dev) -> None:
     word = dev.buffer64(1)
     dev.begin(s)
     expect.ok(b.value_wait(word, 1, ValueWaitFlag.EQ, s), "aclrtValueWait (capture)")
-    _fill(dev, s, out, 7)
+    dev.fill(s, out, 7)
     model = dev.end(s)
     dev.execute(model, exe)  # first run unblocked, so any first-run internal task exists now
     streams = dev.streams_of(model)
@@ -408,7 +394,7 @@ def test_type_05_runtime_tasks_default(dev: Dev) -> None:
 def test_type_06_null_arguments(dev: Dev) -> None:
     """TYPE-06 GetType with a NULL task or NULL out-pointer returns 107000."""
     b = dev.b
-    model, _, _ = _capture_fills(dev, [1])
+    model, _, _ = dev.capture_fills([1])
     task = dev.tasks_of(_only_stream(dev, model))[0]
     expect.rc(b.task_get_type(None)[0], Err.RT_PARAM_INVALID, "GetType(task=NULL)")
     expect.rc(b.task_get_type(task, null_out=True)[0], Err.RT_PARAM_INVALID,
@@ -419,7 +405,7 @@ def test_type_06_null_arguments(dev: Dev) -> None:
 @pytest.mark.requires(Cap.TASK_TYPE, Cap.SET_PARAMS, Cap.VALUE_TASKS)
 def test_type_07_set_params_changes_type(dev: Dev) -> None:
     """TYPE-07 After SetParams(VALUE_WRITE) on a kernel task, GetType returns VALUE_WRITE before Update."""
-    model, _, _ = _capture_fills(dev, [1])
+    model, _, _ = dev.capture_fills([1])
     [task] = dev.kernel_tasks(model)
     word = dev.buffer64(0)
     params = TaskParams(type=TaskType.VALUE_WRITE,
@@ -436,7 +422,7 @@ def test_type_07_set_params_changes_type(dev: Dev) -> None:
 def test_err_09_get_streams_row(dev: Dev) -> None:
     """ERR-09 GetStreams: NULL model 107000, NULL numStreams 107000, capacity < count 107039."""
     b = dev.b
-    model, _, _ = _capture_fills(dev, [1])
+    model, _, _ = dev.capture_fills([1])
     expect.rc(b.get_streams(None, None)[0], Err.RT_PARAM_INVALID, "GetStreams(model=NULL)")
     expect.rc(b.get_streams(model, None, null_count=True)[0], Err.RT_PARAM_INVALID,
               "GetStreams(numStreams=NULL)")
@@ -449,7 +435,7 @@ def test_err_09_get_streams_row(dev: Dev) -> None:
 def test_err_10_get_tasks_by_stream_row(dev: Dev) -> None:
     """ERR-10 GetTasksByStream: NULL stream / NULL numTasks / non-model stream 107000, capacity < count 107039."""
     b = dev.b
-    model, origin, _ = _capture_fills(dev, [1, 2])
+    model, origin, _ = dev.capture_fills([1, 2])
     s = _only_stream(dev, model)
     n = len(dev.tasks_of(s))
     expect.rc(b.get_tasks_by_stream(None, None)[0], Err.RT_PARAM_INVALID,
@@ -467,7 +453,7 @@ def test_err_10_get_tasks_by_stream_row(dev: Dev) -> None:
 def test_err_12_task_get_type_row(dev: Dev) -> None:
     """ERR-12 TaskGetType: NULL task 107000, NULL type pointer 107000."""
     b = dev.b
-    model, _, _ = _capture_fills(dev, [1])
+    model, _, _ = dev.capture_fills([1])
     [task] = dev.kernel_tasks(model)
     expect.rc(b.task_get_type(None)[0], Err.RT_PARAM_INVALID, "TaskGetType(task=NULL)")
     expect.rc(b.task_get_type(task, null_out=True)[0], Err.RT_PARAM_INVALID,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,6 +17,7 @@ import pytest
 from mdlri_conformance.backends.contract import DEBUG_JSON_SUMMARY, DEBUG_JSON_VERBOSE, Cap, Err
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import Dev
+from mdlri_conformance.conformance.specs._setups import Case, case
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)
 
@@ -325,12 +326,6 @@ def test_debug_json_built_model(dev: Dev, tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # ERR-24 .. ERR-26
-
-Case = Callable[[Dev], int]
-
-
-def case(fn: Case, expected: int) -> Any:
-    return pytest.param(fn, expected, id=fn.__name__.removeprefix("_"))
 
 
 def _set_null_model(dev: Dev) -> int:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import (
-    Cap, CaptureMode, Err, KernelTaskParams, TaskParams, TaskType, ValueWriteTaskParams,
+    Cap, CaptureMode, Err, TaskParams, TaskType, ValueWriteTaskParams,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SYNC_MS, Buf, Dev
@@ -38,13 +38,6 @@ def kernel_model(dev: Dev, n: int = 1) -> tuple[Any, Any, Buf]:
     return dev.end(s), s, out
 
 
-def fill_params(dev: Dev, out: Buf, value: int, num_blocks: int = 1) -> TaskParams:
-    data = dev.args("fill", out=out, n=out.n, value=value)
-    return TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-        func_handle=dev.func("fill"), args=data, is_host_args=1, args_size=len(data),
-        num_blocks=num_blocks))
-
-
 @pytest.mark.clause("SETP-16")
 @LISTED
 @pytest.mark.requires(Cap.GET_PARAMS, Cap.SET_PARAMS)
@@ -53,11 +46,11 @@ def test_op_info_replaced_and_cleared(dev: Dev) -> None:
     model, _, out = kernel_model(dev)
     (task,) = dev.kernel_tasks(model)
     info = bytes(range(24))
-    params = fill_params(dev, out, 3)
+    params = dev.fill_params(out, 3)
     params.op_info_ptr, params.op_info_size = info, len(info)
     expect.ok(dev.b.task_set_params(task, params), "aclmdlRITaskSetParams with opInfo")
     expect.eq(dev.params_of(task).op_info_size, len(info), "opInfoSize after SetParams")
-    expect.ok(dev.b.task_set_params(task, fill_params(dev, out, 4)),
+    expect.ok(dev.b.task_set_params(task, dev.fill_params(out, 4)),
               "aclmdlRITaskSetParams with NULL opInfo")
     expect.eq(dev.params_of(task).op_info_size, 0, "opInfoSize after SetParams without opInfo")
 
@@ -186,7 +179,7 @@ def test_num_blocks_above_16_bits(dev: Dev, fingerprint: Any) -> None:
     """Q-14: SetParams with numBlocks 70000: rc and the numBlocks GetParams reports (recorded)."""
     model, _, out = kernel_model(dev)
     (task,) = dev.kernel_tasks(model)
-    rc = dev.b.task_set_params(task, fill_params(dev, out, 1, num_blocks=70000))
+    rc = dev.b.task_set_params(task, dev.fill_params(out, 1, num_blocks=70000))
     fingerprint.record("Q-14:rc", rc)
     if rc == Err.SUCCESS:
         fingerprint.record("Q-14:num_blocks", dev.params_of(task).kernel.num_blocks)
@@ -199,7 +192,7 @@ def test_task_handle_across_update(dev: Dev, fingerprint: Any) -> None:
     """Q-23: whether a kernel's task handle is the same after Update and after the first run (recorded)."""
     model, s, out = kernel_model(dev)
     (task,) = dev.kernel_tasks(model)
-    expect.ok(dev.b.task_set_params(task, fill_params(dev, out, 6)),
+    expect.ok(dev.b.task_set_params(task, dev.fill_params(out, 6)),
               "aclmdlRITaskSetParams (setup)")
     expect.ok(dev.b.update(model), "aclmdlRIUpdate (setup)")
     (after_update,) = dev.kernel_tasks(model)

@@ -18,10 +18,11 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import (UNION_MEMBER_SIZE, UNION_SIZE, Cap, CaptureMode, Err,
-                               EventRecordTaskParams, EventResetTaskParams, EventWaitTaskParams,
-                               KernelTaskParams, MemcpyKind, TaskParams, TaskType, ValueWaitFlag,
-                               ValueWaitTaskParams, ValueWriteTaskParams)
+from mdlri_conformance.backends.contract import (
+    UNION_MEMBER_SIZE, UNION_SIZE, Cap, CaptureMode, Err, EventRecordTaskParams,
+    EventResetTaskParams, EventWaitTaskParams, MemcpyKind, TaskParams, TaskType, ValueWaitFlag,
+    ValueWaitTaskParams, ValueWriteTaskParams,
+)
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
 
@@ -34,23 +35,6 @@ SETP = (Cap.SET_PARAMS, Cap.UPDATE)
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-
-
-def _kernel_params(dev: Dev, name: str, num_blocks: int = 1, host: bool = True,
-                   **values: Any) -> TaskParams:
-    """KERNEL SetParams input for catalog kernel ``name`` (host args, or args in device memory)."""
-    data = dev.args(name, **values)
-    if host:
-        args: int | bytes = data
-    else:
-        args = dev.buffer(np.frombuffer(data, dtype=np.int32)).addr
-    return TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-        func_handle=dev.func(name), cfg=None, args=args, is_host_args=1 if host else 0,
-        args_size=len(data), num_blocks=num_blocks))
-
-
-def _fill_params(dev: Dev, out: Buf, value: int, **kw: Any) -> TaskParams:
-    return _kernel_params(dev, "fill", out=out, n=out.n, value=value, **kw)
 
 
 def _value_write(addr: int, value: int) -> TaskParams:
@@ -296,7 +280,7 @@ def test_getp_06_kernel_new_values_before_update(dev: Dev) -> None:
     """GETP-06 After a kernel SetParams, GetParams returns the new funcHandle/numBlocks/argsSize before Update."""
     model, _, out, task = _fill_model(dev, value=1, num_blocks=1)
     dst = dev.buffer(n=N)
-    new = _kernel_params(dev, "copy", num_blocks=5, src=out, dst=dst, n=N)
+    new = dev.kernel_params("copy", num_blocks=5, src=out, dst=dst, n=N)
     expect.ok(dev.b.task_set_params(task, new), "SetParams(copy kernel)")
     k = dev.params_of(task).kernel
     expect.eq((k.func_handle, k.num_blocks, k.args_size),
@@ -350,7 +334,7 @@ def test_setp_01_deferred_until_update(dev: Dev) -> None:
     _expect_fill(dev, out, old, "output of the captured kernel (harness)")
     dev.write(out, np.full(N, SENTINEL))
     out2 = dev.buffer(n=N)
-    expect.ok(b.task_set_params(task, _fill_params(dev, out2, new)), "SetParams")
+    expect.ok(b.task_set_params(task, dev.fill_params(out2, new)), "SetParams")
     rc = b.execute_async(model, s)
     dev.sync(s)
     # Refusing the run (SETP-02) and running the old parameters both keep the new ones off the
@@ -372,7 +356,7 @@ def test_setp_02_execute_while_updating(dev: Dev) -> None:
     b = dev.b
     model, s, out, task = _fill_model(dev, value=1)
     out2 = dev.buffer(n=N)
-    expect.ok(b.task_set_params(task, _fill_params(dev, out2, 2)), "SetParams")
+    expect.ok(b.task_set_params(task, dev.fill_params(out2, 2)), "SetParams")
     expect.rc(b.execute_async(model, s), Err.RT_MODEL_EXECUTE, "ExecuteAsync while UPDATING")
     dev.sync(s)
     expect.eq(dev.read(out), np.full(N, SENTINEL), "old target after the refused run")
@@ -418,7 +402,7 @@ def test_setp_04_kernel_params_on_non_kernel(dev: Dev) -> None:
     model, s, _ = _event_model(dev)
     [rec] = _typed(dev, model)[TaskType.EVENT_RECORD]
     out = dev.buffer(n=N)
-    expect.rc(dev.b.task_set_params(rec, _fill_params(dev, out, 5)), Err.RT_PARAM_INVALID,
+    expect.rc(dev.b.task_set_params(rec, dev.fill_params(out, 5)), Err.RT_PARAM_INVALID,
               "SetParams(KERNEL) on an EVENT_RECORD task")
     _expect_fault(dev, model, s, out)
 
@@ -445,7 +429,7 @@ BAD_KERNEL_ARGS: dict[str, Callable[[TaskParams], None]] = {
 def test_setp_05_kernel_args_validation(dev: Dev, case: str) -> None:
     """SETP-05 A NULL funcHandle, NULL args or argsSize 0 returns 107000 and leaves the model in FAULT."""
     model, s, out, task = _fill_model(dev)
-    params = _fill_params(dev, out, 5)
+    params = dev.fill_params(out, 5)
     BAD_KERNEL_ARGS[case](params)
     expect.rc(dev.b.task_set_params(task, params), Err.RT_PARAM_INVALID, f"SetParams({case})")
     _expect_fault(dev, model, s, out)
@@ -518,7 +502,7 @@ def test_setp_09_is_host_args(dev: Dev, host: bool) -> None:
     model, s, out, task = _fill_model(dev, value=1)
     out2 = dev.buffer(n=N)
     value = 31 if host else 57
-    expect.ok(b.task_set_params(task, _fill_params(dev, out2, value, host=host)), "SetParams")
+    expect.ok(b.task_set_params(task, dev.fill_params(out2, value, host=host)), "SetParams")
     expect.ok(b.update(model), "aclmdlRIUpdate")
     dev.execute(model, s)
     _expect_fill(dev, out2, value, "output written with the new args")
@@ -533,7 +517,7 @@ def test_setp_10_fault_is_terminal(dev: Dev) -> None:
     model, s, out, task = _fill_model(dev)
     expect.rc(b.task_set_params(task, TaskParams(type=TaskType.DEFAULT)), Err.RT_PARAM_INVALID,
               "SetParams(DEFAULT) (poisons the model)")
-    expect.rc(b.task_set_params(task, _fill_params(dev, out, 3)), Err.RT_MODEL_UPDATE_FAILED,
+    expect.rc(b.task_set_params(task, dev.fill_params(out, 3)), Err.RT_MODEL_UPDATE_FAILED,
               "valid SetParams after FAULT")
     expect.rc(b.task_disable(task), Err.RT_MODEL_UPDATE_FAILED, "TaskDisable after FAULT")
     _expect_fault(dev, model, s, out)
@@ -552,7 +536,7 @@ def test_setp_11_capture_state_error_keeps_model(dev: Dev) -> None:
     rc, _, capturing = b.capture_get_info(s)
     expect.ok(rc, "aclmdlRICaptureGetInfo (setup)")
     [task] = dev.kernel_tasks(capturing)
-    expect.rc(b.task_set_params(task, _fill_params(dev, out2, 9)), Err.RT_MODEL_UPDATE_FAILED,
+    expect.rc(b.task_set_params(task, dev.fill_params(out2, 9)), Err.RT_MODEL_UPDATE_FAILED,
               "SetParams during capture")
     model = dev.end(s)
     expect.ok(b.update(model), "aclmdlRIUpdate (nothing pending)")
@@ -572,7 +556,7 @@ def test_setp_11_running_state_error_keeps_model(dev: Dev) -> None:
     out2 = dev.buffer(n=N)
     expect.ok(b.execute_async(model, exe), "aclmdlRIExecuteAsync (blocked run)")
     try:
-        expect.rc(b.task_set_params(task, _fill_params(dev, out2, 8)),
+        expect.rc(b.task_set_params(task, dev.fill_params(out2, 8)),
                   Err.RT_MODEL_UPDATE_FAILED, "SetParams while running")
     finally:
         dev.write64(word, 1)
@@ -594,7 +578,7 @@ def test_setp_12_in_flight_execution(dev: Dev) -> None:
     model, _, word, task = _blocked_fill_model(dev, value=1)
     exe = dev.stream()
     out2 = dev.buffer(n=N)
-    params = _fill_params(dev, out2, 12)
+    params = dev.fill_params(out2, 12)
     expect.ok(b.execute_async(model, exe), "aclmdlRIExecuteAsync (blocked run)")
     try:
         expect.rc(b.task_set_params(task, params), Err.RT_MODEL_UPDATE_FAILED,
@@ -620,7 +604,7 @@ def test_setp_13_during_capture(dev: Dev) -> None:
     rc, _, capturing = b.capture_get_info(s)
     expect.ok(rc, "aclmdlRICaptureGetInfo (setup)")
     [task] = dev.kernel_tasks(capturing)
-    rc = b.task_set_params(task, _fill_params(dev, out, 2))
+    rc = b.task_set_params(task, dev.fill_params(out, 2))
     dev.end(s)
     expect.rc(rc, Err.RT_MODEL_UPDATE_FAILED, "SetParams during capture")
 
@@ -631,7 +615,7 @@ def test_setp_14_null_arguments(dev: Dev) -> None:
     """SETP-14 SetParams with a NULL task or NULL params returns 107000."""
     b = dev.b
     _, _, out, task = _fill_model(dev)
-    expect.rc(b.task_set_params(None, _fill_params(dev, out, 2)), Err.RT_PARAM_INVALID,
+    expect.rc(b.task_set_params(None, dev.fill_params(out, 2)), Err.RT_PARAM_INVALID,
               "SetParams(task=NULL)")
     expect.rc(b.task_set_params(task, None), Err.RT_PARAM_INVALID, "SetParams(params=NULL)")
 
@@ -642,7 +626,7 @@ def test_setp_15_num_blocks_truncated(dev: Dev) -> None:
     """SETP-15 numBlocks 70000 is accepted and stored in 16 bits (GetParams shows 70000 & 0xFFFF)."""
     _, _, out, task = _fill_model(dev)
     blocks = 70000
-    expect.ok(dev.b.task_set_params(task, _fill_params(dev, out, 2, num_blocks=blocks)),
+    expect.ok(dev.b.task_set_params(task, dev.fill_params(out, 2, num_blocks=blocks)),
               f"SetParams(numBlocks={blocks})")
     expect.eq(dev.params_of(task).kernel.num_blocks, blocks & 0xFFFF, "GetParams numBlocks")
 
@@ -675,7 +659,7 @@ def test_err_14_task_set_params_row(dev: Dev) -> None:
     [rec] = _typed(dev, model)[TaskType.EVENT_RECORD]
     [kernel] = dev.kernel_tasks(model)
     out = dev.buffer(n=N)
-    good = _fill_params(dev, out, 5)
+    good = dev.fill_params(out, 5)
     expect.rc(b.task_set_params(None, good), Err.RT_PARAM_INVALID, "TaskSetParams(task=NULL)")
     expect.rc(b.task_set_params(kernel, None), Err.RT_PARAM_INVALID, "TaskSetParams(params=NULL)")
     expect.rc(b.task_set_params(rec, good), Err.RT_PARAM_INVALID,
@@ -697,7 +681,7 @@ def test_err_33_experimental_apis_null_107000(dev: Dev) -> None:
         "TaskGetType(task=NULL)": b.task_get_type(None)[0],
         "TaskGetSeqId(task=NULL)": b.task_get_seq_id(None)[0],
         "TaskGetParams(task=NULL)": b.task_get_params(None)[0],
-        "TaskSetParams(task=NULL)": b.task_set_params(None, _fill_params(dev, out, 1)),
+        "TaskSetParams(task=NULL)": b.task_set_params(None, dev.fill_params(out, 1)),
         "TaskDisable(task=NULL)": b.task_disable(None),
         "aclmdlRIUpdate(model=NULL)": b.update(None),
     }

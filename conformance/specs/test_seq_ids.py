@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import Cap, Err, KernelTaskParams, TaskParams, TaskType
+from mdlri_conformance.backends.contract import Cap, Err, TaskType
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.harness import Buf, Dev, iter_pairs
+from mdlri_conformance.conformance.harness import Dev, iter_pairs
 from mdlri_conformance.conformance.specs._setups import capture_chain
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.LISTING, Cap.SEQ_ID, Cap.KERNELS)
@@ -28,28 +28,6 @@ N = 8
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-
-
-def _fill(dev: Dev, stream: Any, out: Buf, value: int) -> None:
-    dev.launch("fill", stream, out=out, n=out.n, value=value)
-
-
-def _fill_params(dev: Dev, out: Buf, value: int) -> TaskParams:
-    data = dev.args("fill", out=out, n=out.n, value=value)
-    return TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-        func_handle=dev.func("fill"), cfg=None, args=data, is_host_args=1,
-        args_size=len(data), num_blocks=1))
-
-
-def _capture_fills(dev: Dev, values: list[int],
-                   stream: Any = None) -> tuple[Any, Any, list[Buf]]:
-    """Single-stream capture of one ``fill`` per value, each into its own buffer."""
-    s = dev.stream() if stream is None else stream
-    bufs = [dev.buffer(n=N) for _ in values]
-    dev.begin(s)
-    for b, v in zip(bufs, values):
-        _fill(dev, s, b, v)
-    return dev.end(s), s, bufs
 
 
 def _ids_per_stream(dev: Dev, model: Any) -> list[list[int]]:
@@ -73,20 +51,17 @@ def _strictly_increasing(ids: list[int]) -> bool:
 @pytest.mark.requires(Cap.CROSS_STREAM, Cap.TASK_TYPE)
 def test_seq_01_one_counter_across_streams(dev: Dev) -> None:
     """SEQ-01 Ids come from one model counter in host submission order, interleaving across streams."""
-    b = dev.b
     s1, s2 = dev.stream(), dev.stream()
     fork, join = dev.event(), dev.event()
     bufs = [dev.buffer(n=N) for _ in range(5)]
     dev.begin(s1)
-    _fill(dev, s1, bufs[0], 0)                      # a1
-    expect.ok(b.record_event(fork, s1), "aclrtRecordEvent (fork)")
-    expect.ok(b.stream_wait_event(s2, fork), "aclrtStreamWaitEvent (fork)")
-    _fill(dev, s2, bufs[1], 1)                      # b1
-    _fill(dev, s1, bufs[2], 2)                      # a2
-    _fill(dev, s2, bufs[3], 3)                      # b2
-    _fill(dev, s1, bufs[4], 4)                      # a3
-    expect.ok(b.record_event(join, s2), "aclrtRecordEvent (join)")
-    expect.ok(b.stream_wait_event(s1, join), "aclrtStreamWaitEvent (join)")
+    dev.fill(s1, bufs[0], 0)                        # a1
+    dev.fork(s1, s2, fork)
+    dev.fill(s2, bufs[1], 1)                        # b1
+    dev.fill(s1, bufs[2], 2)                        # a2
+    dev.fill(s2, bufs[3], 3)                        # b2
+    dev.fill(s1, bufs[4], 4)                        # a3
+    dev.join(s1, s2, join)
     model = dev.end(s1)
     per_stream = _kernel_ids_per_stream(dev, model)
     origin = [ids for ids in per_stream if len(ids) == 3]
@@ -129,11 +104,11 @@ def test_seq_05_stable_across_set_disable_update(dev: Dev) -> None:
     """SEQ-05 SetParams, Disable and Update leave the surviving tasks' seq ids unchanged."""
     b = dev.b
     values = [1, 2, 3]
-    model, _, bufs = _capture_fills(dev, values)
+    model, _, bufs = dev.capture_fills(values)
     k0, k1, k2 = dev.kernel_tasks(model)
     before = [dev.seq_of(t) for t in (k0, k1, k2)]
     new_value = 40
-    expect.ok(b.task_set_params(k0, _fill_params(dev, bufs[0], new_value)), "SetParams(k0)")
+    expect.ok(b.task_set_params(k0, dev.fill_params(bufs[0], new_value)), "SetParams(k0)")
     expect.eq([dev.seq_of(t) for t in (k0, k1, k2)], before, "seq ids after SetParams")
     expect.ok(b.task_disable(k1), "TaskDisable(k1)")
     expect.eq([dev.seq_of(t) for t in (k0, k2)], [before[0], before[2]],
@@ -156,7 +131,7 @@ def test_seq_05_stable_across_set_disable_update(dev: Dev) -> None:
 def test_seq_06_gaps_and_new_ids(dev: Dev) -> None:
     """SEQ-06 After Disable+Update the removed id is gone (a gap) and any new task gets an id above all old ones."""
     b = dev.b
-    model, _, _ = _capture_fills(dev, [1, 2, 3])
+    model, _, _ = dev.capture_fills([1, 2, 3])
     k0, k1, k2 = dev.kernel_tasks(model)
     old = {i for per in _ids_per_stream(dev, model) for i in per}
     gone = dev.seq_of(k1)
@@ -178,8 +153,8 @@ def test_seq_06_gaps_and_new_ids(dev: Dev) -> None:
 def test_seq_07_counter_per_model(dev: Dev) -> None:
     """SEQ-07 A second model starts its own counter: its first kernel gets the same id as the first model's."""
     s = dev.stream()
-    first, _, _ = _capture_fills(dev, [1, 2, 3, 4], stream=s)
-    second, _, _ = _capture_fills(dev, [5], stream=s)
+    first, _, _ = dev.capture_fills([1, 2, 3, 4], stream=s)
+    second, _, _ = dev.capture_fills([5], stream=s)
     a = [dev.seq_of(t) for t in dev.kernel_tasks(first)]
     c = [dev.seq_of(t) for t in dev.kernel_tasks(second)]
     expect.eq(c[0], a[0], "seq id of the first kernel of the second model "
@@ -190,7 +165,7 @@ def test_seq_07_counter_per_model(dev: Dev) -> None:
 def test_seq_08_null_arguments(dev: Dev) -> None:
     """SEQ-08 GetSeqId with a NULL task or a NULL id pointer returns 107000."""
     b = dev.b
-    model, _, _ = _capture_fills(dev, [1])
+    model, _, _ = dev.capture_fills([1])
     task = dev.all_tasks(model)[0]
     expect.rc(b.task_get_seq_id(None)[0], Err.RT_PARAM_INVALID, "GetSeqId(task=NULL)")
     expect.rc(b.task_get_seq_id(task, null_out=True)[0], Err.RT_PARAM_INVALID,
@@ -205,7 +180,7 @@ def test_seq_08_null_arguments(dev: Dev) -> None:
 def test_err_11_task_get_seq_id_row(dev: Dev) -> None:
     """ERR-11 TaskGetSeqId: NULL task 107000, NULL id pointer 107000; a valid call succeeds."""
     b = dev.b
-    model, _, _ = _capture_fills(dev, [1, 2])
+    model, _, _ = dev.capture_fills([1, 2])
     task = dev.all_tasks(model)[-1]
     expect.rc(b.task_get_seq_id(None)[0], Err.RT_PARAM_INVALID, "TaskGetSeqId(task=NULL)")
     expect.rc(b.task_get_seq_id(task, null_out=True)[0], Err.RT_PARAM_INVALID,

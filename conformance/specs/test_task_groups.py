@@ -10,7 +10,7 @@ tasks), TG-17 (driver version).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +18,7 @@ import pytest
 from mdlri_conformance.backends.contract import UNWRITTEN, Cap, CaptureStatus, Err, TaskType
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import Buf, Dev
+from mdlri_conformance.conformance.specs._setups import Case, case
 
 pytestmark = pytest.mark.requires(Cap.TASK_GROUPS, Cap.CAPTURE, Cap.KERNELS)
 
@@ -64,14 +65,6 @@ def updater(dev: Dev, g: Grouped) -> Any:
     u = dev.stream()
     expect.ok(dev.b.capture_task_update_begin(u, g.handle), "aclmdlRICaptureTaskUpdateBegin")
     return u
-
-
-def capture_end_rc(dev: Dev, s: Any) -> int:
-    """CaptureEnd rc; a returned model is tracked for cleanup."""
-    rc, m = dev.b.capture_end(s)
-    if rc == Err.SUCCESS and m:
-        dev.model(m)
-    return rc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,7 +148,7 @@ def test_non_kernel_task_in_group_invalidates(dev: Dev) -> None:
     rc, h = dev.b.capture_task_grp_end(s)
     expect.rc(rc, Err.RT_TASK_TYPE_NOT_SUPPORT, "aclmdlRICaptureTaskGrpEnd after the refused task")
     expect.eq(h, UNWRITTEN, "task group handle after the failed GrpEnd")
-    expect.rc(capture_end_rc(dev, s), Err.RT_STREAM_CAPTURE_INVALIDATED, "aclmdlRICaptureEnd")
+    expect.rc(dev.end_rc(s)[0], Err.RT_STREAM_CAPTURE_INVALIDATED, "aclmdlRICaptureEnd")
 
 
 @pytest.mark.clause("Q-06")
@@ -169,7 +162,7 @@ def test_launch_after_model_invalidation(dev: Dev, fingerprint: Any) -> None:
     fingerprint.record("Q-06:grp_end", dev.b.capture_task_grp_end(s)[0])
     fingerprint.record("Q-06:launch", dev.launch_rc("affine", s, x=x, y=y, n=8, a=1, b=0))
     fingerprint.record("Q-06:status", dev.b.capture_get_info(s)[1])
-    fingerprint.record("Q-06:end", capture_end_rc(dev, s))
+    fingerprint.record("Q-06:end", dev.end_rc(s)[0])
 
 
 @pytest.mark.clause("TG-05")
@@ -189,7 +182,7 @@ def test_task_on_other_stream_while_group_open(dev: Dev) -> None:
     expect.rc(rc, Err.STREAM_TASK_GROUP_INTR, "aclmdlRICaptureTaskGrpEnd")
     dev.b.record_event(join, s2)
     dev.b.stream_wait_event(s1, join)
-    expect.rc(capture_end_rc(dev, s1), Err.RT_STREAM_CAPTURE_INVALIDATED, "aclmdlRICaptureEnd")
+    expect.rc(dev.end_rc(s1)[0], Err.RT_STREAM_CAPTURE_INVALIDATED, "aclmdlRICaptureEnd")
 
 
 @pytest.mark.clause("TG-06")
@@ -410,13 +403,6 @@ def test_non_kernel_task_in_update_mode(dev: Dev) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # TG-18 and the ERR-05 .. ERR-08 rows
-
-Case = Callable[[Dev], int]
-
-
-def case(fn: Case, expected: int | tuple[int, ...], *caps: Cap) -> Any:
-    return pytest.param(fn, expected, id=fn.__name__.removeprefix("_"),
-                        marks=[pytest.mark.requires(*caps)] if caps else [])
 
 
 @pytest.mark.clause("TG-18")

@@ -24,12 +24,13 @@ import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import (
-    WAIT_FOREVER, Cap, CaptureStatus, Err, KernelTaskParams, LaunchAttr, LaunchAttrId,
-    LaunchKernelCfg, MemcpyKind, StreamFlag, StreamStatus, TaskParams, TaskType, ValueWaitFlag,
+    WAIT_FOREVER, Cap, CaptureStatus, Err, LaunchAttr, LaunchAttrId, LaunchKernelCfg,
+    MemcpyKind, StreamFlag, StreamStatus,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
+from mdlri_conformance.conformance.specs._setups import gated_main
 from mdlri_conformance.kernel import catalog
 
 pytestmark = pytest.mark.requires(Cap.SYNC_TIMEOUT)
@@ -38,16 +39,6 @@ X = np.arange(1, 9, dtype=np.int32)
 TIMEOUT_MS = 100
 #: clock granularity allowance for the lower bound on elapsed time
 SLACK_MS = 2
-
-
-def gated_model(dev: Dev, s: Any) -> tuple[Any, int, Buf]:
-    """Capture value_wait(flag == 1) + fallback_main(x -> out); returns (model, flag, out)."""
-    flag = dev.buffer64(0)
-    x, out = dev.buffer(X), dev.buffer(n=8)
-    dev.begin(s)
-    expect.ok(dev.b.value_wait(flag, 1, ValueWaitFlag.EQ, s), "aclrtValueWait in capture")
-    dev.launch("fallback_main", s, input=x, output=out)
-    return dev.end(s), flag, out
 
 
 def timed_sync(dev: Dev, s: Any, timeout_ms: int) -> tuple[int, float]:
@@ -67,7 +58,7 @@ def timed_sync(dev: Dev, s: Any, timeout_ms: int) -> tuple[int, float]:
 def test_minus_one_waits_until_done(dev: Dev) -> None:
     """TMO-01: timeout -1 waits until the work completes, however long that takes."""
     s = dev.stream()
-    model, flag, out = gated_model(dev, s)
+    model, flag, out = gated_main(dev, s)
     delay_s = 0.3
     released: dict[str, float] = {}
 
@@ -114,7 +105,7 @@ def test_positive_timeout_returns_when_done(dev: Dev) -> None:
 def test_positive_timeout_limits_wait(dev: Dev) -> None:
     """TMO-01: a positive timeout gives up (non-zero rc) after at least that many ms on blocked work."""
     s = dev.stream()
-    model, flag, out = gated_model(dev, s)
+    model, flag, out = gated_main(dev, s)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
     try:
         rc, elapsed = timed_sync(dev, s, TIMEOUT_MS)
@@ -182,7 +173,7 @@ def test_timeout_zero_on_blocked_work(dev: Dev) -> None:
     """TMO-07: timeout 0 on blocked work answers at once with the expiry code (507046 for the
     stream, 507047 for an event recorded after the work) and cancels nothing."""
     s = dev.stream()
-    model, flag, out = gated_model(dev, s)
+    model, flag, out = gated_main(dev, s)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
     try:
         expect.rc(dev.b.synchronize_stream_with_timeout(s, 0), Err.RT_STREAM_SYNC_TIMEOUT,
@@ -193,15 +184,13 @@ def test_timeout_zero_on_blocked_work(dev: Dev) -> None:
     expect.eq(dev.read(out), X + 10, "output after the release")
 
 
-
-
 @pytest.mark.clause("TMO-03")
 @pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS)
 @pytest.mark.requires(Cap.BLOCKING_WAIT)
 def test_expiry_returns_507046_and_work_continues(dev: Dev) -> None:
     """TMO-03: an expired sync returns 507046; the work completes once released and a later sync returns 0."""
     s = dev.stream()
-    model, flag, out = gated_model(dev, s)
+    model, flag, out = gated_main(dev, s)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
     try:
         rc, elapsed = timed_sync(dev, s, TIMEOUT_MS)
@@ -265,13 +254,10 @@ def test_sync_of_capturing_stream(dev: Dev) -> None:
 def test_model_still_running_after_expired_sync(dev: Dev) -> None:
     """TMO-06: after an expired sync the model still counts as running: SetParams returns 107040."""
     s = dev.stream()
-    model, flag, out = gated_model(dev, s)
+    model, flag, out = gated_main(dev, s)
     (k,) = dev.kernel_tasks(model)
     x2 = dev.buffer(X * 4)
-    data = dev.args("fallback_main", input=x2, output=out)
-    params = TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-        func_handle=dev.func("fallback_main"), args=data, is_host_args=1,
-        args_size=len(data), num_blocks=1))
+    params = dev.kernel_params("fallback_main", input=x2, output=out)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
     try:
         expect.rc(dev.b.synchronize_stream_with_timeout(s, TIMEOUT_MS),
@@ -293,7 +279,7 @@ def test_query_after_expired_sync_reports_not_ready(dev: Dev) -> None:
     aclrtStreamQuery says so at once (NOT_READY) instead of waiting for it; once released the
     stream completes (kills the fault 'hang-query-sync')."""
     s = dev.stream()
-    model, flag, out = gated_model(dev, s)
+    model, flag, out = gated_main(dev, s)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
     try:
         expect.rc(dev.b.synchronize_stream_with_timeout(s, TIMEOUT_MS),
@@ -307,7 +293,6 @@ def test_query_after_expired_sync_reports_not_ready(dev: Dev) -> None:
     rc, status = dev.b.stream_query(s)
     expect.ok(rc, "aclrtStreamQuery after the sync")
     expect.eq(status, StreamStatus.COMPLETE, "aclrtStreamQuery status after the sync")
-
 
 
 # ---------------------------------------------------------------------------------------------
@@ -333,7 +318,7 @@ def test_event_sync_expiry_returns_507047(dev: Dev) -> None:
     sync_event = event_sync(dev)
     s = dev.stream()
     e = dev.event()
-    model, flag, out = gated_model(dev, s)
+    model, flag, out = gated_main(dev, s)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
     expect.ok(dev.b.record_event(e, s), "aclrtRecordEvent after the blocked execution")
     try:

@@ -17,9 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import (
-    Cap, Err, KernelTaskParams, TaskParams, TaskType, ValueWaitFlag, ValueWriteTaskParams,
-)
+from mdlri_conformance.backends.contract import Cap, Err, TaskParams, TaskType, ValueWriteTaskParams
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
 from mdlri_conformance.conformance.specs._setups import faulted_model
@@ -29,14 +27,6 @@ pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.LISTING, Cap.TAS
 
 X = np.arange(1, 9, dtype=np.int32)
 X_2 = np.arange(-4, 4, dtype=np.int32)
-
-
-def kernel_params(dev: Dev, name: str, **values: Any) -> TaskParams:
-    """KERNEL SetParams params running catalog kernel ``name`` with host args."""
-    data = dev.args(name, **values)
-    return TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-        func_handle=dev.func(name), cfg=None, args=data, is_host_args=1,
-        args_size=len(data), num_blocks=1))
 
 
 def affine_model(dev: Dev, s: Any, x: Buf, coeffs: list[tuple[Buf, int, int]]) -> Any:
@@ -77,7 +67,7 @@ def test_update_commits_pending_changes(dev: Dev) -> None:
     x, y1, y2 = dev.buffer(X), dev.buffer(n=8), dev.buffer(n=8)
     model = affine_model(dev, s, x, [(y1, 2, 0), (y2, 3, 0)])
     k1, k2 = dev.kernel_tasks(model)
-    expect.ok(dev.b.task_set_params(k1, kernel_params(dev, "affine", x=x, y=y1, n=8, a=5, b=7)),
+    expect.ok(dev.b.task_set_params(k1, dev.kernel_params("affine", x=x, y=y1, n=8, a=5, b=7)),
               "aclmdlRITaskSetParams")
     expect.ok(dev.b.task_disable(k2), "aclmdlRITaskDisable")
     expect.ok(dev.b.update(model), "aclmdlRIUpdate")
@@ -95,7 +85,7 @@ def test_second_update_is_noop(dev: Dev) -> None:
     x, y = dev.buffer(X), dev.buffer(n=8)
     model = affine_model(dev, s, x, [(y, 2, 0)])
     (k,) = dev.kernel_tasks(model)
-    expect.ok(dev.b.task_set_params(k, kernel_params(dev, "affine", x=x, y=y, n=8, a=4, b=1)),
+    expect.ok(dev.b.task_set_params(k, dev.kernel_params("affine", x=x, y=y, n=8, a=4, b=1)),
               "aclmdlRITaskSetParams")
     expect.ok(dev.b.update(model), "first aclmdlRIUpdate")
     expect.ok(dev.b.update(model), "second aclmdlRIUpdate")
@@ -157,7 +147,7 @@ def test_new_kernel_args_after_update(dev: Dev) -> None:
     dev.execute(model, s)
     expect.eq(dev.read(y), X * 2 + 3, "output with the captured args")
     (k,) = dev.kernel_tasks(model)
-    expect.ok(dev.b.task_set_params(k, kernel_params(dev, "affine", x=x, y=y, n=8, a=5, b=-1)),
+    expect.ok(dev.b.task_set_params(k, dev.kernel_params("affine", x=x, y=y, n=8, a=5, b=-1)),
               "aclmdlRITaskSetParams(a=5, b=-1)")
     expect.ok(dev.b.update(model), "aclmdlRIUpdate")
     reset(dev, y)
@@ -175,7 +165,7 @@ def test_untouched_tasks_unchanged_by_update(dev: Dev) -> None:
     dev.execute(model, s)
     expect.eq(dev.read(y1), X * 2 + 3, "untouched kernel output before Update")
     _, k2 = dev.kernel_tasks(model)
-    expect.ok(dev.b.task_set_params(k2, kernel_params(dev, "affine", x=x, y=y2, n=8, a=4, b=0)),
+    expect.ok(dev.b.task_set_params(k2, dev.kernel_params("affine", x=x, y=y2, n=8, a=4, b=0)),
               "aclmdlRITaskSetParams(second kernel)")
     expect.ok(dev.b.update(model), "aclmdlRIUpdate")
     dev.write(x, X_2)
@@ -199,12 +189,9 @@ def test_update_sequence_around_execution(dev: Dev) -> None:
     s = dev.stream()
     flag = dev.buffer64(0)
     x, y = dev.buffer(X), dev.buffer(n=8)
-    dev.begin(s)
-    expect.ok(dev.b.value_wait(flag, 1, ValueWaitFlag.EQ, s), "aclrtValueWait in capture")
-    dev.launch("affine", s, x=x, y=y, n=8, a=2, b=0)
-    model = dev.end(s)
+    model = dev.gated(s, flag, "affine", x=x, y=y, n=8, a=2, b=0)
     (k,) = dev.kernel_tasks(model)
-    new = kernel_params(dev, "affine", x=x, y=y, n=8, a=6, b=1)
+    new = dev.kernel_params("affine", x=x, y=y, n=8, a=6, b=1)
 
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync (blocked on the flag)")
     try:
@@ -244,6 +231,6 @@ def test_failed_execution_does_not_fault_model(dev: Dev) -> None:
     dev.execute(model, s)
     expect.eq(dev.read(y), X * 2 + 1, "output after the failed execution")
     (k,) = dev.kernel_tasks(model)
-    expect.ok(dev.b.task_set_params(k, kernel_params(dev, "affine", x=x, y=y, n=8, a=3, b=0)),
+    expect.ok(dev.b.task_set_params(k, dev.kernel_params("affine", x=x, y=y, n=8, a=3, b=0)),
               "aclmdlRITaskSetParams after the failed execution")
     expect.ok(dev.b.update(model), "aclmdlRIUpdate after the failed execution")
