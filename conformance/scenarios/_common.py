@@ -27,7 +27,6 @@ import numpy as np
 
 from mdlri_conformance.backends.contract import NOT_SUPPORTED_CODES, Backend, Err, MemcpyKind, err_name
 
-from .. import expect
 from ..framework import outcomes
 
 F = TypeVar("F", bound=Callable[..., Any])
