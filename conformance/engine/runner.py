@@ -38,10 +38,11 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from mdlri_conformance.backends.contract import (
-    NOT_SUPPORTED_CODES, Backend, Cap, CaptureMode, Err, EventFlag, KernelTaskParams,
+    NOT_SUPPORTED_CODES, Backend, Cap, CaptureMode, Err, EventFlag,
     MemcpyKind, TaskParams, TaskType, ValueWriteTaskParams, EventRecordTaskParams,
     EventWaitTaskParams, EventResetTaskParams, err_name,
 )
+from mdlri_conformance.kernel.params import kernel_task_params
 
 from .graphs import (Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType, SetKernel,
                      SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait, WORD_MASK,
@@ -227,9 +228,8 @@ class _Replay:
             new = Launch(captured.stream, kernel, dict(step.args),
                          getattr(captured, "num_blocks", 1))
             data = self.packed(new)
-            return TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-                func_handle=self.funcs.get(kernel), cfg=None, args=data, is_host_args=1,
-                args_size=len(data), num_blocks=new.num_blocks)), new
+            return kernel_task_params(self.funcs.get(kernel), data,
+                                      num_blocks=new.num_blocks), new
         if isinstance(step, SetValue):
             captured = self.case.ops[step.op]
             word = getattr(captured, "word", 0)

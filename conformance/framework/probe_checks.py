@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 
 from mdlri_conformance.backends.contract import (
-    Cap, Err, EventFlag, KernelTaskParams, LaunchAttrId, MemcpyKind, TaskParams, TaskType,
+    Cap, Err, EventFlag, LaunchAttrId, MemcpyKind, TaskParams,
     ValueWaitFlag, err_name,
 )
 from mdlri_conformance.kernel import catalog
+from mdlri_conformance.kernel.params import kernel_task_params
 
 from .probe_session import (BLOCK_MS, CLEANUP_MS, RELEASE_MS, ROUND_TRIP, SEED_KERNEL, SYNC_MS,
                             Probe, Session, Verdict, answer)
@@ -168,9 +169,7 @@ def probe_get_params(s: Session) -> tuple[Verdict, str]:
 def _kernel_params(s: Session) -> TaskParams:
     buf = s.malloc(4 * catalog.SEED_ELEMENTS)
     args = catalog.get(SEED_KERNEL).pack(input=buf, output=buf)
-    return TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-        func_handle=s.func(SEED_KERNEL), cfg=None, args=args, is_host_args=1,
-        args_size=len(args), num_blocks=1))
+    return kernel_task_params(s.func(SEED_KERNEL), args)
 
 
 def probe_set_params(s: Session) -> tuple[Verdict, str]:

@@ -45,7 +45,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from mdlri_conformance.backends.contract import (
     Cap, CaptureMode, Err, EventRecordTaskParams, EventResetTaskParams, EventWaitTaskParams,
-    KernelTaskParams, TaskParams, TaskType, ValueWriteTaskParams,
+    TaskParams, TaskType, ValueWriteTaskParams,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
@@ -62,6 +62,7 @@ from mdlri_conformance.conformance.engine.oracle import (
 from mdlri_conformance.conformance.engine.signature import Sig
 from mdlri_conformance.conformance.harness import Dev
 from mdlri_conformance.kernel import catalog
+from mdlri_conformance.kernel.params import kernel_task_params
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING,
                                   Cap.TASK_TYPE, Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE,
@@ -335,9 +336,8 @@ class Machine(RuleBasedStateMachine):
         new = Launch(op.stream, kernel, {**dict(zip(ptrs, combo)), **self._scalars(data, kernel)},
                      op.num_blocks)
         data_bytes = pack_launch(new, self._buffer_addr)
-        params = TaskParams(type=TaskType.KERNEL, kernel=KernelTaskParams(
-            func_handle=self.dev.func(kernel), cfg=None, args=data_bytes, is_host_args=1,
-            args_size=len(data_bytes), num_blocks=new.num_blocks))
+        params = kernel_task_params(self.dev.func(kernel), data_bytes,
+                                    num_blocks=new.num_blocks)
         want = self.model_state.set_params(TaskType.KERNEL, TaskType.KERNEL)
         expect.rc(self.backend.task_set_params(self.task_of[i], params), want,
                   f"aclmdlRITaskSetParams(KERNEL) ops[{i}] in {self.model_state.state.name}")
