@@ -25,7 +25,7 @@ from mdlri_conformance.backends.contract import (
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.engine import oracle, runner
 from mdlri_conformance.conformance.engine.graphs import Case, Execute, Launch, SetKernel, Sync, Update
-from mdlri_conformance.conformance.framework import outcomes, probe, probe_checks, probe_session
+from mdlri_conformance.conformance.framework import outcomes, probe, probe_checks, probe_session, summary
 from mdlri_conformance.conformance.harness import Dev
 from mdlri_conformance.conformance.scenarios import fallback
 from tests import partial_runtime as pr
@@ -388,3 +388,36 @@ def test_without_probing_generated_specs_are_unsupported_not_changed(tmp_path: P
                  "-k", "generated_negative or generated_listing")
     rows = _rows(tmp_path)
     assert {r["outcome"] for r in rows} == {"UNSUPPORTED"}, res.stdout[-3000:]
+
+
+# ---------------------------------------------------------------------------------------------
+# a runtime call that never returns
+
+
+def test_a_hung_probe_is_bounded_and_keeps_its_capability() -> None:
+    """TMO-01 broken (``timeout-ignored``: a timed sync waits forever): the blocking-wait
+    probe is HUNG after its deadline instead of hanging the start; the capability stays so
+    the specs judge the hang, and the probes after it are not run (their thread is stuck)."""
+    b = sim.create(faults=["timeout-ignored"])
+    blocking = [p for p in probe_checks.PROBES if p.cap is Cap.BLOCKING_WAIT]
+    rest = [p for p in probe_checks.PROBES if p.cap is not Cap.BLOCKING_WAIT]
+    report = probe.run_probes(b, probes=(*blocking, *rest), deadline_s=1.0)
+    found = {f.cap: f for f in report.findings}
+    hung = found[Cap.BLOCKING_WAIT.value]
+    assert hung.verdict == "hung" and hung.kept
+    assert hung.reason.startswith("probe: a runtime call did not return within 1 s")
+    assert 1.0 <= hung.seconds < 5.0
+    after = report.findings[report.findings.index(hung) + 1:]
+    assert after and all(f.verdict == "hung" and f.kept for f in after)
+    assert all(f.reason == "probe: not run: the blocking value wait probe hung before it" for f in after)
+    assert report.effective == report.declared
+    # the stuck probe thread is a daemon; the backend is left open (close would wait on it)
+
+
+def test_a_hung_probe_is_named_in_the_summary() -> None:
+    findings = [{"cap": "blocking_wait", "verdict": "hung", "reason": "probe: ... 10 s"}]
+    probe_block = {"processes": ["controller"], "removed": {}, "uniform": True,
+                   "seconds": {"controller": 10.1}, "findings": {"controller": findings}}
+    assert summary.probe_lines(probe_block) == [
+        "capability probes (1 process(es), 10.10 s per start): every declared capability "
+        "shown, a probe hung", "  blocking_wait: hung (probe: ... 10 s)"]

@@ -34,12 +34,21 @@ self-cleaning: whatever it creates is released before the next one runs. Two kin
 failed probes, one finding per probe with a one-line reason); :func:`apply` installs the
 effective capabilities on the backend, and :func:`reason` gives the finding behind an absent
 capability (what UNSUPPORTED outcomes print).
+
+The probes run in a host thread of their own (which calls aclrtSetDevice first, as every
+runtime thread must), each with a deadline of :data:`PROBE_DEADLINE_S`: a runtime whose call
+never returns (a timed sync that ignores its timeout, TMO-01) must not hang the start of the
+run where no watchdog can end it. A probe past its deadline is HUNG; its capability and those
+of the probes after it (which cannot run in that thread) stay as declared, so the specs run
+and judge the hang under their own watchdog.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from mdlri_conformance.backends.contract import Cap
 
@@ -51,29 +60,91 @@ from .probe_session import Finding, Probe, ProbeReport, ProbeStop, Session, Verd
 # running, applying, reading
 
 
-def run_probes(backend: Any, probes: tuple[Probe, ...] = PROBES) -> ProbeReport:
+#: how long one probe may take before it counts as HUNG (a probe takes milliseconds)
+PROBE_DEADLINE_S = 10.0
+
+
+def run_probes(backend: Any, probes: tuple[Probe, ...] = PROBES,
+               deadline_s: float = PROBE_DEADLINE_S) -> ProbeReport:
     """Run every probe whose capability the backend declares; the effective capabilities."""
     declared = frozenset(backend.capabilities)
     caps = set(declared)
     report = ProbeReport(declared, declared)
     start = time.monotonic()
+    worker = _ProbeThread(backend)
+    hung: str | None = None
     for p in probes:
         if p.cap not in declared:
             continue
         t0 = time.monotonic()
         missing = [c.value for c in p.needs if c not in caps]
-        if missing:
+        if hung is not None:
+            verdict, why = Verdict.HUNG, f"probe: not run: the {hung} probe hung before it"
+        elif missing:
             verdict, why = Verdict.UNKNOWN, f"probe: not measurable without {', '.join(missing)}"
         else:
-            verdict, why = _run_one(p, Session(backend, caps))
-        kept = verdict is Verdict.PRESENT or (p.family and verdict is Verdict.UNKNOWN)
+            verdict, why = worker.call(lambda p=p: _run_one(p, Session(backend, caps)),
+                                       deadline_s)
+            if verdict is Verdict.HUNG:
+                hung = p.name
+        kept = verdict in (Verdict.PRESENT, Verdict.HUNG) or (
+            p.family and verdict is Verdict.UNKNOWN)
         if not kept:
             caps.discard(p.cap)
         report.findings.append(Finding(p.cap.value, p.name, verdict.value, why,
                                        round(time.monotonic() - t0, 4), kept))
+    worker.stop()
     report.effective = frozenset(caps)
     report.seconds = time.monotonic() - start
     return report
+
+
+class _ProbeThread:
+    """One daemon host thread that runs the probes, one at a time, each with a deadline.
+
+    A probe stuck in the runtime leaves the thread stuck; nothing more is sent to it."""
+
+    def __init__(self, backend: Any) -> None:
+        self._jobs: queue.Queue[Callable[[], Any] | None] = queue.Queue()
+        self._device = _current_device(backend)
+        self._backend = backend
+        self._thread: threading.Thread | None = None
+
+    def call(self, fn: Callable[[], tuple[Verdict, str]],
+             deadline_s: float) -> tuple[Verdict, str]:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="mdlri-probes", daemon=True)
+            self._thread.start()
+        done: queue.Queue[tuple[Verdict, str]] = queue.Queue(maxsize=1)
+        self._jobs.put(lambda: done.put(fn()))
+        try:
+            return done.get(timeout=deadline_s)
+        except queue.Empty:
+            return Verdict.HUNG, (f"probe: a runtime call did not return within {deadline_s:g} s "
+                                  "(kept as declared; the specs judge it)")
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+
+    def _loop(self) -> None:
+        set_device = getattr(self._backend, "set_device", None)
+        if callable(set_device):
+            set_device(self._device)
+        while (job := self._jobs.get()) is not None:
+            job()
+
+
+def _current_device(backend: Any) -> int:
+    """The device the backend's own thread uses (``aclrtGetDevice``), else 0."""
+    get_device = getattr(backend, "get_device", None)
+    if callable(get_device):
+        try:
+            rc, device = get_device()
+        except Exception:  # a backend without host state: the first device
+            return 0
+        if rc == 0 and isinstance(device, int):
+            return device
+    return 0
 
 
 def _run_one(p: Probe, s: Session) -> tuple[Verdict, str]:

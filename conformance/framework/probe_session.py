@@ -36,6 +36,7 @@ class Verdict(str, enum.Enum):
     PRESENT = "present"   # shown (behaviour) or answered (family)
     ABSENT = "absent"     # not shown, or answered 207000 / 207019
     UNKNOWN = "unknown"   # could not be measured (behaviour: counts as absent)
+    HUNG = "hung"         # a call never returned: kept as declared, the specs judge the hang
 
 
 class ProbeStop(Exception):

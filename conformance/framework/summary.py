@@ -258,7 +258,7 @@ def probe_summary(per_process: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def probe_lines(probe: dict[str, Any] | None) -> list[str]:
     """The capability-probe findings (``summary["probe"]``): a head line, then one line per
-    capability a probe removed (per process when they differ)."""
+    capability a probe removed (per process when they differ), then one per hung probe."""
     if not probe:
         return []
     secs = [s for s in (probe.get("seconds") or {}).values() if isinstance(s, (int, float))]
@@ -266,13 +266,17 @@ def probe_lines(probe: dict[str, Any] | None) -> list[str]:
             f"{max(secs, default=0):.2f} s per start)")
     removed = probe.get("removed") or {}
     groups = {"": removed} if probe.get("uniform", True) else removed
+    hung = sorted({f"  {f.get('cap')}: hung ({f.get('reason')})"[:240]
+                   for found in (probe.get("findings") or {}).values() for f in found or []
+                   if isinstance(f, dict) and f.get("verdict") == "hung"})
     if not any(groups.values()):
-        return [f"{head}: every declared capability shown"]
+        return [f"{head}: every declared capability shown" + (", a probe hung" if hung else ""),
+                *hung]
     lines = [f"{head}: absent"]
     for proc, caps in groups.items():
         for cap, why in caps.items():
             lines.append(f"  {cap}{f' [{proc}]' if proc else ''}: {why}"[:240])
-    return lines
+    return lines + hung
 
 
 def order_line(order: dict[str, Any]) -> str:
