@@ -20,7 +20,7 @@ float alpha}`` while every scalar field stays ``i32`` for the generators that dr
 Arithmetic is IEEE float32 without fused multiply-add, like numpy's.
 
 Two kernels exist for field behaviours and device-side timeouts; they are not drawn by the
-generators (conformance/strategies.py):
+generators (conformance/engine/strategies.py):
 
 * ``wait_flag`` ``{int32_t *flag; int32_t *out; int32_t value;}``: waits on the device until
   ``flag[0] != 0``, then writes ``out[0] = value``. Its :attr:`KernelSpec.ready` predicate says

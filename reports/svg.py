@@ -13,7 +13,7 @@ from typing import Any
 
 BOX_W, BOX_H, GAP, LANE_H, LEFT, TOP = 92, 30, 14, 56, 78, 24
 
-#: the fields each op / plan-step kind of a case dict needs (conformance/graphs.py's
+#: the fields each op / plan-step kind of a case dict needs (conformance/engine/graphs.py's
 #: ``to_dict`` format: every op and step is an object with a ``kind``)
 _OP_FIELDS = {"launch": ("stream", "kernel", "args"), "record": ("stream", "event"),
               "wait": ("stream", "event"), "value_write": ("stream", "word", "value"),
