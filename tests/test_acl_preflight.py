@@ -283,7 +283,7 @@ def test_preflight_is_fast_and_loads_nothing() -> None:
 
 @needs_gcc
 def test_faults_on_an_already_loaded_emulator() -> None:
-    from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS
+    from mdlri_conformance.backends.acl.emulator_faults import EMULATOR_FAULTS
     b = create("emulator")
     try:
         assert b.unsupported_reason() is None

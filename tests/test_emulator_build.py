@@ -178,7 +178,7 @@ def test_fault_names_match_the_catalogue() -> None:
     import re
     from pathlib import Path
 
-    from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS
+    from mdlri_conformance.backends.acl.emulator_faults import EMULATOR_FAULTS
 
     src = (Path(__file__).resolve().parents[1] / "backends" / "acl" / "emulator" / "src"
            / "faults.c").read_text()

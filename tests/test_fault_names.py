@@ -1,6 +1,7 @@
-"""The emulator's fault table and the Python catalogue name the same faults: every name in
-``faults.c`` is in :data:`EMULATOR_FAULTS` and back, every ``F_*`` constant of ``emu.h`` has a
-name, and every fault has a hook somewhere in the emulator's sources."""
+"""The emulator's fault table and the Python lists name the same faults: every name in
+``faults.c`` is in :data:`~backends.acl.emulator_faults.EMULATOR_FAULTS` (and described in
+:data:`~backends.faults.FAULTS`) and back, every ``F_*`` constant of ``emu.h`` has a name, and
+every fault has a hook somewhere in the emulator's sources."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import importlib.resources
 import re
 from pathlib import Path
 
-from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS, FAULTS
+from mdlri_conformance.backends.acl.emulator_faults import EMULATOR_FAULTS
+from mdlri_conformance.backends.faults import FAULTS
 
 SRC = Path(str(importlib.resources.files("mdlri_conformance.backends.acl.emulator"))) / "src"
 
@@ -27,11 +29,21 @@ def _c_constants() -> list[str]:
     return [c for c in re.findall(r"\b(F_\w+)\b", body.group(1)) if c != "F_COUNT"]
 
 
-def test_the_c_table_names_exactly_the_emulator_faults() -> None:
+def test_every_c_fault_has_a_python_entry() -> None:
+    """faults.c -> Python: each name of the C table is an emulator fault and is described in
+    the catalogue."""
     names = set(_c_table().values())
-    assert names == set(EMULATOR_FAULTS), (sorted(names - set(EMULATOR_FAULTS)),
-                                           sorted(set(EMULATOR_FAULTS) - names))
-    assert set(EMULATOR_FAULTS) <= set(FAULTS)  # each is described in the catalogue
+    assert names, "faults.c has no NAMES entries"
+    assert not names - set(EMULATOR_FAULTS), sorted(names - set(EMULATOR_FAULTS))
+    assert not names - set(FAULTS), sorted(names - set(FAULTS))
+
+
+def test_every_python_emulator_fault_exists_in_c() -> None:
+    """Python -> faults.c: each emulator fault of the Python list is in the C table and is
+    described in the catalogue."""
+    names = set(_c_table().values())
+    assert not set(EMULATOR_FAULTS) - names, sorted(set(EMULATOR_FAULTS) - names)
+    assert set(EMULATOR_FAULTS) <= set(FAULTS)
 
 
 def test_every_constant_has_a_name_and_a_hook() -> None:

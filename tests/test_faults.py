@@ -8,7 +8,8 @@ import pytest
 
 import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.backends.contract import Err
-from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS, FAULTS, ISOLATION_FAULTS, UnknownFault, check
+from mdlri_conformance.backends.acl.emulator_faults import EMULATOR_FAULTS
+from mdlri_conformance.backends.faults import FAULTS, ISOLATION_FAULTS, UnknownFault, check
 from mdlri_conformance.conformance import cli
 from mdlri_conformance.conformance.framework.backend_loader import BackendLoadError, backend_options
 

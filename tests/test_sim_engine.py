@@ -183,7 +183,7 @@ def test_sync_noop_streams(b):
 
 def test_closed_backend_raises():
     from mdlri_conformance.backends.sim import create
-    from mdlri_conformance.backends.sim.backend import BackendClosed
+    from mdlri_conformance.backends.sim.guard import BackendClosed
     be = create()
     be.close()
     with pytest.raises(BackendClosed):

@@ -10,7 +10,7 @@
   emulator's host kernel library, or on hardware the fatbin in the kernels cache
   (:func:`default_kernel_binary`);
 * ``emulator``: force (True) or forbid (False) the emulator; default: what ``lib`` says;
-* ``faults``: names of :data:`backends.sim.faults.EMULATOR_FAULTS` (``--fault``) to inject
+* ``faults``: names of :data:`backends.acl.emulator_faults.EMULATOR_FAULTS` (``--fault``) to inject
   into the emulator: put into ``MDLRI_EMU_FAULTS`` before the library is loaded (it reads the
   variable once, at load), so one process holds one fault set.
 
@@ -174,7 +174,8 @@ def _mapped(path: Path) -> bool:
 def _fault_names(faults: Iterable[str]) -> str:
     """The fault list as MDLRI_EMU_FAULTS carries it (sorted, comma-joined); unknown names
     are a configuration error."""
-    from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS, UnknownFault, check
+    from mdlri_conformance.backends.faults import UnknownFault, check
+    from .emulator_faults import EMULATOR_FAULTS
     try:
         return ",".join(sorted(check(faults, EMULATOR_FAULTS)))
     except UnknownFault as exc:
@@ -190,7 +191,7 @@ def _apply_emulator_faults(faults: Sequence[str], path: Path) -> None:
     """Export the fault list for the emulator before it is loaded; raise when this process
     already holds the emulator with another fault set (its constructor read MDLRI_EMU_FAULTS
     once). Without ``faults`` the set is whatever MDLRI_EMU_FAULTS says (README)."""
-    from mdlri_conformance.backends.sim.faults import EMU_ENV
+    from .emulator_faults import EMU_ENV
     wanted = _fault_names(faults) if faults else _normal(os.environ.get(EMU_ENV, ""))
     key = str(path)
     if key in _loaded_faults:
@@ -310,7 +311,7 @@ def create(lib: str | os.PathLike[str] | None = None, device: int | str = 0,
     except LibraryNotFound as exc:  # an ELF library whose dependencies do not load
         return AclBackend(None, device=device, unavailable=str(exc))
     if d.emulator:
-        from mdlri_conformance.backends.sim.faults import EMU_ENV
+        from .emulator_faults import EMU_ENV
         _loaded_faults.setdefault(str(path), _normal(os.environ.get(EMU_ENV, "")))
     missing = missing_required(cdll)
     if missing:
@@ -376,7 +377,7 @@ def preflight(lib: str | os.PathLike[str] | None = None, devices: Any = None,
     else:
         assert d.path is not None
         path = d.path
-    from mdlri_conformance.backends.sim.faults import EMU_ENV
+    from .emulator_faults import EMU_ENV
 
     from .probe import run_probe
     info = run_probe(path, ids[0], PREFLIGHT_TIMEOUT_S, count_only=True, drop_env=(EMU_ENV,))

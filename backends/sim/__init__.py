@@ -2,7 +2,12 @@
 
 ``backends.sim.create(**options) -> SimBackend`` builds one simulated device/context.
 
-Modules, one job each:
+Layout: the API functions are in the subpackage :mod:`.api`, one module per API area (the
+map of the emulator's C sources: ``api/streams.py``, ``api/events.py``, ``api/capture.py``,
+``api/listing.py``, ``api/update.py``, ``api/model.py``, ``api/build.py``, ...), each contract
+method written in exactly one place; :mod:`.backend` holds :class:`SimBackend` (construction,
+handle lookups, the append/enqueue plumbing, model teardown, ``close``), :mod:`.guard` the one
+API guard and error style. The modules beside them hold the simulator's state, one job each:
 
 * :mod:`.memory`   flat device address space (64-byte aligned, guard gaps, garbage-filled) and
   pinned host buffers;
@@ -10,13 +15,13 @@ Modules, one job each:
 * :mod:`.handles`  opaque handle base (identity, ``alive`` flag for 107017);
 * :mod:`.streams`  user streams (flags, queue, capture status);
 * :mod:`.events`   user events (old/new mode, SYNC, capture binding);
+* :mod:`.external` the EXTERNAL record/wait placeholders (XS-10);
 * :mod:`.capture`  capture sessions, capture modes, CaptureEnd join check;
 * :mod:`.model`    models, internal streams, tasks, seq ids, deferred update, execution plans;
 * :mod:`.kernels`  the manifest "binary" and function handles;
-* :mod:`.backend`  :class:`SimBackend`, every contract method with its argument checks;
-* :mod:`.extended` the rest of the Model RI API (``ExtendedBackend``), with
-  :mod:`.taskgroups`, :mod:`.build`, :mod:`.switch` (ActiveStream, SwitchStream, labels,
-  the end task), :mod:`.cond` and :mod:`.attributes`;
+* :mod:`.taskgroups`, :mod:`.build`, :mod:`.cond`, :mod:`.attributes`: task groups, built
+  models, cond handles and sub-models, launch attributes;
+* :mod:`.switch`   what ActiveStream, SwitchStream, labels and the end task do when they run;
 * :mod:`.limits`   field behaviours: stream-resource pools, capabilities (FLD-06..10);
 * :mod:`.debugjson` the runtime's DebugJsonPrint writer (DBG-01, DBG-05).
 
@@ -31,8 +36,8 @@ Options of :func:`create` (all keyword):
   64): the stream-resource pool and the software-SQ pool of one captured model
   (:mod:`.limits`, Cap.RESOURCE_LIMITS; None switches the rule off).
 * ``faults`` (iterable of names, default none): injected bugs from the catalogue
-  :data:`backends.sim.faults.FAULTS` (an unknown name raises
-  :class:`~backends.sim.faults.UnknownFault`); used by ``--fault`` and the kill matrix.
+  :data:`backends.faults.FAULTS` (an unknown name raises
+  :class:`~backends.faults.UnknownFault`); used by ``--fault`` and the kill matrix.
 
 :data:`CHOICES` records what the simulator does where semantics.md §24 leaves a question open,
 and a few further sim-level decisions.

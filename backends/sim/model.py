@@ -10,7 +10,7 @@
   once, GETP-06, TYPE-07) and ``dev`` (what executions run; changed only by Update, SETP-01,
   UPD-05). Disabled tasks are dropped from their stream at Update (DIS-05); a stream emptied by
   that gets a NOP with a new id (DIS-07). Task handles survive Update (Q-23).
-* ``faults`` (names from :mod:`backends.sim.faults`, set by the backend) switch on injected
+* ``faults`` (names from :mod:`backends.faults`, set by the backend) switch on injected
   bugs; the hooks are the ``in self.faults`` tests and :meth:`SimModel._fault_update_stream`.
 * Each user event used in a capture maps to an internal :class:`ModelEvent` with its own device
   flag (GETP-04, Q-13).
@@ -146,7 +146,7 @@ class SimModel(Handle):
         self.events: dict[Any, ModelEvent] = {}  # user event -> internal event, capture order
         self.internal_allocs: list[int] = []  # device copies of kernel args owned by the model
         self.session: Any = None  # CaptureSession while capturing
-        self.faults: frozenset[str] = frozenset()  # injected bugs (backends.sim.faults)
+        self.faults: frozenset[str] = frozenset()  # injected bugs (backends.faults)
         self.executions = 0
         self.external_events: set = set()  # user events used EXTERNAL in this graph (XS-10)
 

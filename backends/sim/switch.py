@@ -23,29 +23,20 @@ a model by hand and branch inside it at run time:
 Each of these is stored as one DEFAULT task (listed by GetTasksByStream). Only bound streams
 take them: an unbound ``stream`` or target returns 107005 for ActiveStream, SwitchStream and
 SwitchLabelByIndex (BLD-09) and 107000 for SetLabel, a NULL handle or pointer 100000, a
-destroyed handle 107017. The run-time side works on the :class:`~backends.sim.device.ExecuteOp`
-of the execution (its queue group) and the model's :class:`~backends.sim.build.BuiltPlan`.
+destroyed handle 107017 (the API: :mod:`backends.sim.api.switch`). This module is the
+run-time side: it works on the :class:`~backends.sim.device.ExecuteOp` of the execution (its
+queue group) and the model's :class:`~backends.sim.build.BuiltPlan`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from mdlri_conformance.backends.contract import UNWRITTEN, CompareDataType, Condition, Err, TaskType
+from mdlri_conformance.backends.contract import CompareDataType, Condition, TaskType
 
 from .device import DeviceFault, ExecuteOp, Op, Queue
-from .guard import guarded
-from .handles import Handle, live
+from .handles import Handle
 from .model import ModelStream, TaskRecord, record_to_op
-from .streams import SimStream
-
-OK = 0
-E_NULL = int(Err.INVALID_PARAM)
-E_PARAM = int(Err.RT_PARAM_INVALID)
-E_HANDLE = int(Err.RT_INVALID_HANDLE)
-E_CTX = int(Err.RT_CONTEXT_NULL)
-E_STREAM_MODEL = int(Err.RT_STREAM_MODEL)
 
 #: aclrtCreateLabelList: num in (0, MAX_LABELS]
 MAX_LABELS = 65535
@@ -220,159 +211,5 @@ def end_record() -> TaskRecord:
     return TaskRecord(TaskType.DEFAULT, default_kind="ext", src=EndOp, trace="MODEL_END_GRAPH")
 
 
-# ---------------------------------------------------------------------------------------------
-# API
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-class SwitchSimMixin:
-    """aclrtActiveStream, aclrtSwitchStream and the label API (Cap.STREAM_SWITCH, LABELS).
-
-    Uses the build state of :class:`~backends.sim.extended.ExtendedSimMixin` (``_bound``)."""
-
-    def _bound_stream(self, stream: Any, null_rc: int = E_PARAM,
-                      unbound_rc: int = E_PARAM) -> tuple[int, Any]:
-        """(rc, (model, model stream)) of a stream bound to a built model; a live stream not
-        bound to one gives ``unbound_rc``."""
-        if stream is None:
-            return null_rc, None
-        if isinstance(stream, ModelStream):
-            return E_PARAM, None
-        if not live(stream, SimStream):
-            return E_HANDLE, None
-        b = self._bound.get(stream)
-        if b is None:
-            return unbound_rc, None
-        if stream.capturing:
-            return E_PARAM, None
-        return OK, b
-
-    def _store(self, bound: tuple[Any, ModelStream], src: Callable[[], Op], trace: str) -> int:
-        m, ms = bound
-        m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=src, trace=trace))
-        return OK
-
-    @guarded(E_CTX)
-    def active_stream(self, active_stream: Any, stream: Any) -> int:
-        """aclrtActiveStream: both streams bound to the same built model; ``stream`` or
-        ``active_stream`` not bound to a model -> 107005 (BLD-09,
-        ``api/impl/api_impl.cc:5086-5091``)."""
-        rc, target = self._bound_stream(active_stream, E_NULL, unbound_rc=E_STREAM_MODEL)
-        if rc:
-            return rc
-        rc, b = self._bound_stream(stream, unbound_rc=E_STREAM_MODEL)
-        if rc:
-            return rc
-        if target[0] is not b[0]:
-            return E_PARAM
-        return self._store(b, lambda t=active_stream: ActiveOp(t), "STREAM_ACTIVE")
-
-    @guarded(E_CTX)
-    def switch_stream(self, left_value: int | None, cond: int, right_value: int | None,
-                      data_type: int, true_stream: Any, false_stream: Any, stream: Any) -> int:
-        """aclrtSwitchStream: device pointers, cond 0..5, data type 0..1, false_stream NULL;
-        ``true_stream`` or ``stream`` not bound to a model -> 107005 (BLD-09,
-        ``api/impl/api_impl.cc:5035-5041``)."""
-        if left_value is None or right_value is None:
-            return E_NULL
-        if not _is_int(left_value) or not _is_int(right_value):
-            return E_PARAM
-        if not _is_int(cond) or cond not in {int(c) for c in Condition}:
-            return E_PARAM
-        if not _is_int(data_type) or data_type not in {int(d) for d in CompareDataType}:
-            return E_PARAM
-        if false_stream is not None:
-            return E_PARAM  # reserved
-        rc, target = self._bound_stream(true_stream, E_NULL, unbound_rc=E_STREAM_MODEL)
-        if rc:
-            return rc
-        rc, b = self._bound_stream(stream, unbound_rc=E_STREAM_MODEL)
-        if rc:
-            return rc
-        if target[0] is not b[0]:
-            return E_PARAM
-        return self._store(b, lambda: SwitchOp(int(left_value), int(cond), int(right_value),
-                                               int(data_type), true_stream), "STREAM_SWITCH")
-
-    # -- labels -------------------------------------------------------------------------------
-
-    @guarded((E_CTX, UNWRITTEN))
-    def create_label(self) -> tuple[int, Any]:
-        """aclrtCreateLabel."""
-        return OK, Label()
-
-    @guarded(E_CTX)
-    def destroy_label(self, label: Any) -> int:
-        """aclrtDestroyLabel."""
-        if label is None:
-            return E_NULL
-        if not live(label, Label):
-            return E_HANDLE
-        label.alive = False
-        return OK
-
-    @guarded(E_CTX)
-    def set_label(self, label: Any, stream: Any) -> int:
-        """aclrtSetLabel: once per label, on a bound stream."""
-        if label is None:
-            return E_NULL
-        if not live(label, Label):
-            return E_HANDLE
-        rc, b = self._bound_stream(stream)
-        if rc:
-            return rc
-        if label.task is not None and label.task.alive:
-            return E_PARAM
-        m, ms = b
-        label.task = m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=LabelOp,
-                                             trace="LABEL_SET"))
-        return OK
-
-    @guarded((E_CTX, UNWRITTEN))
-    def create_label_list(self, labels: list[Any] | None, num: int) -> tuple[int, Any]:
-        """aclrtCreateLabelList: ``num`` live labels, 0 < num <= 65535."""
-        if labels is None:
-            return E_NULL, UNWRITTEN
-        if not _is_int(num) or not 0 < num <= MAX_LABELS:
-            return E_PARAM, UNWRITTEN
-        items = list(labels[:num])
-        if len(items) < num or any(x is None for x in items):  # NULL slots past the array
-            return E_NULL, UNWRITTEN
-        if not all(live(x, Label) for x in items):
-            return E_HANDLE, UNWRITTEN
-        return OK, LabelList(items)
-
-    @guarded(E_CTX)
-    def destroy_label_list(self, label_list: Any) -> int:
-        """aclrtDestroyLabelList (the labels stay)."""
-        if label_list is None:
-            return E_NULL
-        if not live(label_list, LabelList):
-            return E_HANDLE
-        label_list.alive = False
-        return OK
-
-    @guarded(E_CTX)
-    def switch_label_by_index(self, ptr: int | None, max_value: int, label_list: Any,
-                              stream: Any) -> int:
-        """aclrtSwitchLabelByIndex: a stream not bound to a model -> 107005 (BLD-09,
-        ``api/impl/api_impl.cc:5513-5516``); ``max_value`` is not validated (any uint32, 0 and
-        past the list included, ``core/src/launch/label_stars.cc:23-36``)."""
-        if ptr is None or label_list is None:
-            return E_NULL
-        if not _is_int(ptr) or not _is_int(max_value) or not 0 <= max_value <= 0xFFFF_FFFF:
-            return E_PARAM
-        if not live(label_list, LabelList):
-            return E_HANDLE
-        rc, b = self._bound_stream(stream, unbound_rc=E_STREAM_MODEL)
-        if rc:
-            return rc
-        labels = list(label_list.labels)
-        return self._store(b, lambda: SwitchLabelOp(int(ptr), int(max_value), labels),
-                           "STREAM_LABEL_SWITCH_BY_INDEX")
-
-
-__all__ = ["EndOp", "Label", "LabelList", "SwitchSimMixin", "compare", "end_record"]
+__all__ = ["ActiveOp", "EndOp", "Label", "LabelList", "LabelOp", "MAX_LABELS", "SwitchLabelOp",
+           "SwitchOp", "compare", "end_record"]

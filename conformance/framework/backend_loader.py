@@ -54,7 +54,8 @@ def fault_options(name: str, faults: Iterable[str] | None,
     names = [f for f in (faults or ()) if f]
     if not names:
         return {}
-    from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS, UnknownFault, check
+    from mdlri_conformance.backends.acl.emulator_faults import EMULATOR_FAULTS
+    from mdlri_conformance.backends.faults import UnknownFault, check
     try:
         if name == "sim":
             return {"faults": sorted(check(names))}

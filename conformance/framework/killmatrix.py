@@ -47,7 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from mdlri_conformance.backends.sim.faults import EMULATOR_FAULTS, FAULTS
+from mdlri_conformance.backends.acl.emulator_faults import EMULATOR_FAULTS
+from mdlri_conformance.backends.faults import FAULTS
 
 SPEC_DIR = Path(str(importlib.resources.files("mdlri_conformance.conformance.specs")))
 REPO = SPEC_DIR.parents[1]
@@ -322,7 +323,7 @@ def default_faults(backend: str) -> list[str]:
 def _cmd_faults(ns: Any) -> int:
     """``mdlri-conformance faults``: exit 0 when every fault is killed, 1 otherwise, 2 for a
     usage error (one line), 3 when the emulator cannot be built (nothing tested)."""
-    from mdlri_conformance.backends.sim.faults import UnknownFault, check
+    from mdlri_conformance.backends.faults import UnknownFault, check
     prog = "mdlri-conformance faults"
     if ns.list:
         for name in default_faults(ns.backend):

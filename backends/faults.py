@@ -1,11 +1,11 @@
-"""The fault catalogue: named, plausible runtime bugs the simulator (and, where they apply,
-the host ABI emulator) can be built with, to measure what the suite catches.
+"""The fault catalogue: named, plausible runtime bugs a backend can be built with, to measure
+what the suite catches (``--fault``, the kill matrix).
 
-Each entry is one sentence saying which real bug it stands for and the clause it breaks.
-``SimBackend(faults=[...])`` (``--backend sim --fault NAME``) injects them through small
-hooks guarded by ``self.has_fault(NAME)``; the normal path is unchanged when no fault is set.
-:data:`EMULATOR_FAULTS` lists the names ``libmdlri_acl_emu.so`` implements too; the emulator
-reads them from ``MDLRI_EMU_FAULTS`` (comma-separated) when it is loaded.
+Each entry is one sentence saying which real bug it stands for and the clause it breaks. The
+simulator implements every fault of :data:`FAULTS`: ``SimBackend(faults=[...])`` (``--backend
+sim --fault NAME``) injects them through small hooks guarded by ``self.has_fault(NAME)``; the
+normal path is unchanged when no fault is set. The host ABI emulator implements the subset
+:data:`backends.acl.emulator_faults.EMULATOR_FAULTS`.
 
 ``crash-query`` and ``hang-query-sync`` are isolation faults: the first really segfaults
 (a NULL read), the second really blocks; the suite must report CRASH / TIMEOUT for the specs
@@ -131,20 +131,9 @@ FAULTS: dict[str, str] = {
         "never returns (TMO-05).",
 }
 
-#: the faults libmdlri_acl_emu.so implements too (read from MDLRI_EMU_FAULTS at load)
-EMULATOR_FAULTS: frozenset[str] = frozenset({
-    "crash-query", "hang-query-sync", "timeout-ignored", "execute-null-model-107000",
-    "execute-while-updating", "getstreams-origin-first", "no-107039", "fault-not-sticky",
-    "setparams-without-update", "wrong-thread-end-leaks-mode",
-})
-
 #: faults that really crash or hang a process (need worker isolation to be survivable)
 ISOLATION_FAULTS: frozenset[str] = frozenset({"crash-query", "hang-query-sync",
                                               "timeout-ignored", "timeout-zero-waits"})
-
-#: environment variable the emulator reads its faults from
-EMU_ENV = "MDLRI_EMU_FAULTS"
-
 
 class UnknownFault(ValueError):
     """A fault name that is not in the catalogue (a one-line usage error)."""
@@ -166,4 +155,4 @@ def check(names: Iterable[str] | str | None, known: Iterable[str] | None = None)
     return chosen
 
 
-__all__ = ["EMULATOR_FAULTS", "EMU_ENV", "FAULTS", "ISOLATION_FAULTS", "UnknownFault", "check"]
+__all__ = ["FAULTS", "ISOLATION_FAULTS", "UnknownFault", "check"]

@@ -1,0 +1,160 @@
+"""Conditional tasks and sub-models (emulator ``cond.c``): aclmdlRICondHandleCreate,
+aclmdlRICondHandleGetCondPtr, aclmdlRIAddCondTask, aclmdlRICaptureToModelRIBegin. The end of a
+sub-model capture is part of CaptureEnd (:mod:`.capture`); the device side is
+:mod:`backends.sim.cond`."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from mdlri_conformance.backends.contract import (UNWRITTEN, CondTaskParams, CondTaskType, Err,
+                                                 TaskType)
+
+from ..build import BuiltModel
+from ..capture import CaptureSession
+from ..cond import CondHandle, CondOp, SubModel
+from ..guard import NO_CTX, NO_CTX_OUT, ApiReturn, guarded
+from ..handles import live
+from ..model import ModelStatus, ModelStream, SimModel, TaskRecord
+from ..streams import SimStream
+from .checks import (E_HANDLE, E_NOT_CAPTURED, E_NOT_SUPPORT, E_NULL, E_PARAM, OK,
+                     is_plain_int)
+
+
+def _caller_slots(params: Any) -> list[Any] | None:
+    """The caller's ``modelRIArray`` as the simulator models it: ``model_ri_array`` slots."""
+    n = getattr(params, "model_ri_array", None)
+    return None if n is None else [UNWRITTEN] * int(n)
+
+
+class CondApi:
+    """Cond handles, conditional tasks, sub-model capture (COND)."""
+
+    def _assign_defaults(self, model: Any) -> None:
+        """COND-03: ASSIGN_DEFAULT values written host-synchronously at execute time."""
+        todo = [model]
+        while todo:
+            m = todo.pop()
+            for h in self._conds.get(m, ()):
+                if h.flag == 1 and h.alive:
+                    self.mem.write_u64(h.addr, h.default)
+            todo.extend(self._subs.get(m, ()))
+
+    @guarded(NO_CTX_OUT)
+    def cond_handle_create(self, model: Any, default_launch_value: int, flag: int, *,
+                           null_handle: bool = False) -> tuple[int, Any]:
+        """aclmdlRICondHandleCreate (COND-01/02): a capturing capture model; value 0."""
+        if model is None or null_handle:
+            return E_NULL, UNWRITTEN
+        if not live(model, SimModel):
+            return E_HANDLE, UNWRITTEN
+        if isinstance(model, BuiltModel):
+            return E_NOT_SUPPORT, UNWRITTEN
+        if not is_plain_int(flag) or not 0 <= flag <= 1 or not is_plain_int(default_launch_value):
+            return E_PARAM, UNWRITTEN
+        if model.status != ModelStatus.CAPTURE_ACTIVE or model.session is None \
+                or model.session.invalidated:
+            return E_PARAM, UNWRITTEN
+        addr = self.mem.alloc(8, "internal")
+        model.internal_allocs.append(addr)
+        self.mem.write_u64(addr, 0)  # COND-02
+        h = CondHandle(model, addr, int(default_launch_value) & 0xFFFF_FFFF, int(flag))
+        self._conds.setdefault(model, []).append(h)
+        return OK, h
+
+    @guarded(NO_CTX_OUT)
+    def cond_handle_get_cond_ptr(self, handle: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclmdlRICondHandleGetCondPtr (COND-04)."""
+        if handle is None or null_out:
+            return E_NULL, UNWRITTEN
+        if not live(handle, CondHandle):
+            return E_HANDLE, UNWRITTEN
+        return OK, handle.addr
+
+    @guarded(lambda a: (NO_CTX, _caller_slots(a["params"])))
+    def add_cond_task(self, params: CondTaskParams, stream: Any,
+                      flags: int) -> tuple[int, list[Any] | None]:
+        """aclmdlRIAddCondTask (COND-05/06): fills min(array length, ``size``) slots of the
+        caller's array with sub-model handles; a runtime-side failure sets every slot to NULL,
+        an ACL-layer failure (NULL stream, 100000) leaves them untouched."""
+        slots = _caller_slots(params)
+        rc, subs = self._add_cond_task(params, stream, flags)
+        if slots is None or rc == E_NULL:
+            return rc, slots
+        if rc:
+            return rc, [None] * len(slots)
+        for i in range(min(len(slots), len(subs))):
+            slots[i] = subs[i]
+        return OK, slots
+
+    def _add_cond_task(self, p: Any, stream: Any, flags: int) -> tuple[int, list[Any]]:
+        if stream is None:
+            return E_NULL, []
+        if not isinstance(p, CondTaskParams) or p.handle is None or p.model_ri_array is None:
+            return E_PARAM, []
+        if not is_plain_int(flags) or flags != 0 or not is_plain_int(p.type) \
+                or not 0 <= p.type <= 2:
+            return E_PARAM, []
+        size = p.size
+        if not is_plain_int(size) or size < 1 or (p.type == CondTaskType.IF and size > 2) or \
+                (p.type == CondTaskType.WHILE and size != 1):
+            return E_PARAM, []
+        if not live(p.handle, CondHandle):
+            return E_HANDLE, []
+        if p.handle.used:
+            return E_PARAM, []
+        if isinstance(stream, ModelStream):
+            return E_NOT_CAPTURED, []
+        if not live(stream, SimStream):
+            return E_HANDLE, []
+        if not stream.capturing:
+            return E_NOT_CAPTURED, []
+        parent = p.handle.model
+        if stream.session.model is not parent:
+            return E_PARAM, []
+        subs = [SubModel(parent, i) for i in range(int(size))]
+        for s in subs:
+            s.faults = self.faults
+        h, ctype = p.handle, int(p.type)
+        try:
+            self._append(stream, TaskRecord(TaskType.DEFAULT, default_kind="ext",
+                                            src=lambda: CondOp(h, ctype, subs),
+                                            trace="CONDITION_OP"))
+        except ApiReturn as exc:  # a task-group refusal: the caller's slots become NULL too
+            return exc.rc, []
+        h.used = True
+        self._subs.setdefault(parent, []).extend(subs)
+        return OK, subs
+
+    @guarded()
+    def capture_to_model_ri_begin(self, stream: Any, model: Any, mode: int) -> int:
+        """aclmdlRICaptureToModelRIBegin (COND-07): capture ``stream`` into a sub-model."""
+        if stream is None or model is None:
+            return E_NULL
+        if not live(model, SimModel):
+            return E_HANDLE
+        if not isinstance(model, SubModel):
+            return E_PARAM
+        if not is_plain_int(mode) or mode not in (0, 1, 2):
+            return E_PARAM
+        if isinstance(stream, ModelStream):
+            return int(Err.RT_STREAM_MODEL)
+        if not live(stream, SimStream):
+            return E_HANDLE
+        if stream.capturing:
+            return int(Err.RT_STREAM_CAPTURED)
+        if stream in self._bound:
+            return int(Err.RT_STREAM_MODEL)
+        if model.captured or model.session is not None:
+            return int(Err.RT_MODEL_CAPTURED)
+        if self._stream_refused():
+            return self._refusal()  # FLD-06 (R2): the sub-model's internal stream
+        model.captured = True
+        model.status = ModelStatus.CAPTURE_ACTIVE
+        sess = CaptureSession(model, stream, int(mode), threading.current_thread())
+        model.session = sess
+        sess.join(stream)
+        self._sessions.append(sess)
+        return OK
+

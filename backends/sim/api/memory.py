@@ -1,0 +1,168 @@
+"""Memory API (emulator ``memory.c``): aclrtMalloc/Free, aclrtMallocHost/FreeHost,
+aclrtMemcpy[Async], aclrtMemset[Async]."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from mdlri_conformance.backends.contract import UNWRITTEN, Err, MallocPolicy, TaskType
+
+from ..device import MemcpyOp, MemsetOp, Op
+from ..guard import NO_CTX_OUT, guarded
+from ..memory import as_bytes_view
+from ..model import TaskRecord
+from .checks import E_NULL, E_PARAM, OK, is_int
+
+
+class MemoryApi:
+    """Device and pinned host memory, copies and fills (MODE-01, MODE-13/14, CAP-19)."""
+
+    @guarded(NO_CTX_OUT)
+    def malloc(self, size: int, policy: int = MallocPolicy.HUGE_FIRST) -> tuple[int, int]:
+        """aclrtMalloc: 64-byte aligned, not zeroed; size 0 -> 107000."""
+        if not is_int(size) or size <= 0 or not is_int(policy) or policy < 0:
+            return E_PARAM, UNWRITTEN
+        return OK, self.mem.alloc(int(size), "user")
+
+    @guarded()
+    def free(self, dev_ptr: int | None) -> int:
+        """aclrtFree: NULL or an address that is not a live allocation start -> 107000."""
+        if dev_ptr is None or not is_int(dev_ptr):
+            return E_PARAM
+        alloc = self.mem.find(int(dev_ptr))
+        if alloc is None or alloc.base != dev_ptr or alloc.owner != "user":
+            return E_PARAM
+        self.mem.free(int(dev_ptr))
+        return OK
+
+    @guarded(NO_CTX_OUT)
+    def malloc_host(self, size: int) -> tuple[int, np.ndarray | None]:
+        """aclrtMallocHost: a pinned uint8 buffer."""
+        if not is_int(size) or size <= 0:
+            return E_PARAM, UNWRITTEN
+        return OK, self.pinned.alloc(int(size))
+
+    @guarded()
+    def free_host(self, host: np.ndarray) -> int:
+        """aclrtFreeHost: only buffers from malloc_host (NULL or others -> 107000)."""
+        if host is None or not self.pinned.free(host):
+            return E_PARAM
+        return OK
+
+    def _run_now(self, make: Callable[[], Op]) -> int:
+        """A synchronous copy or fill, an "unsafe" call (MODE-01): 107030 when the calling
+        thread's capture mode blocks it (MODE-13), else done at once."""
+        if self._unsafe_blocked():
+            return int(Err.RT_CAPTURE_MODE_NOT_SUPPORT)
+        make().step(self.engine, self.default_stream.queue)
+        return OK
+
+    def _endpoint(self, ptr: Any, count: int, writable: bool) -> tuple[int, Any]:
+        """Validate one side of a copy: device range or host buffer of >= count bytes."""
+        if is_int(ptr):
+            if count and not self.mem.valid_range(int(ptr), count):
+                return E_PARAM, None
+            return OK, int(ptr)
+        if isinstance(ptr, np.ndarray):
+            if not ptr.flags.c_contiguous or ptr.nbytes < count:
+                return E_PARAM, None
+            if writable and not ptr.flags.writeable:
+                return E_PARAM, None
+            return OK, as_bytes_view(ptr)
+        if not writable and isinstance(ptr, (bytes, bytearray, memoryview)):
+            view = np.frombuffer(bytes(ptr), dtype=np.uint8)
+            return (OK, view) if view.size >= count else (E_PARAM, None)
+        return E_PARAM, None
+
+    def _check_copy(self, dst: Any, dest_max: int, src: Any, count: int,
+                    kind: int) -> tuple[int, Any, Any, bool]:
+        """Shared memcpy checks -> (rc, dst endpoint, src endpoint, involves pageable host)."""
+        if dst is None or src is None:
+            return E_NULL, None, None, False
+        if not (is_int(dest_max) and is_int(count) and is_int(kind)):
+            return E_PARAM, None, None, False
+        if count < 0 or dest_max < 0 or count > dest_max or not 0 <= kind <= 4:
+            return E_PARAM, None, None, False
+        rc, d = self._endpoint(dst, int(count), True)
+        if rc:
+            return rc, None, None, False
+        rc, s = self._endpoint(src, int(count), False)
+        if rc:
+            return rc, None, None, False
+        pageable = any(isinstance(p, np.ndarray) and not self.pinned.is_pinned(p)
+                       for p in (dst, src)) or isinstance(src, (bytes, bytearray, memoryview))
+        return OK, d, s, pageable
+
+    @guarded()
+    def memcpy(self, dst: int | np.ndarray, dest_max: int, src: int | np.ndarray,
+               count: int, kind: int) -> int:
+        """aclrtMemcpy: synchronous and "unsafe" (MODE-01): 107030 when blocked (MODE-13)."""
+        rc, d, s, _ = self._check_copy(dst, dest_max, src, count, kind)
+        if rc:
+            return rc
+        return self._run_now(lambda: MemcpyOp(d, s, int(count)))
+
+    @guarded()
+    def memcpy_async(self, dst: int | np.ndarray, dest_max: int, src: int | np.ndarray,
+                     count: int, kind: int, stream: Any) -> int:
+        """aclrtMemcpyAsync. Capturing stream: a DEFAULT task reading host memory at execution
+        (CAP-19); pageable host memory -> 107000 (MODE-14). Non-capturing stream with pageable
+        memory: done synchronously after the stream drains, "unsafe" -> 107041 (MODE-13)."""
+        rc, d, s, pageable = self._check_copy(dst, dest_max, src, count, kind)
+        if rc:
+            return rc
+        rc, st = self._stream(stream)
+        if rc:
+            return rc
+        if st.capturing:
+            if pageable:
+                return E_PARAM
+            self._append(st, TaskRecord(TaskType.DEFAULT, default_kind="memcpy", dst=d, src=s,
+                                        count=int(count)))
+            return OK
+        if pageable:
+            if self._unsafe_blocked():
+                return int(Err.RT_CAPTURE_MODE_BLOCK_ASYNC)
+            op = self._enqueue(st, MemcpyOp(d, s, int(count)))
+            self._wait_until(lambda: op.done, None)
+            return OK
+        self._enqueue(st, MemcpyOp(d, s, int(count)))
+        return OK
+
+    def _check_memset(self, dev_ptr: Any, max_count: int, value: int,
+                      count: int) -> tuple[int, Any]:
+        if dev_ptr is None:
+            return E_NULL, None
+        if not (is_int(max_count) and is_int(count) and is_int(value)):
+            return E_PARAM, None
+        if count < 0 or max_count < 0 or count > max_count:
+            return E_PARAM, None
+        return self._endpoint(dev_ptr, int(count), True)
+
+    @guarded()
+    def memset(self, dev_ptr: int, max_count: int, value: int, count: int) -> int:
+        """aclrtMemset: synchronous and "unsafe" (MODE-01, MODE-13 -> 107030)."""
+        rc, d = self._check_memset(dev_ptr, max_count, value, count)
+        if rc:
+            return rc
+        return self._run_now(lambda: MemsetOp(d, int(value), int(count)))
+
+    @guarded()
+    def memset_async(self, dev_ptr: int, max_count: int, value: int, count: int,
+                     stream: Any) -> int:
+        """aclrtMemsetAsync: captured as a DEFAULT task (TYPE-02)."""
+        rc, d = self._check_memset(dev_ptr, max_count, value, count)
+        if rc:
+            return rc
+        rc, st = self._stream(stream)
+        if rc:
+            return rc
+        if st.capturing:
+            self._append(st, TaskRecord(TaskType.DEFAULT, default_kind="memset", dst=d,
+                                        fill=int(value), count=int(count)))
+        else:
+            self._enqueue(st, MemsetOp(d, int(value), int(count)))
+        return OK

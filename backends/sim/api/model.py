@@ -1,0 +1,85 @@
+"""Model execution and destruction (emulator ``model.c``): aclmdlRIExecuteAsync,
+aclmdlRIDestroy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mdlri_conformance.backends.contract import Err
+
+from ..build import BuiltModel
+from ..cond import SubModel
+from ..device import ExecuteOp
+from ..guard import guarded
+from ..handles import live
+from ..limits import RESOURCE_ALLOC_FAIL
+from ..model import ModelStatus, SimModel
+from ..streams import SYNC_NOOP_FLAGS
+from .checks import E_EXECUTE, E_HANDLE, E_NOT_SUPPORT, E_NULL, E_PARAM, OK
+
+
+class ModelApi:
+    """ExecuteAsync and Destroy of a model (EXE, LIFE)."""
+
+    @guarded()
+    def execute_async(self, model: Any, stream: Any) -> int:
+        """aclmdlRIExecuteAsync (EXE-01..09, EXE-15). NULL stream = default stream (Q-08).
+
+        First, whatever the other arguments: a sub-model 207000 (EXE-08), a stream in
+        task-update mode 207001 (TG-15), a built model without EndTask 507011 (EXE-12). An
+        accepted execution writes the ASSIGN_DEFAULT cond values at once (COND-03)."""
+        if live(model, SubModel):
+            return E_NOT_SUPPORT  # EXE-08
+        if stream in self._upd:
+            return int(Err.RT_TASK_TYPE_NOT_SUPPORT)  # TG-15
+        if live(model, BuiltModel) and not model.has_end_task:
+            return E_EXECUTE  # EXE-12
+        rc, m = self._model(model, E_PARAM if self.has_fault("execute-null-model-107000")
+                            else E_NULL)
+        if rc:
+            return rc
+        rc, st = self._stream(stream)
+        if rc:
+            return rc
+        if st.capturing and not self.has_fault("execute-on-capturing-stream"):
+            return int(Err.RT_STREAM_CAPTURED)  # EXE-05
+        if st.flags & SYNC_NOOP_FLAGS:
+            return E_PARAM  # abi.md §5.3: execute on an ordinary stream
+        if m.status == ModelStatus.CAPTURE_ACTIVE:
+            return int(Err.RT_MODEL_CAPTURED)  # EXE-04
+        if m.status != ModelStatus.READY and not (
+                m.status == ModelStatus.UPDATING and self.has_fault("execute-while-updating")):
+            return int(Err.RT_MODEL_EXECUTE)  # SETP-02, EXE-07
+        if self._model_streams_refused(m):
+            return RESOURCE_ALLOC_FAIL  # FLD-08 (R4): nothing runs, the model stays READY
+        m.running += 1
+
+        def finished(ok: bool, m: SimModel = m) -> None:
+            m.running -= 1
+
+        self._enqueue(st, ExecuteOp(m.execution_plan, finished))
+        self._assign_defaults(m)  # COND-03
+        return OK
+
+    @guarded()
+    def destroy(self, model: Any) -> int:
+        """aclmdlRIDestroy (LIFE-01..04, LIFE-06): waits up to ``destroy_wait_s`` for running
+        executions, then 107037; a sub-model 207000 (LIFE-05)."""
+        rc, m = self._model(model, E_NULL)
+        if rc:
+            return OK if rc == E_HANDLE and self.has_fault("double-destroy-ok") else rc
+        if isinstance(m, SubModel):
+            return E_NOT_SUPPORT  # LIFE-05
+        if m.session is not None:
+            if not self.has_fault("destroy-capturing-model"):
+                return int(Err.RT_MODEL_CAPTURED)  # LIFE-02
+            self._close_session(m.session)
+        if not self._wait_until(lambda: m.running == 0, self.destroy_wait_s):
+            return int(Err.RT_MODEL_RUNNING)  # LIFE-03
+        if not m.alive:
+            return E_HANDLE  # destroyed by another thread meanwhile
+        if self.has_fault("destroy-leaks-model"):
+            m.invalidate_handles()  # LIFE-01 broken: memory and the live count stay
+            return OK
+        self._free_model(m)
+        return OK

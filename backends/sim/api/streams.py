@@ -1,0 +1,121 @@
+"""Stream API (emulator ``engine.c``): aclrtCreateStream[WithConfig], aclrtDestroyStream,
+aclrtSynchronizeStream[WithTimeout], aclrtStreamQuery."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from mdlri_conformance.backends.contract import UNWRITTEN, Err, StreamStatus
+
+from ..guard import NO_CTX_OUT, guarded
+from ..limits import REFUSED
+from ..streams import SYNC_NOOP_FLAGS, SimStream
+from .checks import E_HANDLE, E_NULL, E_PARAM, OK, is_int
+
+
+class StreamsApi:
+    """User streams: creation (FLD-06 pool), destruction, sync and query (TMO)."""
+
+    def _new_stream(self, flags: int, priority: int) -> SimStream:
+        st = SimStream(flags, priority)
+        self._streams.append(st)
+        self.engine.attach(st.queue)
+        return st
+
+    @guarded(NO_CTX_OUT)
+    def create_stream(self) -> tuple[int, Any]:
+        """aclrtCreateStream; the stream-resource pool full -> 207008 (FLD-06, R1)."""
+        if self._stream_refused():
+            return REFUSED, UNWRITTEN
+        return OK, self._new_stream(0, 0)
+
+    @guarded(NO_CTX_OUT)
+    def create_stream_with_config(self, priority: int, flag: int) -> tuple[int, Any]:
+        """aclrtCreateStreamWithConfig: unknown flag bits give an ordinary stream (abi §3.2);
+        the stream-resource pool full -> 207008 (FLD-06, R1)."""
+        if not is_int(priority) or not is_int(flag) or priority < 0 or flag < 0:
+            return E_PARAM, UNWRITTEN
+        if self._stream_refused():
+            return REFUSED, UNWRITTEN
+        return OK, self._new_stream(int(flag), int(priority))
+
+    @guarded()
+    def destroy_stream(self, stream: Any) -> int:
+        """aclrtDestroyStream: 107027 while capturing (CAP-21); waits for outstanding work
+        (at most ``destroy_wait_s``; what is left then is discarded)."""
+        if stream is None:
+            return E_NULL
+        rc, st = self._stream(stream)
+        if rc:
+            return rc
+        if st.capturing:
+            return int(Err.RT_STREAM_CAPTURED)
+        self._wait_until(lambda: not st.queue.ops, self.destroy_wait_s)
+        if not st.alive:
+            return E_HANDLE
+        self._discard_queue(st.queue)
+        self.engine.detach(st.queue)
+        st.alive = False
+        self._streams.remove(st)
+        return OK
+
+    def _sync_checks(self, stream: Any) -> tuple[int, SimStream | None, bool]:
+        """Common sync checks: returns (rc, stream, noop)."""
+        rc, st = self._stream(stream)
+        if rc:
+            return rc, None, False
+        if st.capturing:
+            return int(Err.RT_STREAM_CAPTURED), None, False  # STAT-06
+        return OK, st, bool(st.flags & SYNC_NOOP_FLAGS)  # TMO-04
+
+    @guarded()
+    def synchronize_stream(self, stream: Any) -> int:
+        """aclrtSynchronizeStream: waits forever for the stream's queue to drain; returns a
+        pending device error of the stream (507000 plain op, 507011 model execution)."""
+        rc, st, noop = self._sync_checks(stream)
+        if rc or noop:
+            return rc
+        self._wait_until(lambda: not st.queue.ops, None)
+        return st.queue.take_error()
+
+    @guarded()
+    def synchronize_stream_with_timeout(self, stream: Any, timeout_ms: int) -> int:
+        """aclrtSynchronizeStreamWithTimeout (TMO-01..04, TMO-07): < -1 -> 107000; 0 is one
+        immediate check (the documented meaning, ``acl_rt.h:2817``; the real code's 107000 is
+        TMO-08): 0 if the stream has drained, else 507046 at once; expiry -> 507046 with the work
+        left queued (it completes later once unblocked). A pending device error of the stream
+        (507000, 507011, 507015, 107020) is returned once the stream drains."""
+        if not is_int(timeout_ms) or timeout_ms < -1:
+            return E_PARAM
+        rc, st = self._stream(stream)
+        if rc:
+            return rc
+        rc, st, noop = self._sync_checks(stream)
+        if rc or noop:
+            return rc
+        if timeout_ms == 0 and not self.has_fault("timeout-zero-waits"):
+            self._kick()
+            if st.queue.ops:
+                return int(Err.RT_STREAM_SYNC_TIMEOUT)
+            return st.queue.take_error()
+        limit = None if timeout_ms in (-1, 0) else timeout_ms / 1000.0
+        if limit is not None and self.has_fault("timeout-early"):
+            limit /= 10
+        if self.has_fault("timeout-ignored"):
+            limit = None
+        if not self._wait_until(lambda: not st.queue.ops, limit):
+            return int(Err.RT_STREAM_SYNC_TIMEOUT)
+        return st.queue.take_error()
+
+    @guarded(NO_CTX_OUT)
+    def stream_query(self, stream: Any) -> tuple[int, int]:
+        """aclrtStreamQuery: COMPLETE when the queue is empty; 107027 while capturing."""
+        if self.has_fault("crash-query"):
+            ctypes.string_at(0)  # a real NULL read: SIGSEGV
+        rc, st, _ = self._sync_checks(stream)
+        if rc:
+            return rc, UNWRITTEN
+        if self.has_fault("hang-query-sync"):
+            self._wait_until(lambda: not st.queue.ops, None)
+        return OK, StreamStatus.NOT_READY if st.queue.ops else StreamStatus.COMPLETE

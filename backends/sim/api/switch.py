@@ -1,0 +1,171 @@
+"""Stream activation, stream switch and labels (emulator ``switch.c``): aclrtActiveStream,
+aclrtSwitchStream, aclrtCreateLabel, aclrtDestroyLabel, aclrtSetLabel, aclrtCreateLabelList,
+aclrtDestroyLabelList, aclrtSwitchLabelByIndex. What these tasks do when an execution runs them
+is :mod:`backends.sim.switch`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mdlri_conformance.backends.contract import UNWRITTEN, CompareDataType, Condition, TaskType
+
+from ..device import Op
+from ..guard import NO_CTX_OUT, guarded
+from ..handles import live
+from ..model import ModelStream, TaskRecord
+from ..streams import SimStream
+from ..switch import (MAX_LABELS, ActiveOp, Label, LabelList, LabelOp, SwitchLabelOp, SwitchOp)
+from .checks import E_HANDLE, E_NULL, E_PARAM, E_STREAM_MODEL, OK, is_plain_int
+
+
+def _destroy(handle: Any, cls: type) -> int:
+    """Destroy a label or label list: NULL 100000, not a live ``cls`` 107017."""
+    if handle is None:
+        return E_NULL
+    if not live(handle, cls):
+        return E_HANDLE
+    handle.alive = False
+    return OK
+
+
+class SwitchApi:
+    """aclrtActiveStream, aclrtSwitchStream and the label API (Cap.STREAM_SWITCH, LABELS).
+
+    Uses the build state of ``SimBackend`` (``_bound``: stream -> (built model, model stream))."""
+
+    def _bound_stream(self, stream: Any, null_rc: int = E_PARAM,
+                      unbound_rc: int = E_PARAM) -> tuple[int, Any]:
+        """(rc, (model, model stream)) of a stream bound to a built model; a live stream not
+        bound to one gives ``unbound_rc``."""
+        if stream is None:
+            return null_rc, None
+        if isinstance(stream, ModelStream):
+            return E_PARAM, None
+        if not live(stream, SimStream):
+            return E_HANDLE, None
+        b = self._bound.get(stream)
+        if b is None:
+            return unbound_rc, None
+        if stream.capturing:
+            return E_PARAM, None
+        return OK, b
+
+    def _target_and_stream(self, target: Any, stream: Any) -> tuple[int, Any]:
+        """(rc, binding of ``stream``) for a task of ``stream`` that starts ``target``: both
+        bound to the same built model; either not bound -> 107005 (BLD-09), a NULL target
+        100000, bound to different models 107000."""
+        rc, t = self._bound_stream(target, E_NULL, unbound_rc=E_STREAM_MODEL)
+        if rc:
+            return rc, None
+        rc, b = self._bound_stream(stream, unbound_rc=E_STREAM_MODEL)
+        if rc:
+            return rc, None
+        if t[0] is not b[0]:
+            return E_PARAM, None
+        return OK, b
+
+    def _store(self, bound: tuple[Any, ModelStream], src: Callable[[], Op], trace: str) -> int:
+        m, ms = bound
+        m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=src, trace=trace))
+        return OK
+
+    @guarded()
+    def active_stream(self, active_stream: Any, stream: Any) -> int:
+        """aclrtActiveStream: both streams bound to the same built model; ``stream`` or
+        ``active_stream`` not bound to a model -> 107005 (BLD-09,
+        ``api/impl/api_impl.cc:5086-5091``)."""
+        rc, b = self._target_and_stream(active_stream, stream)
+        if rc:
+            return rc
+        return self._store(b, lambda t=active_stream: ActiveOp(t), "STREAM_ACTIVE")
+
+    @guarded()
+    def switch_stream(self, left_value: int | None, cond: int, right_value: int | None,
+                      data_type: int, true_stream: Any, false_stream: Any, stream: Any) -> int:
+        """aclrtSwitchStream: device pointers, cond 0..5, data type 0..1, false_stream NULL;
+        ``true_stream`` or ``stream`` not bound to a model -> 107005 (BLD-09,
+        ``api/impl/api_impl.cc:5035-5041``)."""
+        if left_value is None or right_value is None:
+            return E_NULL
+        if not is_plain_int(left_value) or not is_plain_int(right_value):
+            return E_PARAM
+        if not is_plain_int(cond) or cond not in {int(c) for c in Condition}:
+            return E_PARAM
+        if not is_plain_int(data_type) or data_type not in {int(d) for d in CompareDataType}:
+            return E_PARAM
+        if false_stream is not None:
+            return E_PARAM  # reserved
+        rc, b = self._target_and_stream(true_stream, stream)
+        if rc:
+            return rc
+        return self._store(b, lambda: SwitchOp(int(left_value), int(cond), int(right_value),
+                                               int(data_type), true_stream), "STREAM_SWITCH")
+
+    # -- labels -------------------------------------------------------------------------------
+
+    @guarded(NO_CTX_OUT)
+    def create_label(self) -> tuple[int, Any]:
+        """aclrtCreateLabel."""
+        return OK, Label()
+
+    @guarded()
+    def destroy_label(self, label: Any) -> int:
+        """aclrtDestroyLabel."""
+        return _destroy(label, Label)
+
+    @guarded()
+    def set_label(self, label: Any, stream: Any) -> int:
+        """aclrtSetLabel: once per label, on a bound stream."""
+        if label is None:
+            return E_NULL
+        if not live(label, Label):
+            return E_HANDLE
+        rc, b = self._bound_stream(stream)
+        if rc:
+            return rc
+        if label.task is not None and label.task.alive:
+            return E_PARAM
+        m, ms = b
+        label.task = m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=LabelOp,
+                                             trace="LABEL_SET"))
+        return OK
+
+    @guarded(NO_CTX_OUT)
+    def create_label_list(self, labels: list[Any] | None, num: int) -> tuple[int, Any]:
+        """aclrtCreateLabelList: ``num`` live labels, 0 < num <= 65535."""
+        if labels is None:
+            return E_NULL, UNWRITTEN
+        if not is_plain_int(num) or not 0 < num <= MAX_LABELS:
+            return E_PARAM, UNWRITTEN
+        items = list(labels[:num])
+        if len(items) < num or any(x is None for x in items):  # NULL slots past the array
+            return E_NULL, UNWRITTEN
+        if not all(live(x, Label) for x in items):
+            return E_HANDLE, UNWRITTEN
+        return OK, LabelList(items)
+
+    @guarded()
+    def destroy_label_list(self, label_list: Any) -> int:
+        """aclrtDestroyLabelList (the labels stay)."""
+        return _destroy(label_list, LabelList)
+
+    @guarded()
+    def switch_label_by_index(self, ptr: int | None, max_value: int, label_list: Any,
+                              stream: Any) -> int:
+        """aclrtSwitchLabelByIndex: a stream not bound to a model -> 107005 (BLD-09,
+        ``api/impl/api_impl.cc:5513-5516``); ``max_value`` is not validated (any uint32, 0 and
+        past the list included, ``core/src/launch/label_stars.cc:23-36``)."""
+        if ptr is None or label_list is None:
+            return E_NULL
+        if not is_plain_int(ptr) or not is_plain_int(max_value) \
+                or not 0 <= max_value <= 0xFFFF_FFFF:
+            return E_PARAM
+        if not live(label_list, LabelList):
+            return E_HANDLE
+        rc, b = self._bound_stream(stream, unbound_rc=E_STREAM_MODEL)
+        if rc:
+            return rc
+        labels = list(label_list.labels)
+        return self._store(b, lambda: SwitchLabelOp(int(ptr), int(max_value), labels),
+                           "STREAM_LABEL_SWITCH_BY_INDEX")
