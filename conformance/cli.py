@@ -527,7 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "them in this process, where a crash ends the run)")
     run.add_argument("-k", dest="keyword", help="only specs matching this pytest -k expression")
     run.add_argument("--fault", action="append", metavar="NAME",
-                     help="inject a catalogued bug (backends/sim/faults.py) into the sim or the "
+                     help="inject a catalogued bug (backends/faults.py) into the sim or the "
                           "acl emulator; repeatable")
     run.add_argument("--spec-timeout", type=spec_timeout_value, metavar="SECONDS",
                      help="per-spec watchdog: TIMEOUT after this long (default 60; 0: off; "

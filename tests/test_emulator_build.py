@@ -174,7 +174,7 @@ def test_exports_are_exactly_the_readme_list(libs) -> None:
 
 def test_fault_names_match_the_catalogue() -> None:
     """The faults the emulator reads from MDLRI_EMU_FAULTS (faults.c) are exactly
-    backends/sim/faults.py's EMULATOR_FAULTS, so `--fault` accepts each of them."""
+    backends/acl/emulator_faults.py's EMULATOR_FAULTS, so `--fault` accepts each of them."""
     import re
     from pathlib import Path
 

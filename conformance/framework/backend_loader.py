@@ -49,7 +49,7 @@ def worker_index(worker: str | None) -> int:
 def fault_options(name: str, faults: Iterable[str] | None,
                   acl_lib: str | None = None) -> dict[str, Any]:
     """``{"faults": [...]}`` for ``--fault``: the sim takes any catalogue name, the
-    acl backend only the emulator's (:data:`backends.sim.faults.EMULATOR_FAULTS`) and only
+    acl backend only the emulator's (:data:`backends.acl.emulator_faults.EMULATOR_FAULTS`) and only
     with ``--acl-lib emulator``; anything else is a one-line :class:`BackendLoadError`."""
     names = [f for f in (faults or ()) if f]
     if not names:

@@ -96,7 +96,7 @@ def add_options(group: Any) -> None:
     pytest_addoption, so ``group`` then holds every suite option)."""
     own_process.remember_options(group)
     group.addoption("--fault", action="append", default=[], metavar="NAME",
-                    help="inject a catalogued runtime bug (backends/sim/faults.py) into the "
+                    help="inject a catalogued runtime bug (backends/faults.py) into the "
                          "sim, or the acl emulator (--acl-lib emulator); repeatable")
     group.addoption("--spec-timeout", type=spec_timeout_option, default=DEFAULT_SPEC_TIMEOUT,
                     metavar="SECONDS",

@@ -366,7 +366,7 @@ def add_parser(sub: Any) -> None:
     """The ``faults`` subcommand of the CLI."""
     fp = sub.add_parser("faults", help="kill matrix: run the suite once per catalogued fault",
                         description="Run the specs on a deliberately broken backend, once per "
-                                    "fault of backends/sim/faults.py (in parallel), and report "
+                                    "fault of backends/faults.py (in parallel), and report "
                                     "which specs kill each fault, how fast, with how many "
                                     "generated examples and how small a counterexample; writes "
                                     "kill_matrix.json and kill_matrix.html.")
