@@ -28,8 +28,8 @@ from mdlri_conformance.backends.contract import (
     NOT_SUPPORTED_CODES, UNWRITTEN, Backend, Cap, CaptureMode, CaptureStatus, Err, EventFlag,
     MemcpyKind, TaskParams, TaskType, ValueWaitFlag,
 )
+from mdlri_conformance.backends.task_params import kernel_task_params
 from mdlri_conformance.kernel import catalog
-from mdlri_conformance.kernel.params import kernel_task_params
 
 from . import expect
 from .framework import outcomes

@@ -42,7 +42,7 @@ from mdlri_conformance.backends.contract import (
     MemcpyKind, TaskParams, TaskType, ValueWriteTaskParams, EventRecordTaskParams,
     EventWaitTaskParams, EventResetTaskParams, err_name,
 )
-from mdlri_conformance.kernel.params import kernel_task_params
+from mdlri_conformance.backends.task_params import kernel_task_params
 
 from .graphs import (Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType, SetKernel,
                      SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait, WORD_MASK,

@@ -12,8 +12,8 @@ from mdlri_conformance.backends.contract import (
     Cap, Err, EventFlag, LaunchAttrId, MemcpyKind, TaskParams,
     ValueWaitFlag, err_name,
 )
+from mdlri_conformance.backends.task_params import kernel_task_params
 from mdlri_conformance.kernel import catalog
-from mdlri_conformance.kernel.params import kernel_task_params
 
 from .probe_session import (BLOCK_MS, CLEANUP_MS, RELEASE_MS, ROUND_TRIP, SEED_KERNEL, SYNC_MS,
                             Probe, Session, Verdict, answer)

@@ -47,6 +47,7 @@ from mdlri_conformance.backends.contract import (
     Cap, CaptureMode, Err, EventRecordTaskParams, EventResetTaskParams, EventWaitTaskParams,
     TaskParams, TaskType, ValueWriteTaskParams,
 )
+from mdlri_conformance.backends.task_params import kernel_task_params
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.engine.graphs import (
@@ -62,7 +63,6 @@ from mdlri_conformance.conformance.engine.oracle import (
 from mdlri_conformance.conformance.engine.signature import Sig
 from mdlri_conformance.conformance.harness import Dev
 from mdlri_conformance.kernel import catalog
-from mdlri_conformance.kernel.params import kernel_task_params
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING,
                                   Cap.TASK_TYPE, Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE,
