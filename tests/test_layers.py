@@ -6,7 +6,7 @@ resolved against the importing module, and ``from X import name`` is an edge to 
 when that is a module of the package, else to ``X``. The layers, top to bottom (an import
 only goes downward):
 
-1. ``conformance/cli.py`` (the command line) may import anything;
+1. ``conformance/cli/`` (the command line) may import anything;
 2. the content: ``conformance/harness.py``, ``conformance/expect.py``, ``conformance/specs/``,
    ``conformance/scenarios/``, the engine (``conformance/engine/``); the engine never imports
    specs, harness or scenarios;
@@ -209,7 +209,7 @@ def test_the_graph_sees_the_package(graph: dict[str, set[str]]) -> None:
     assert P + "conformance.framework.plugin" in graph
     assert P + "conformance.expect" in graph[P + "conformance.harness"]
     assert P + "conformance.framework.outcomes" in graph[P + "conformance.expect"]
-    # a function-level import (cli.py imports the merge command where it is used)
+    # a function-level import (the cli imports the merge command where it is used)
     assert P + "conformance.framework.merge" in graph[CLI]
 
 

@@ -50,7 +50,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
     final = state.summary["verdict"]["verdict"]
     if session.exitstatus == pytest.ExitCode.OK and final != verdict.PASS:
-        # plain pytest keeps its own exit codes; mdlri-conformance maps the verdict (cli.py)
+        # plain pytest keeps its own exit codes; mdlri-conformance maps the verdict (conformance/cli)
         session.exitstatus = {verdict.NOTHING_TESTED: pytest.ExitCode.NO_TESTS_COLLECTED,
                               verdict.INCOMPLETE: pytest.ExitCode.INTERRUPTED,
                               }.get(final, pytest.ExitCode.TESTS_FAILED)

@@ -1,0 +1,259 @@
+"""The other ``mdlri-conformance`` commands: ``example``, ``replay``, ``doctor``,
+``kernels build``, ``diff``, ``report`` and ``--install-allure``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ..framework.backend_loader import (BackendLoadError, backend_options, fault_options,
+                                        load_backend)
+from .common import PROG, one_line, read_summary, shipped, usage_error
+
+
+def cmd_example(ns: argparse.Namespace) -> int:
+    from ..scenarios import EXAMPLES
+    if ns.name not in EXAMPLES:
+        return usage_error(f"unknown example {ns.name!r}; known: {', '.join(sorted(EXAMPLES))}")
+    try:
+        backend = load_backend(ns.backend, **backend_options(
+            ns.backend, acl_lib=ns.acl_lib, kernel_binary=ns.kernel_binary, devices=ns.devices))
+    except BackendLoadError as exc:
+        return usage_error(str(exc))
+    from ..framework import verdict
+    nothing = verdict.EXIT_CODES[verdict.NOTHING_TESTED]
+    why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
+    if why:
+        backend.close()
+        print(f"NOTHING TESTED: {ns.backend} backend: {why}")
+        return nothing
+    from ..framework.outcomes import Unsupported
+    try:
+        ok = EXAMPLES[ns.name](backend, print)
+    except Unsupported as exc:  # a step answered 207000 / 207019
+        print(f"NOTHING TESTED: UNSUPPORTED: {exc}")
+        return nothing
+    except Exception as exc:  # noqa: BLE001 - the backend's own failure, in one line
+        print(f"INCOMPLETE: the example stopped: {one_line(exc)}")
+        return verdict.EXIT_CODES[verdict.INCOMPLETE]
+    finally:
+        backend.close()
+    return 0 if ok else 1
+
+
+def cmd_replay(ns: argparse.Namespace) -> int:
+    """Replay one case file on a backend and compare with the oracle: prints ``conforms``
+    (exit 0) or the first difference with both values (exit 1). The backend is probed first
+    (conformance.probe): what it cannot show is not judged and is listed, and a difference at
+    or after a 207000 / 207019 answer is NOTHING TESTED (exit 3); a backend that raises stops
+    the replay (INCOMPLETE, exit 4)."""
+    from ..engine import graphs
+    try:
+        ns.case = str(shipped(ns.case, "mdlri_conformance.conformance", "cases", ".json"))
+        text = Path(ns.case).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return usage_error(f"cannot read {ns.case}: {exc}")
+    try:
+        case = graphs.from_json(text)
+        graphs.check(case)
+    except graphs.GraphError as exc:
+        return usage_error(f"{ns.case}: {exc}")
+    from ..engine import oracle
+    try:
+        expected = oracle.expected(case)
+    except (oracle.UndefinedCase, graphs.GraphError) as exc:
+        return usage_error(f"{ns.case}: undefined behaviour: {exc}")
+    try:
+        backend = load_backend(ns.backend, **fault_options(ns.backend, ns.fault))
+    except BackendLoadError as exc:
+        return usage_error(str(exc))
+    from ..framework import probe, verdict
+    from ..engine.runner import compare, judgeable, replay
+    why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
+    if why:
+        backend.close()
+        print(f"NOTHING TESTED: {ns.backend} backend: {why}")
+        return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
+    try:
+        report = probe.run_probes(backend)
+        probe.apply(backend, report)
+        observed = replay(backend, case)
+        keep = judgeable(backend.capabilities, case)
+    except Exception as exc:  # noqa: BLE001 - the backend's own failure, in one line
+        print(f"INCOMPLETE: the replay stopped: {one_line(exc)}")
+        return verdict.EXIT_CODES[verdict.INCOMPLETE]
+    finally:
+        probe.forget(backend)
+        backend.close()
+    for f in report.removed:
+        print(f"not shown by this backend: {f.line()}")
+    div = compare(case, ns.backend, expected, observed, keep=keep)
+    if div is None:
+        print(f"conforms ({len(observed)} observations, backend {ns.backend})")
+        return 0
+    if div.unsupported:
+        print(f"NOTHING TESTED: UNSUPPORTED: {div.unsupported}")
+        return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
+    diff = div.difference
+    print(f"differs at observation {diff.position}: {diff.describe()}")
+    for label, o in (("expected", diff.expected), ("observed", diff.observed)):
+        print(f"  {label}: " + ("nothing" if o is None
+                                else f"{o.phase}[{o.index}] {o.what} = {o.value!r}"))
+    return 1
+
+
+def cmd_doctor(ns: argparse.Namespace) -> int:
+    """Print what the acl backend finds: library, version, SoC, devices, what is missing."""
+    from mdlri_conformance.backends.acl import cache_root, default_kernel_binary, resolve as acl_resolve
+    from mdlri_conformance.backends.acl.probe import run_probe
+    try:
+        device = backend_options("acl", devices=ns.devices)["device"]
+    except BackendLoadError as exc:
+        return usage_error(str(exc))
+    d, reason = acl_resolve(ns.acl_lib)
+    if getattr(d, "error", None):  # a library named explicitly that names nothing usable
+        return usage_error(str(d.error))
+    if reason:
+        print(f"library: not found: {reason}")
+        for t in d.tried[:40]:
+            print(f"  searched: {t}")
+        print(f"UNSUPPORTED: acl backend: {reason}")
+        return 1
+    path = d.path
+    if d.emulator:
+        try:
+            from mdlri_conformance.backends.acl.emulator import build
+            path = Path(build.emulator_library())
+        except Exception as exc:  # noqa: BLE001 - gcc missing, compile error, cache
+            from mdlri_conformance.backends.acl import emulator_build_reason
+            print(f"UNSUPPORTED: acl backend: {emulator_build_reason(exc)}")
+            return 1
+    print(f"library: {path} (found via {d.source})")
+    info = run_probe(Path(str(path)), device)
+    problems = [info[k] for k in ("load_error", "probe_error") if k in info]
+    if info.get("missing_required"):
+        problems.append("not an ACL runtime: it does not export "
+                        + ", ".join(info["missing_required"]))
+    print(f"version: ACL {info.get('version', 'unknown')}"
+          + (f" + {info['emulator']}" if info.get("emulator") else ""))
+    print(f"soc: {info.get('soc') or 'unknown (aclrtGetSocName returned NULL or is absent)'}")
+    if "init_rc" in info:
+        print(f"aclInit: rc {info['init_rc']}")
+        if info["init_rc"] not in (0, 100002):
+            problems.append(f"aclInit failed with {info['init_rc']}")
+    if "device_count" in info:
+        print(f"devices: {info['device_count']} (rc {info.get('device_count_rc')})")
+        if info.get("device_count_rc") or not info["device_count"]:
+            problems.append("no NPU visible (check the driver, ASCEND_RT_VISIBLE_DEVICES)")
+    if "set_device_rc" in info:
+        print(f"aclrtSetDevice({device}): rc {info['set_device_rc']}")
+        if info["set_device_rc"]:
+            problems.append(f"aclrtSetDevice({device}) failed with {info['set_device_rc']}")
+    for msg in info.get("errors", []):
+        print(f"runtime message: {msg}")
+    if info.get("missing"):
+        print(f"missing symbols ({len(info['missing'])}): {', '.join(info['missing'])}")
+    kb = ns.kernel_binary or os.environ.get("MDLRI_KERNEL_BINARY")
+    if not kb and not info.get("emulator"):
+        kb = str(default_kernel_binary(info.get("soc")))
+    if kb:
+        state = "present" if os.path.isfile(kb) else (
+            "MISSING: build it with `mdlri-conformance kernels build` or pass --kernel-binary")
+        print(f"kernel binary: {kb} ({state})")
+    else:
+        print("kernel binary: the emulator's host kernel library (built on demand)")
+    print(f"cache: {cache_root()}")
+    for p in problems:
+        print(f"problem: {p}")
+    print("status: " + ("ready" if not problems else "UNSUPPORTED"))
+    return 0 if not problems else 1
+
+
+def cmd_kernels_build(ns: argparse.Namespace) -> int:
+    """Build kernel/ascendc/ into the kernels cache (exit 2 with one line when CANN is absent)."""
+    from mdlri_conformance.backends.acl.kernels_build import BuildFailed, CannMissing, build
+    try:
+        path = build(soc=ns.soc, output=ns.output)
+    except CannMissing as exc:
+        print(f"{PROG}: kernels build: {exc}", file=sys.stderr)
+        return 2
+    except BuildFailed as exc:
+        print(f"{PROG}: kernels build: {exc}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
+
+
+def cmd_diff(ns: argparse.Namespace) -> int:
+    from mdlri_conformance.reports.diff import diff_runs, format_diff
+    from mdlri_conformance.reports.runs import RunError, load_run
+    try:
+        a, b = load_run(ns.run_a), load_run(ns.run_b)
+    except RunError as exc:
+        return usage_error(str(exc))
+    d = diff_runs(a, b)
+    for line in format_diff(d, a, b):
+        print(line)
+    return 1 if d.new_failures else 0
+
+
+def cmd_report(ns: argparse.Namespace) -> int:
+    if ns.install_allure:
+        code = cmd_install_allure(ns)
+        if code or not ns.run_dir:
+            return code
+    if not ns.run_dir:
+        return usage_error("report: give a run directory (or --install-allure)")
+    return _report(ns)
+
+
+def _report(ns: argparse.Namespace) -> int:
+    from mdlri_conformance.reports.runs import RunError, load_run, load_rows
+    from ..framework.artefacts import write_all
+    from ..framework.summary import build_summary
+    from ..framework import rundir
+    from ..framework.summary import format_table
+    try:
+        run = load_run(ns.run_dir)
+        rows = load_rows(run.path / "results.jsonl")
+    except RunError as exc:
+        return usage_error(str(exc))
+    previous = read_summary(run.path) or {}
+    meta = rundir.read_meta(run.path)
+    summary = build_summary(rows, {c for r in rows for c in r.get("clauses", [])}, run.backend,
+                            collected=rundir.read_collected(run.path),
+                            ended=rundir.ended(run.path),
+                            selection=(previous.get("completeness") or {}).get("selection", ""))
+    for key in ("order", "probe", "shard", "shards", "merge_problems"):  # only the run knew
+        if key in previous:
+            summary[key] = previous[key]
+    try:
+        write_all(run.path, rows, summary)
+    except OSError as exc:
+        return usage_error(f"{run.path}: cannot write the report ({exc.strerror or exc})")
+    for line in format_table(summary):
+        print(line)
+    if not meta:
+        print("(no run.json: a run directory from an older version; how it ended is unknown)")
+    print(f"{run.path / 'index.html'}")
+    code = int(summary["verdict"]["exit_code"])
+    if ns.allure_html:
+        from mdlri_conformance.backends.acl import cache_root
+        from mdlri_conformance.reports.allure import AllureError, generate
+        try:
+            print(generate(run.path, cache_root()))
+        except AllureError as exc:
+            return usage_error(str(exc))
+    return code
+
+
+def cmd_install_allure(ns: argparse.Namespace) -> int:
+    from mdlri_conformance.backends.acl import cache_root
+    from mdlri_conformance.reports.allure import AllureError, install
+    try:
+        print(install(cache_root()))
+    except AllureError as exc:
+        return usage_error(str(exc))
+    return 0

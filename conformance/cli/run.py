@@ -1,0 +1,198 @@
+"""``mdlri-conformance run``: check every input before pytest starts (one line, exit 2),
+then run the specs in a pytest subprocess and map its end to the verdict's exit code."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.resources
+import os
+import sys
+import time
+from pathlib import Path
+
+from ..framework.backend_loader import (BackendLoadError, backend_options, parse_devices,
+                                        preflight, resolve)
+from .common import PROG, read_summary, shipped, usage_error
+
+SPEC_DIR = Path(str(importlib.resources.files("mdlri_conformance.conformance.specs")))
+
+
+def _acl_args(ns: argparse.Namespace) -> list[str]:
+    """The acl options forwarded to pytest."""
+    args: list[str] = []
+    for opt, value in (("--acl-lib", ns.acl_lib), ("--kernel-binary", ns.kernel_binary),
+                       ("--devices", ns.devices)):
+        if value:
+            args += [opt, str(value)]
+    return args
+
+
+def workers(text: str) -> str:
+    """``-n``: a worker count >= 0, or ``auto`` / ``logical`` (argparse type)."""
+    if text in ("auto", "logical"):
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: use a number of workers >= 0, or auto")
+    return str(n)
+
+
+def _bad_expression(expr: str) -> str | None:
+    """Why a -k expression does not parse (pytest's own parser), None when it does; checked
+    here because a worker that meets it after collection takes the run down."""
+    try:
+        from _pytest.mark.expression import Expression
+    except ImportError:  # pytest moved it: pytest reports it itself
+        return None
+    try:
+        Expression.compile(expr)
+    except Exception as exc:  # noqa: BLE001 - ParseError (pytest 8) or SyntaxError (pytest 9)
+        text = str(exc).strip().splitlines()
+        return text[0] if text else type(exc).__name__
+    return None
+
+
+def _bad_pytest_args(args: list[str]) -> str | None:
+    """Why pytest would refuse the extra arguments given after ``--`` (its error line), None
+    when it takes them; parsed here so the refusal is one line, not pytest's usage block."""
+    import pytest
+    try:
+        from _pytest.config import _prepareconfig
+    except ImportError:  # pytest moved it: pytest reports it itself
+        return None
+    try:
+        # --noconftest: the specs' conftest imported here, before the run's own pytest in
+        # this process, would come too early for pytest's assertion rewriting there
+        config = _prepareconfig([str(SPEC_DIR), "-p",
+                                 "mdlri_conformance.conformance.framework.plugin",
+                                 "--noconftest", *args])
+    except pytest.UsageError as exc:
+        lines = [ln.strip() for ln in str(exc).splitlines() if "error:" in ln]
+        return lines[0].split("error:", 1)[1].strip() if lines else str(exc).strip()
+    except SystemExit:  # --help, --version: pytest printed it
+        return None
+    config._ensure_unconfigure()
+    return None
+
+
+def keep_runs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: keep at least 1 run")
+    return n
+
+
+def cmd_run(ns: argparse.Namespace) -> int:
+    from ..framework import rundir
+    from ..framework import verdict
+    try:
+        resolve(ns.backend)
+        if ns.against:
+            resolve(ns.against)
+        options = backend_options(ns.backend, devices=ns.devices, acl_lib=ns.acl_lib,
+                                  faults=ns.fault)
+        unavailable = preflight(ns.backend, options, devices=parse_devices(ns.devices),
+                                lib=ns.acl_lib, kernel_binary=ns.kernel_binary)
+    except BackendLoadError as exc:
+        return usage_error(str(exc))
+    if unavailable:  # no process could load it: every spec would be UNSUPPORTED
+        print(f"{PROG}: NOTHING TESTED: {ns.backend} backend: {unavailable}", file=sys.stderr)
+        return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
+    report_dir = Path(ns.report_dir) if ns.report_dir else (
+        Path("reports") / "out" / (time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"))
+    why = _bad_expression(ns.keyword) if ns.keyword else None
+    if why:
+        return usage_error(f"-k {ns.keyword!r}: {why}")
+    from ..framework.conflicts import check_args
+    why = check_args(ns)
+    if why:
+        return usage_error(why)
+    why = _bad_pytest_args(ns.pytest_args) if ns.pytest_args else None
+    if why:
+        return usage_error(f"pytest arguments after --: {why}")
+    if ns.expectations:
+        from ..framework import known
+        ns.expectations = str(shipped(ns.expectations, "mdlri_conformance.conformance.framework",
+                                       "expectations", ".toml"))
+        try:
+            known.load(ns.expectations, known.known_ids(SPEC_DIR))
+        except known.ExpectationsError as exc:
+            return usage_error(str(exc))
+    try:
+        rundir.claim(report_dir)
+    except rundir.RunDirError as exc:
+        return usage_error(str(exc))
+    # rootdir: the folder above conformance/, so node ids read conformance/specs/... whether the
+    # suite is a checkout or an installed wheel (expectations, shards and merges compare them)
+    args = [str(SPEC_DIR), "--rootdir", str(SPEC_DIR.parent.parent),
+            "-p", "mdlri_conformance.conformance.framework.plugin", "--backend", ns.backend,
+            "--profile", ns.profile, "--report-dir", str(report_dir),
+            "--junitxml", str(report_dir / "junit.xml"),
+            "-o", "junit_family=xunit1", "-q", "-rfE", "--tb=short", *_acl_args(ns)]
+    if ns.allure:
+        args += ["--alluredir", str(report_dir / "allure-results")]
+    else:
+        args += ["-p", "no:allure_pytest"]
+    if ns.expectations:
+        args += ["--expectations", ns.expectations]
+    if ns.against:
+        args += ["--against", ns.against]
+    for name in ns.fault or ():  # injected runtime bugs
+        args += ["--fault", name]
+    if ns.spec_timeout is not None:
+        args += ["--spec-timeout", str(ns.spec_timeout)]
+    # specs never run in this process by default: a crash is then one spec's CRASH row, and
+    # an emulator fault is read by a freshly loaded library
+    args += ["-n", str(ns.workers if ns.workers is not None else 1)]
+    if ns.keyword:
+        args += ["-k", ns.keyword]
+    if ns.shard:
+        args += ["--shard", ns.shard]
+    args += ns.pytest_args
+    import pytest
+    code = int(pytest.main(args))
+    result = _run_exit(code, report_dir, ns)
+    _tidy(report_dir, ns.keep_runs)
+    return result
+
+
+def _run_exit(code: int, report_dir: Path, ns: argparse.Namespace) -> int:
+    """The exit code of ``run``: the verdict in summary.json, or pytest's status mapped when
+    the run wrote none (no spec was selected, a usage error, an interruption before any spec)."""
+    from ..framework import verdict
+    if code == 4:  # pytest's usage error: it printed the line
+        return verdict.USAGE_EXIT
+    summary = read_summary(report_dir)
+    if summary is not None and "verdict" in summary:
+        return int(summary["verdict"]["exit_code"])
+    if code in (2, 3):  # interrupted, internal error: before any row was written
+        print(f"{PROG}: INCOMPLETE: the run stopped before any spec reported "
+              f"(pytest exit {code})", file=sys.stderr)
+        return verdict.EXIT_CODES[verdict.INCOMPLETE]
+    if code == 1:
+        return verdict.EXIT_CODES[verdict.FAIL]
+    why = f"no spec matches -k {ns.keyword!r}" if ns.keyword else "no spec was selected"
+    print(f"{PROG}: NOTHING TESTED: {why}", file=sys.stderr)
+    return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
+
+
+def _tidy(report_dir: Path, keep: int | None) -> None:
+    """Remove the report directory if the run left it empty (or only a junit.xml with no
+    spec); keep the newest ``keep`` runs beside it."""
+    from ..framework import rundir
+    if not rundir.holds_run(report_dir):
+        for leftover in ("junit.xml",):
+            (report_dir / leftover).unlink(missing_ok=True)
+        try:
+            report_dir.rmdir()
+        except OSError:
+            pass
+    if keep:
+        for old in rundir.prune(report_dir.parent, keep, current=report_dir):
+            print(f"removed old run {old}")
