@@ -145,3 +145,57 @@ def test_subset_runs_do_not_flag_unused_entries(pytester: pytest.Pytester) -> No
     res, _ = _run(pytester, '[[expect]]\nid = "TMO-03"\noutcome = "FAIL"\nreason = "stale"\n',
                   "-k", "documented_pass")
     assert res.ret == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# --gate strict: a CHANGED the expectations file does not accept fails the gate
+
+
+def test_strict_gate_fails_on_an_unaccepted_changed(pytester: pytest.Pytester) -> None:
+    res, rows = _run(pytester, '[[expect]]\nid = "CAP-04"\noutcome = "FAIL"\nreason = "known"\n',
+                     "--gate", "strict")
+    assert res.ret == 1
+    by = {r["nodeid"].split("::")[-1]: r for r in rows}
+    assert by["test_implementation_fail"]["outcome"] == "CHANGED"
+    assert by["test_implementation_fail"]["gated"] is True
+    assert by["test_documented_fail"]["outcome"] == "XFAIL"
+    assert "gated" not in by["test_documented_pass"]
+    summary = json.loads((pytester.path / "out" / "summary.json").read_text())
+    assert summary["gate"] == "fail" and summary["gate_mode"] == "strict"
+    res.stdout.fnmatch_lines(["gate (strict): FAIL (backend *): 1 spec(s) fail the gate*",
+                              "  CHANGED  test_specs.py::test_implementation_fail: ?LIST-05?*"])
+
+
+def test_strict_gate_passes_when_the_file_accepts_the_changed(pytester: pytest.Pytester) -> None:
+    res, rows = _run(pytester, '[[expect]]\nid = "CAP-04"\noutcome = "FAIL"\nreason = "known"\n'
+                               '[[expect]]\nid = "LIST-05"\noutcome = "CHANGED"\nreason = "new '
+                               'release"\n', "--gate", "strict")
+    assert res.ret == 0
+    by = {r["nodeid"].split("::")[-1]: r for r in rows}
+    assert by["test_implementation_fail"]["outcome"] == "XFAIL"
+    assert "gated" not in by["test_implementation_fail"]
+
+
+def test_strict_gate_without_an_expectations_file(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_specs=SPECS)
+    out = pytester.path / "out"
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "--backend",
+                             "tests.fakes:create", "--report-dir", str(out), "--gate", "strict",
+                             "-k", "implementation or documented_pass")
+    assert res.ret == 1
+    rows = {r["nodeid"].split("::")[-1]: r
+            for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert rows["test_implementation_fail"]["gated"] is True
+    assert rows["test_documented_pass"]["outcome"] == "PASS"
+
+
+def test_default_gate_lets_changed_pass(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_specs=SPECS)
+    out = pytester.path / "out"
+    res = pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin", "--backend",
+                             "tests.fakes:create", "--report-dir", str(out),
+                             "-k", "implementation or documented_pass")
+    assert res.ret == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["gate"] == "pass" and summary["gate_mode"] == "default"
+    res.stdout.fnmatch_lines(["gate: PASS (backend *)*"])

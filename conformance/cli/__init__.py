@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="known divergences and required capabilities (TOML): a path, or the "
                           "name of a shipped file: sim, acl-emulator, cann-681ef76, atlas-a2, "
                           "atlas-a3")
+    run.add_argument("--gate", default="default", choices=("default", "strict"),
+                     help="strict: a CHANGED that the expectations file does not accept fails "
+                          "the gate (driver upgrades); default: only documented behaviour does")
     run.add_argument("--profile", default="ci", choices=("ci", "dev", "deep", "hw"))
     run.add_argument("-n", "--workers", type=workers,
                      help="parallel workers (pytest-xdist), e.g. 2 or auto (default 1: the "

@@ -141,6 +141,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
         args += ["-p", "no:allure_pytest"]
     if ns.expectations:
         args += ["--expectations", ns.expectations]
+    if ns.gate != "default":
+        args += ["--gate", ns.gate]
     if ns.against:
         args += ["--against", ns.against]
     for name in ns.fault or ():  # injected runtime bugs

@@ -34,6 +34,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--devices", default=None,
                 help="acl backend: device ids, e.g. 0,1,2,3; xdist worker k binds "
                      "devices[k %% len] (default: 0)")
+    g.addoption("--gate", default="default", choices=("default", "strict"),
+                help="strict: a CHANGED that the expectations file does not accept fails the "
+                     "gate (a behaviour change in a new release stops the pipeline)")
     g.addoption("--no-probe", action="store_true", default=False,
                 help="trust the backend's declared capabilities instead of probing them at "
                      "backend start (debugging only)")

@@ -24,10 +24,12 @@ class RunState:
     """What the controller process accumulates for the summary."""
 
     def __init__(self, report_dir: Path, backend_name: str,
-                 expectations: Expectations | None = None) -> None:
+                 expectations: Expectations | None = None, gate: str = "default") -> None:
         self.report_dir = report_dir
         self.backend_name = backend_name
         self.expectations = expectations
+        #: "strict": every CHANGED the expectations file does not accept fails the gate
+        self.gate = gate
         self.backend_version = ""
         self.summary: dict[str, Any] | None = None
         self.expectation_errors: list[str] = []
@@ -81,7 +83,7 @@ def start_recording(config: pytest.Config, backend_name: str, backend: Any) -> R
         except known.ExpectationsError as exc:
             raise pytest.UsageError(str(exc)) from None
     try:
-        state = RunState(report_dir, backend_name, exp)
+        state = RunState(report_dir, backend_name, exp, config.getoption("--gate"))
     except OSError as exc:
         raise pytest.UsageError(f"report directory {report_dir}: {exc.strerror or exc}") from None
     if backend is not None:
@@ -207,10 +209,13 @@ class Recorder:
         self.state.record(row)
 
     def _apply_expectations(self, report: pytest.TestReport, info: dict[str, Any]) -> None:
-        """XFAIL / XPASS per the expectations file; gated CHANGED. Runs before pytest counts
-        the report, so the exit status is the gate's verdict."""
+        """XFAIL / XPASS per the expectations file; gated CHANGED (by the file, or every
+        CHANGED it does not accept under ``--gate strict``). Runs before pytest counts the
+        report, so the exit status is the gate's verdict."""
         exp = self.state.expectations
         if exp is None:
+            if self.state.gate == "strict" and info["outcome"] == "CHANGED":
+                self._gate_changed(report, info, "--gate strict")
             return
         entry = exp.lookup(report.nodeid, info["clauses"], self.state.backend_version)
         final = known.apply(info["outcome"], entry)
@@ -229,9 +234,16 @@ class Recorder:
             report.longrepr = (f"UNSUPPORTED on required capability "
                                f"{', '.join(info['required'])} ({exp.path}): {info['message']}")
         elif final == "CHANGED" and exp.gates_changed(info["clauses"]):
-            info["gated"] = True
-            report.outcome = "failed"
-            if hasattr(report, "wasxfail"):
-                del report.wasxfail  # pytest does not count an xfail-marked failure
-            report.longrepr = f"CHANGED (gated by {exp.path}): {info['message']}"
+            self._gate_changed(report, info, str(exp.path))
+        elif final == "CHANGED" and self.state.gate == "strict":
+            self._gate_changed(report, info, "--gate strict")
         info["outcome"] = final
+
+    @staticmethod
+    def _gate_changed(report: pytest.TestReport, info: dict[str, Any], by: str) -> None:
+        """A CHANGED that fails the gate: the row says so (``gated``), pytest counts a failure."""
+        info["gated"] = True
+        report.outcome = "failed"
+        if hasattr(report, "wasxfail"):
+            del report.wasxfail  # pytest does not count an xfail-marked failure
+        report.longrepr = f"CHANGED (gated by {by}): {info['message']}"

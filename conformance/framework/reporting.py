@@ -34,6 +34,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # how the specs were ordered (the seed that reproduces a random order), before the
     # artefacts are written so summary.md / index.html carry it too
     state.summary["order"] = isolation.order_info(session.config)
+    state.summary["gate_mode"] = state.gate
     if state.probes:
         state.summary["probe"] = probe_summary(state.probes)
         rundir.write_json(state.report_dir / "probe.json", state.summary["probe"])

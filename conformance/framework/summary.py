@@ -240,7 +240,8 @@ def completeness_line(summary: dict[str, Any]) -> str:
 def verdict_line(summary: dict[str, Any]) -> str:
     """``gate: VERDICT (backend B): why``."""
     v = summary.get("verdict") or {"verdict": summary["gate"].upper(), "why": ""}
-    return (f"gate: {v['verdict']} (backend {summary['backend']})"
+    strict = " (strict)" if summary.get("gate_mode") == "strict" else ""
+    return (f"gate{strict}: {v['verdict']} (backend {summary['backend']})"
             + (f": {v['why']}" if v.get("why") else ""))
 
 
