@@ -28,6 +28,7 @@ def test_matrix_on_two_faults(tmp_path: Path) -> None:
                             r"spec\(s\) in [\d.]+ s \(first after [\d.]+ s\)", line), line
     on_disk = json.loads((out / "kill_matrix.json").read_text())
     assert on_disk["summary"] == matrix["summary"]
+    assert on_disk["pytest_args"] == ["-k", "test_listing"]
     s = matrix["summary"]
     assert s["faults"] == 2 and s["killed"] == 2 and s["kill_rate"] == 1.0
     assert s["median_time_to_kill_s"] is not None and s["max_time_to_kill_s"] >= \
@@ -132,3 +133,26 @@ def test_progress_reaches_a_pipe_as_it_happens(tmp_path: Path) -> None:
     assert [m for _, m in arrived][0].startswith("[baseline] 3 specs")
     assert arrived[1][1].startswith("[1/2] no-107039: killed by 1 spec(s)")
     assert arrived[-1][1] == "END" and arrived[-1][0] - arrived[1][0] > 1.5
+
+
+def _faults(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mdlri_conformance.conformance.cli", "faults",
+                           "--out", str(tmp_path / "km"), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_bad_spec_expression_is_one_line(tmp_path: Path) -> None:
+    res = _faults(tmp_path, "-k", "generated or (")
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "mdlri-conformance faults: error: -k 'generated or (': ")
+    assert not (tmp_path / "km").exists()
+
+
+def test_an_expression_that_selects_nothing_is_nothing_tested(tmp_path: Path) -> None:
+    res = _faults(tmp_path, "-k", "no_spec_is_called_this", "--only", "no-107039")
+    assert res.returncode == 3
+    assert res.stderr.strip().splitlines()[-1] == (
+        "mdlri-conformance faults: NOTHING TESTED: the baseline ran no spec "
+        "(-k 'no_spec_is_called_this' selects none)")

@@ -4,7 +4,6 @@ then run the specs in a pytest subprocess and map its end to the verdict's exit 
 from __future__ import annotations
 
 import argparse
-import importlib.resources
 import os
 import sys
 import time
@@ -12,10 +11,8 @@ from pathlib import Path
 
 from ..framework.backend_loader import (BackendLoadError, backend_options, parse_devices,
                                         preflight, resolve)
+from ..framework.items import SPEC_DIR, bad_expression
 from .common import PROG, read_summary, shipped, usage_error
-
-SPEC_DIR = Path(str(importlib.resources.files("mdlri_conformance.conformance.specs")))
-
 
 def _acl_args(ns: argparse.Namespace) -> list[str]:
     """The acl options forwarded to pytest."""
@@ -38,21 +35,6 @@ def workers(text: str) -> str:
     if n < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: use a number of workers >= 0, or auto")
     return str(n)
-
-
-def _bad_expression(expr: str) -> str | None:
-    """Why a -k expression does not parse (pytest's own parser), None when it does; checked
-    here because a worker that meets it after collection takes the run down."""
-    try:
-        from _pytest.mark.expression import Expression
-    except ImportError:  # pytest moved it: pytest reports it itself
-        return None
-    try:
-        Expression.compile(expr)
-    except Exception as exc:  # noqa: BLE001 - ParseError (pytest 8) or SyntaxError (pytest 9)
-        text = str(exc).strip().splitlines()
-        return text[0] if text else type(exc).__name__
-    return None
 
 
 def _bad_pytest_args(args: list[str]) -> str | None:
@@ -106,7 +88,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
     report_dir = Path(ns.report_dir) if ns.report_dir else (
         Path("reports") / "out" / (time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"))
-    why = _bad_expression(ns.keyword) if ns.keyword else None
+    why = bad_expression(ns.keyword) if ns.keyword else None
     if why:
         return usage_error(f"-k {ns.keyword!r}: {why}")
     from ..framework.conflicts import check_args

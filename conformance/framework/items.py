@@ -33,3 +33,18 @@ def area_of(item: pytest.Item, ids: tuple[str, ...]) -> str:
     if stem.startswith("test_"):
         return stem[len("test_"):]
     return registry.get(ids[0]).area if ids else "other"
+
+
+def bad_expression(expr: str) -> str | None:
+    """Why a -k expression does not parse (pytest's own parser), None when it does; checked
+    before a run starts because a worker that meets it after collection takes the run down."""
+    try:
+        from _pytest.mark.expression import Expression
+    except ImportError:  # pytest moved it: pytest reports it itself
+        return None
+    try:
+        Expression.compile(expr)
+    except Exception as exc:  # noqa: BLE001 - ParseError (pytest 8) or SyntaxError (pytest 9)
+        text = str(exc).strip().splitlines()
+        return text[0] if text else type(exc).__name__
+    return None

@@ -35,7 +35,6 @@ Overall: the kill rate, and the median and maximum time to kill. Output:
 from __future__ import annotations
 
 import html
-import importlib.resources
 import json
 import os
 import statistics
@@ -50,7 +49,8 @@ from typing import Any, Callable, Sequence
 from mdlri_conformance.backends.acl.emulator_faults import EMULATOR_FAULTS
 from mdlri_conformance.backends.faults import FAULTS
 
-SPEC_DIR = Path(str(importlib.resources.files("mdlri_conformance.conformance.specs")))
+from .items import SPEC_DIR, bad_expression
+
 REPO = SPEC_DIR.parents[1]
 KILL_OUTCOMES = frozenset({"FAIL", "ERROR", "CHANGED", "TIMEOUT", "CRASH"})
 #: --spec-timeout of the fault runs (a hang costs this much, and as much again in native code)
@@ -239,7 +239,7 @@ def run_matrix(faults: Sequence[str], out: Path, *, backend: str = "sim",
     base_res = results[None]
     baseline = baseline or {}  # set: the baseline's future is among those completed
     matrix = {"backend": backend, "acl_lib": acl_lib, "profile": profile,
-              "spec_timeout_s": spec_timeout, "jobs": jobs,
+              "spec_timeout_s": spec_timeout, "jobs": jobs, "pytest_args": list(extra),
               "wall_s": round(time.monotonic() - t0, 2),
               "baseline": {"specs": len(base_res["rows"]), "wall_s": base_res["wall_s"],
                            "not_passing": sorted(n for n, o in baseline.items()
@@ -338,6 +338,11 @@ def _cmd_faults(ns: Any) -> int:
     if ns.jobs < 1:
         print(f"{prog}: error: -j {ns.jobs}: run at least 1 fault at a time", file=sys.stderr)
         return 2
+    extra = ["-k", ns.keyword] if ns.keyword else []
+    why = bad_expression(ns.keyword) if ns.keyword else None
+    if why:
+        print(f"{prog}: error: -k {ns.keyword!r}: {why}", file=sys.stderr)
+        return 2
     acl_lib = "emulator" if ns.backend == "acl" else None
     if ns.backend == "acl":
         from mdlri_conformance.backends.acl import preflight
@@ -351,10 +356,16 @@ def _cmd_faults(ns: Any) -> int:
         print(f"{prog}: error: --out {out}: exists and is not an empty directory (a kill "
               "matrix never writes into another run's directory)", file=sys.stderr)
         return 2
+    selected = f", specs -k {ns.keyword!r}" if ns.keyword else ""
     say(f"kill matrix: {len(chosen)} faults on {ns.backend}, -j {ns.jobs}, profile "
-        f"{ns.profile}, spec timeout {ns.spec_timeout:g} s -> {out}; a line as each run ends")
+        f"{ns.profile}, spec timeout {ns.spec_timeout:g} s{selected} -> {out}; a line as each "
+        "run ends")
     matrix = run_matrix(chosen, out, backend=ns.backend, acl_lib=acl_lib, jobs=ns.jobs,
-                        profile=ns.profile, spec_timeout=ns.spec_timeout)
+                        profile=ns.profile, spec_timeout=ns.spec_timeout, extra=extra)
+    if not matrix["baseline"]["specs"]:
+        print(f"{prog}: NOTHING TESTED: the baseline ran no spec"
+              + (f" (-k {ns.keyword!r} selects none)" if ns.keyword else ""), file=sys.stderr)
+        return 3
     for line in format_table(matrix):
         print(line)
     print(f"matrix: {out / 'kill_matrix.json'} (report {out / 'index.html'})")
@@ -362,8 +373,8 @@ def _cmd_faults(ns: Any) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    from .watchdog import spec_timeout_value
     """The ``faults`` subcommand of the CLI."""
+    from .watchdog import spec_timeout_value
     fp = sub.add_parser("faults", help="kill matrix: run the suite once per catalogued fault",
                         description="Run the specs on a deliberately broken backend, once per "
                                     "fault of backends/faults.py (in parallel), and report "
@@ -374,6 +385,9 @@ def add_parser(sub: Any) -> None:
                     help="sim (default) or acl (the host emulator, its faults only)")
     fp.add_argument("-j", "--jobs", type=int, default=2, help="fault runs at once (default 2)")
     fp.add_argument("--only", nargs="+", metavar="NAME", help="only these faults")
+    fp.add_argument("-k", dest="keyword", metavar="EXPRESSION",
+                    help="only the specs matching this pytest -k expression, e.g. \"generated or "
+                         "stateful\" (what the generated tier alone kills)")
     fp.add_argument("--list", action="store_true", help="print the catalogue and exit")
     fp.add_argument("--profile", default="ci", choices=("ci", "dev", "deep", "hw"))
     fp.add_argument("--spec-timeout", type=spec_timeout_value, default=SPEC_TIMEOUT_S,
