@@ -23,13 +23,10 @@ class BuildApi:
     """Models built from bound PERSISTENT streams (BLD), Execute (EXE-10..13), Abort (ABT)."""
 
     def _built(self, model: Any) -> tuple[int, Any]:
-        if model is None:
-            return E_NULL, None
-        if not live(model, SimModel):
-            return E_HANDLE, None
-        if not isinstance(model, BuiltModel):
+        rc, m = self._model(model, E_NULL)
+        if rc == OK and not isinstance(m, BuiltModel):
             return E_PARAM, None  # "ACL Graph mode is not supported"
-        return OK, model
+        return rc, m
 
     @guarded(NO_CTX_OUT)
     def build_begin(self, flag: int, *, null_model: bool = False) -> tuple[int, Any]:

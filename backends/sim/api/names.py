@@ -10,27 +10,18 @@ from mdlri_conformance.backends.contract import UNWRITTEN
 
 from ..debugjson import debug_json
 from ..guard import NO_CTX_OUT, guarded
-from ..handles import live
-from ..model import SimModel
-from .checks import E_HANDLE, E_INTERNAL, E_NULL, E_PARAM, OK, is_plain_int
+from .checks import E_INTERNAL, E_NULL, E_PARAM, OK, is_plain_int
 
 
 class NamesApi:
     """Model names, ids and DebugJsonPrint."""
-
-    def _named(self, model: Any) -> tuple[int, Any]:
-        if model is None:
-            return E_NULL, None
-        if not live(model, SimModel):
-            return E_HANDLE, None
-        return OK, model
 
     @guarded()
     def set_name(self, model: Any, name: str | None) -> int:
         """aclmdlRISetName (NAME-01/04): stored in full, the last call wins."""
         if name is None:
             return E_NULL
-        rc, m = self._named(model)
+        rc, m = self._model(model, E_NULL)
         if rc:
             return rc
         if not isinstance(name, str):
@@ -44,7 +35,7 @@ class NamesApi:
         buffer cleared (memcpy_s); maxLen 0 -> 107000."""
         if null_buf:
             return E_NULL, UNWRITTEN
-        rc, m = self._named(model)
+        rc, m = self._model(model, E_NULL)
         if rc:
             return rc, UNWRITTEN
         if not is_plain_int(max_len) or max_len <= 0:
@@ -59,7 +50,7 @@ class NamesApi:
         """aclmdlRIGetId (NAME-05): the handle's process-unique id, never reused (Q-24)."""
         if null_out:
             return E_NULL, UNWRITTEN
-        rc, m = self._named(model)
+        rc, m = self._model(model, E_NULL)
         if rc:
             return rc, UNWRITTEN
         return OK, m.id
@@ -69,7 +60,7 @@ class NamesApi:
         """aclmdlRIDebugJsonPrint (DBG-01..04): a Chrome-trace JSON array, any time."""
         if path is None:
             return E_NULL
-        rc, m = self._named(model)
+        rc, m = self._model(model, E_NULL)
         if rc:
             return rc
         if not isinstance(path, (str, os.PathLike)):
