@@ -213,11 +213,8 @@ class Recorder:
         CHANGED it does not accept under ``--gate strict``). Runs before pytest counts the
         report, so the exit status is the gate's verdict."""
         exp = self.state.expectations
-        if exp is None:
-            if self.state.gate == "strict" and info["outcome"] == "CHANGED":
-                self._gate_changed(report, info, "--gate strict")
-            return
-        entry = exp.lookup(report.nodeid, info["clauses"], self.state.backend_version)
+        entry = exp.lookup(report.nodeid, info["clauses"], self.state.backend_version) \
+            if exp is not None else None
         final = known.apply(info["outcome"], entry)
         info.update(known.describe(entry))
         if final == "XFAIL":
@@ -227,13 +224,13 @@ class Recorder:
             report.outcome = "failed"
             report.longrepr = (f"XPASS: expected {entry.outcome} ({entry.reason}) but it passed; "
                                f"remove {exp.path}:{entry.line}")
-        elif final == "UNSUPPORTED" and exp.required_missing(info):
+        elif final == "UNSUPPORTED" and exp is not None and exp.required_missing(info):
             info["gated"] = True
             info["required"] = exp.required_missing(info)
             report.outcome = "failed"
             report.longrepr = (f"UNSUPPORTED on required capability "
                                f"{', '.join(info['required'])} ({exp.path}): {info['message']}")
-        elif final == "CHANGED" and exp.gates_changed(info["clauses"]):
+        elif final == "CHANGED" and exp is not None and exp.gates_changed(info["clauses"]):
             self._gate_changed(report, info, str(exp.path))
         elif final == "CHANGED" and self.state.gate == "strict":
             self._gate_changed(report, info, "--gate strict")
