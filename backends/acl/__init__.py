@@ -46,6 +46,9 @@ from typing import Any, Iterable, Sequence
 from mdlri_conformance.backends.contract import BackendConfigError
 
 from .backend import AclBackend, AclRc
+# one module object for both raising and recognising BuildError: a lazy import per call can
+# meet a re-imported copy (a test runner that restores sys.modules), whose classes differ
+from .emulator import build as emulator_build
 from .library import (Discovery, LibraryNotFound, check_shared_object, find_library, load,
                       missing_required, not_a_runtime)
 
@@ -81,14 +84,12 @@ def default_kernel_binary(soc: str | None) -> Path:
 def _emulator_paths() -> tuple[Path, Path]:
     """Build (if needed) the emulator and its host kernel library; their paths (raises
     :class:`~.emulator.build.BuildError`)."""
-    from .emulator import build
-    return Path(build.emulator_library()), Path(build.kernel_library())
+    return Path(emulator_build.emulator_library()), Path(emulator_build.kernel_library())
 
 
 def emulator_build_reason(exc: BaseException) -> str:
     """The one-line reason for an emulator that cannot be built (no traceback text)."""
-    from .emulator.build import BuildError
-    if isinstance(exc, BuildError):
+    if isinstance(exc, emulator_build.BuildError):
         return f"cannot build the ACL emulator: {exc}"
     lines = str(exc).strip().splitlines()
     what = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
