@@ -18,6 +18,7 @@ used a kernel, raises :class:`outcomes.Unsupported` with the probe's finding.
 
 from __future__ import annotations
 
+import queue
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -439,3 +440,43 @@ def in_thread(backend: Backend, fn: Callable[[], Any], *, set_device: bool = Tru
 def iter_pairs(items: list[Any]) -> Iterator[tuple[Any, Any]]:
     """Consecutive pairs of a list."""
     return zip(items, items[1:])
+
+
+class Worker:
+    """One long-lived host thread that runs calls on request (a capture begun and ended in the
+    same thread, CAP-14); it calls aclrtSetDevice(0) first. Exceptions are re-raised in the
+    caller's thread; a call that does not answer within THREAD_JOIN_S fails."""
+
+    def __init__(self, backend: Any) -> None:
+        self._jobs: "queue.Queue[Callable[[], Any] | None]" = queue.Queue()
+        self._results: "queue.Queue[tuple[bool, Any]]" = queue.Queue()
+        self._thread = threading.Thread(target=self._loop, args=(backend,),
+                                        name="mdlri-spec-worker", daemon=True)
+        self._thread.start()
+        expect.ok(self._answer(), "aclrtSetDevice (worker thread)")
+
+    def _loop(self, backend: Any) -> None:
+        self._results.put((True, backend.set_device(0)))
+        while (job := self._jobs.get()) is not None:
+            try:
+                self._results.put((True, job()))
+            except BaseException as exc:  # re-raised in the spec's thread
+                self._results.put((False, exc))
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` in the worker and return its result."""
+        self._jobs.put(fn)
+        return self._answer()
+
+    def _answer(self) -> Any:
+        try:
+            ok, value = self._results.get(timeout=THREAD_JOIN_S)
+        except queue.Empty:
+            expect.fail("worker thread", f"answer within {THREAD_JOIN_S} s", "no answer")
+        if not ok:
+            raise value
+        return value
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        self._thread.join(THREAD_JOIN_S)

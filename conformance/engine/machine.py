@@ -17,10 +17,12 @@ against:
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 from hypothesis import HealthCheck, reject, settings
 from hypothesis.errors import FailedHealthCheck, Unsatisfiable
@@ -270,6 +272,9 @@ class StreamMatch:
 # running a machine: unsupported steps are noted, never failures
 
 
+#: seconds Hypothesis may spend shrinking a machine's failure (well inside the spec timeout)
+SHRINK_BUDGET_S = 20
+
 #: the unsupported steps met in the running machine (reset by :func:`run`)
 UNSUPPORTED: list[str] = []
 
@@ -306,14 +311,66 @@ def skippable(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def run(machine: type[RuleBasedStateMachine], steps: int) -> None:
-    """Run the machine (``steps`` per example); a run whose only trouble was unsupported
-    steps raises :class:`outcomes.Unsupported` with the first of them."""
+def batch_seed(name: str, batch: int) -> int | None:
+    """The seed of one batch of a machine: derived from the machine's name and the batch
+    under a derandomized profile (``ci``) or ``--hypothesis-seed``, so batches explore
+    different programs and every run of a batch replays the same ones; None (Hypothesis's own
+    randomness) otherwise."""
+    from hypothesis import core
+    forced = getattr(core, "global_force_seed", None)
+    if forced is None and not settings.default.derandomize:
+        return None
+    digest = hashlib.sha256(f"{name}/{batch}/{forced}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+@contextlib.contextmanager
+def shrink_budget(seconds: float) -> Iterator[None]:
+    """Bound Hypothesis's shrinking of one failure to ``seconds`` (its own bound is five
+    minutes): a stateful program can take that long to shrink, past the spec timeout, and an
+    interrupted shrink ends as an unreadable FlakyStrategyDefinition instead of the smallest
+    failing program found so far. Hypothesis keeps the bound in an engine module attribute; a
+    version without it shrinks unbounded."""
+    from hypothesis.internal.conjecture import engine
+    from hypothesis.reporting import current_reporter, with_reporter
+    old = getattr(engine, "MAX_SHRINKING_SECONDS", None)
+    if old is None:
+        yield
+        return
+    outer = current_reporter()
+
+    def reporter(value: Any) -> None:
+        if isinstance(value, str) and "working to shrink a failing test case" in value:
+            value = (f"Shrinking stopped after the suite's bound of {seconds:g} s "
+                     "(conformance.engine.machine.SHRINK_BUDGET_S): the failing program below "
+                     "is the smallest found in that time.")
+        outer(value)
+
+    engine.MAX_SHRINKING_SECONDS = seconds  # type: ignore[attr-defined]
+    try:
+        with with_reporter(reporter):
+            yield
+    finally:
+        engine.MAX_SHRINKING_SECONDS = old  # type: ignore[attr-defined]
+
+
+def run(machine: type[RuleBasedStateMachine], steps: int, batch: int = 0,
+        batches: int = 1) -> None:
+    """Run one of ``batches`` short batches of the machine (``steps`` per example, the
+    profile's examples shared between the batches, the first failure shrunk for at most
+    :data:`SHRINK_BUDGET_S`); a run whose only trouble was unsupported steps raises
+    :class:`outcomes.Unsupported` with the first of them. A failure prints the shrunk steps
+    and the batch's seed, and replays with the same test id."""
     UNSUPPORTED.clear()
     checks = [HealthCheck.too_slow, HealthCheck.filter_too_much]
+    examples = max(1, -(-settings.default.max_examples // batches))
+    factory = type(f"{machine.__name__}_batch{batch}", (machine,), {})
+    factory._hypothesis_internal_use_seed = batch_seed(machine.__name__, batch)  # type: ignore[attr-defined]
     try:
-        run_state_machine_as_test(machine, settings=settings(
-            stateful_step_count=steps, suppress_health_check=checks))
+        with shrink_budget(SHRINK_BUDGET_S):
+            run_state_machine_as_test(factory, settings=settings(
+                max_examples=examples, stateful_step_count=steps, report_multiple_bugs=False,
+                suppress_health_check=checks))
     except (Unsatisfiable, FailedHealthCheck):
         if not UNSUPPORTED:
             raise

@@ -13,16 +13,14 @@ thread.
 
 from __future__ import annotations
 
-import queue
-import threading
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, MemcpyKind
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.harness import SENTINEL, THREAD_JOIN_S, Buf, Dev, in_thread
+from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev, Worker, in_thread
 from mdlri_conformance.kernel import catalog
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.CAPTURE_MODES)
@@ -58,44 +56,6 @@ def _unsafe_rcs(b: Any, buf: Buf) -> dict[str, int]:
 def _expect_rcs(rcs: dict[str, int], expected: int, where: str) -> None:
     for name, rc in rcs.items():
         expect.rc(rc, expected, f"{name} {where}")
-
-
-class _Worker:
-    """One long-lived host thread that runs calls on request (for begin/end in the same thread)."""
-
-    def __init__(self, backend: Any) -> None:
-        self._jobs: "queue.Queue[Callable[[], Any] | None]" = queue.Queue()
-        self._results: "queue.Queue[tuple[bool, Any]]" = queue.Queue()
-        self._thread = threading.Thread(target=self._loop, args=(backend,),
-                                        name="mdlri-spec-worker", daemon=True)
-        self._thread.start()
-        expect.ok(self._answer(), "aclrtSetDevice (worker thread)")
-
-    def _loop(self, backend: Any) -> None:
-        self._results.put((True, backend.set_device(0)))
-        while (job := self._jobs.get()) is not None:
-            try:
-                self._results.put((True, job()))
-            except BaseException as exc:  # re-raised in the spec's thread
-                self._results.put((False, exc))
-
-    def call(self, fn: Callable[[], Any]) -> Any:
-        """Run ``fn`` in the worker and return its result."""
-        self._jobs.put(fn)
-        return self._answer()
-
-    def _answer(self) -> Any:
-        try:
-            ok, value = self._results.get(timeout=THREAD_JOIN_S)
-        except queue.Empty:
-            expect.fail("worker thread", f"answer within {THREAD_JOIN_S} s", "no answer")
-        if not ok:
-            raise value
-        return value
-
-    def close(self) -> None:
-        self._jobs.put(None)
-        self._thread.join(THREAD_JOIN_S)
 
 
 def _exchange(b: Any, mode: int, what: str) -> Any:
@@ -203,7 +163,7 @@ def test_mode03_thread_local_capture_in_other_thread(dev: Dev) -> None:
     """MODE-03 A THREAD_LOCAL capture begun in another thread does not block this thread."""
     s = dev.stream()
     buf = dev.buffer(n=N)
-    worker = _Worker(dev.b)
+    worker = Worker(dev.b)
     try:
         begin_rc = worker.call(lambda: dev.b.capture_begin(s, CaptureMode.THREAD_LOCAL))
         inner = worker.call(lambda: _unsafe_rcs(dev.b, buf))

@@ -21,7 +21,8 @@ is :mod:`conformance.engine.machine`.
 
 Two tests: :func:`test_model_ri_state_machine` uses only documented behaviour;
 :func:`test_model_ri_state_machine_impl` adds the implementation-level checks (a failure
-there is CHANGED, not FAIL).
+there is CHANGED, not FAIL). Each runs as :data:`BATCHES` short items with seeds of their own
+(:func:`conformance.engine.machine.run`), so xdist spreads them over its workers.
 
 What the runtime cannot show (conformance.probe) is not judged: memory after a sync needs
 ``Cap.DATA_MOVEMENT`` and ``Cap.BLOCKING_WAIT`` (the fork/join waits order the streams), buffers
@@ -68,8 +69,10 @@ pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Ca
                                   Cap.TASK_TYPE, Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE,
                                   Cap.UPDATE, Cap.SYNC_TIMEOUT)
 
-#: steps per example; the profile decides max_examples
-STEPS = 50
+#: steps per example; the profile decides max_examples, shared between the batches
+STEPS = 20
+#: short test items per machine, spread over xdist workers (engine.machine.run)
+BATCHES = 8
 #: a model lives at least this many steps before the machine may destroy it
 MIN_MODEL_STEPS = 12
 #: captures issue between 1 and this many ops before CaptureEnd is allowed (plus joins)
@@ -577,29 +580,32 @@ def _live(backend: Any) -> Any:
     return counts() if counts else None
 
 
-def _run(machine: type[Machine], backend: Any) -> None:
-    """Run the machine; a run whose only trouble was unsupported steps is UNSUPPORTED."""
+def _run(machine: type[Machine], backend: Any, batch: int) -> None:
+    """Run one batch of the machine; a run whose only trouble was unsupported steps is
+    UNSUPPORTED."""
     machine.backend = backend
-    run(machine, STEPS)
+    run(machine, STEPS, batch, BATCHES)
 
 
 @pytest.mark.clause("SETP-01", "DIS-01", "DIS-02", "UPD-05", "EXE-02", "EXE-07", "TMO-01")
-def test_model_ri_state_machine(backend: Any) -> None:
+@pytest.mark.parametrize("batch", range(BATCHES))
+def test_model_ri_state_machine(backend: Any, batch: int) -> None:
     """SETP-01/DIS-01/DIS-02/UPD-05/EXE-02/EXE-07/TMO-01: random API call sequences give the
     oracle's return codes and memory."""
-    _run(Machine, backend)
+    _run(Machine, backend, batch)
 
 
 @pytest.mark.clause("SETP-02", "SETP-03", "SETP-10", "DIS-05", "DIS-06", "UPD-01", "UPD-04",
                     "TMO-02", "LIST-08", "SEQ-03", "SEQ-04", "SEQ-05", "GETP-05", "GETP-06",
                     "LIFE-01")
 @pytest.mark.requires(Cap.SEQ_ID)
-def test_model_ri_state_machine_impl(backend: Any) -> None:
+@pytest.mark.parametrize("batch", range(BATCHES))
+def test_model_ri_state_machine_impl(backend: Any, batch: int) -> None:
     """SETP-02/03/10, DIS-05/06, UPD-01/04, TMO-02, LIST-08, SEQ-03/04/05, GETP-05/06,
     LIFE-01: the machine with faults, listings, seq ids and params checked after each step,
     and nothing left allocated afterwards."""
     before = _live(backend)
-    _run(ImplMachine, backend)
+    _run(ImplMachine, backend, batch)
     after = _live(backend)
     if before is not None:
         expect.eq((after.models, after.streams, after.events, after.allocations),
