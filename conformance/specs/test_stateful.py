@@ -402,6 +402,31 @@ class Machine(RuleBasedStateMachine):
     def _state_before_update(self, want: int) -> str:
         return "FAULT" if want != Err.SUCCESS else "READY/UPDATING"
 
+    def _emptiable(self) -> bool:
+        """A single-stream model of kernels and value writes only, with some still live:
+        disabling all of them empties its one internal stream (DIS-07)."""
+        return (self.program is not None and self.model_state.state is State.READY
+                and all(isinstance(op, (Launch, ValueWrite)) and op.stream == 0
+                        for op in self.cap.ops)
+                and bool(self._live_targets((Launch, ValueWrite))))
+
+    @precondition(lambda self: self.IMPL and self._idle_model() and self._emptiable())
+    @rule()
+    @skippable
+    def disable_all(self) -> None:
+        """Disable every task of the model's one stream, then Update: the stream lists one
+        DEFAULT task, the NOP that Update appends (DIS-07)."""
+        assert self.program is not None
+        for i in self._live_targets((Launch, ValueWrite)):
+            want = self.model_state.disable(is_default=False)
+            expect.rc(self.backend.task_disable(self.task_of[i]), want,
+                      f"aclmdlRITaskDisable ops[{i}]")
+            self.program.disable(i)
+        self.update()
+        types = [[int(ty) for _, ty in tasks] for tasks in self.sigs.listing(self.model)]
+        expect.eq(types, [[int(TaskType.DEFAULT)]], "task types listed after every task of "
+                  "the only stream was disabled and Update", clause="DIS-07")
+
     # -- implementation-level changes: faults ----------------------------------------------
     @precondition(lambda self: self.IMPL and self._idle_model()
                   and self.model_steps >= MIN_MODEL_STEPS // 2)
@@ -595,13 +620,13 @@ def test_model_ri_state_machine(backend: Any, batch: int) -> None:
     _run(Machine, backend, batch)
 
 
-@pytest.mark.clause("SETP-02", "SETP-03", "SETP-10", "DIS-05", "DIS-06", "UPD-01", "UPD-04",
-                    "TMO-02", "LIST-08", "SEQ-03", "SEQ-04", "SEQ-05", "GETP-05", "GETP-06",
+@pytest.mark.clause("SETP-02", "SETP-03", "SETP-10", "DIS-05", "DIS-06", "DIS-07", "UPD-01",
+                    "UPD-04", "TMO-02", "LIST-08", "SEQ-03", "SEQ-04", "SEQ-05", "GETP-05", "GETP-06",
                     "LIFE-01")
 @pytest.mark.requires(Cap.SEQ_ID)
 @pytest.mark.parametrize("batch", range(BATCHES))
 def test_model_ri_state_machine_impl(backend: Any, batch: int) -> None:
-    """SETP-02/03/10, DIS-05/06, UPD-01/04, TMO-02, LIST-08, SEQ-03/04/05, GETP-05/06,
+    """SETP-02/03/10, DIS-05/06/07, UPD-01/04, TMO-02, LIST-08, SEQ-03/04/05, GETP-05/06,
     LIFE-01: the machine with faults, listings, seq ids and params checked after each step,
     and nothing left allocated afterwards."""
     before = _live(backend)
