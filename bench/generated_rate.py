@@ -1,6 +1,6 @@
 """Generated-tier throughput on the simulator (run on demand, not part of the test run).
 
-    python bench/generated_rate.py [--cases N]
+    python bench/generated_rate.py [--cases N] [--rounds R]
 
 Prints, for N generated cases (conformance.engine.strategies.positive_cases):
 
@@ -8,8 +8,10 @@ Prints, for N generated cases (conformance.engine.strategies.positive_cases):
   share of each part;
 * the simulator's time per executed task against a bare numpy evaluation of the same
   kernel operations (same cases, same number of executions, measured side by side in one
-  run). "Sim execution" is the time spent inside ExecuteAsync + the timed sync; "sim replay"
-  is the whole replay (setup, capture, listing, plan, cleanup).
+  run, each case's best of R rounds). "Sim execution" is the time spent inside ExecuteAsync
+  + the timed sync; "sim replay" is the whole replay (setup, capture, listing, plan, cleanup).
+
+Targets (bench/targets.py): execution <= 5x numpy, replay <= 20x numpy, >= 1,000 cases/s.
 """
 
 from __future__ import annotations
@@ -119,12 +121,20 @@ def numpy_eval(case: Case) -> tuple[float, int]:
 # ---------------------------------------------------------------------------------------------
 
 
-def measure(n: int) -> dict[str, float]:
-    """Draw ``n`` cases and measure every part side by side."""
+def measure(n: int, rounds: int = 3) -> dict[str, float]:
+    """Draw ``n`` cases and measure every part side by side.
+
+    The draw (generation + oracle + one replay per case) gives the case rate and the share of
+    each part. The per-task figures come after it, from the drawn cases: each case is
+    replayed on the simulator and evaluated on numpy back to back, ``rounds`` times, and the
+    best time of each case is kept for each of the three figures (sim execution, sim replay,
+    numpy), so a burst of load from other processes on a shared machine touches neither side.
+    """
     backend = sim.create()
     timed = _Timed(backend)
-    acc = {"cases": 0, "gen_s": 0.0, "oracle_s": 0.0, "replay_s": 0.0, "numpy_s": 0.0,
-           "tasks": 0, "diverged": 0}
+    acc = {"cases": 0, "gen_s": 0.0, "oracle_s": 0.0, "replay_s": 0.0,
+           "tasks": 0, "diverged": 0, "rounds": rounds}
+    drawn: list[Case] = []
     last = [time.perf_counter()]
 
     @settings(max_examples=n, deadline=None, database=None, derandomize=True,
@@ -137,44 +147,76 @@ def measure(n: int) -> dict[str, float]:
         t1 = time.perf_counter()
         obs = runner.replay(timed, case)
         t2 = time.perf_counter()
-        np_s, tasks = numpy_eval(case)
         acc["oracle_s"] += t1 - t0
         acc["replay_s"] += t2 - t1
-        acc["numpy_s"] += np_s
-        acc["tasks"] += tasks
         acc["cases"] += 1
         acc["diverged"] += exp != obs
+        drawn.append(case)
         last[0] = time.perf_counter()
 
     start = time.perf_counter()
     one()
     acc["total_s"] = time.perf_counter() - start
-    acc["exec_s"] = timed.exec_s
+
+    inf = float("inf")
+    best = [[inf, inf, inf] for _ in drawn]  # per case: exec, replay, numpy
+    for r in range(rounds):
+        for i, case in enumerate(drawn):
+            timed.exec_s = 0.0
+            t0 = time.perf_counter()
+            runner.replay(timed, case)
+            replay_s = time.perf_counter() - t0
+            np_s, tasks = numpy_eval(case)
+            if r == 0:
+                acc["tasks"] += tasks
+            b = best[i]
+            b[0], b[1], b[2] = min(b[0], timed.exec_s), min(b[1], replay_s), min(b[2], np_s)
+    acc["exec_best_s"] = sum(b[0] for b in best)
+    acc["replay_best_s"] = sum(b[1] for b in best)
+    acc["numpy_best_s"] = sum(b[2] for b in best)
     backend.close()
     return acc
 
 
-def report(acc: dict[str, float], emit: Callable[[str], None] = print) -> None:
-    n, tasks = acc["cases"], max(acc["tasks"], 1)
-    total = acc["total_s"]
-    emit(f"generated cases: {n:.0f} in {total:.2f} s -> {n / total:.1f} cases/s "
-         f"(generation + replay + oracle; {acc['diverged']:.0f} diverged)")
+def figures(acc: dict[str, float]) -> dict[str, float]:
+    """The target figures of a measurement: cases/s, and sim execution and whole-case replay
+    per task as ratios to numpy."""
+    tasks = max(acc["tasks"], 1)
+    numpy_s = max(acc["numpy_best_s"], 1e-12)
+    return {"cases_per_s": acc["cases"] / acc["total_s"],
+            "exec_ratio": acc["exec_best_s"] / numpy_s,
+            "replay_ratio": acc["replay_best_s"] / numpy_s,
+            "numpy_us": acc["numpy_best_s"] / tasks * 1e6,
+            "exec_us": acc["exec_best_s"] / tasks * 1e6,
+            "replay_us": acc["replay_best_s"] / tasks * 1e6}
+
+
+def report(acc: dict[str, float], emit: Callable[[str], None] = print) -> dict[str, float]:
+    """Print the measurement; returns :func:`figures`."""
+    n, total = acc["cases"], acc["total_s"]
+    fig = figures(acc)
+    emit(f"generated cases: {n:.0f} in {total:.2f} s -> {fig['cases_per_s']:.1f} cases/s "
+         f"(generation + replay + oracle, one process; {acc['diverged']:.0f} diverged)")
     for part in ("gen", "replay", "oracle"):
         emit(f"  {part:<8} {acc[part + '_s']:7.2f} s  ({100 * acc[part + '_s'] / total:4.1f} %)")
-    per = {k: acc[k] / tasks * 1e6 for k in ("exec_s", "replay_s", "numpy_s")}
-    emit(f"executed tasks: {tasks:.0f}")
-    emit(f"  numpy per task:          {per['numpy_s']:8.2f} us")
-    emit(f"  sim execution per task:  {per['exec_s']:8.2f} us  "
-         f"(ratio {per['exec_s'] / per['numpy_s']:.1f}x numpy)")
-    emit(f"  sim replay per task:     {per['replay_s']:8.2f} us  "
-         f"(ratio {per['replay_s'] / per['numpy_s']:.1f}x numpy)")
+    emit(f"executed tasks: {acc['tasks']:.0f} (best of {acc['rounds']:.0f} rounds per case)")
+    emit(f"  numpy per task:          {fig['numpy_us']:8.2f} us")
+    emit(f"  sim execution per task:  {fig['exec_us']:8.2f} us  "
+         f"(ratio {fig['exec_ratio']:.1f}x numpy)")
+    emit(f"  sim replay per task:     {fig['replay_us']:8.2f} us  "
+         f"(ratio {fig['replay_ratio']:.1f}x numpy)")
+    return fig
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=int, default=300, help="generated cases (default 300)")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="side-by-side rounds per case for the per-task figures (default 3)")
     ns = p.parse_args(argv)
-    report(measure(ns.cases))
+    if ns.cases < 1 or ns.rounds < 1:
+        p.error("--cases and --rounds must be at least 1")
+    report(measure(ns.cases, ns.rounds))
     return 0
 
 

@@ -35,7 +35,7 @@ generators (conformance/engine/strategies.py):
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol
 
 import numpy as np
@@ -62,8 +62,8 @@ class DeviceMemory(Protocol):
 
 
 def read_i32(mem: DeviceMemory, addr: int, n: int) -> np.ndarray:
-    """Read ``n`` int32 values at ``addr``."""
-    return mem.read(addr, 4 * n).view(I32).copy()
+    """Read ``n`` int32 values at ``addr`` (a view of the copy ``read`` returns)."""
+    return mem.read(addr, 4 * n).view(I32)
 
 
 def write_i32(mem: DeviceMemory, addr: int, values: np.ndarray) -> None:
@@ -82,8 +82,8 @@ def bits_f32(bits: int) -> np.float32:
 
 
 def read_f32(mem: DeviceMemory, addr: int, n: int) -> np.ndarray:
-    """Read ``n`` float32 values at ``addr``."""
-    return mem.read(addr, 4 * n).view(F32).copy()
+    """Read ``n`` float32 values at ``addr`` (a view of the copy ``read`` returns)."""
+    return mem.read(addr, 4 * n).view(F32)
 
 
 def write_f32(mem: DeviceMemory, addr: int, values: np.ndarray) -> None:
@@ -116,26 +116,26 @@ class KernelSpec:
     body: Callable[[DeviceMemory, Mapping[str, int]], None]
     doc: str
     ready: Callable[[DeviceMemory, Mapping[str, int]], bool] | None = None
+    #: the layout, computed once (every execution of a kernel task decodes its arguments)
+    _format: str = field(init=False, repr=False, compare=False)
+    _size: int = field(init=False, repr=False, compare=False)
+    _names: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        fmt = _layout(self.fields)
+        object.__setattr__(self, "_format", fmt)
+        object.__setattr__(self, "_size", struct.calcsize(fmt))
+        object.__setattr__(self, "_names", tuple(f.name for f in self.fields))
 
     @property
     def struct_format(self) -> str:
         """``struct`` format with C natural alignment and tail padding to 8."""
-        fmt = "<"
-        offset = 0
-        for f in self.fields:
-            size = 8 if f.kind == "ptr" else 4
-            pad = (-offset) % size
-            fmt += "x" * pad
-            offset += pad
-            fmt += "Q" if f.kind == "ptr" else "i"
-            offset += size
-        fmt += "x" * ((-offset) % 8)
-        return fmt
+        return self._format
 
     @property
     def args_size(self) -> int:
         """sizeof the argument struct."""
-        return struct.calcsize(self.struct_format)
+        return self._size
 
     def pack(self, **values: int) -> bytes:
         """Pack named argument values into the struct's bytes."""
@@ -143,12 +143,11 @@ class KernelSpec:
         extra = sorted(set(values) - {f.name for f in self.fields})
         if missing or extra:
             raise ValueError(f"{self.name}: missing {missing}, unknown {extra}")
-        return struct.pack(self.struct_format, *(int(values[f.name]) for f in self.fields))
+        return struct.pack(self._format, *(int(values[n]) for n in self._names))
 
     def unpack(self, data: bytes) -> dict[str, int]:
         """Decode argument bytes into named values."""
-        vals = struct.unpack(self.struct_format, bytes(data[: self.args_size]))
-        return {f.name: v for f, v in zip(self.fields, vals)}
+        return dict(zip(self._names, struct.unpack(self._format, bytes(data[: self._size]))))
 
     def run(self, mem: DeviceMemory, args: bytes) -> None:
         """Execute the kernel's semantics on ``mem`` with packed ``args``."""
@@ -157,6 +156,21 @@ class KernelSpec:
     def is_ready(self, mem: DeviceMemory, args: bytes) -> bool:
         """Whether the kernel can run now (always, unless it has a ``ready`` predicate)."""
         return True if self.ready is None else bool(self.ready(mem, self.unpack(args)))
+
+
+def _layout(fields: tuple[Field, ...]) -> str:
+    """The ``struct`` format of an argument struct: C natural alignment, tail padding to 8."""
+    fmt = "<"
+    offset = 0
+    for f in fields:
+        size = 8 if f.kind == "ptr" else 4
+        pad = (-offset) % size
+        fmt += "x" * pad
+        offset += pad
+        fmt += "Q" if f.kind == "ptr" else "i"
+        offset += size
+    fmt += "x" * ((-offset) % 8)
+    return fmt
 
 
 # ---------------------------------------------------------------------------------------------

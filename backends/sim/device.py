@@ -82,12 +82,13 @@ class EventState:
 
 
 class Op:
-    """One device operation. :meth:`step` returns True once the operation has completed."""
+    """One device operation. :meth:`step` returns True once the operation has completed.
+
+    ``done`` starts as the class default False (one instance attribute fewer to set on each
+    of the many ops an execution creates); the engine sets it on the instance."""
 
     label = "op"
-
-    def __init__(self) -> None:
-        self.done = False
+    done = False
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -141,7 +142,6 @@ class MemcpyOp(Op):
     label = "memcpy"
 
     def __init__(self, dst: "int | np.ndarray", src: "int | np.ndarray", count: int) -> None:
-        super().__init__()
         self.dst, self.src, self.count = dst, src, count
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
@@ -156,7 +156,6 @@ class MemsetOp(Op):
     label = "memset"
 
     def __init__(self, dst: "int | np.ndarray", value: int, count: int) -> None:
-        super().__init__()
         self.dst, self.value, self.count = dst, value, count
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
@@ -178,18 +177,16 @@ class KernelOp(Op):
     def __init__(self, spec, args_addr: int, args_size: int,
                  release: Callable[[], None] | None = None,
                  timeout_s: float | None = None) -> None:
-        super().__init__()
         self.spec, self.args_addr, self.args_size = spec, args_addr, args_size
         self._release = release
         self.timeout_s = timeout_s
         self.started: float | None = None
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
-        args = engine.mem.read(self.args_addr, self.args_size)
+        raw = engine.mem.read_bytes(self.args_addr, self.args_size)
         if self.args_size < self.spec.args_size:
             raise DeviceFault(f"kernel {self.spec.name}: {self.args_size} argument bytes, "
                               f"the struct needs {self.spec.args_size}")
-        raw = args.tobytes()
         try:
             if not self.spec.is_ready(engine.mem, raw):
                 now = time.monotonic()
@@ -225,7 +222,6 @@ class RecordOp(Op):
     label = "record"
 
     def __init__(self, state: EventState) -> None:
-        super().__init__()
         self.state = state
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
@@ -239,7 +235,6 @@ class WaitOp(Op):
     label = "wait"
 
     def __init__(self, state: EventState) -> None:
-        super().__init__()
         self.state = state
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
@@ -252,7 +247,6 @@ class ResetOp(Op):
     label = "reset"
 
     def __init__(self, state: EventState) -> None:
-        super().__init__()
         self.state = state
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
@@ -266,7 +260,6 @@ class ValueWriteOp(Op):
     label = "value_write"
 
     def __init__(self, addr: int, value: int) -> None:
-        super().__init__()
         self.addr, self.value = addr, value & U64
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
@@ -295,7 +288,6 @@ class ValueWaitOp(Op):
     label = "value_wait"
 
     def __init__(self, addr: int, value: int, flag: int) -> None:
-        super().__init__()
         self.addr, self.value, self.flag = addr, value & U64, flag
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
@@ -315,7 +307,6 @@ class ExecuteOp(Op):
 
     def __init__(self, start: Callable[[], list[list[Op]]],
                  on_finish: Callable[[bool], None]) -> None:
-        super().__init__()
         self._start = start
         self._on_finish = on_finish
         self.queues: list[Queue] | None = None
@@ -333,15 +324,16 @@ class ExecuteOp(Op):
             self.queues = []
             self.active = set()
             for i, lst in enumerate(op_lists):
-                q = Queue(f"{queue.name}/exec-q{i}", transient=True, group=self)
-                q.ops.extend(lst)
+                q = Queue(f"{queue.name}/exec-q{i}", deque(lst), transient=True, group=self)
                 self.queues.append(q)
                 if heads is None or heads[i]:
                     self.active.add(i)
                     if q.ops:
                         engine.attach(q)
-        if any(q.ops for i, q in enumerate(self.queues) if i in self.active):
-            return False
+        queues = self.queues
+        for i in self.active:
+            if queues[i].ops:
+                return False
         if self.failed:
             queue.error = queue.error or int(Err.RT_MODEL_EXECUTE)
         return True
@@ -454,7 +446,16 @@ class Engine:
         return progressed
 
     def progress(self) -> bool:
-        """Run until no queue can advance. True if anything ran."""
+        """Run until no queue can advance. True if anything ran.
+
+        Most API calls queue nothing: with no queued op anywhere and no queue attached since
+        the last pass, a pass could run nothing, so none is made."""
+        if not self._poked:
+            for q in self.queues:
+                if q.ops:
+                    break
+            else:
+                return False
         any_progress = False
         while True:
             self._poked = False

@@ -36,18 +36,23 @@ class DeviceAccessError(RuntimeError):
     """A device access that touches bytes outside every live allocation."""
 
 
-@dataclass
+@dataclass(eq=False)
 class Allocation:
-    """One device allocation: ``[base, base + size)`` backed by a uint8 array."""
+    """One device allocation: ``[base, base + size)`` backed by a bytearray ``raw`` and
+    ``data``, a uint8 numpy array over the same bytes (whole-array work goes through
+    ``data``; the 8-byte loads and stores and the argument reads of every executed task go
+    through ``raw``, which costs a fraction of a numpy call)."""
 
     base: int
     size: int
-    data: np.ndarray
+    raw: bytearray
     owner: str = "user"  # "user" (aclrtMalloc) | "internal" (runtime copies of kernel args)
+    data: np.ndarray = field(init=False, repr=False)
+    end: int = field(init=False, repr=False)
 
-    @property
-    def end(self) -> int:
-        return self.base + self.size
+    def __post_init__(self) -> None:
+        self.data = np.frombuffer(self.raw, dtype=np.uint8)
+        self.end = self.base + self.size
 
 
 def _align_up(value: int, align: int) -> int:
@@ -64,6 +69,9 @@ class DeviceMemorySpace:
         self._fill = int(fill) & 0xFF
         self._bases: list[int] = []
         self._allocs: dict[int, Allocation] = {}
+        #: the allocation the last access found (tasks of one execution mostly touch the
+        #: same few buffers); reset whenever an allocation goes
+        self._last: Allocation | None = None
 
     # -- allocation ------------------------------------------------------------------------
     def alloc(self, size: int, owner: str = "user") -> int:
@@ -71,8 +79,8 @@ class DeviceMemorySpace:
         if size <= 0:
             raise ValueError("allocation size must be > 0")
         base = self._next
-        data = np.full(size, self._fill, dtype=np.uint8)
-        self._allocs[base] = Allocation(base, size, data, owner)
+        self._allocs[base] = Allocation(base, size, bytearray(bytes((self._fill,)) * size),
+                                        owner)
         bisect.insort(self._bases, base)
         self._next = _align_up(base + size + self._guard, ALIGN)
         return base
@@ -82,6 +90,7 @@ class DeviceMemorySpace:
         alloc = self._allocs.pop(base, None)
         if alloc is None:
             return False
+        self._last = None
         i = bisect.bisect_left(self._bases, base)
         del self._bases[i]
         return True
@@ -92,11 +101,17 @@ class DeviceMemorySpace:
 
     def find(self, addr: int) -> Allocation | None:
         """The live allocation containing ``addr`` (or None)."""
+        last = self._last
+        if last is not None and last.base <= addr < last.end:
+            return last
         i = bisect.bisect_right(self._bases, addr) - 1
         if i < 0:
             return None
         alloc = self._allocs[self._bases[i]]
-        return alloc if alloc.base <= addr < alloc.end else None
+        if alloc.base <= addr < alloc.end:
+            self._last = alloc
+            return alloc
+        return None
 
     def valid_range(self, addr: int, nbytes: int) -> bool:
         """True if ``[addr, addr + nbytes)`` lies inside one live allocation."""
@@ -113,9 +128,16 @@ class DeviceMemorySpace:
         """Drop every allocation (backend close)."""
         self._allocs.clear()
         self._bases.clear()
+        self._last = None
 
     # -- access (kernel.catalog.DeviceMemory) ----------------------------------------------
-    def _slice(self, addr: int, nbytes: int) -> np.ndarray:
+    def _locate(self, addr: int, nbytes: int) -> tuple[Allocation, int]:
+        """The allocation holding ``[addr, addr + nbytes)`` and the offset of ``addr`` in it;
+        :class:`DeviceAccessError` when no live allocation holds the whole range."""
+        last = self._last
+        if (last is not None and type(addr) is int and type(nbytes) is int
+                and last.base <= addr < last.end and 0 <= nbytes <= last.end - addr):
+            return last, addr - last.base  # the common case: the allocation found last time
         addr = int(addr)
         nbytes = int(nbytes)
         alloc = self.find(addr)
@@ -123,12 +145,21 @@ class DeviceMemorySpace:
             raise DeviceAccessError(
                 f"device access of {nbytes} bytes at {addr:#x} is outside every live allocation"
                 + (f" (nearest allocation {alloc.base:#x}+{alloc.size})" if alloc else ""))
-        off = addr - alloc.base
+        return alloc, addr - alloc.base
+
+    def _slice(self, addr: int, nbytes: int) -> np.ndarray:
+        alloc, off = self._locate(addr, nbytes)
         return alloc.data[off:off + nbytes]
 
     def read(self, addr: int, nbytes: int) -> np.ndarray:
         """Return a copy of ``nbytes`` bytes at ``addr`` as a uint8 array."""
         return self._slice(addr, nbytes).copy()
+
+    def read_bytes(self, addr: int, nbytes: int) -> bytes:
+        """The ``nbytes`` bytes at ``addr`` as ``bytes`` (what :meth:`read` returns, without
+        the numpy array: a kernel task's argument struct)."""
+        alloc, off = self._locate(addr, nbytes)
+        return bytes(alloc.raw[off:off + int(nbytes)])
 
     def write(self, addr: int, data: np.ndarray | bytes) -> None:
         """Store the bytes of ``data`` at ``addr``."""
@@ -138,11 +169,13 @@ class DeviceMemorySpace:
 
     def read_u64(self, addr: int) -> int:
         """64-bit little-endian load."""
-        return int(self.read(addr, 8).view("<u8")[0])
+        alloc, off = self._locate(addr, 8)
+        return int.from_bytes(alloc.raw[off:off + 8], "little")
 
     def write_u64(self, addr: int, value: int) -> None:
         """64-bit little-endian store (value wrapped to uint64)."""
-        self.write(addr, np.array([value & 0xFFFF_FFFF_FFFF_FFFF], dtype="<u8").view(np.uint8))
+        alloc, off = self._locate(addr, 8)
+        alloc.raw[off:off + 8] = (int(value) & 0xFFFF_FFFF_FFFF_FFFF).to_bytes(8, "little")
 
     def fill(self, addr: int, value: int, nbytes: int) -> None:
         """memset semantics: ``nbytes`` bytes at ``addr`` set to ``value & 0xFF``."""

@@ -280,35 +280,42 @@ class LiveKernelOp(Op):
 
 def task_to_op(task: "Task") -> Op:
     """The device operation of a listed task in an execution (kernels resolve late)."""
-    if task.dev.type == TaskType.KERNEL:
+    if task.dev.type == _KERNEL:
         return LiveKernelOp(task)
     return record_to_op(task.dev)
 
 
+def _kernel_op(rec: TaskRecord) -> Op:
+    return KernelOp(rec.func.spec, rec.args_addr, rec.args_size,
+                    timeout_s=timeout_seconds(rec.attrs))
+
+
+_KERNEL = int(TaskType.KERNEL)
+#: the op of a record by its task type (one dict lookup per executed task, not a chain of
+#: enum comparisons); a type not listed here is a DEFAULT task, made by its default_kind
+_BY_TYPE: dict[int, Any] = {
+    _KERNEL: _kernel_op,
+    int(TaskType.EVENT_RECORD): lambda rec: RecordOp(rec.event.state),
+    int(TaskType.EVENT_WAIT): lambda rec: WaitOp(rec.event.state),
+    int(TaskType.EVENT_RESET): lambda rec: ResetOp(rec.event.state),
+    int(TaskType.VALUE_WRITE): lambda rec: ValueWriteOp(rec.dev_addr, rec.value),
+    int(TaskType.VALUE_WAIT): lambda rec: ValueWaitOp(rec.dev_addr, rec.value, rec.flag),
+}
+_BY_DEFAULT_KIND: dict[str, Any] = {
+    "memcpy": lambda rec: MemcpyOp(rec.dst, rec.src, rec.count),
+    "memset": lambda rec: MemsetOp(rec.dst, rec.fill, rec.count),
+    "ext": lambda rec: rec.src(),  # extension tasks (backends.sim.extended): src builds the op
+    # external-event placeholders (backends.sim.external)
+    "ext_record": lambda rec: RecordOp(rec.event.state),
+    "ext_wait": lambda rec: WaitOp(rec.event.state),
+}
+
+
 def record_to_op(rec: TaskRecord) -> Op:
     """The device operation that runs one task record."""
-    t = rec.type
-    if t == TaskType.KERNEL:
-        return KernelOp(rec.func.spec, rec.args_addr, rec.args_size,
-                        timeout_s=timeout_seconds(rec.attrs))
-    if t == TaskType.EVENT_RECORD:
-        return RecordOp(rec.event.state)
-    if t == TaskType.EVENT_WAIT:
-        return WaitOp(rec.event.state)
-    if t == TaskType.EVENT_RESET:
-        return ResetOp(rec.event.state)
-    if t == TaskType.VALUE_WRITE:
-        return ValueWriteOp(rec.dev_addr, rec.value)
-    if t == TaskType.VALUE_WAIT:
-        return ValueWaitOp(rec.dev_addr, rec.value, rec.flag)
-    if rec.default_kind == "memcpy":
-        return MemcpyOp(rec.dst, rec.src, rec.count)
-    if rec.default_kind == "memset":
-        return MemsetOp(rec.dst, rec.fill, rec.count)
-    if rec.default_kind == "ext":
-        return rec.src()  # extension tasks (backends.sim.extended): src builds the op
-    if rec.default_kind == "ext_record":
-        return RecordOp(rec.event.state)  # external-event placeholders (backends.sim.external)
-    if rec.default_kind == "ext_wait":
-        return WaitOp(rec.event.state)
-    return NopOp()
+    make = _BY_TYPE.get(rec.type)
+    if make is None:
+        make = _BY_DEFAULT_KIND.get(rec.default_kind)
+        if make is None:
+            return NopOp()
+    return make(rec)

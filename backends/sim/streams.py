@@ -15,10 +15,12 @@ from mdlri_conformance.backends.contract import CaptureStatus, StreamFlag
 from .device import Queue
 from .handles import Handle
 
-#: streams whose synchronize is a no-op (TMO-04) and that cannot execute a model (sim choice)
-SYNC_NOOP_FLAGS = StreamFlag.PERSISTENT | StreamFlag.DEVICE_USE_ONLY | StreamFlag.CPU_SCHEDULE
+#: streams whose synchronize is a no-op (TMO-04) and that cannot execute a model (sim choice);
+#: plain ints, so ``flags & MASK`` on the hot paths is an int operation, not an IntFlag one
+SYNC_NOOP_FLAGS = int(StreamFlag.PERSISTENT | StreamFlag.DEVICE_USE_ONLY
+                      | StreamFlag.CPU_SCHEDULE)
 #: stream flags that cannot be captured: the CP-process flag DEVICE_USE_ONLY maps to (CAP-18)
-CAPTURE_FORBIDDEN_FLAGS = StreamFlag.DEVICE_USE_ONLY
+CAPTURE_FORBIDDEN_FLAGS = int(StreamFlag.DEVICE_USE_ONLY)
 
 
 class SimStream(Handle):

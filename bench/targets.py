@@ -1,0 +1,129 @@
+"""Every speed target of the suite, measured and printed against its target (run on demand,
+never part of the test run: these machines are noisy, so a figure is a ratio measured side by
+side in one run, or a time from one run, and no test asserts on it).
+
+    python bench/targets.py [--cases N] [--suite] [--kills | --kill-matrix FILE]
+
+One line per target, ``name: measured vs target -> MET`` or ``-> NOT MET``; a target this run
+did not measure says ``NOT MEASURED`` and the option that measures it:
+
+* sim execution per task, whole-case replay per task (ratios to bare numpy) and generated
+  cases per second on one core: bench/generated_rate.py, always (``--cases``, ``--rounds``);
+* ``-n 2`` against ``-n 0`` on the whole ``ci`` suite on the simulator: bench/suite_time.py
+  (``--suite``; two suite runs);
+* seconds until the generated tier alone finds each planted fault (median, maximum) and the
+  kill rate: bench/kill_times.py (``--kills`` runs that kill matrix, ``--kill-matrix FILE``
+  reads one written by ``mdlri-conformance faults``).
+
+The deep profile's graphs explored per minute has no figure here yet (the ``deep`` campaign
+reports it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import generated_rate  # noqa: E402
+import kill_times  # noqa: E402
+import suite_time  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Target:
+    """One speed target: ``measured <= limit`` (``at_most``) or ``measured >= limit``."""
+
+    name: str
+    limit: float
+    unit: str
+    at_most: bool
+    how: str  # the option that measures it
+
+    def line(self, measured: float | None) -> str:
+        """``name: measured vs target -> MET / NOT MET`` (NOT MEASURED for None)."""
+        sign = "<=" if self.at_most else ">="
+        target = f"{sign} {self.limit:g}{self.unit}"
+        if measured is None:
+            return f"{self.name}: NOT MEASURED (target {target}; {self.how})"
+        met = measured <= self.limit if self.at_most else measured >= self.limit
+        return (f"{self.name}: {measured:.2f}{self.unit} vs {target} -> "
+                f"{'MET' if met else 'NOT MET'}")
+
+    def met(self, measured: float | None) -> bool | None:
+        if measured is None:
+            return None
+        return measured <= self.limit if self.at_most else measured >= self.limit
+
+
+TARGETS = {
+    "exec_ratio": Target("sim execution per task / bare numpy", 5, "x", True, "always"),
+    "replay_ratio": Target("whole-case replay per task / bare numpy", 20, "x", True, "always"),
+    "cases_per_s": Target("generated cases per second, one core (ci generator)", 1000, "/s",
+                          False, "always"),
+    "speedup": Target("ci suite on sim, -n 2 speed-up over -n 0", 1.6, "x", False, "--suite"),
+    # over the specs the kill matrix ran: the generated tier with --kills (its header line says)
+    "median_kill_s": Target("kill matrix: median seconds to find a planted fault", 2, " s",
+                            True, "--kills or --kill-matrix FILE"),
+    "max_kill_s": Target("kill matrix: maximum seconds to find a planted fault", 30, " s",
+                         True, "--kills or --kill-matrix FILE"),
+    "kill_rate": Target("kill matrix: planted faults found", 100, " %", False,
+                        "--kills or --kill-matrix FILE"),
+}
+
+
+def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", type=int, default=150, help="generated cases (default 150)")
+    ap.add_argument("--rounds", type=int, default=3, help="side-by-side rounds (default 3)")
+    ap.add_argument("--suite", action="store_true", help="also time the suite at -n 0 and -n 2")
+    kills = ap.add_mutually_exclusive_group()
+    kills.add_argument("--kills", action="store_true",
+                       help="also run the kill matrix over the generated tier (minutes)")
+    kills.add_argument("--kill-matrix", metavar="FILE", help="read a kill_matrix.json")
+    ap.add_argument("-j", "--jobs", type=int, default=2, help="kill-matrix runs at once")
+    ns = ap.parse_args(argv)
+    if ns.cases < 1 or ns.rounds < 1 or ns.jobs < 1:
+        ap.error("--cases, --rounds and -j must be at least 1")
+    matrix = None
+    if ns.kill_matrix:
+        try:
+            matrix = json.loads(Path(ns.kill_matrix).read_text())
+        except (OSError, ValueError) as exc:
+            ap.error(f"--kill-matrix {ns.kill_matrix}: {exc}")
+
+    measured: dict[str, float | None] = dict.fromkeys(TARGETS)
+    emit("== generated tier on the simulator (bench/generated_rate.py)")
+    fig = generated_rate.report(generated_rate.measure(ns.cases, ns.rounds), emit)
+    measured.update({k: fig[k] for k in ("exec_ratio", "replay_ratio", "cases_per_s")})
+    if ns.suite:
+        emit("== ci suite on the simulator (bench/suite_time.py)")
+        measured["speedup"] = suite_time.main(["--workers", "2"], emit)["speedup"]
+    if ns.kills:
+        emit("== kill matrix, generated tier (bench/kill_times.py)")
+        matrix = kill_times.run(jobs=ns.jobs)
+    if matrix is not None:
+        if not ns.kills:
+            emit(f"== kill matrix {ns.kill_matrix} (bench/kill_times.py)")
+        s = kill_times.figures(matrix, emit)
+        measured["median_kill_s"] = s["median_time_to_kill_s"]
+        measured["max_kill_s"] = s["max_time_to_kill_s"]
+        measured["kill_rate"] = 100.0 * s["kill_rate"] if s["faults"] else None
+
+    emit("== targets")
+    verdicts = []
+    for key, target in TARGETS.items():
+        emit(target.line(measured[key]))
+        verdicts.append(target.met(measured[key]))
+    emit(f"targets: {verdicts.count(True)} MET, {verdicts.count(False)} NOT MET, "
+         f"{verdicts.count(None)} NOT MEASURED (deep graphs/min: reported by the deep campaign)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
