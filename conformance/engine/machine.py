@@ -17,12 +17,11 @@ against:
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Protocol
 
 from hypothesis import HealthCheck, reject, settings
 from hypothesis.errors import FailedHealthCheck, Unsatisfiable
@@ -30,6 +29,7 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from mdlri_conformance.backends.contract import KernelTaskParams, TaskParams
 from mdlri_conformance.conformance.framework import outcomes
+from mdlri_conformance.conformance.framework.shrinking import shrink_budget
 from mdlri_conformance.kernel import catalog
 
 from . import signature
@@ -322,36 +322,6 @@ def batch_seed(name: str, batch: int) -> int | None:
         return None
     digest = hashlib.sha256(f"{name}/{batch}/{forced}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
-
-
-@contextlib.contextmanager
-def shrink_budget(seconds: float) -> Iterator[None]:
-    """Bound Hypothesis's shrinking of one failure to ``seconds`` (its own bound is five
-    minutes): a stateful program can take that long to shrink, past the spec timeout, and an
-    interrupted shrink ends as an unreadable FlakyStrategyDefinition instead of the smallest
-    failing program found so far. Hypothesis keeps the bound in an engine module attribute; a
-    version without it shrinks unbounded."""
-    from hypothesis.internal.conjecture import engine
-    from hypothesis.reporting import current_reporter, with_reporter
-    old = getattr(engine, "MAX_SHRINKING_SECONDS", None)
-    if old is None:
-        yield
-        return
-    outer = current_reporter()
-
-    def reporter(value: Any) -> None:
-        if isinstance(value, str) and "working to shrink a failing test case" in value:
-            value = (f"Shrinking stopped after the suite's bound of {seconds:g} s "
-                     "(conformance.engine.machine.SHRINK_BUDGET_S): the failing program below "
-                     "is the smallest found in that time.")
-        outer(value)
-
-    engine.MAX_SHRINKING_SECONDS = seconds  # type: ignore[attr-defined]
-    try:
-        with with_reporter(reporter):
-            yield
-    finally:
-        engine.MAX_SHRINKING_SECONDS = old  # type: ignore[attr-defined]
 
 
 def run(machine: type[RuleBasedStateMachine], steps: int, batch: int = 0,

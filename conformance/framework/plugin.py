@@ -34,6 +34,7 @@ pytest_plugins = [
     "mdlri_conformance.conformance.framework.outcome_map",
     "mdlri_conformance.conformance.framework.recording",
     "mdlri_conformance.conformance.framework.reporting",
+    "mdlri_conformance.conformance.framework.shrinking",
 ]
 
 
