@@ -146,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_faults_parser(sub)  # `faults`: the kill matrix
     from ..framework.merge import add_parser as add_merge_parser
     add_merge_parser(sub)
+    from .deep import add_parser as add_deep_parser
+    add_deep_parser(sub, _add_acl_options)  # `deep`: coverage-guided campaigns
     return p
 
 

@@ -70,12 +70,13 @@ def keep_runs(text: str) -> int:
     return n
 
 
-def cmd_run(ns: argparse.Namespace) -> int:
-    from ..framework import rundir
+def backend_ready(ns: argparse.Namespace) -> int | None:
+    """None when ``--backend`` (with ``--against``, the acl options and the faults) can run
+    specs; else its exit code, after one line: 2 bad input, 3 NOTHING TESTED."""
     from ..framework import verdict
     try:
         resolve(ns.backend)
-        if ns.against:
+        if getattr(ns, "against", None):
             resolve(ns.against)
         options = backend_options(ns.backend, devices=ns.devices, acl_lib=ns.acl_lib,
                                   faults=ns.fault)
@@ -86,6 +87,14 @@ def cmd_run(ns: argparse.Namespace) -> int:
     if unavailable:  # no process could load it: every spec would be UNSUPPORTED
         print(f"{PROG}: NOTHING TESTED: {ns.backend} backend: {unavailable}", file=sys.stderr)
         return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
+    return None
+
+
+def cmd_run(ns: argparse.Namespace) -> int:
+    from ..framework import rundir
+    refused = backend_ready(ns)
+    if refused is not None:
+        return refused
     report_dir = Path(ns.report_dir) if ns.report_dir else (
         Path("reports") / "out" / (time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"))
     why = bad_expression(ns.keyword) if ns.keyword else None

@@ -13,6 +13,11 @@ A failure raises a :class:`BuildError` whose message is one line saying what to 
 compiler's first error line and the path of ``build-<library>.log`` holding its full output),
 :class:`CacheNotWritable` ("... set MDLRI_CACHE_DIR to a writable directory").
 
+A coverage build (``$MDLRI_EMU_COVERAGE=1``, or ``emulator_library(coverage=True)``) is the
+same sources compiled one object each with ``--coverage`` (gcc's gcov instrumentation) into
+its own folder ``emulator-<hash>-coverage/``; :func:`gcov_env` points the counters the library
+writes at process exit (``.gcda``) at a folder of the caller's. The normal build is unchanged.
+
 ``python -m backends.acl.emulator.build`` prints the two paths.
 """
 
@@ -45,6 +50,9 @@ KERNELS_NAME = "libmdlri_host_kernels.so"
 CFLAGS = ["-std=c11", "-O2", "-fPIC", "-shared", "-pthread", "-Wall", "-Werror",
           "-fvisibility=hidden"]
 EMU_LIBS = ["-ldl"]
+#: set to 1 to build and load the emulator with gcov instrumentation (deep campaigns)
+COVERAGE_VAR = "MDLRI_EMU_COVERAGE"
+COVERAGE_FLAGS = ["--coverage"]
 
 
 class BuildError(RuntimeError):
@@ -148,6 +156,20 @@ def _write_log(out_dir: Path, name: str, cmd: list[str],
     return log
 
 
+def _run_compiler(cmd: list[str], out_dir: Path, name: str) -> None:
+    """Run one compiler command; a refusal is a :class:`CompileFailed` with its log."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise CompilerNotFound(f"cannot run the C compiler {cmd[0]} "
+                               f"({exc.strerror or exc}): install gcc or set CC") from None
+    if proc.returncode != 0:
+        log = _write_log(out_dir, name, cmd, proc)
+        where = f"full log: {log}" if log else "no log: the cache is not writable"
+        raise CompileFailed(f"{cmd[0]} failed building {name}: "
+                            f"{first_error_line(proc.stderr or proc.stdout)} ({where})", log)
+
+
 def _build(name: str, sources: list[Path], extra: list[str]) -> Path:
     cc = compiler()
     out_dir = cache_dir()
@@ -162,16 +184,7 @@ def _build(name: str, sources: list[Path], extra: list[str]) -> Path:
         raise _not_writable(out_dir.parent, exc) from None
     cmd = [*cc, *CFLAGS, *extra, "-o", tmp, *map(str, sources)]
     try:
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        except OSError as exc:
-            raise CompilerNotFound(f"cannot run the C compiler {cc[0]} "
-                                   f"({exc.strerror or exc}): install gcc or set CC") from None
-        if proc.returncode != 0:
-            log = _write_log(out_dir, name, cmd, proc)
-            where = f"full log: {log}" if log else "no log: the cache is not writable"
-            raise CompileFailed(f"{cc[0]} failed building {name}: "
-                                f"{first_error_line(proc.stderr or proc.stdout)} ({where})", log)
+        _run_compiler(cmd, out_dir, name)
         try:
             os.chmod(tmp, 0o755)
             os.replace(tmp, target)  # atomic: a concurrent builder's identical file may win
@@ -183,10 +196,69 @@ def _build(name: str, sources: list[Path], extra: list[str]) -> Path:
     return target
 
 
-def emulator_library() -> Path:
-    """Path of ``libmdlri_acl_emu.so``, compiled if this source version is not cached yet."""
+def coverage_requested() -> bool:
+    """True when ``$MDLRI_EMU_COVERAGE`` asks for the gcov-instrumented emulator."""
+    return os.environ.get(COVERAGE_VAR, "").strip() not in ("", "0")
+
+
+def emulator_library(coverage: bool | None = None) -> Path:
+    """Path of ``libmdlri_acl_emu.so``, compiled if this source version is not cached yet;
+    the gcov-instrumented one when ``coverage`` (default: :func:`coverage_requested`)."""
+    if coverage is None:
+        coverage = coverage_requested()
+    if coverage:
+        return _coverage_build()
     return _build(EMULATOR_NAME, sorted(EMU_SRC.glob("*.c")),
                   [f"-I{EMU_INCLUDE}", f"-I{EMU_SRC}", *EMU_LIBS])
+
+
+def coverage_dir() -> Path:
+    """The folder of the gcov-instrumented emulator: the library and ``obj/*.gcno``."""
+    return cache_base() / f"emulator-{_digest(tuple(compiler()))}-coverage"
+
+
+def gcov_env(counters_dir: Path) -> dict[str, str]:
+    """Environment that makes the instrumented emulator write its ``<source>.gcda`` files
+    into ``counters_dir`` (gcc's GCOV_PREFIX, with the object folder's path stripped)."""
+    obj = coverage_dir() / "obj"
+    return {"GCOV_PREFIX": str(counters_dir), "GCOV_PREFIX_STRIP": str(len(obj.parts) - 1)}
+
+
+def _coverage_build() -> Path:
+    """Build the instrumented emulator: one object per source (so each has its own
+    ``.gcno``) in a temporary sibling folder, renamed into place whole. The folder has the
+    same depth as the final one, so :func:`gcov_env`'s strip count fits the objects' paths."""
+    cc = compiler()
+    final = coverage_dir()
+    target = final / EMULATOR_NAME
+    if target.is_file():
+        return target
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+        (work / "obj").mkdir()
+    except OSError as exc:
+        raise _not_writable(final.parent, exc) from None
+    try:
+        objects = []
+        compile_flags = [f for f in CFLAGS if f != "-shared"]
+        logs = final.parent  # a failed build's log outlives its temporary folder
+        for src in sorted(EMU_SRC.glob("*.c")):
+            obj = work / "obj" / f"{src.stem}.o"
+            _run_compiler([*cc, *compile_flags, *COVERAGE_FLAGS, f"-I{EMU_INCLUDE}",
+                           f"-I{EMU_SRC}", "-c", "-o", str(obj), str(src)], logs, EMULATOR_NAME)
+            objects.append(str(obj))
+        _run_compiler([*cc, *CFLAGS, *COVERAGE_FLAGS, "-o", str(work / EMULATOR_NAME),
+                       *objects, *EMU_LIBS], logs, EMULATOR_NAME)
+        try:
+            os.rename(work, final)
+        except OSError:  # a concurrent builder's identical folder won, or the cache is odd
+            if not target.is_file():
+                raise _not_writable(final.parent, OSError("rename failed")) from None
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    return target
 
 
 def kernel_library() -> Path:
