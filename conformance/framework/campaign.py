@@ -37,8 +37,14 @@ from . import branch_coverage
 from .fuzz_session import FUZZ_JSON, REPLAY_SHARE
 from .items import SPEC_DIR
 
-#: the specs a campaign fuzzes unless ``-k`` narrows them
-SPEC_FILES = ("test_generated.py", "test_stateful.py")
+#: the spec modules a campaign fuzzes unless ``-k`` narrows them: the generated tier and the
+#: stateful machines
+SPEC_GLOBS = ("test_generated*.py", "test_stateful*.py")
+
+
+def spec_files() -> list[Path]:
+    """The spec modules matching :data:`SPEC_GLOBS`, in name order."""
+    return sorted({p for g in SPEC_GLOBS for p in SPEC_DIR.glob(g)})
 #: the child's start-up (collection, probes) and wind-down allowance
 GRACE_S = 180.0
 CAMPAIGN_JSON = "campaign.json"
@@ -78,7 +84,7 @@ def _child_args(plan: Plan) -> list[str]:
             "--out", str(plan.out), "--seconds", str(plan.seconds)]
     if plan.backend == "sim":
         args += ["--sim-coverage", str(_sim_source())]
-    args += ["--", *[str(SPEC_DIR / f) for f in SPEC_FILES],
+    args += ["--", *[str(p) for p in spec_files()],
              "--rootdir", str(SPEC_DIR.parent.parent),
              "-p", "mdlri_conformance.conformance.framework.plugin",
              "-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:allure_pytest",
