@@ -146,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_faults_parser(sub)  # `faults`: the kill matrix
     from ..framework.merge import add_parser as add_merge_parser
     add_merge_parser(sub)
+    from .mutate import add_parser as add_mutate_parser
+    add_mutate_parser(sub)
     return p
 
 
