@@ -148,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_merge_parser(sub)
     from .deep import add_parser as add_deep_parser
     add_deep_parser(sub, _add_acl_options)  # `deep`: coverage-guided campaigns
+    from .mutate import add_parser as add_mutate_parser
+    add_mutate_parser(sub)  # `mutate`: mutation testing of the simulator
     return p
 
 
