@@ -14,7 +14,10 @@ from mdlri_conformance.conformance.engine.graphs import (
 )
 from mdlri_conformance.conformance.engine.observe import Observation
 from mdlri_conformance.conformance.engine.oracle import (
-    SEQ_IDS_OK, ModelState, OracleMemory, Program, State, UndefinedCase, expected,
+    ModelState, OracleMemory, Program, State, UndefinedCase, expected,
+)
+from mdlri_conformance.conformance.engine.oracle_listing import (
+    SEQ_IDS_OK, SHORT_STREAMS, SHORT_TASKS,
 )
 
 X = [1, 2, 3, 4, 5, 6, 7, 8]
@@ -44,12 +47,21 @@ def seed_pair(plan: list) -> Case:
 # whole observation lists
 
 
+def capture_extras(order: list[int]) -> list[Observation]:
+    """The listing extras after the capture: the GetStreams order as stream classes (LIST-02)
+    and the short listings (LIST-05)."""
+    return [Observation("listing", -1, "stream order", order),
+            Observation("listing", -1, "short streams", SHORT_STREAMS),
+            Observation("listing", -1, "short tasks", SHORT_TASKS)]
+
+
 def test_seed_pair_exact_list() -> None:
     case = seed_pair([Execute(), Sync()])
     assert expected(case) == [
         Observation("capture", -1, "rc", 0),
         Observation("listing", -1, "stream 0 ops", [0, 1]),
         Observation("listing", -1, "seq ids", SEQ_IDS_OK),
+        *capture_extras([0]),
         Observation("step", 0, "rc", [0]),
         Observation("step", 1, "rc", 0),
         Observation("sync", 1, "buffer 0", X),
@@ -73,6 +85,7 @@ def test_fork_join_two_streams() -> None:
         Observation("listing", -1, "stream 0 ops", [0, 1, 5]),
         Observation("listing", -1, "stream 1 ops", [2, 3, 4]),
         Observation("listing", -1, "seq ids", SEQ_IDS_OK),
+        *capture_extras([1, 0]),  # the side stream attached last is listed first (LIST-02)
         Observation("step", 0, "rc", [0]),
         Observation("step", 1, "rc", 0),
         Observation("sync", 1, "buffer 0", X),
@@ -112,7 +125,7 @@ def test_disable_leaves_sentinel_and_listing() -> None:
                 ops=[Launch(0, "affine", {"x": 0, "y": 1, "n": 8, "a": 2, "b": 1}),
                      Launch(0, "affine", {"x": 0, "y": 2, "n": 8, "a": 3, "b": 0})],
                 plan=[Disable(1), Update(), Execute(), Sync()])
-    assert expected(case)[3:] == [
+    assert expected(case)[6:] == [
         Observation("step", 0, "rc", 0),
         Observation("step", 1, "rc", 0),
         Observation("listing", 1, "stream 0 ops", [0]),
@@ -233,7 +246,7 @@ def test_sync_timeout_zero_is_not_modelled() -> None:
 
 def test_update_on_ready_is_noop_with_listing() -> None:
     got = expected(seed_pair([Update(), Update()]))
-    assert [o.key for o in got[3:]] == [
+    assert [o.key for o in got[6:]] == [
         ("step", 0, "rc"), ("listing", 0, "stream 0 ops"), ("listing", 0, "seq ids"),
         ("step", 1, "rc"), ("listing", 1, "stream 0 ops"), ("listing", 1, "seq ids")]
 
@@ -347,10 +360,13 @@ def test_the_oracle_imports_only_the_case_model_the_contract_and_the_kernels() -
     difference from a backend then means something."""
     allowed = ("mdlri_conformance.backends.contract", "mdlri_conformance.kernel",
                "mdlri_conformance.conformance.engine.graphs",
-               "mdlri_conformance.conformance.engine.observe")
-    ours = {m for m in _imports(ENGINE / "oracle.py") if m.startswith("mdlri_conformance")}
-    assert all(m.startswith(allowed) or m == "mdlri_conformance.conformance.engine"
-               for m in ours), sorted(ours)
+               "mdlri_conformance.conformance.engine.observe",
+               "mdlri_conformance.conformance.engine.oracle_listing",
+               "mdlri_conformance.conformance.engine.case_facts")
+    for name in ("oracle.py", "oracle_listing.py", "case_facts.py"):
+        ours = {m for m in _imports(ENGINE / name) if m.startswith("mdlri_conformance")}
+        assert all(m.startswith(allowed) or m == "mdlri_conformance.conformance.engine"
+                   for m in ours), (name, sorted(ours))
 
 
 def test_the_engine_never_imports_specs_harness_or_scenarios() -> None:

@@ -11,7 +11,7 @@ from typing import Any, Iterator
 import pytest
 
 import mdlri_conformance.backends.sim as sim
-from mdlri_conformance.conformance.engine import graphs, oracle, runner, signature
+from mdlri_conformance.conformance.engine import graphs, oracle, oracle_listing, runner, signature
 from mdlri_conformance.conformance.engine.graphs import (
     Case, Disable, Execute, Launch, Memset, Record, SetKernel, Sync, Update, Wait,
 )
@@ -46,6 +46,9 @@ def test_seed_case_observations(sim_backend: Any) -> None:
         Observation("capture", -1, "rc", 0),
         Observation("listing", -1, "stream 0 ops", [0, 1]),
         Observation("listing", -1, "seq ids", seq),
+        Observation("listing", -1, "stream order", [0]),
+        Observation("listing", -1, "short streams", oracle_listing.SHORT_STREAMS),
+        Observation("listing", -1, "short tasks", oracle_listing.SHORT_TASKS),
         Observation("step", 0, "rc", [0]),
         Observation("step", 1, "rc", 0),
         Observation("sync", 1, "buffer 0", X),
@@ -93,12 +96,18 @@ def test_memset_on_a_side_stream_twin_is_mapped(sim_backend: Any) -> None:
     assert first_difference(oracle.expected(case), obs) is None
 
 
-def test_capture_failure_is_one_observation(sim_backend: Any) -> None:
+def test_capture_failure_observations(sim_backend: Any) -> None:
     unjoined = Case(streams=2, buffers=[SENT], words=[], events=1,
                     ops=[Record(0, 0), Wait(1, 0), Launch(1, "fill", {"out": 0, "n": 8,
                                                                        "value": 4})],
                     plan=[Execute(1), Sync(5000)])
-    assert runner.replay(sim_backend, unjoined) == [Observation("capture", -1, "rc", 107025)]
+    assert runner.replay(sim_backend, unjoined) == [
+        Observation("capture", -1, "rc", 107025),          # XS-02
+        Observation("capture", -1, "model", "NULL"),       # CAP-13
+        Observation("capture", -1, "statuses", [0, 0])]    # every stream out of capture
+    unjoined.plan = []
+    assert first_difference(oracle.expected(unjoined), runner.replay(sim_backend, unjoined)) \
+        is None
     # cleanup left the backend usable (capture ended, streams and buffers released)
     assert first_difference(oracle.expected(seed_case()),
                             runner.replay(sim_backend, seed_case())) is None
@@ -115,12 +124,13 @@ def test_divergence_message_writes_the_case(tmp_path: Path) -> None:
     case = seed_case()
     exp = oracle.expected(case)
     obs = list(exp)
-    obs[5] = Observation("sync", 1, "buffer 0", [0] * 8)
+    at = [o.key for o in exp].index(("sync", 1, "buffer 0"))
+    obs[at] = Observation("sync", 1, "buffer 0", [0] * 8)
     div = runner.compare(case, "sim", exp, obs)
     assert div is not None
     msg = runner.divergence_message(div, tmp_path)
     lines = msg.splitlines()
-    assert "observation 5: sync[1] buffer 0" in lines[0]
+    assert f"observation {at}: sync[1] buffer 0" in lines[0]
     assert lines[1].startswith("  expected: sync[1] buffer 0 = [1, 2")
     assert lines[2].startswith("  observed: sync[1] buffer 0 = [0, 0")
     assert f"mdlri-conformance replay {div.path} --backend sim" in lines[-1]

@@ -8,8 +8,15 @@ A :class:`Case` is plain data, JSON round-trippable, and independent of any back
 * ``buffers``: device int32 buffers with their initial contents (outputs start at the
   sentinel -1); ``words``: 64-bit device words for value write/wait, with initial values.
 * ``ops``: what is issued during the capture, in host issue order (kernel launches from
-  the catalog, event record/wait, value write/wait, memset).
-* ``plan``: the host steps after CaptureEnd (SetParams, Disable, Update, Execute, Sync).
+  the catalog, event record/wait, value write/wait, memset, device-to-device copy, and
+  ``end_on_side``: a
+  CaptureEnd on a joined side stream, which must fail, CAP-11).
+* ``plan``: the host steps after CaptureEnd (SetParams, Disable, Update, Execute, Sync,
+  Query, and HostWrite: a host store into a word, which releases a blocked value wait).
+
+A value wait on a *host word* (a word no captured op writes) may block an execution until a
+plan step stores a satisfying value (TMO-01, TMO-03, TMO-06); a side stream whose last op is
+not a record is *unjoined*, and CaptureEnd fails with 107025 (XS-02, XS-03, CAP-13).
 
 Op references in plan steps are indices into ``ops``. :func:`check` validates a case that
 came from outside (a JSON file): it must stay inside defined behaviour (every event
@@ -95,7 +102,30 @@ class Memset:
     value: int
 
 
-Op = Union[Launch, Record, Wait, ValueWrite, ValueWait, Memset]
+@dataclass(frozen=True)
+class EndOnSide:
+    """aclmdlRICaptureEnd on a joined side stream while the capture is open: 107036, and the
+    capture stays ACTIVE (CAP-11). Issues no task."""
+
+    stream: int
+
+
+@dataclass(frozen=True)
+class Copy:
+    """aclrtMemcpyAsync(DEVICE_TO_DEVICE) of a whole buffer into another of the same size:
+    captured as a DEFAULT-type task (CAP-01, TYPE-02; the other kinds involve host memory,
+    which a capture only takes pinned, MODE-01)."""
+
+    stream: int
+    src: int
+    dst: int
+
+
+Op = Union[Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy, EndOnSide]
+#: the ops that issue a task (EndOnSide is a host call made during the capture)
+TASK_OPS = (Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy)
+#: the ops whose tasks are DEFAULT: listed, but neither identifiable nor disableable
+DEFAULT_OPS = (Memset, Copy)
 
 # ---------------------------------------------------------------------------------------------
 # plan steps
@@ -153,7 +183,22 @@ class Sync:
     timeout_ms: int = 5000
 
 
-Step = Union[SetKernel, SetValue, SetBadType, Disable, Update, Execute, Sync]
+@dataclass(frozen=True)
+class HostWrite:
+    """Synchronous aclrtMemcpy(HOST_TO_DEVICE) of ``value`` into ``words[word]``: the host
+    side of a value-wait handshake (it releases a blocked execution, TMO-03)."""
+
+    word: int
+    value: int
+
+
+@dataclass(frozen=True)
+class Query:
+    """aclrtStreamQuery(origin): NOT_READY while an execution is blocked, else COMPLETE
+    (TMO-06)."""
+
+
+Step = Union[SetKernel, SetValue, SetBadType, Disable, Update, Execute, Sync, HostWrite, Query]
 
 # ---------------------------------------------------------------------------------------------
 # the case
@@ -191,10 +236,13 @@ class Case:
 
 
 _OPS: dict[str, type] = {"launch": Launch, "record": Record, "wait": Wait,
-                         "value_write": ValueWrite, "value_wait": ValueWait, "memset": Memset}
+                         "value_write": ValueWrite, "value_wait": ValueWait, "memset": Memset,
+                         "copy": Copy,
+                         "end_on_side": EndOnSide}
 _STEPS: dict[str, type] = {"set_kernel": SetKernel, "set_value": SetValue,
                            "set_bad_type": SetBadType, "disable": Disable, "update": Update,
-                           "execute": Execute, "sync": Sync}
+                           "execute": Execute, "sync": Sync, "host_write": HostWrite,
+                           "query": Query}
 _TAG = {cls: tag for tag, cls in {**_OPS, **_STEPS}.items()}
 
 
@@ -272,6 +320,9 @@ def op_footprint(op: Op) -> Footprint:
         reads.add(("word", op.word))
     elif isinstance(op, Memset):
         writes.add(("buf", op.buffer))
+    elif isinstance(op, Copy):
+        reads.add(("buf", op.src))
+        writes.add(("buf", op.dst))
     return reads, writes
 
 
@@ -299,14 +350,15 @@ def happens_before_ops(ops: list[Op | None]) -> list[set[int]]:
     """For each op index, the op indices that happen before it (transitively); ``None``
     entries (ops a plan removed) take part in nothing.
 
-    Edges: program order on a stream, and record(e) -> every later wait(e).
+    Edges: program order on a stream, and record(e) -> every later wait(e). An
+    :class:`EndOnSide` issues no task and takes part in nothing either.
     """
     before: list[set[int]] = []
     last_on: dict[int, int] = {}
     record_of: dict[int, int] = {}
     for i, op in enumerate(ops):
         preds: set[int] = set()
-        if op is not None:
+        if op is not None and not isinstance(op, EndOnSide):
             if op.stream in last_on:
                 j = last_on[op.stream]
                 preds |= before[j] | {j}
@@ -340,6 +392,9 @@ def check(case: Case) -> None:
         if not 0 <= op.stream < case.streams:
             raise GraphError(f"{where}: stream {op.stream} out of range")
         if op.stream not in joined:
+            if isinstance(op, EndOnSide):
+                raise GraphError(f"{where}: end_on_side on stream {op.stream}, which has "
+                                 "not joined the capture")
             if not (isinstance(op, Wait) and op.event in recorded):
                 raise GraphError(f"{where}: stream {op.stream} must join the capture by waiting "
                                  "on a recorded event first")
@@ -360,10 +415,25 @@ def check(case: Case) -> None:
             raise GraphError(f"{where}: word {op.word} out of range")
         if isinstance(op, Memset) and not 0 <= op.buffer < len(case.buffers):
             raise GraphError(f"{where}: buffer {op.buffer} out of range")
+        if isinstance(op, Copy):
+            if not (0 <= op.src < len(case.buffers) and 0 <= op.dst < len(case.buffers)):
+                raise GraphError(f"{where}: copy between buffers {op.src} and {op.dst}, "
+                                 "one out of range")
+            if op.src == op.dst or len(case.buffers[op.src]) != len(case.buffers[op.dst]):
+                raise GraphError(f"{where}: copy needs two distinct buffers of one size")
+        if isinstance(op, EndOnSide) and op.stream == 0:
+            raise GraphError(f"{where}: end_on_side on the origin stream ends the capture")
     _check_joins(case)
     _check_races(case)
     _check_value_waits(case)
     for i, step in enumerate(case.plan):
+        if isinstance(step, HostWrite):
+            if not 0 <= step.word < len(case.words):
+                raise GraphError(f"plan[{i}]: word {step.word} out of range")
+            if not 0 <= step.value <= WORD_MASK:
+                raise GraphError(f"plan[{i}]: value {step.value} is not a 64-bit unsigned word")
+            if step.word not in host_words(case):
+                raise GraphError(f"plan[{i}]: word {step.word} is written by a captured op")
         op_index = getattr(step, "op", None)
         if op_index is not None and not 0 <= op_index < len(case.ops):
             raise GraphError(f"plan[{i}]: op {op_index} out of range")
@@ -395,20 +465,39 @@ def _check_launch(case: Case, op: Launch, where: str) -> None:
                 raise GraphError(f"{where}: buffer {b} holds {len(case.buffers[b])} < {n} elements")
 
 
-def _check_joins(case: Case) -> None:
-    before = happens_before(case)
+def last_task_ops(case: Case) -> dict[int, int]:
+    """Per stream, the index of its last task-issuing op."""
     last: dict[int, int] = {}
     for i, op in enumerate(case.ops):
-        last[op.stream] = i
+        if isinstance(op, TASK_OPS):
+            last[op.stream] = i
+    return last
+
+
+def unjoined_streams(case: Case) -> list[int]:
+    """The side streams whose last task is not an event record: CaptureEnd fails with
+    107025 and destroys the model (XS-02, XS-03, CAP-13)."""
+    last = last_task_ops(case)
+    return [s for s in range(1, case.streams)
+            if s in last and not isinstance(case.ops[last[s]], Record)]
+
+
+def _check_joins(case: Case) -> None:
+    """Every side stream issues something; one whose last task is a record must be joined
+    back to the origin through it (a record nobody orders is left undefined here); one whose
+    last task is not a record is unjoined (:func:`unjoined_streams`)."""
+    before = happens_before(case)
+    last = last_task_ops(case)
     if case.streams > 1 and 0 not in last:
         raise GraphError("ops: the origin stream issues nothing, so nothing can join back")
     for s in range(1, case.streams):
         if s not in last:
             raise GraphError(f"stream {s}: issues nothing (remove it or use it)")
-        if not isinstance(case.ops[last[s]], Record):
-            raise GraphError(f"stream {s}: its last op must be a record (XS-02)")
-        if last[s] not in before[last[0]]:
+        if isinstance(case.ops[last[s]], Record) and last[s] not in before[last[0]]:
             raise GraphError(f"stream {s}: not joined back to the origin stream (XS-02)")
+    if unjoined_streams(case) and case.plan:
+        raise GraphError("plan: a case whose capture fails (an unjoined side stream, XS-02) "
+                         "has no model to run a plan on")
 
 
 def _check_races(case: Case) -> None:
@@ -424,22 +513,59 @@ def _check_races(case: Case) -> None:
                 raise GraphError(f"ops[{j}] and ops[{i}] touch {kind} {idx} unordered")
 
 
+def wait_holds(have: int, want: int, flag: int) -> bool:
+    """Whether ``aclrtValueWait(addr, want, flag)`` is satisfied by ``*addr == have``
+    (abi.md §3.5): GEQ ``(int64)(have - want) >= 0`` (wrap-around counts), EQ equality,
+    AND ``(have & want) != 0``, NOR ``~(have | want) != 0``, all on 64 bits. Raises
+    GraphError for another flag."""
+    have, want = have & WORD_MASK, want & WORD_MASK
+    if flag == 0:
+        return ((have - want) & WORD_MASK) < (1 << 63)
+    if flag == 1:
+        return have == want
+    if flag == 2:
+        return (have & want) != 0
+    if flag == 3:
+        return (~(have | want) & WORD_MASK) != 0
+    raise GraphError(f"value wait flag {flag} is not GEQ 0, EQ 1, AND 2 or NOR 3")
+
+
+def host_words(case: Case) -> set[int]:
+    """The words no captured op writes: only the host (HostWrite steps) changes them."""
+    written = {op.word for op in case.ops if isinstance(op, ValueWrite)}
+    return set(range(len(case.words))) - written
+
+
 def _check_value_waits(case: Case) -> None:
-    """A value wait must be satisfied by the last ordered write of its word (or its initial
-    value), so no execution blocks; it is compared with EQ only."""
+    """A value wait on a word the program writes must be satisfied by the last ordered write
+    (or the initial value), so the program itself never blocks. A wait on a host word may
+    block; then a HostWrite step of that word must exist to release it (a model left
+    blocked cannot be destroyed quickly, LIFE-03)."""
     before = happens_before(case)
+    hosts = host_words(case)
+    released = {s.word for s in case.plan if isinstance(s, HostWrite)}
     for i, op in enumerate(case.ops):
         if not isinstance(op, ValueWait):
             continue
-        if op.flag != 1:
-            raise GraphError(f"ops[{i}]: only EQ value waits are generated")
+        if not 0 <= op.value <= WORD_MASK:
+            raise GraphError(f"ops[{i}]: value {op.value} is not a 64-bit unsigned word")
         value = case.words[op.word]
         for j in sorted(before[i]):
             prev = case.ops[j]
             if isinstance(prev, ValueWrite) and prev.word == op.word:
                 value = prev.value
-        if value != op.value:
-            raise GraphError(f"ops[{i}]: waits for {op.value} but word {op.word} holds {value}")
+        try:
+            holds = wait_holds(value, op.value, op.flag)
+        except GraphError as exc:
+            raise GraphError(f"ops[{i}]: {exc}") from None
+        if holds:
+            continue
+        if op.word not in hosts:
+            raise GraphError(f"ops[{i}]: waits for {op.value} (flag {op.flag}) but word "
+                             f"{op.word} holds {value}")
+        if op.word not in released:
+            raise GraphError(f"ops[{i}]: blocks on host word {op.word} and no host_write step "
+                             "releases it")
 
 
 def ops_on(case: Case, stream: int) -> list[int]:
@@ -450,3 +576,4 @@ def ops_on(case: Case, stream: int) -> list[int]:
 def kinds(items: Iterable[Any]) -> list[str]:
     """The JSON kind tags of ops or steps."""
     return [_TAG[type(x)] for x in items]
+

@@ -25,11 +25,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from mdlri_conformance.backends.contract import (
-    Backend, Cap, Err, KernelTaskParams, MemcpyKind, TaskType,
+    UNWRITTEN, Backend, Cap, Err, KernelTaskParams, MemcpyKind, TaskType,
 )
 
-from . import signature
-from .graphs import Case, Memset, Op
+from . import case_facts, signature
+from .graphs import DEFAULT_OPS, Case, Op
 from .observe import Observation
 from .signature import Sig, coarse
 
@@ -117,16 +117,16 @@ class TaskMap:
         rc, slots, got = self.b.get_streams(model, n)
         if self.note(rc, "aclmdlRIGetStreams") != Err.SUCCESS or slots is None:
             return out
-        for s in slots[:got]:
-            tasks: list[Any] = []
-            rc, _, m = self.b.get_tasks_by_stream(s, None)
-            if self.note(rc, "aclmdlRIGetTasksByStream") == Err.SUCCESS and isinstance(m, int):
-                rc, tslots, tgot = self.b.get_tasks_by_stream(s, m)
-                self.note(rc, "aclmdlRIGetTasksByStream")
-                if rc == Err.SUCCESS and tslots is not None:
-                    tasks = list(tslots[:tgot])
-            out.append((s, tasks))
-        return out
+        return [(s, self.tasks_of(s)) for s in slots[:got]]
+
+    def tasks_of(self, stream: Any) -> list[Any]:
+        """GetTasksByStream, two-phase (LIST-03); [] when a call fails."""
+        rc, _, m = self.b.get_tasks_by_stream(stream, None)
+        if self.note(rc, "aclmdlRIGetTasksByStream") != Err.SUCCESS or not isinstance(m, int):
+            return []
+        rc, tslots, tgot = self.b.get_tasks_by_stream(stream, m)
+        self.note(rc, "aclmdlRIGetTasksByStream")
+        return list(tslots[:tgot]) if rc == Err.SUCCESS and tslots is not None else []
 
     def observe(self, model: Any, index: int, current: dict[int, Op]) -> list[Observation]:
         """The listing block of observe.py item 2 (LIST-08, SEQ-03/04/05, DIS-05);
@@ -154,6 +154,52 @@ class TaskMap:
         obs.append(Observation("listing", index, "seq ids", self.seq_flags(listed, first)))
         return obs
 
+    def capture_extras(self, model: Any) -> list[Observation]:
+        """After the capture: the GetStreams order as stream classes (LIST-02), then a
+        GetStreams and a GetTasksByStream (of the origin's internal stream) with one slot
+        fewer than the count (LIST-05, LIST-14): rc, ``*num``, how many slots came back
+        ("capacity" when exactly that many), and which were written."""
+        classes = case_facts.stream_classes(self.case)
+        rc, _, n = self.b.get_streams(model, None)
+        self.note(rc, "aclmdlRIGetStreams")
+        count = n if rc == Err.SUCCESS and isinstance(n, int) else 0
+        rc, slots, _ = self.b.get_streams(model, count)
+        self.note(rc, "aclmdlRIGetStreams")
+        listed = list(slots or [])[:count] if rc == Err.SUCCESS else []
+        order = [classes[self.stream_user[s]] if self.stream_user.get(s) is not None else -1
+                 for s in listed]
+        obs = [Observation("listing", -1, "stream order", order)]
+        cap = max(count - 1, 0)
+        rc, slots, got = self.b.get_streams(model, cap)
+        self.note(rc, "aclmdlRIGetStreams")
+        slots = list(slots or [])
+        obs.append(Observation("listing", -1, "short streams", {
+            "rc": int(rc), "num": _capacity(got, cap), "slots": _capacity(len(slots), cap),
+            "written": sum(x is not UNWRITTEN for x in slots)}))
+        origin = next((s for s in listed if self.stream_user.get(s) == 0), None)
+        full = self.tasks_of(origin) if origin is not None else []
+        cap = max(len(full) - 1, 0)
+        rc, tslots, got = (self.b.get_tasks_by_stream(origin, cap) if origin is not None
+                           else (-1, [], None))
+        self.note(rc, "aclmdlRIGetTasksByStream")
+        tslots = list(tslots or [])
+        obs.append(Observation("listing", -1, "short tasks", {
+            "rc": int(rc), "num": _capacity(got, cap), "slots": _capacity(len(tslots), cap),
+            "prefix": tslots[:cap] == full[:cap]}))
+        return obs
+
+    def emptied(self, index: int, removed: set[int]) -> list[Observation]:
+        """For every user stream whose tasks were all removed by Updates (among those that
+        can be emptied, :func:`case_facts.emptied_streams`), the GetType of every task its internal
+        stream lists (DIS-07: one DEFAULT, the NOP Update appends)."""
+        obs = []
+        for u in case_facts.emptied_streams(self.case, removed):
+            s = next((s for s, user in self.stream_user.items() if user == u), None)
+            tasks = self.tasks_of(s) if s is not None else []
+            obs.append(Observation("listing", index, f"stream {u} emptied",
+                                   [self.task_type(t) for t in tasks]))
+        return obs
+
     def op_of(self, task: Any, sig: Sig, current: dict[int, Op]) -> int:
         """The op of a task: from the capture-time mapping, else by signature (-1: none)."""
         if task in self.task_op:
@@ -177,7 +223,7 @@ class TaskMap:
                         for i, op in enumerate(self.case.ops)
                         if op.stream == u and self.expected_sig(op) is not None]
                     for u in range(self.case.streams)}
-        memsets = {u: sum(isinstance(op, Memset) and op.stream == u for op in self.case.ops)
+        memsets = {u: sum(isinstance(op, DEFAULT_OPS) and op.stream == u for op in self.case.ops)
                    for u in range(self.case.streams)}
         defaults = [sum(ty == TaskType.DEFAULT for _, ty in ts) for _, ts in typed]
         k = len(visible)
@@ -221,7 +267,7 @@ class TaskMap:
                 if t is not None and t in pos:
                     lo = pos[t]
                     continue
-                if not isinstance(op, Memset):
+                if not isinstance(op, DEFAULT_OPS):
                     continue
                 nxt = next((pos[self.op_task[j]] for j in range(i + 1, len(self.case.ops))
                             if self.case.ops[j].stream == u and self.op_task.get(j) in pos),
@@ -257,6 +303,11 @@ class TaskMap:
                     stable = False
         return {"unique": len(seen) == len(set(seen)), "increasing": increasing,
                 "stable": stable}
+
+
+def _capacity(value: Any, capacity: int) -> Any:
+    """``"capacity"`` when ``value`` equals it (what the oracle names), else the value."""
+    return "capacity" if value == capacity else value
 
 
 def _align(ts: Sequence[tuple[Any, Sig]], ops: Sequence[tuple[int, Sig | None]]

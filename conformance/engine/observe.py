@@ -7,8 +7,12 @@ report shows.
 
 The order for a case is:
 
-1. ``("capture", -1, "rc", 0)``: the first non-zero rc of the capture calls, or 0.
-   When it is not 0 nothing else is observed.
+1. The capture: for every ``end_on_side`` op ``i``, ``("capture", -1, f"ops[{i}] end on
+   side", rc)`` and ``("capture", -1, f"ops[{i}] statuses", [CaptureGetInfo status per user
+   stream])`` (CAP-11); then ``("capture", -1, "rc", rc)``: the first non-zero rc of the
+   setup and capture calls, or 0. When CaptureEnd itself failed, ``("capture", -1,
+   "model", "NULL" | "unwritten" | "a model")`` and the statuses follow (CAP-13). When the
+   rc is not 0 nothing else is observed.
 2. After the capture and after every Update that returned 0, the listing:
    ``("listing", i, f"stream {s} ops", [op indices])`` for every user stream ``s``: the ops
    whose tasks GetTasksByStream lists on the internal stream of ``s``, in list order, among
@@ -17,10 +21,18 @@ The order for a case is:
    "increasing": bool, "stable": bool})``: unique within the model (SEQ-04), strictly
    increasing along each stream's list (SEQ-03), and equal to the ids read after the
    capture for every surviving task (SEQ-05). ``i`` is -1 after the capture, the step
-   index after an Update.
+   index after an Update. After the capture only: ``("listing", -1, "stream order",
+   [stream class per GetStreams entry])`` (LIST-02; case_facts.stream_classes), ``("listing",
+   -1, "short streams", {...})`` and ``("listing", -1, "short tasks", {...})`` (LIST-05:
+   rc, ``*num`` and slots of a listing one entry short). After an Update only: ``("listing",
+   i, f"stream {s} emptied", [GetType of every listed task])`` for every stream the Updates
+   emptied (DIS-07; case_facts.emptied_streams).
 3. For every plan step ``i``: ``("step", i, "rc", rc)`` (for Execute, the list of the
-   ``times`` return codes). After a Sync: ``("sync", i, f"buffer {b}", [int32 values])`` for
-   every buffer, then ``("sync", i, f"word {w}", value)`` for every word.
+   ``times`` return codes; for Query, ``[rc, status]``; for a sync or query that did not
+   return within its deadline, ``"did not return"``, and nothing after it). After a Sync
+   that answered 507046: ``("step", i, "waited the timeout", bool)`` (at least 90 % of it,
+   TMO-01). After any other Sync: ``("sync", i, f"buffer {b}", [int32 values])`` for every
+   buffer, then ``("sync", i, f"word {w}", value)`` for every word.
 """
 
 from __future__ import annotations

@@ -17,16 +17,21 @@ Three parts, each usable on its own:
   SetParams and Disable take effect at Update; DIS-04: the last of SetParams/Disable on a
   task wins; DIS-01/DIS-05: disabled tasks leave the listing and stop running; UPD-05: set
   tasks run their new parameters), and an interpreter that runs it once per execution
-  (EXE-02) on an :class:`OracleMemory`.
+  (EXE-02) on an :class:`OracleMemory`. An execution that reaches a value wait on a host
+  word that does not hold stays *in flight* until a HostWrite satisfies it: meanwhile a
+  timed sync expires with 507046 (TMO-03), StreamQuery says NOT_READY and SetParams/Disable
+  answer 107040 (SETP-12, TMO-06).
 * :func:`expected`: the two above driven by a case's plan.
 
 Execution order: a case that passes :func:`conformance.engine.graphs.check` has no two unordered
 ops touching the same buffer or word with a write, so every schedule that respects stream
 order and record->wait edges gives the same memory. Host issue order is such a schedule
 (records come before their waits), so the interpreter runs surviving ops in issue order.
-A program that a plan made undefined (a value wait that would block, a wait whose record
-was disabled, a race created by Disable or SetParams, a side stream no longer joined)
-raises :class:`UndefinedCase` when it would be executed.
+A blocked execution resumes in issue order from the blocked wait: memory is read only
+after a sync that returned 0, when every schedule has given the same result. A program
+that a plan made undefined (a wait whose record was disabled, a race created by Disable or
+SetParams, a side stream no longer joined) raises :class:`UndefinedCase` when it would be
+executed.
 """
 
 from __future__ import annotations
@@ -37,27 +42,28 @@ from typing import Iterable, Union
 
 import numpy as np
 
-from mdlri_conformance.backends.contract import Err, TaskType, ValueWaitFlag
+from mdlri_conformance.backends.contract import Err, StreamStatus, TaskType
 from mdlri_conformance.kernel import catalog
 
 from .graphs import (
-    WORD_MASK, Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType, SetKernel,
-    SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait, check, clash, happens_before_ops,
-    pack_launch,
+    DEFAULT_OPS, WORD_MASK, Case, Copy, Disable, Execute, GraphError, HostWrite, Launch, Memset,
+    Op,
+    Query, Record, SetBadType, SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite,
+    Wait, check, clash, happens_before_ops, pack_launch,
 )
-from . import graphs
+from . import case_facts, graphs
 from .observe import Observation
+from .oracle_listing import (capture_listing_extras, capture_observations,
+                             emptied_observations, listing_observations)
 
 __all__ = [
     "UndefinedCase", "State", "ModelState", "OracleMemory", "Program", "expected",
-    "listing_observations", "sync_observations", "task_type", "validate", "footprint",
-    "effective_ops", "USER_VISIBLE", "SEQ_IDS_OK", "DISABLED",
+    "sync_observations", "task_type", "validate", "footprint", "effective_ops",
+    "USER_VISIBLE", "DISABLED",
 ]
 
 #: op kinds whose tasks have a user-visible type (memset tasks are DEFAULT, TYPE-02)
 USER_VISIBLE = (Launch, Record, Wait, ValueWrite, ValueWait)
-#: the seq-id properties every conforming listing has (SEQ-03, SEQ-04, SEQ-05)
-SEQ_IDS_OK = {"unique": True, "increasing": True, "stable": True}
 
 #: the types SetParams accepts (SETP-03)
 SETTABLE_TYPES = frozenset({TaskType.KERNEL, TaskType.VALUE_WRITE, TaskType.VALUE_WAIT})
@@ -115,15 +121,16 @@ class ModelState:
         """The preliminary state check of SetParams/Disable (SETP-10, SETP-11, SETP-13)."""
         return self.state in (State.READY, State.UPDATING)
 
-    def set_params(self, kind: int, target: int = TaskType.KERNEL) -> int:
+    def set_params(self, kind: int, target: int = TaskType.KERNEL, running: bool = False) -> int:
         """TaskSetParams with ``params->type == kind`` on a task of type ``target``.
 
-        CAPTURE_ACTIVE or FAULT: 107040, no change (SETP-13, SETP-10). A type other than
+        CAPTURE_ACTIVE or FAULT, or an execution in flight (``running``): 107040, no change
+        (SETP-13, SETP-10, SETP-12). A type other than
         KERNEL/VALUE_WRITE/VALUE_WAIT, KERNEL on a non-kernel task, or a value type on a
         DEFAULT task: 107000 and FAULT (SETP-03, SETP-04, SETP-07). Otherwise 0 and
         UPDATING (SETP-01).
         """
-        if not self._can_change():
+        if running or not self._can_change():
             return Err.RT_MODEL_UPDATE_FAILED
         ok = kind in SETTABLE_TYPES and (
             target == TaskType.KERNEL if kind == TaskType.KERNEL else target != TaskType.DEFAULT)
@@ -133,10 +140,10 @@ class ModelState:
         self.state = State.UPDATING
         return Err.SUCCESS
 
-    def disable(self, is_default: bool = False) -> int:
-        """TaskDisable: 107040 unless READY/UPDATING (DIS-09); a DEFAULT task gives 107000
-        and FAULT (DIS-06); otherwise 0 and UPDATING (DIS-02)."""
-        if not self._can_change():
+    def disable(self, is_default: bool = False, running: bool = False) -> int:
+        """TaskDisable: 107040 unless READY/UPDATING and idle (DIS-09, SETP-12, TMO-06); a
+        DEFAULT task gives 107000 and FAULT (DIS-06); otherwise 0 and UPDATING (DIS-02)."""
+        if running or not self._can_change():
             return Err.RT_MODEL_UPDATE_FAILED
         if is_default:
             self.state = State.FAULT
@@ -167,15 +174,23 @@ class ModelState:
         raise UndefinedCase("execute without a model")
 
     @staticmethod
-    def sync(timeout_ms: int) -> int:
-        """SynchronizeStreamWithTimeout of a stream whose work completes: 107000 for a
-        timeout below -1 (TMO-02), else 0 (TMO-01). A timeout of 0 is not modelled: the
-        documentation's immediate check (TMO-07) and the code's 107000 (TMO-08) disagree."""
+    def sync(timeout_ms: int, blocked: bool = False) -> int:
+        """SynchronizeStreamWithTimeout: 107000 for a timeout below -1 (TMO-02); for work
+        that completes 0 (TMO-01); for work ``blocked`` until a later host step, 507046 once
+        a positive timeout expires (TMO-01, TMO-03). A timeout of 0 is not modelled: the
+        documentation's immediate check (TMO-07) and the code's 107000 (TMO-08) disagree;
+        -1 on blocked work never returns."""
         if timeout_ms == 0:
             raise UndefinedCase("a sync timeout of 0: TMO-07 (documented) and TMO-08 (code) "
                                 "disagree")
         if timeout_ms < -1:
+            if blocked:
+                raise UndefinedCase("a rejected sync of blocked work: its read-back would race")
             return Err.RT_PARAM_INVALID
+        if blocked:
+            if timeout_ms == -1:
+                raise UndefinedCase("sync(-1) of an execution that only a later step releases")
+            return Err.RT_STREAM_SYNC_TIMEOUT
         return Err.SUCCESS
 
     def destroy(self) -> int:
@@ -192,7 +207,7 @@ def task_type(op: Op) -> TaskType:
     """The task type GetType reports for an op's task (TYPE-02)."""
     return {Launch: TaskType.KERNEL, Record: TaskType.EVENT_RECORD, Wait: TaskType.EVENT_WAIT,
             ValueWrite: TaskType.VALUE_WRITE, ValueWait: TaskType.VALUE_WAIT,
-            Memset: TaskType.DEFAULT}[type(op)]
+            Memset: TaskType.DEFAULT, Copy: TaskType.DEFAULT}[type(op)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,6 +277,10 @@ class OracleMemory:
         """Set every byte of buffer ``b`` to ``value & 0xFF`` (aclrtMemsetAsync)."""
         self._bufs[b][:] = value & 0xFF
 
+    def copy_buffer(self, src: int, dst: int) -> None:
+        """Copy buffer ``src`` over buffer ``dst`` (aclrtMemcpyAsync DEVICE_TO_DEVICE)."""
+        self._bufs[dst][:] = self._bufs[src]
+
     def buffers(self) -> list[list[int]]:
         return [self.buffer(b) for b in range(len(self._bufs))]
 
@@ -290,6 +309,7 @@ class Program:
     """
 
     def __init__(self, case: Case, memory: OracleMemory | None = None) -> None:
+        self.case = case
         self.streams = case.streams
         self.ops: list[Op | None] = list(case.ops)
         self.captured: list[Op] = list(case.ops)
@@ -297,6 +317,9 @@ class Program:
         self.host: dict[int, Op] = {}
         self.memory = memory if memory is not None else OracleMemory(case.buffers, case.words)
         self._validated = False
+        #: executions in flight, oldest first: the index of the op each one resumes at
+        self.in_flight: list[int] = []
+        self.host_words = graphs.host_words(case)
 
     # -- host-side changes (only recorded; ModelState decides whether they are accepted) ----
     def live(self, i: int) -> Op:
@@ -346,14 +369,47 @@ class Program:
         return out
 
     # -- execution -------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        """Whether an execution is in flight (blocked on a value wait, SETP-12)."""
+        return bool(self.in_flight)
+
     def run(self) -> None:
-        """One execution of the committed program (EXE-02): surviving ops in issue order."""
+        """One execution of the committed program (EXE-02) that must not block: surviving
+        ops in issue order."""
+        self.start()
+        if self.busy:
+            i = self.in_flight[0]
+            op = self.ops[i]
+            raise UndefinedCase(f"ops[{i}]: value wait for {getattr(op, 'value', '?')} on word "
+                                f"{getattr(op, 'word', '?')} would block")
+
+    def start(self) -> None:
+        """ExecuteAsync: queue one execution (stream order: after those in flight) and run
+        as far as the value waits allow."""
         if not self._validated:
             validate(self.ops, self.streams)
             self._validated = True
-        for i, op in enumerate(self.ops):
-            if op is not None:
+        self.in_flight.append(0)
+        self.advance()
+
+    def advance(self) -> None:
+        """Run the executions in flight, oldest first, until one blocks or all are done."""
+        while self.in_flight:
+            for i in range(self.in_flight[0], len(self.ops)):
+                op = self.ops[i]
+                if op is None:
+                    continue
+                if isinstance(op, ValueWait) and not wait_satisfied(
+                        self.memory.word(op.word), op.value, op.flag):
+                    if op.word not in self.host_words:
+                        raise UndefinedCase(
+                            f"ops[{i}]: value wait for {op.value} on word {op.word} would block "
+                            "and only the program writes that word")
+                    self.in_flight[0] = i
+                    return
                 self._run_op(i, op)
+            self.in_flight.pop(0)
 
     def _run_op(self, i: int, op: Op) -> None:
         mem = self.memory
@@ -361,13 +417,10 @@ class Program:
             run_launch(mem, op, f"ops[{i}]")
         elif isinstance(op, ValueWrite):
             mem.set_word(op.word, op.value)
-        elif isinstance(op, ValueWait):
-            have = mem.word(op.word)
-            if not wait_satisfied(have, op.value, op.flag):
-                raise UndefinedCase(f"ops[{i}]: value wait for {op.value} on word {op.word} "
-                                    f"would block (word holds {have})")
         elif isinstance(op, Memset):
             mem.fill_bytes(op.buffer, op.value)
+        elif isinstance(op, Copy):
+            mem.copy_buffer(op.src, op.dst)
 
 
 def effective_ops(ops: list[Op | None], changes: dict[int, Pending]) -> list[Op | None]:
@@ -389,10 +442,12 @@ def run_launch(mem: OracleMemory, op: Launch, where: str = "launch") -> None:
 
 
 def wait_satisfied(have: int, want: int, flag: int) -> bool:
-    """Whether a value wait's condition holds (only EQ is used by generated cases)."""
-    if flag == ValueWaitFlag.EQ:
-        return have == want & WORD_MASK
-    raise UndefinedCase(f"value wait flag {flag} is not modelled by the oracle")
+    """Whether a value wait's condition holds (:func:`graphs.wait_holds`: GEQ, EQ, AND,
+    NOR on 64 bits, abi.md §3.5)."""
+    try:
+        return graphs.wait_holds(have, want, flag)
+    except GraphError as exc:
+        raise UndefinedCase(str(exc)) from None
 
 
 def validate(ops: list[Op | None], streams: int) -> None:
@@ -433,14 +488,6 @@ def footprint(op: Op) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
 # expected observations of a case
 
 
-def listing_observations(index: int, listing: dict[int, list[int]]) -> list[Observation]:
-    """The listing block of observe.py item 2 for ``index`` (-1 after the capture)."""
-    obs = [Observation("listing", index, f"stream {s} ops", list(ids))
-           for s, ids in sorted(listing.items())]
-    obs.append(Observation("listing", index, "seq ids", dict(SEQ_IDS_OK)))
-    return obs
-
-
 def sync_observations(index: int, memory: OracleMemory) -> list[Observation]:
     """Every buffer (int32 list), then every word (int), after the Sync of step ``index``."""
     obs = [Observation("sync", index, f"buffer {b}", vals)
@@ -458,10 +505,13 @@ def expected(case: Case) -> list[Observation]:
     check(case)
     model = ModelState()
     model.begin_capture()
+    obs, made = capture_observations(case)
+    if not made:
+        return obs
     model.end_capture()
     program = Program(case)
-    obs = [Observation("capture", -1, "rc", int(Err.SUCCESS))]
     obs += listing_observations(-1, program.listing())
+    obs += capture_listing_extras(case)
     for i, step in enumerate(case.plan):
         obs += _step(i, step, model, program)
     return obs
@@ -474,18 +524,32 @@ def _step(i: int, step: Step, model: ModelState, program: Program) -> list[Obser
         for _ in range(step.times):
             rc = model.execute()
             if rc == Err.SUCCESS:
-                program.run()
+                program.start()
             rcs.append(int(rc))
         return [Observation("step", i, "rc", rcs)]
     if isinstance(step, Sync):
-        rc = model.sync(step.timeout_ms)
+        rc = model.sync(step.timeout_ms, program.busy)
+        if rc == Err.RT_STREAM_SYNC_TIMEOUT:
+            return [Observation("step", i, "rc", int(rc)),
+                    Observation("step", i, "waited the timeout", True)]
         return [Observation("step", i, "rc", int(rc))] + sync_observations(i, program.memory)
+    if isinstance(step, HostWrite):
+        program.memory.set_word(step.word, step.value)
+        program.advance()
+        return [Observation("step", i, "rc", int(Err.SUCCESS))]
+    if isinstance(step, Query):
+        status = StreamStatus.NOT_READY if program.busy else StreamStatus.COMPLETE
+        return [Observation("step", i, "rc", [int(Err.SUCCESS), int(status)])]
     if isinstance(step, Update):
+        if program.busy:
+            raise UndefinedCase(f"plan[{i}]: Update while an execution is in flight")
         rc = model.update()
         obs = [Observation("step", i, "rc", int(rc))]
         if rc == Err.SUCCESS:
             program.commit()
             obs += listing_observations(i, program.listing())
+            removed = {k for k, op in enumerate(program.ops) if op is None}
+            obs += emptied_observations(i, case_facts.emptied_streams(program.case, removed))
         return obs
     rc = _change(i, step, model, program)
     return [Observation("step", i, "rc", int(rc))]
@@ -494,10 +558,11 @@ def _step(i: int, step: Step, model: ModelState, program: Program) -> list[Obser
 def _change(i: int, step: Step, model: ModelState, program: Program) -> int:
     """SetKernel / SetValue / SetBadType / Disable: the rc, recording accepted changes."""
     where = f"plan[{i}]"
+    running = program.busy
     if isinstance(step, Disable):
         captured = program.captured[step.op]
         program.live(step.op)
-        rc = model.disable(is_default=isinstance(captured, Memset))
+        rc = model.disable(is_default=isinstance(captured, DEFAULT_OPS), running=running)
         if rc == Err.SUCCESS:
             program.disable(step.op)
         return rc
@@ -505,7 +570,7 @@ def _change(i: int, step: Step, model: ModelState, program: Program) -> int:
         if step.type in SETTABLE_TYPES:
             raise UndefinedCase(f"{where}: set_bad_type with the accepted type {step.type}")
         program.live(step.op)
-        return model.set_params(step.type, task_type(program.captured[step.op]))
+        return model.set_params(step.type, task_type(program.captured[step.op]), running)
     if isinstance(step, SetKernel):
         target = program.captured[step.op]
         if not isinstance(target, Launch):
@@ -523,7 +588,7 @@ def _change(i: int, step: Step, model: ModelState, program: Program) -> int:
     else:
         raise UndefinedCase(f"{where}: unknown step {step!r}")
     program.live(step.op)
-    rc = model.set_params(kind, task_type(target))
+    rc = model.set_params(kind, task_type(target), running)
     if rc == Err.SUCCESS:
         program.set_op(step.op, new)
     return rc

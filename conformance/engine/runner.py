@@ -12,8 +12,12 @@
 3. Listing after the capture and after every successful Update (LIST-01, LIST-08, SEQ-03,
    SEQ-04, SEQ-05): :class:`conformance.engine.listing.TaskMap` matches listed tasks to ops
    by their signatures (:mod:`conformance.engine.signature`).
-4. The plan, step by step (SETP-01, DIS-01, UPD-05, EXE-02, TMO-01/02), every API error
-   becoming an observation.
+4. The plan, step by step (SETP-01, DIS-01, UPD-05, EXE-02, TMO-01/02/03/06), every API
+   error becoming an observation. In a case whose executions can block on a value wait
+   (:func:`conformance.engine.case_facts.may_block`), syncs and stream queries run with a host
+   deadline (:mod:`conformance.engine.deadline`): one that does not return is observed as
+   such and ends the plan; an expired sync is observed with whether it waited 90 % of its
+   timeout (a lower bound, never a speed check).
 
 :func:`replay` returns a :class:`Replayed` list that also says where a call first answered
 207000 / 207019 (``contract.NOT_SUPPORTED_CODES``); :func:`compare` reports a difference at
@@ -21,9 +25,10 @@ or after that point as unsupported (``Divergence.unsupported``), never as a dive
 judges buffer and word contents only where the backend moves data (and runs kernels, for
 cases with kernels, and blocks on waits, for cases with waits): :func:`judgeable`.
 
-Cleanup always runs (timed sync, destroy, frees), and nothing waits longer than a step's
-timeout. :class:`Divergence` and :func:`divergence_message` format a mismatch with the case
-JSON and a command that replays it without Hypothesis.
+Cleanup always runs (host stores that release blocked waits, timed sync, destroy, frees),
+and nothing waits longer than a step's timeout plus its deadline. :class:`Divergence` and
+:func:`divergence_message` format a mismatch with the case JSON and a command that replays
+it without Hypothesis.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from __future__ import annotations
 import hashlib
 import importlib.resources
 import tempfile
+import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -38,20 +45,32 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from mdlri_conformance.backends.contract import (
-    NOT_SUPPORTED_CODES, Backend, Cap, CaptureMode, Err, EventFlag,
+    NOT_SUPPORTED_CODES, UNWRITTEN, Backend, Cap, CaptureMode, CaptureStatus, Err, EventFlag,
     MemcpyKind, TaskParams, TaskType, ValueWriteTaskParams, EventRecordTaskParams,
     EventWaitTaskParams, EventResetTaskParams, err_name,
 )
 from mdlri_conformance.backends.task_params import kernel_task_params
 
-from .graphs import (Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType, SetKernel,
-                     SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait, WORD_MASK,
-                     pack_launch)
+from . import deadline
+from .graphs import (WORD_MASK, Case, Copy, Disable, EndOnSide, Execute, HostWrite, Launch,
+                     Memset, Op, Query, Record, SetBadType, SetKernel, SetValue, Step, Sync,
+                     Update, ValueWait, ValueWrite, Wait, pack_launch)
+from .case_facts import may_block
 from .listing import TaskMap
 from .observe import Difference, Observation, first_difference
 
 #: timed sync used by cleanup (ms): bounded, so a hanging model cannot hang the suite
 CLEANUP_SYNC_MS = 2000
+#: how long past its own timeout a bounded sync (or a query) may take before it counts as
+#: not returning: generous, so a loaded machine never turns a slow answer into a divergence
+DEADLINE_SLACK_S = 3.0
+#: the slack once the backend has already left a call hanging in this process: its
+#: divergence is established, and Hypothesis's shrinking should not cost seconds per replay
+HUNG_SLACK_S = 0.3
+#: an expired sync must have waited at least this share of its timeout (TMO-01)
+WAITED_SHARE = 0.9
+#: backends that left a bounded call hanging (held weakly)
+_hung: "weakref.WeakSet[Any]" = weakref.WeakSet()
 PROG = "mdlri-conformance"
 
 
@@ -92,6 +111,9 @@ class _Replay:
     capturing: bool = False
     current: dict[int, Op] = field(default_factory=dict)       # ops with committed SetParams
     pending: dict[int, Op] = field(default_factory=dict)       # SetParams awaiting Update
+    disabling: set[int] = field(default_factory=set)           # Disables awaiting Update
+    removed: set[int] = field(default_factory=set)             # ops removed by an Update
+    stuck: bool = False                                        # a bounded call never returned
     met: list[str] = field(default_factory=list)               # not-supported answers
     tasks: TaskMap = field(init=False)                         # the op <-> task mapping
 
@@ -155,20 +177,51 @@ class _Replay:
         return pack_launch(op, self.buf_addr.__getitem__)
 
     # -- capture ---------------------------------------------------------------------------
-    def capture(self) -> None:
-        """CaptureBegin(origin, RELAXED), the ops in issue order, CaptureEnd (CAP-01/04)."""
+    def capture(self) -> list[Observation]:
+        """CaptureBegin(origin, RELAXED), the ops in issue order, CaptureEnd (CAP-01/04);
+        the capture observations (observe.py item 1). An EndOnSide op is observed with the
+        capture statuses after it (CAP-11); a failed final CaptureEnd with the model it
+        left and the statuses (CAP-13)."""
         origin = self.streams[0]
         self.ok(self.b.capture_begin(origin, CaptureMode.RELAXED))
         self.capturing = True
-        for op in self.case.ops:
+        obs: list[Observation] = []
+        for i, op in enumerate(self.case.ops):
+            if isinstance(op, EndOnSide):
+                rc, side_model = self.b.capture_end(self.streams[op.stream])
+                statuses = self.statuses()
+                obs.append(Observation("capture", -1, f"ops[{i}] end on side", int(rc)))
+                obs.append(Observation("capture", -1, f"ops[{i}] statuses", statuses))
+                if rc == Err.SUCCESS or statuses[0] != CaptureStatus.ACTIVE:
+                    # the capture ended on the wrong stream: issuing the rest would run it
+                    self.capturing = False
+                    if side_model:
+                        self.model = side_model
+                    return obs
+                continue
             self.ok(self.issue(op))
         rc, model = self.b.capture_end(origin)
         self.capturing = False
         if rc == Err.SUCCESS and model:
             self.model = model
+        if rc != Err.SUCCESS and rc not in NOT_SUPPORTED_CODES:
+            shown = "NULL" if model is None else "unwritten" if model is UNWRITTEN else "a model"
+            return obs + [Observation("capture", -1, "rc", int(rc)),
+                          Observation("capture", -1, "model", shown),
+                          Observation("capture", -1, "statuses", self.statuses())]
         self.ok(rc)
         if not model:
             raise _Abort(int(Err.RT_INTERNAL_ERROR))
+        return obs + [Observation("capture", -1, "rc", 0)]
+
+    def statuses(self) -> list[int | str]:
+        """aclmdlRICaptureGetInfo's status of every user stream (the rc when it fails)."""
+        out: list[int | str] = []
+        for s in self.streams:
+            rc, status, _ = self.b.capture_get_info(s)
+            self.note(rc, "aclmdlRICaptureGetInfo")
+            out.append(int(status) if rc == Err.SUCCESS else f"rc {rc}")
+        return out
 
     def issue(self, op: Op) -> int:
         s = self.streams[op.stream]
@@ -184,12 +237,31 @@ class _Replay:
             return self.b.value_write(self.word_addr[op.word], op.value, 0, s)
         if isinstance(op, ValueWait):
             return self.b.value_wait(self.word_addr[op.word], op.value, op.flag, s)
+        if isinstance(op, Copy):
+            n = 4 * len(self.case.buffers[op.src])
+            return self.b.memcpy_async(self.buf_addr[op.dst], n, self.buf_addr[op.src], n,
+                                       MemcpyKind.DEVICE_TO_DEVICE, s)
         if isinstance(op, Memset):
             n = 4 * len(self.case.buffers[op.buffer])
             return self.b.memset_async(self.buf_addr[op.buffer], n, op.value, n, s)
         raise TypeError(f"unknown op {op!r}")
 
     # -- the plan --------------------------------------------------------------------------
+    def bounded(self, fn: Callable[[], Any], deadline_s: float) -> deadline.Outcome:
+        """``fn`` under a host deadline when the case can block and the backend takes calls
+        from several threads; else called directly (it cannot hang on defined work)."""
+        if may_block(self.case) and Cap.THREADS in self.b.capabilities:
+            if self.b in _hung:
+                deadline_s += HUNG_SLACK_S - DEADLINE_SLACK_S
+            out = deadline.call_within(self.b, fn, deadline_s)
+            if not out.returned:
+                self.stuck = True
+                _hung.add(self.b)
+            return out
+        t0 = time.monotonic()
+        value = fn()
+        return deadline.Outcome(True, value, (time.monotonic() - t0) * 1000.0)
+
     def step(self, i: int, step: Step) -> list[Observation]:
         """Run one plan step; its observations (observe.py item 3)."""
         if isinstance(step, Execute):
@@ -197,28 +269,60 @@ class _Replay:
                                  "aclmdlRIExecuteAsync")) for _ in range(step.times)]
             return [Observation("step", i, "rc", rcs)]
         if isinstance(step, Sync):
-            rc = int(self.note(self.b.synchronize_stream_with_timeout(
-                self.streams[0], step.timeout_ms), "aclrtSynchronizeStreamWithTimeout"))
-            return [Observation("step", i, "rc", rc), *self.read_back(i)]
+            return self.sync(i, step.timeout_ms)
+        if isinstance(step, HostWrite):
+            arr = np.array([step.value & WORD_MASK], dtype=np.uint64)
+            rc = int(self.note(self.b.memcpy(self.word_addr[step.word], 8, arr, 8,
+                                             MemcpyKind.HOST_TO_DEVICE), "aclrtMemcpy H2D"))
+            return [Observation("step", i, "rc", rc)]
+        if isinstance(step, Query):
+            out = self.bounded(lambda: self.b.stream_query(self.streams[0]), DEADLINE_SLACK_S)
+            if not out.returned:
+                return [Observation("step", i, "rc", deadline.DID_NOT_RETURN)]
+            rc, status = out.value
+            self.note(rc, "aclrtStreamQuery")
+            return [Observation("step", i, "rc", [int(rc), int(status) if rc == Err.SUCCESS
+                                                  else "unread"])]
         if isinstance(step, Update):
             rc = int(self.note(self.b.update(self.model), "aclmdlRIUpdate"))
             obs = [Observation("step", i, "rc", rc)]
             if rc == Err.SUCCESS:
                 self.current.update(self.pending)
                 self.pending.clear()
+                self.removed |= self.disabling
+                self.disabling.clear()
                 obs += self.tasks.observe(self.model, i, self.current)
+                obs += self.tasks.emptied(i, self.removed)
             return obs
         task = self.tasks.op_task.get(step.op) if hasattr(step, "op") else None
         if isinstance(step, Disable):
             rc = int(self.note(self.b.task_disable(task), "aclmdlRITaskDisable"))
             if rc == Err.SUCCESS:
                 self.pending.pop(step.op, None)
+                self.disabling.add(step.op)
             return [Observation("step", i, "rc", rc)]
         params, new = self.params_for(step)
         rc = int(self.note(self.b.task_set_params(task, params), "aclmdlRITaskSetParams"))
         if rc == Err.SUCCESS and new is not None:
             self.pending[step.op] = new
+            self.disabling.discard(step.op)  # DIS-04: the last of SetParams/Disable wins
         return [Observation("step", i, "rc", rc)]
+
+    def sync(self, i: int, timeout_ms: int) -> list[Observation]:
+        """aclrtSynchronizeStreamWithTimeout(origin): the rc, then every buffer and word; an
+        expired sync (507046) instead says whether it waited ``WAITED_SHARE`` of its
+        timeout, and one that did not return says so (TMO-01, TMO-03)."""
+        limit = (max(timeout_ms, 0) / 1000.0 if timeout_ms != -1 else 7.0) + DEADLINE_SLACK_S
+        out = self.bounded(lambda: self.b.synchronize_stream_with_timeout(
+            self.streams[0], timeout_ms), limit)
+        if not out.returned:
+            return [Observation("step", i, "rc", deadline.DID_NOT_RETURN)]
+        rc = int(self.note(out.value, "aclrtSynchronizeStreamWithTimeout"))
+        if rc == Err.RT_STREAM_SYNC_TIMEOUT:
+            waited = out.elapsed_ms >= WAITED_SHARE * timeout_ms
+            return [Observation("step", i, "rc", rc),
+                    Observation("step", i, "waited the timeout", waited)]
+        return [Observation("step", i, "rc", rc), *self.read_back(i)]
 
     def params_for(self, step: Step) -> tuple[TaskParams, Op | None]:
         """The aclmdlRITaskParams a SetKernel/SetValue/SetBadType step passes."""
@@ -266,11 +370,15 @@ class _Replay:
 
     # -- cleanup ---------------------------------------------------------------------------
     def cleanup(self) -> None:
-        """End an open capture, drain (bounded), destroy, free; never raises."""
+        """End an open capture, release blocked waits (the last value the plan stores in
+        each host word), drain (bounded), destroy, free; never raises."""
         b = self.b
         calls: list[Callable[[], Any]] = []
         if self.capturing and self.streams:
             calls.append(lambda: b.capture_end(self.streams[0]))
+        release = {s.word: s.value for s in self.case.plan if isinstance(s, HostWrite)}
+        calls += [lambda w=w, v=v: self.write_word(self.word_addr[w], v)
+                  for w, v in release.items() if w < len(self.word_addr)]
         calls += [lambda s=s: b.synchronize_stream_with_timeout(s, CLEANUP_SYNC_MS)
                   for s in self.streams]
         if self.model is not None:
@@ -303,14 +411,19 @@ def replay(backend: Backend, case: Case) -> Replayed:
     try:
         try:
             r.setup()
-            r.capture()
+            made = r.capture()
         except _Abort as exc:
             add([Observation("capture", -1, "rc", exc.rc)])
             return obs
-        add([Observation("capture", -1, "rc", 0)])
+        add(made)
+        if made[-1].what != "rc" or made[-1].value != 0:
+            return obs
         add(r.tasks.observe(r.model, -1, r.current))
+        add(r.tasks.capture_extras(r.model))
         for i, step in enumerate(case.plan):
             add(r.step(i, step))
+            if r.stuck:
+                break
         add([])
         return obs
     finally:
@@ -333,8 +446,8 @@ def judgeable(caps: Iterable[Cap], case: Case,
     """Which observations a backend with ``caps`` can be judged on: the ``phases`` (all when
     None); buffer and word contents only with data movement, only when the waits that order
     the case's work really block (``Cap.BLOCKING_WAIT``, for cases with waits), and buffers
-    of a case with kernels only with kernel execution too. Return codes, listing and seq ids
-    always."""
+    of a case with kernels only with kernel execution too; the NOP of an emptied stream only
+    with ``Cap.INTERNAL_TASKS``. Return codes, listing and seq ids always."""
     have = set(caps)
     data = Cap.DATA_MOVEMENT in have and (Cap.BLOCKING_WAIT in have or not uses_waits(case))
     kernels = Cap.KERNEL_EXEC in have or not uses_kernels(case)
@@ -342,6 +455,8 @@ def judgeable(caps: Iterable[Cap], case: Case,
     def keep(o: Observation) -> bool:
         if phases is not None and o.phase not in phases:
             return False
+        if o.what.endswith(" emptied") and Cap.INTERNAL_TASKS not in have:
+            return False  # the NOP of an emptied stream is an internal task (DIS-07)
         if o.phase == "sync":
             return data and (kernels or not o.what.startswith("buffer"))
         return True

@@ -4,7 +4,10 @@ Every :class:`~conformance.engine.graphs.Case` drawn from :func:`cases` passes
 :func:`conformance.engine.graphs.check`: streams fork from the origin (or from a stream that
 already joined) through an event record/wait pair (XS-01) and join back to the origin with a
 record the origin waits on (XS-02); no two unordered ops touch a buffer or word with a write; value
-waits are satisfied by an ordered value write. Plans (:func:`plans`) only use SetParams and
+waits (any flag: GEQ, EQ, AND, NOR, abi.md §3.5) are satisfied by an ordered value write, whose
+values reach the 64-bit edges. Blocked executions and the capture-end negatives have their
+own modules (:mod:`conformance.engine.strategies_blocked`,
+:mod:`conformance.engine.strategies_capture`). Plans (:func:`plans`) only use SetParams and
 Disable in the ways the documented clauses define (SETP-01, DIS-01, UPD-05), always Update
 before Execute, Sync (5000 ms) after every Execute, and end with Execute + Sync (EXE-02).
 
@@ -30,7 +33,7 @@ from mdlri_conformance.backends.contract import TaskType
 from mdlri_conformance.kernel import catalog
 
 from . import graphs
-from .graphs import (Case, Disable, Execute, Launch, Memset, Op, Record, SetBadType,
+from .graphs import (Case, Copy, Disable, Execute, Launch, Memset, Op, Record, SetBadType,
                      SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait)
 
 #: int32 elements per buffer (the seed example's size, scenarios.md S6)
@@ -166,8 +169,9 @@ class _Builder:
         self.emit(ValueWrite(s, w, value))
 
     def value_wait(self, item: tuple[Any, ...]) -> None:
-        """A wait for the value the last ordered write stored (satisfied by construction)."""
-        _, drawn, parent, pick = item
+        """A wait that the value the last ordered write stored satisfies, with any flag
+        (:func:`satisfied_value`); without such a write, a write of an edge value first."""
+        _, drawn, parent, pick, flag, distance = item
         s = self.stream(drawn, parent)
         preds = self.preds(s)
         written: dict[int, int] = {}
@@ -178,13 +182,27 @@ class _Builder:
         cands = [w for w in sorted(written) if self.can_read(("word", w), preds)]
         if cands:
             w = cands[pick % len(cands)]
-            self.emit(ValueWait(s, w, written[w]))
+        else:  # nothing written before it yet: a handshake on this stream
+            w = self.fresh_word()
+            written[w] = EDGE_VALUES[pick % len(EDGE_VALUES)]
+            self.emit(ValueWrite(s, w, written[w]))
+        value, flag = satisfied_value(written[w], flag, distance)
+        self.emit(ValueWait(s, w, value, flag))
 
     def memset(self, item: tuple[Any, ...]) -> None:
         _, drawn, parent, pick, byte = item
         s = self.stream(drawn, parent)
         b = self.pick_buffer(pick, True, self.preds(s), set(), False)
         self.emit(Memset(s, b, byte))
+
+    def copy(self, item: tuple[Any, ...]) -> None:
+        """aclrtMemcpyAsync D2D from a race-free source into a race-free other buffer."""
+        _, drawn, parent, src_pick, dst_pick = item
+        s = self.stream(drawn, parent)
+        preds = self.preds(s)
+        src = self.pick_buffer(src_pick, False, preds, set(), True)
+        dst = self.pick_buffer(dst_pick, True, preds, {src}, False)
+        self.emit(Copy(s, src, dst))
 
     def event_edge(self, item: tuple[Any, ...]) -> None:
         _, src, dst, parent = item
@@ -239,10 +257,36 @@ def _launch_item(kernels: Sequence[str]) -> st.SearchStrategy[tuple[Any, ...]]:
                      st.tuples(_pick, _pick, _pick), _scalars)
 
 
+#: word values at the edges of the signed and unsigned 64-bit ranges
+EDGE_VALUES: tuple[int, ...] = (0, 1, 2, (1 << 63) - 1, 1 << 63, (1 << 63) + 1,
+                                graphs.WORD_MASK - 1, graphs.WORD_MASK)
+#: value-wait flags, EQ first (shrinking moves toward it): EQ 1, GEQ 0, AND 2, NOR 3
+WAIT_FLAGS: tuple[int, ...] = (1, 0, 2, 3)
+#: distances between a wait's value and the word: near-equal pairs first, then the far edge
+distances = st.one_of(st.sampled_from((0, 1, 2, (1 << 63) - 1)), st.integers(0, (1 << 63) - 1))
+
+
+def satisfied_value(have: int, flag: int, distance: int) -> tuple[int, int]:
+    """(value, flag) of a wait that a word holding ``have`` satisfies (graphs.wait_holds):
+    GEQ with a value ``distance`` below it (mod 2^64: the signed difference is what counts),
+    EQ with the value itself, AND with its lowest set bit, NOR with 0. AND of a zero word
+    and NOR of an all-ones word can never hold: EQ instead."""
+    have &= graphs.WORD_MASK
+    if flag == 0:
+        return (have - distance) & graphs.WORD_MASK, 0
+    if flag == 2 and have:
+        return have & -have, 2
+    if flag == 3 and have != graphs.WORD_MASK:
+        return 0, 3
+    return have, 1
+
+
 _value_write_item = st.tuples(st.just("value_write"), _streams, _parent, _pick,
-                              st.integers(0, 50))
-_value_wait_item = st.tuples(st.just("value_wait"), _streams, _parent, _pick)
+                              st.one_of(st.integers(0, 50), st.sampled_from(EDGE_VALUES)))
+_value_wait_item = st.tuples(st.just("value_wait"), _streams, _parent, _pick,
+                             st.sampled_from(WAIT_FLAGS), distances)
 _memset_item = st.tuples(st.just("memset"), _streams, _parent, _pick, st.sampled_from([0, 1]))
+_copy_item = st.tuples(st.just("copy"), _streams, _parent, _pick, _pick)
 _edge_item = st.tuples(st.just("event_edge"), _streams, _streams, _parent)
 _join_item = st.tuples(st.just("join"), _streams, _parent)
 
@@ -253,14 +297,15 @@ def cases(draw: st.DrawFn, *, max_ops: int = 8, values: bool = True, memsets: bo
     """A captured program (no plan yet) inside defined behaviour (graphs.check passes).
 
     At least one kernel launch; 1-4 streams; ``max_ops`` abstract items (each item is one op
-    plus the fork of its stream the first time a stream is used).
+    plus the fork of its stream the first time a stream is used). ``memsets`` also allows
+    device-to-device copies (both are DEFAULT tasks).
     """
     launch = _launch_item(kernels)
     kinds = [launch, _join_item, _edge_item]
     if values:
         kinds += [_value_write_item, _value_wait_item]
     if memsets:
-        kinds.append(_memset_item)
+        kinds += [_memset_item, _copy_item]
     first = draw(launch)
     rest = draw(st.lists(st.one_of(*kinds), max_size=max_ops - 1))
     b = _Builder()

@@ -1,8 +1,9 @@
 """Generated task graphs: the runner's observations against the independent oracle.
 
 Hypothesis draws cases from :mod:`conformance.engine.strategies` (multi-stream fork/join
-graphs of catalog kernels, value write/wait tasks and memsets, with
-SetParams/Disable/Update/Execute plans), :func:`conformance.engine.runner.replay` runs them on
+graphs of catalog kernels, value write/wait tasks with every wait flag and memsets, with
+SetParams/Disable/Update/Execute plans), :mod:`conformance.engine.strategies_blocked` and
+:mod:`conformance.engine.strategies_capture`; :func:`conformance.engine.runner.replay` runs them on
 the backend and :func:`conformance.engine.oracle.expected` says what a conforming runtime
 shows. The comparison is split by observation category so each spec cites clauses of the
 right level:
@@ -10,8 +11,19 @@ right level:
 * return codes and buffer/word contents of defined plans: documented clauses;
 * the listing and seq-id properties: implementation clauses (a difference is CHANGED);
 * execution while UPDATING: documented (EXE-07);
-* the other negative plans (bad SetParams type, Disable of a DEFAULT task, timeout 0):
-  implementation clauses.
+* the other negative plans (bad SetParams type, Disable of a DEFAULT task, timeout below
+  -1): implementation clauses;
+* blocked executions (a value wait on a host word, any flag, 64-bit edge values, released
+  by a host store; probed meanwhile with timed syncs, StreamQuery, SetParams/Disable):
+  implementation clauses (TMO-03, TMO-06);
+* CaptureEnd on a joined side stream and captures with an unjoined side stream (CAP-11,
+  CAP-13), and streams emptied by Disable (DIS-07): implementation clauses.
+
+A sync timeout of 0 is never drawn: the documented immediate check (TMO-07) and the
+code's 107000 (TMO-02/TMO-08) disagree, so the fault 'timeout-zero-waits' is left to the
+specs of that dispute. Destroy and Abort of a blocked model are not drawn either: Destroy
+polls for about 10 s (LIFE-03) and Abort of a captured model is implementation-defined
+(ABT-01).
 
 The number of examples comes from the loaded Hypothesis profile (``--profile``). A failure
 shows the shrunk case JSON, the first differing observation and a replay command; the JSON
@@ -33,11 +45,14 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 
 from mdlri_conformance.backends.contract import Cap
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.engine import graphs, oracle, runner, strategies
+from mdlri_conformance.conformance.engine import (case_facts, graphs, oracle, runner,
+                                                  strategies, strategies_blocked,
+                                                  strategies_capture)
 from mdlri_conformance.conformance.framework import outcomes
 
 #: what listing a replayed case needs (tasks are matched by order and type at worst)
@@ -71,6 +86,9 @@ def compare(backend: Any, config: pytest.Config, case: graphs.Case,
     """Replay ``case`` and fail via conformance.expect at the first difference from the
     oracle (restricted to ``phases``); the message is runner.divergence_message's."""
     __tracebackhide__ = True
+    if case_facts.may_block(case) and Cap.BLOCKING_WAIT not in backend.capabilities:
+        raise outcomes.Unsupported("generated case: its execution blocks on a value wait, and "
+                                   "the backend's waits do not block (blocking_wait)")
     exp = oracle.expected(case)
     obs = runner.replay(backend, case)
     div = runner.compare(case, backend.name, exp, obs,
@@ -105,12 +123,50 @@ def test_generated_results(backend: Any, pytestconfig: pytest.Config, case: grap
     compare(backend, pytestconfig, case, RESULTS)
 
 
-@pytest.mark.clause("LIST-08", "SEQ-03", "SEQ-04", "SEQ-05", "DIS-05")
+@pytest.mark.clause("LIST-08", "SEQ-03", "SEQ-04", "SEQ-05", "DIS-05", "LIST-02", "LIST-05")
 @given(case=strategies.positive_cases())
 def test_generated_listing(backend: Any, pytestconfig: pytest.Config, case: graphs.Case) -> None:
     """Per user stream, the listed user-visible tasks are its ops in capture order, minus
-    the disabled ones after Update; seq ids are unique, increasing and stable."""
+    the disabled ones after Update; seq ids are unique, increasing and stable; GetStreams
+    lists the origin last, most recently attached first; a listing one slot short answers
+    107039 with *num = capacity and writes nothing past it (GetStreams nothing at all)."""
     compare(backend, pytestconfig, case, LISTING)
+
+
+@pytest.mark.clause("DIS-07", "DIS-05")
+@needs_plans
+@pytest.mark.requires(Cap.INTERNAL_TASKS)
+@given(case=strategies_capture.emptied_stream())
+def test_generated_emptied_stream(backend: Any, pytestconfig: pytest.Config,
+                                  case: graphs.Case) -> None:
+    """Disabling every task of a stream over one or two Updates leaves it listing one
+    DEFAULT task (the NOP Update appends); the emptied model still executes."""
+    compare(backend, pytestconfig, case)
+
+
+@pytest.mark.clause("TMO-03", "TMO-06")
+@needs_plans
+@pytest.mark.requires(Cap.BLOCKING_WAIT, Cap.DATA_MOVEMENT)
+@given(case=strategies_blocked.blocked_cases())
+def test_generated_blocked(backend: Any, pytestconfig: pytest.Config, case: graphs.Case) -> None:
+    """An execution blocked on a value wait (GEQ/EQ/AND/NOR, 64-bit edge values) stays in
+    flight: a timed sync expires with 507046 after waiting its timeout, StreamQuery says
+    NOT_READY, SetParams/Disable answer 107040 and change nothing; a host store releases
+    it, and a sync then sees every result. Syncs and queries run with a host deadline, so
+    one that never returns is a divergence, not a hang."""
+    compare(backend, pytestconfig, case)
+
+
+@pytest.mark.clause("CAP-11", "CAP-13")
+@needs_plans
+@given(case=st.one_of(strategies_capture.end_on_side(), strategies_capture.unjoined()))
+def test_generated_failed_ends(backend: Any, pytestconfig: pytest.Config,
+                               case: graphs.Case) -> None:
+    """CaptureEnd on a joined side stream answers 107036 and the capture stays ACTIVE on
+    every stream, then ends on the origin as usual; a side stream whose last task is not a
+    record makes CaptureEnd fail (107025), with the model NULL and every stream out of
+    capture."""
+    compare(backend, pytestconfig, case)
 
 
 @pytest.mark.clause("EXE-07", "SETP-02", "DIS-02")

@@ -1,0 +1,92 @@
+"""The oracle's listing and capture observations: what a conforming runtime lists and
+answers around CaptureEnd, computed from a case description alone (no backend, no runner;
+the same independence as :mod:`conformance.engine.oracle`, which drives these).
+
+* the listing block after the capture and after every Update (LIST-08, SEQ-03/04/05);
+* after the capture, the GetStreams order (LIST-02) and the short two-phase listings
+  (LIST-05, with GetStreams' copy-back of LIST-04's note);
+* an emptied stream's single NOP (DIS-07);
+* CaptureEnd on a joined side stream (CAP-11) and a capture that fails for an unjoined
+  side stream (XS-02, CAP-13).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from mdlri_conformance.backends.contract import CaptureStatus, Err, TaskType
+
+from . import case_facts, graphs
+from .graphs import Case, EndOnSide
+from .observe import Observation
+
+#: the seq-id properties every conforming listing has (SEQ-03, SEQ-04, SEQ-05)
+SEQ_IDS_OK = {"unique": True, "increasing": True, "stable": True}
+
+
+def listing_observations(index: int, listing: dict[int, list[int]]) -> list[Observation]:
+    """The listing block of observe.py item 2 for ``index`` (-1 after the capture)."""
+    obs = [Observation("listing", index, f"stream {s} ops", list(ids))
+           for s, ids in sorted(listing.items())]
+    obs.append(Observation("listing", index, "seq ids", dict(SEQ_IDS_OK)))
+    return obs
+
+
+#: the short two-phase listings after the capture: GetStreams with a too-small array gives
+#: 107039, *num = capacity and writes nothing (LIST-05, LIST-14: the public API copies back
+#: only on success); GetTasksByStream fills the first ``capacity`` slots (LIST-05). Neither
+#: writes past ``capacity``.
+SHORT_STREAMS = {"rc": int(Err.RT_INSUFFICIENT_INPUT_ARRAY), "num": "capacity",
+                 "slots": "capacity", "written": 0}
+SHORT_TASKS = {"rc": int(Err.RT_INSUFFICIENT_INPUT_ARRAY), "num": "capacity",
+               "slots": "capacity", "prefix": True}
+
+
+def attachment_order(case: Case) -> list[int]:
+    """User streams in the order they join the capture: the origin at CaptureBegin, each
+    side stream at its first task (CAP-04, XS-01)."""
+    order = [0]
+    for op in case.ops:
+        if isinstance(op, graphs.TASK_OPS) and op.stream not in order:
+            order.append(op.stream)
+    return order
+
+
+def capture_listing_extras(case: Case) -> list[Observation]:
+    """After the capture: the GetStreams order by stream class, most recently attached
+    first and the origin last (LIST-02), then the short listings (LIST-05)."""
+    classes = case_facts.stream_classes(case)
+    order = [classes[u] for u in reversed(attachment_order(case))]
+    return [Observation("listing", -1, "stream order", order),
+            Observation("listing", -1, "short streams", dict(SHORT_STREAMS)),
+            Observation("listing", -1, "short tasks", dict(SHORT_TASKS))]
+
+
+def emptied_observations(index: int, streams: Iterable[int]) -> list[Observation]:
+    """An emptied stream lists exactly one DEFAULT task, the NOP Update appends (DIS-07)."""
+    return [Observation("listing", index, f"stream {s} emptied", [int(TaskType.DEFAULT)])
+            for s in streams]
+
+
+def capture_observations(case: Case) -> tuple[list[Observation], bool]:
+    """The capture block of observe.py item 1 and whether a model came out of it:
+    a CaptureEnd on a joined side stream answers 107036 and the capture stays ACTIVE on
+    every stream joined so far (CAP-11; the others are not capturing yet, NONE); an
+    unjoined side stream makes CaptureEnd fail with 107025, the model NULL and every stream
+    out of capture (XS-02, CAP-13)."""
+    obs = []
+    for i, op in enumerate(case.ops):
+        if isinstance(op, EndOnSide):
+            obs.append(Observation("capture", -1, f"ops[{i}] end on side",
+                                   int(Err.RT_STREAM_CAPTURE_UNMATCHED)))
+            joined = {0} | {o.stream for o in case.ops[:i] if isinstance(o, graphs.TASK_OPS)}
+            obs.append(Observation("capture", -1, f"ops[{i}] statuses",
+                                   [int(CaptureStatus.ACTIVE if s in joined else
+                                        CaptureStatus.NONE) for s in range(case.streams)]))
+    if graphs.unjoined_streams(case):
+        obs += [Observation("capture", -1, "rc", int(Err.RT_STREAM_UNJOINED)),
+                Observation("capture", -1, "model", "NULL"),
+                Observation("capture", -1, "statuses", [int(CaptureStatus.NONE)] * case.streams)]
+        return obs, False
+    obs.append(Observation("capture", -1, "rc", int(Err.SUCCESS)))
+    return obs, True

@@ -1,0 +1,106 @@
+"""Hypothesis strategies for the capture-end negatives and emptied streams.
+
+* :func:`end_on_side`: a CaptureEnd on a joined side stream mid-capture (107036, the
+  capture stays ACTIVE and ends normally on the origin, CAP-11);
+* :func:`unjoined`: a side stream whose last task is not an event record, so CaptureEnd
+  fails with 107025 and the model is NULL (XS-02, XS-03, CAP-13);
+* :func:`emptied_stream`: a one-stream capture whose every task is disabled over one or
+  two Updates; the stream then lists one NOP (DIS-07). Only a stream of kernels and value
+  tasks can be emptied: event tasks cannot be disabled and the origin of a multi-stream
+  capture carries the event resets (XS-08).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from . import graphs
+from .graphs import Case, Disable, Execute, Launch, Memset, Op, Record, Step, Sync, Update, Wait
+from .strategies import KERNELS, N, SYNC_MS, _Builder, _pick, _scalars, cases, plans_for
+
+# ---------------------------------------------------------------------------------------------
+# capture-end negatives
+
+
+def _add_side_stream(case: Case) -> int:
+    """Fork and join one more side stream that only waits and records (XS-01, XS-02)."""
+    s, e = case.streams, case.events
+    case.ops += [Record(0, e), Wait(s, e), Record(s, e + 1), Wait(0, e + 1)]
+    case.streams += 1
+    case.events += 2
+    return s
+
+
+@st.composite
+def end_on_side(draw: st.DrawFn, **kw: Any) -> Case:
+    """A CaptureEnd on a joined side stream in the middle of the capture: 107036, every
+    stream stays ACTIVE, and the capture goes on to end normally on the origin; the plan
+    then runs as usual (CAP-11)."""
+    case = draw(cases(**kw))
+    if case.streams == 1:
+        _add_side_stream(case)
+    s = draw(st.integers(1, case.streams - 1))
+    first = min(i for i, op in enumerate(case.ops) if op.stream == s)
+    at = draw(st.integers(first + 1, len(case.ops)))
+    case.ops.insert(at, graphs.EndOnSide(s))
+    case.plan = draw(plans_for(case, max_rounds=1))
+    case.name = "end-on-side"
+    return case
+
+
+@st.composite
+def unjoined(draw: st.DrawFn, **kw: Any) -> Case:
+    """A side stream whose last task is not an event record: a fresh side stream that
+    never joins back, or (XS-03) a task issued on a side stream after it rejoined.
+    CaptureEnd fails with 107025, the model comes back NULL and every stream leaves the
+    capture (XS-02, XS-03, CAP-13). No plan: there is no model."""
+    case = draw(cases(**kw))
+    b = len(case.buffers)
+    case.buffers.append([graphs.SENTINEL] * N)
+    fresh = case.streams < graphs.MAX_STREAMS and (case.streams == 1 or draw(st.booleans()))
+    if fresh:
+        s, e = case.streams, case.events
+        case.ops += [Record(0, e), Wait(s, e)]
+        case.streams += 1
+        case.events += 1
+    else:
+        s = draw(st.integers(1, case.streams - 1))
+    tail: Op = (Launch(s, "fill", {"out": b, "n": N, "value": draw(st.integers(-9, 9))})
+                if draw(st.booleans()) else Memset(s, b, 0))
+    case.ops.append(tail)
+    case.plan = []
+    case.name = "unjoined"
+    return case
+
+
+# ---------------------------------------------------------------------------------------------
+# emptied streams
+
+
+_origin_launch = st.tuples(st.just("launch"), st.sampled_from(list(KERNELS)), st.just(0),
+                           st.just(0), st.tuples(_pick, _pick, _pick), _scalars)
+_origin_write = st.tuples(st.just("value_write"), st.just(0), st.just(0), _pick,
+                          st.integers(0, 50))
+
+
+@st.composite
+def emptied_stream(draw: st.DrawFn) -> Case:
+    """A one-stream capture of kernels and value writes whose tasks are disabled over one or
+    two rounds; the Update that removes the last one leaves the stream with a single NOP
+    (DIS-07), and executions still succeed (they run nothing)."""
+    items = draw(st.lists(st.one_of(_origin_launch, _origin_write), min_size=1, max_size=4))
+    b = _Builder()
+    for item in items:
+        getattr(b, item[0])(item)
+    case = b.finish()
+    order = draw(st.permutations(list(range(len(case.ops)))))
+    cut = draw(st.integers(0, len(order) - 1))
+    plan: list[Step] = []
+    for part in (order[:cut], order[cut:]):
+        if part:
+            plan += [*(Disable(i) for i in part), Update(), Execute(1), Sync(SYNC_MS)]
+    case.plan = plan
+    case.name = "emptied-stream"
+    return case

@@ -1,0 +1,62 @@
+"""The runner on blocked executions and capture-end cases (simulator): the replay matches
+the oracle, and a sync or query that never returns is observed, ends the plan, and leaves
+the backend usable."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import mdlri_conformance.backends.sim as sim
+from mdlri_conformance.conformance.engine import deadline, oracle, runner
+from mdlri_conformance.conformance.engine.graphs import (
+    Case, EndOnSide, Execute, HostWrite, Launch, Query, Record, SetKernel, Sync, ValueWait, Wait,
+)
+from mdlri_conformance.conformance.engine.observe import first_difference
+
+X = [1, 2, 3, 4, 5, 6, 7, 8]
+COPY = {"src": 0, "dst": 1, "n": 8}
+
+
+def gated(plan: list) -> Case:
+    return Case(streams=1, buffers=[list(X), [-1] * 8], words=[5], events=0,
+                ops=[ValueWait(0, 0, 7, 1), Launch(0, "copy", dict(COPY))], plan=plan)
+
+
+def test_blocked_replay_matches_the_oracle() -> None:
+    b = sim.create()
+    try:
+        case = gated([Execute(), Sync(40), Query(), SetKernel(1, dict(COPY)), HostWrite(0, 7),
+                      Sync(5000), Query()])
+        assert first_difference(oracle.expected(case), runner.replay(b, case)) is None
+    finally:
+        b.close()
+
+
+def test_a_sync_that_never_returns_is_observed_and_released() -> None:
+    b = sim.create(faults=["timeout-ignored"])
+    try:
+        case = gated([Execute(), Sync(40), HostWrite(0, 7), Sync(5000)])
+        t0 = time.monotonic()
+        obs = runner.replay(b, case)
+        assert time.monotonic() - t0 < 40 / 1000 + runner.DEADLINE_SLACK_S + 3
+        assert obs[-1].value == deadline.DID_NOT_RETURN  # the plan ended there
+        # cleanup released the wait: the backend still replays a case that blocks nothing
+        free = gated([HostWrite(0, 7), Execute(), Sync(5000)])
+        assert first_difference(oracle.expected(free), runner.replay(b, free)) is None
+    finally:
+        b.close()
+
+
+def test_end_on_side_replays_like_the_oracle() -> None:
+    case = Case(streams=2, buffers=[[-1] * 8], words=[], events=2,
+                ops=[Record(0, 0), Wait(1, 0), EndOnSide(1), Record(1, 1), Wait(0, 1),
+                     Launch(0, "fill", {"out": 0, "n": 8, "value": 3})],
+                plan=[Execute(), Sync()])
+    for faults, same in ((None, True), (["end-on-joined-stream"], False)):
+        b: Any = sim.create(faults=faults)
+        try:
+            diff = first_difference(oracle.expected(case), runner.replay(b, case))
+            assert (diff is None) is same
+        finally:
+            b.close()
