@@ -156,11 +156,7 @@ class CaptureMachine(RuleBasedStateMachine):
         src = data.draw(st.sampled_from([s for s in cap.streams
                                          if s == origin or not cap.sides[s]]), label="from")
         side = data.draw(st.sampled_from(self._free()), label="side")
-        ev = self.dev.event()
-        expect.ok(self._call(cap.thread, lambda: self.backend.record_event(
-            ev, self.streams[src])), f"aclrtRecordEvent on capturing stream {src}")
-        expect.ok(self._call(cap.thread, lambda: self.backend.stream_wait_event(
-            self.streams[side], ev)), f"aclrtStreamWaitEvent: stream {side} joins the capture")
+        self._edge(cap, src, side)
         cap.sides[side] = False
         self.member[side] = origin
 
@@ -179,12 +175,7 @@ class CaptureMachine(RuleBasedStateMachine):
                       f"kernel launch on side stream {side}")
             cap.sides[side] = False
             return
-        ev = self.dev.event()
-        expect.ok(self._call(cap.thread, lambda: self.backend.record_event(
-            ev, self.streams[side])), f"aclrtRecordEvent on side stream {side}")
-        expect.ok(self._call(cap.thread, lambda: self.backend.stream_wait_event(
-            self.streams[origin], ev)), f"origin {origin} waits on side stream {side}")
-        cap.sides[side] = True
+        self.side_rejoin(cap, side)
 
     @precondition(lambda self: bool(self.open))
     @rule(target=models, data=st.data(), thread=THREADS)
@@ -243,12 +234,17 @@ class CaptureMachine(RuleBasedStateMachine):
         return m
 
     def side_rejoin(self, cap: Open, side: int) -> None:
+        """Record on the side stream, the origin waits: the side is joined back (XS-02)."""
+        self._edge(cap, side, cap.origin)
+        cap.sides[side] = True
+
+    def _edge(self, cap: Open, src: int, dst: int) -> None:
+        """In the capture's thread: record a new event on ``src``, ``dst`` waits on it."""
         ev = self.dev.event()
         expect.ok(self._call(cap.thread, lambda: self.backend.record_event(
-            ev, self.streams[side])), f"aclrtRecordEvent on side stream {side}")
+            ev, self.streams[src])), f"aclrtRecordEvent on capturing stream {src}")
         expect.ok(self._call(cap.thread, lambda: self.backend.stream_wait_event(
-            self.streams[cap.origin], ev)), f"origin waits on side stream {side}")
-        cap.sides[side] = True
+            self.streams[dst], ev)), f"aclrtStreamWaitEvent: stream {dst} waits on stream {src}")
 
     def _closed(self, cap: Open) -> None:
         del self.open[cap.origin]
