@@ -52,13 +52,13 @@ def test_short_sim_campaign_reports_examples_and_branches(tmp_path: Path) -> Non
     pytest.importorskip("hypofuzz", reason="the [deep] extra is not installed")
     out = tmp_path / "c"
     res = _cli("deep", "--seconds", "10", "--out", str(out),
-               "-k", "test_generated_listing or test_model_ri_state_machine_impl")
+               "-k", "test_generated_listing or (test_model_ri_state_machine_impl and 0)")
     assert res.returncode == 0, res.stdout + res.stderr
     data = _campaign(out)
     assert data["verdict"] == "OK"
     kinds = {t["nodeid"].split("::")[-1]: t for t in data["targets"]}
-    assert set(kinds) == {"test_generated_listing", "test_model_ri_state_machine_impl"}
-    assert kinds["test_model_ri_state_machine_impl"]["kind"] == "state_machine"
+    assert set(kinds) == {"test_generated_listing", "test_model_ri_state_machine_impl[0]"}
+    assert kinds["test_model_ri_state_machine_impl[0]"]["kind"] == "state_machine"
     assert all(t["examples"] > 0 for t in data["targets"])
     assert data["examples"] == sum(t["examples"] for t in data["targets"])
     assert data["graphs_per_minute"] > 0

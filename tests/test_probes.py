@@ -25,6 +25,7 @@ from mdlri_conformance.backends.contract import (
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.engine import oracle, runner
 from mdlri_conformance.conformance.engine.graphs import Case, Execute, Launch, SetKernel, Sync, Update
+from mdlri_conformance.conformance.engine.machine import run
 from mdlri_conformance.conformance.framework import outcomes, probe, probe_checks, probe_session, summary
 from mdlri_conformance.conformance.harness import Dev
 from mdlri_conformance.conformance.scenarios import fallback
@@ -303,7 +304,7 @@ def test_unsupported_steps_alone_make_the_state_machine_unsupported(
     b = pr.create_no_update_op()
     closing.append(b)
     with pytest.raises(outcomes.Unsupported, match="207019"):
-        machine._run(machine.Machine, b)
+        machine._run(machine.Machine, b, 0)
 
 
 def test_a_real_failure_beside_unsupported_steps_still_fails(
@@ -312,8 +313,11 @@ def test_a_real_failure_beside_unsupported_steps_still_fails(
     from mdlri_conformance.conformance.specs import test_stateful as machine
     b = pr.create_no_update_op_running_disabled_tasks()
     closing.append(b)
+    machine.Machine.backend = b
     with pytest.raises(outcomes.ConformanceFailure, match="after sync"):
-        machine._run(machine.Machine, b)
+        # one batch with all the profile's examples, and programs long enough to reach
+        # Disable, a refused Update, Execute and Sync in one example
+        run(machine.Machine, 50, 0, 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -375,10 +379,12 @@ def test_unsupported_rows_carry_the_probe_finding(stub_run: Any) -> None:
 def test_without_probing_the_stateful_machine_is_unsupported_not_error(
         tmp_path: Path) -> None:
     """Row 13 of the real-runtime findings: GetParams 207000 inside the state machine."""
+    from mdlri_conformance.conformance.specs import test_stateful as machine
     res = _suite("tests.partial_runtime:create_no_update", tmp_path, "-n", "0", "--no-probe",
-                 "-k", "state_machine")
+                 "-k", "model_ri_state_machine")
     rows = _rows(tmp_path)
-    assert [r["outcome"] for r in rows] == ["UNSUPPORTED", "UNSUPPORTED"], res.stdout[-3000:]
+    assert len(rows) == 2 * machine.BATCHES, res.stdout[-3000:]
+    assert {r["outcome"] for r in rows} == {"UNSUPPORTED"}, res.stdout[-3000:]
     assert all("207000" in r["message"] for r in rows)
 
 
