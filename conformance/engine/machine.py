@@ -330,7 +330,8 @@ def run(machine: type[RuleBasedStateMachine], steps: int, batch: int = 0,
     profile's examples shared between the batches, the first failure shrunk for at most
     :data:`SHRINK_BUDGET_S`); a run whose only trouble was unsupported steps raises
     :class:`outcomes.Unsupported` with the first of them. A failure prints the shrunk steps
-    and the batch's seed, and replays with the same test id."""
+    (and Hypothesis's reproduce blob under ``print_blob``), and replays with the same test id,
+    whose batch fixes the seed."""
     UNSUPPORTED.clear()
     checks = [HealthCheck.too_slow, HealthCheck.filter_too_much]
     examples = max(1, -(-settings.default.max_examples // batches))
