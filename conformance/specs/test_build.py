@@ -9,6 +9,7 @@ Not tested here: BLD-04 (tasks after BuildEnd make executions "abnormal": undefi
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import (
-    WAIT_FOREVER, Cap, CaptureMode, Err, ModelStreamFlag, TaskType, ValueWaitFlag,
+    WAIT_FOREVER, Cap, CaptureMode, Err, MemcpyKind, ModelStreamFlag, TaskType, ValueWaitFlag,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
@@ -333,6 +334,49 @@ def test_execute_valid_timeout(dev: Dev, timeout: int) -> None:
 
 
 @pytest.mark.clause("EXE-11")
+@pytest.mark.requires(Cap.VALUE_TASKS, Cap.THREADS, Cap.BLOCKING_WAIT)
+def test_execute_minus_one_waits_for_blocked_model(dev: Dev) -> None:
+    """EXE-11: timeout -1 has no deadline: aclmdlRIExecute(-1) of a built model blocked on a
+    device word returns 0 only after another thread writes the word (0.3 s later), with the
+    model's output written."""
+    gate = dev.buffer64(0)
+    b = built(dev, gate=gate)
+    box: dict[str, Any] = {}
+
+    def release() -> None:
+        box["set_device"] = dev.b.set_device(0)
+        time.sleep(0.3)
+        box["at"] = time.monotonic()  # before the write: Execute cannot end earlier
+        box["write"] = dev.b.memcpy(gate, 8, np.array([1], dtype=np.uint64), 8,
+                                    MemcpyKind.HOST_TO_DEVICE)
+
+    worker = threading.Thread(target=release, name="mdlri-spec-release")
+    worker.start()
+    try:
+        rc = dev.b.execute(b.model, WAIT_FOREVER)
+        ended = time.monotonic()
+    finally:
+        worker.join(30.0)
+    expect.ok(box.get("set_device", -1), "aclrtSetDevice in the releasing thread (setup)")
+    expect.ok(box.get("write", -1), "release of the device word (setup)")
+    expect.ok(rc, "aclmdlRIExecute(-1) of a blocked model")
+    expect.true(ended >= box["at"], "aclmdlRIExecute(-1) returned after the release",
+                "after the release", f"{(box['at'] - ended) * 1000:.1f} ms before it")
+    expect.eq(dev.read(b.out), X + 10, "output after aclmdlRIExecute(-1)")
+
+
+@pytest.mark.clause("EXE-11", "LIFE-01")
+def test_destroy_after_execute(dev: Dev) -> None:
+    """EXE-11, LIFE-01: aclmdlRIExecute is synchronous, so when it has returned 0 the model is
+    no longer running (Model::SynchronizeExecute waits for the end, `feature/model/model.cc:
+    1105-1135`) and aclmdlRIDestroy returns 0, not the running-model code 107037 (ERR-20)."""
+    b = built(dev)
+    expect.ok(dev.b.execute(b.model, SYNC_MS), "aclmdlRIExecute")
+    expect.ok(dev.b.execute(b.model, SYNC_MS), "aclmdlRIExecute (second run)")
+    expect.rc(dev.destroy(b.model), Err.SUCCESS, "aclmdlRIDestroy after two aclmdlRIExecute")
+
+
+@pytest.mark.clause("EXE-11")
 @pytest.mark.requires(Cap.CAPTURE)
 def test_execute_timeout_checked_before_model_type(dev: Dev) -> None:
     """EXE-11: the timeout is checked before the model type (timeout 0 on a captured model: 107000)."""
@@ -436,6 +480,13 @@ def _bind_bad_flag(dev: Dev) -> int:
     return dev.b.bind_stream(begin_build(dev), persistent_stream(dev), 5)
 
 
+def _bind_destroyed_model(dev: Dev) -> int:
+    # a destroyed handle is UB on hardware (LIFE-06); backends that validate handles say 107017
+    m = begin_build(dev)
+    expect.ok(dev.destroy(m), "aclmdlRIDestroy (setup)")
+    return dev.b.bind_stream(m, persistent_stream(dev), ModelStreamFlag.DEFAULT)
+
+
 def _bind_captured_model(dev: Dev) -> int:
     return dev.b.bind_stream(captured(dev)[0], persistent_stream(dev), ModelStreamFlag.DEFAULT)
 
@@ -498,6 +549,7 @@ def _unbind_capturing(dev: Dev) -> int:
     case(_bind_null_model, Err.INVALID_PARAM),
     case(_bind_non_persistent, Err.RT_PARAM_INVALID),
     case(_bind_bad_flag, Err.RT_PARAM_INVALID),
+    case(_bind_destroyed_model, Err.RT_INVALID_HANDLE, Cap.HANDLE_VALIDATION),
     case(_bind_captured_model, Err.RT_PARAM_INVALID, Cap.CAPTURE),
     case(_bind_already_bound, Err.RT_STREAM_MODEL),
     case(_bind_capturing, Err.RT_PARAM_INVALID, Cap.CAPTURE),

@@ -186,5 +186,37 @@ def test_label_list_arguments(dev: Dev) -> None:
     expect.rc(b.switch_label_by_index(idx, 0, lst, s), Err.SUCCESS, "maxValue 0 (not validated)")
     expect.rc(b.switch_label_by_index(idx, 2, lst, s), Err.SUCCESS,
               "maxValue past the list (not validated)")
+    expect.rc(b.switch_label_by_index(idx, 0xFFFF_FFFF, lst, s), Err.SUCCESS,
+              "maxValue 0xFFFFFFFF (not validated)")
     expect.rc(b.switch_label_by_index(idx, 1, lst, dev.stream()), Err.RT_STREAM_MODEL,
               "on an ordinary stream")
+
+
+@pytest.mark.requires(Cap.BUILD, Cap.STREAM_SWITCH, Cap.LABELS)
+@pytest.mark.clause("BLD-09", "ERR-33")
+def test_null_stream_arguments(dev: Dev) -> None:
+    """ERR-33: a NULL stream handle to aclrtActiveStream, aclrtSwitchStream, aclrtSetLabel and
+    aclrtSwitchLabelByIndex is refused by the ACL layer with 100000 (ACL_REQUIRES_NOT_NULL,
+    `src/acl/aclrt_impl/stream.cpp:345-346, 362-367`, `label.cpp:38-39, 89-91`), before the
+    runtime's bound-stream check (BLD-09); the other arguments here are valid."""
+    b = dev.b
+    m = begin_build(dev)
+    head = _bind(dev, m, ModelStreamFlag.HEAD)
+    target = _bind(dev, m, ModelStreamFlag.DEFAULT)
+    v = _device_value(dev, 0, 4)
+    expect.rc(b.active_stream(target, None), Err.INVALID_PARAM, "aclrtActiveStream(stream NULL)")
+    expect.rc(b.active_stream(None, head), Err.INVALID_PARAM,
+              "aclrtActiveStream(activeStream NULL)")
+    expect.rc(b.switch_stream(v, Condition.EQUAL, v, CompareDataType.INT32, target, None, None),
+              Err.INVALID_PARAM, "aclrtSwitchStream(stream NULL)")
+    expect.rc(b.switch_stream(v, Condition.EQUAL, v, CompareDataType.INT32, None, None, head),
+              Err.INVALID_PARAM, "aclrtSwitchStream(trueStream NULL)")
+    rc, label = b.create_label()
+    expect.ok(rc, "aclrtCreateLabel")
+    dev.track("destroy_label", lambda: b.destroy_label(label))
+    expect.rc(b.set_label(label, None), Err.INVALID_PARAM, "aclrtSetLabel(stream NULL)")
+    rc, lst = b.create_label_list([label], 1)
+    expect.ok(rc, "aclrtCreateLabelList")
+    dev.track("destroy_label_list", lambda: b.destroy_label_list(lst))
+    expect.rc(b.switch_label_by_index(v, 1, lst, None), Err.INVALID_PARAM,
+              "aclrtSwitchLabelByIndex(stream NULL)")

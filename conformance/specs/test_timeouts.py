@@ -166,6 +166,21 @@ def test_timeout_zero_checks_completed_event(dev: Dev) -> None:
     expect.rc(sync_event(e, 0), Err.SUCCESS, "aclrtSynchronizeEventWithTimeout(0) of a completed event")
 
 
+@pytest.mark.clause("TMO-09")
+@pytest.mark.parametrize("timeout_ms", [-1, TIMEOUT_MS])
+def test_event_never_recorded_syncs_at_once(dev: Dev, timeout_ms: int) -> None:
+    """TMO-09: an event that was never recorded has nothing to wait for: the event sync returns
+    0 at once, never 507047 (Event::Synchronize, `core/src/event/event.cc:1084-1088`); the same
+    for aclrtSynchronizeEvent."""
+    sync_event = event_sync(dev)
+    e = dev.event()
+    expect.rc(sync_event(e, timeout_ms), Err.SUCCESS,
+              f"aclrtSynchronizeEventWithTimeout({timeout_ms}) of an event never recorded")
+    sync_plain = getattr(dev.b, "synchronize_event", None)
+    if sync_plain is not None:
+        expect.rc(sync_plain(e), Err.SUCCESS, "aclrtSynchronizeEvent of an event never recorded")
+
+
 @pytest.mark.clause("TMO-07", "TMO-08")
 @pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS)
 @pytest.mark.requires(Cap.BLOCKING_WAIT)

@@ -34,10 +34,10 @@ class SwitchApi:
 
     Uses the build state of ``SimBackend`` (``_bound``: stream -> (built model, model stream))."""
 
-    def _bound_stream(self, stream: Any, null_rc: int = E_PARAM,
+    def _bound_stream(self, stream: Any, null_rc: int = E_NULL,
                       unbound_rc: int = E_PARAM) -> tuple[int, Any]:
-        """(rc, (model, model stream)) of a stream bound to a built model; a live stream not
-        bound to one gives ``unbound_rc``."""
+        """(rc, (model, model stream)) of a bound stream; NULL ``null_rc`` (100000, ACL layer:
+        ``src/acl/aclrt_impl/stream.cpp:345-346``, ``label.cpp:39, 91``), unbound ``unbound_rc``."""
         if stream is None:
             return null_rc, None
         if isinstance(stream, ModelStream):

@@ -225,10 +225,12 @@ MDLRI_API aclError aclrtValueWait(void *devAddr, uint64_t value, uint32_t flag,
  * 0 if the record has run, else 507047 at once; the code rejects it (api_error.cc:1772-1774,
  * TMO-08), which the reference implementations do not follow. */
 static aclError sync_event(aclrtEvent event, int32_t timeout, const char *fn) {
-    NEED_CTX();
+    /* the ACL layer's checks need no context (event.cpp:173-190): a thread without one gets
+     * them first, 107002 only after (RT-06) */
     if (timeout < -1)
         return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: timeout %d < -1", fn, (int)timeout);
     if (!event) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", fn);
+    NEED_CTX();
     LOCK();
     emu_event *e = NULL;
     aclError rc = event_get(event, &e, fn);

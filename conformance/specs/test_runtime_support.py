@@ -1,0 +1,221 @@
+"""Runtime support calls around the models (RT-01..RT-06, clauses-runtime.toml): the device and
+context of a thread, kernel-launch argument checks, aclrtValueWait flags, aclrtMemcpy with
+ACL_MEMCPY_DEFAULT, and the event syncs of a thread without a context.
+
+Every Model RI program makes these calls; the other specs use them only as set-up, where a
+wrong answer would be hidden behind a helper or read as "not checked".
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+from mdlri_conformance.backends.contract import Cap, Err, MemcpyKind, ValueWaitFlag
+from mdlri_conformance.conformance import expect
+from mdlri_conformance.conformance.framework import outcomes
+from mdlri_conformance.conformance.harness import SYNC_MS, Dev, in_thread
+
+X = np.arange(1, 9, dtype=np.int32)
+U64 = 0xFFFF_FFFF_FFFF_FFFF
+
+
+def host_state(dev: Dev, method: str, api: str) -> Callable[..., Any]:
+    """A HostStateBackend method of the backend; UNSUPPORTED without it."""
+    fn = getattr(dev.b, method, None)
+    if fn is None:
+        raise outcomes.Unsupported(f"the backend has no {api} (HostStateBackend.{method})")
+    return fn
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-01, RT-02: device and context of a thread
+
+
+@pytest.mark.clause("RT-01")
+@pytest.mark.requires(Cap.THREADS)
+def test_get_device_answers_the_set_device(dev: Dev) -> None:
+    """RT-01: after aclrtSetDevice(0) aclrtGetDevice returns (0, 0), in the spec's thread and in
+    a new thread; a thread that never set a device gets 107002 (`api/impl/api_impl.cc:
+    3473-3495`), or 100000 for a NULL out-param: the ACL layer checks it first
+    (`src/acl/aclrt_impl/device.cpp:134`)."""
+    get_device = host_state(dev, "get_device", "aclrtGetDevice")
+    rc, dev_id = get_device()
+    expect.rc(rc, Err.SUCCESS, "aclrtGetDevice in the spec's thread")
+    expect.eq(dev_id, 0, "device id in the spec's thread")
+    rc, dev_id = in_thread(dev.b, get_device)
+    expect.rc(rc, Err.SUCCESS, "aclrtGetDevice after aclrtSetDevice(0) in a new thread")
+    expect.eq(dev_id, 0, "device id after aclrtSetDevice(0)")
+    rc, _ = in_thread(dev.b, get_device, set_device=False)
+    expect.rc(rc, Err.RT_CONTEXT_NULL, "aclrtGetDevice in a thread without aclrtSetDevice")
+    rc, _ = in_thread(dev.b, lambda: get_device(null_out=True), set_device=False)
+    expect.rc(rc, Err.INVALID_PARAM,
+              "aclrtGetDevice(NULL) in a thread without a context (ACL check first)")
+
+
+@pytest.mark.clause("RT-02")
+@pytest.mark.requires(Cap.THREADS)
+def test_current_context_is_the_primary_context(dev: Dev) -> None:
+    """RT-02: aclrtGetCurrentContext answers device 0's primary context: the same non-NULL
+    handle in the spec's thread and in two new threads that called aclrtSetDevice(0)
+    (`api/impl/api_impl.cc:3445-3468`, `:4193-4204`); a NULL out-param is 100000 even in a
+    thread without a context (`src/acl/aclrt_impl/context.cpp:78`)."""
+    get_ctx = host_state(dev, "get_current_context", "aclrtGetCurrentContext")
+    handles = []
+    for where, answer in (("the spec's thread", get_ctx()),
+                          ("a new thread", in_thread(dev.b, get_ctx)),
+                          ("a second new thread", in_thread(dev.b, get_ctx))):
+        rc, ctx = answer
+        expect.rc(rc, Err.SUCCESS, f"aclrtGetCurrentContext in {where}")
+        expect.true(ctx is not None, f"context handle in {where}", "non-NULL", ctx)
+        handles.append(ctx)
+    expect.eq(handles[1], handles[0], "context of a new thread vs the spec's thread")
+    expect.eq(handles[2], handles[1], "context of two new threads")
+    rc, _ = in_thread(dev.b, lambda: get_ctx(null_out=True), set_device=False)
+    expect.rc(rc, Err.INVALID_PARAM,
+              "aclrtGetCurrentContext(NULL) in a thread without a context (ACL check first)")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-03: launch arguments
+
+
+@pytest.mark.clause("RT-03")
+@pytest.mark.requires(Cap.KERNELS)
+@pytest.mark.parametrize("num_blocks,size_delta,what", [
+    (0, 0, "numBlocks 0"),
+    (1, None, "argsSize 0"),
+])
+def test_launch_rejects_zero_blocks_or_args(dev: Dev, num_blocks: int, size_delta: int | None,
+                                            what: str) -> None:
+    """RT-03: aclrtLaunchKernelWithHostArgs with numBlocks 0 or argsSize 0 returns 107000
+    (`api/impl/api_error.cc:226`, `:1055`) and launches nothing: the output keeps its values."""
+    s = dev.stream()
+    out = dev.buffer(n=8)
+    data = dev.args("fill", out=out, n=out.n, value=7)
+    size = 0 if size_delta is None else len(data) + size_delta
+    rc = dev.b.launch_kernel_with_host_args(dev.func("fill"), num_blocks, s, None, data, size)
+    expect.rc(rc, Err.RT_PARAM_INVALID, f"aclrtLaunchKernelWithHostArgs with {what}")
+    dev.sync(s)
+    expect.eq(dev.read(out), np.full(8, -1, dtype=np.int32),
+              f"output after the refused launch ({what})")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-04: aclrtValueWait flags
+
+
+#: per flag, a (word, value) pair whose condition holds, so the wait passes at once
+_HOLDS = {
+    ValueWaitFlag.GEQ: (5, 3),
+    ValueWaitFlag.EQ: (9, 9),
+    ValueWaitFlag.AND: (0b0110, 0b0100),
+    ValueWaitFlag.NOR: (0, 0),          # ~(0 | 0) != 0
+}
+
+
+@pytest.mark.clause("RT-04")
+@pytest.mark.requires(Cap.VALUE_TASKS, Cap.SYNC_TIMEOUT)
+@pytest.mark.parametrize("flag", list(ValueWaitFlag))
+def test_value_wait_accepts_each_flag(dev: Dev, flag: ValueWaitFlag) -> None:
+    """RT-04: aclrtValueWait accepts each of GEQ, EQ, AND and NOR (0..3) and, with the condition
+    already true, lets the stream go on (`api/impl/api_error.cc:7277-7280`): the wait and a
+    value write after it both run."""
+    word_value, value = _HOLDS[flag]
+    s = dev.stream()
+    word, marker = dev.buffer64(word_value), dev.buffer64(0)
+    expect.rc(dev.b.value_wait(word, value, int(flag), s), Err.SUCCESS,
+              f"aclrtValueWait(flag {flag.name})")
+    expect.ok(dev.b.value_write(marker, 0x5A, 0, s), "aclrtValueWrite after the wait (setup)")
+    expect.rc(dev.b.synchronize_stream_with_timeout(s, SYNC_MS), Err.SUCCESS,
+              f"sync after a satisfied {flag.name} wait")
+    expect.eq(dev.read64(marker), 0x5A, f"value written after the {flag.name} wait")
+
+
+@pytest.mark.clause("RT-04")
+@pytest.mark.requires(Cap.VALUE_TASKS)
+@pytest.mark.parametrize("flag", [4, 5, 0xFFFF_FFFF])
+def test_value_wait_rejects_other_flags(dev: Dev, flag: int) -> None:
+    """RT-04: a flag past NOR (>= MEM_WAIT_VALUE_TYPE_MAX 4) returns 107000 and enqueues
+    nothing: a value write after it runs (`api/impl/api_error.cc:7277-7280`)."""
+    s = dev.stream()
+    word, marker = dev.buffer64(0), dev.buffer64(0)
+    expect.rc(dev.b.value_wait(word, 1, flag, s), Err.RT_PARAM_INVALID,
+              f"aclrtValueWait(flag {flag})")
+    expect.ok(dev.b.value_write(marker, 0x5A, 0, s), "aclrtValueWrite after the refusal (setup)")
+    dev.sync(s)
+    expect.eq(dev.read64(marker), 0x5A, "value written after the refused wait")
+
+
+@pytest.mark.clause("RT-04", "TMO-03")
+@pytest.mark.requires(Cap.VALUE_TASKS, Cap.SYNC_TIMEOUT, Cap.BLOCKING_WAIT)
+def test_value_wait_nor_blocks_until_the_condition_holds(dev: Dev) -> None:
+    """RT-04: NOR waits until ~(*addr | value) != 0: with every bit of the word set it blocks
+    (a 100 ms sync returns 507046), and clearing the word releases it."""
+    s = dev.stream()
+    word, marker = dev.buffer64(U64), dev.buffer64(0)
+    expect.ok(dev.b.value_wait(word, 0, int(ValueWaitFlag.NOR), s), "aclrtValueWait(NOR)")
+    expect.ok(dev.b.value_write(marker, 0x5A, 0, s), "aclrtValueWrite after the wait (setup)")
+    try:
+        blocked_rc = dev.b.synchronize_stream_with_timeout(s, 100)
+        early = dev.read64(marker)
+    finally:
+        dev.write64(word, 0)  # release the stream whatever happened
+    expect.rc(blocked_rc, Err.RT_STREAM_SYNC_TIMEOUT, "sync while ~(word | 0) == 0")
+    expect.eq(early, 0, "value write behind the blocked wait, before the release")
+    dev.sync(s)
+    expect.eq(dev.read64(marker), 0x5A, "value written once the NOR condition held")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-05: aclrtMemcpy with ACL_MEMCPY_DEFAULT
+
+
+@pytest.mark.clause("RT-05")
+@pytest.mark.requires(Cap.DATA_MOVEMENT)
+def test_memcpy_default_kind_copies(dev: Dev) -> None:
+    """RT-05: kind ACL_MEMCPY_DEFAULT (4) copies host -> device and device -> device (the
+    direction from the pointers, `api/impl/api_error.cc:2768-2775`)."""
+    a, c = dev.buffer(n=8), dev.buffer(n=8)
+    expect.rc(dev.b.memcpy(a.addr, a.nbytes, X, X.nbytes, MemcpyKind.DEFAULT), Err.SUCCESS,
+              "aclrtMemcpy host -> device, kind DEFAULT")
+    expect.eq(dev.read(a), X, "device buffer after the DEFAULT host -> device copy")
+    expect.rc(dev.b.memcpy(c.addr, c.nbytes, a.addr, a.nbytes, MemcpyKind.DEFAULT), Err.SUCCESS,
+              "aclrtMemcpy device -> device, kind DEFAULT")
+    expect.eq(dev.read(c), X, "device buffer after the DEFAULT device -> device copy")
+
+
+@pytest.mark.clause("RT-05")
+def test_memcpy_null_side(dev: Dev) -> None:
+    """RT-05: a NULL destination or source returns 100000 (ACL layer,
+    `src/acl/aclrt_impl/memory.cpp:657-658`), whatever the kind."""
+    a = dev.buffer(n=8)
+    expect.rc(dev.b.memcpy(None, a.nbytes, X, X.nbytes, MemcpyKind.HOST_TO_DEVICE),
+              Err.INVALID_PARAM, "aclrtMemcpy(dst NULL)")
+    host = np.zeros(8, dtype=np.int32)
+    expect.rc(dev.b.memcpy(host, host.nbytes, None, host.nbytes, MemcpyKind.DEVICE_TO_HOST),
+              Err.INVALID_PARAM, "aclrtMemcpy(src NULL)")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-06: event syncs without a context
+
+
+@pytest.mark.clause("RT-06", "TMO-02")
+@pytest.mark.requires(Cap.THREADS, Cap.SYNC_TIMEOUT)
+def test_event_sync_without_context_checks_arguments_first(dev: Dev) -> None:
+    """RT-06: in a thread that never called aclrtSetDevice, aclrtSynchronizeEventWithTimeout
+    answers 107000 for a timeout below -1 and 100000 for a NULL event, and
+    aclrtSynchronizeEvent(NULL) 100000: the ACL layer's checks, which need no context
+    (`src/acl/aclrt_impl/event.cpp:173-190`)."""
+    sync_t = host_state(dev, "synchronize_event_with_timeout", "aclrtSynchronizeEventWithTimeout")
+    sync = host_state(dev, "synchronize_event", "aclrtSynchronizeEvent")
+    e = dev.event()
+    rcs = in_thread(dev.b, lambda: (sync_t(e, -2), sync_t(None, -1), sync(None)),
+                    set_device=False)
+    expect.rc(rcs[0], Err.RT_PARAM_INVALID,
+              "aclrtSynchronizeEventWithTimeout(event, -2), no context")
+    expect.rc(rcs[1], Err.INVALID_PARAM, "aclrtSynchronizeEventWithTimeout(NULL, -1), no context")
+    expect.rc(rcs[2], Err.INVALID_PARAM, "aclrtSynchronizeEvent(NULL), no context")
