@@ -78,6 +78,16 @@ def test_shipped_expectation_files_load_against_the_known_ids(name: str) -> None
     assert all(e.reason.strip() for e in exp.entries)
 
 
+@pytest.mark.parametrize("name", ["sim.toml", "acl-emulator.toml"])
+def test_reference_backends_require_every_capability(name: str) -> None:
+    """The simulator and the emulator implement the whole contract: their files require every
+    capability the contract names, so a 207000 there fails the gate instead of hiding a bug."""
+    from mdlri_conformance.backends.contract import Cap
+    exp = ex.load(Path("conformance/framework/expectations") / name,
+                  ex.known_ids(Path("conformance/specs")))
+    assert set(exp.required) == {c.value for c in Cap}
+
+
 def test_real_runtime_file_lists_the_known_runtime_bugs() -> None:
     """cann-681ef76.toml: backend acl, one FAIL per documented clause the real code breaks."""
     import tomllib

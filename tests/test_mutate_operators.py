@@ -139,6 +139,10 @@ def test_classification() -> None:
     # the probes hid a capability: the specs did not tell it from a backend without it
     hidden = classify(5, [_row("a", "UNSUPPORTED"), _row("b", "UNSUPPORTED")], "", 2)
     assert hidden["status"] == "survived" and "2 of 2 specs UNSUPPORTED" in hidden["message"]
+    # a required capability (the sim requires all of them) was UNSUPPORTED: the gate fails
+    req = classify(1, [_row("a", "PASS"), {**_row("b", "UNSUPPORTED"), "required": ["build"]}],
+                   "", 2)
+    assert (req["status"], req["kill"], req["killer"]) == ("killed", "UNSUPPORTED", "b")
 
 
 def test_selection_and_limits_follow_the_baseline() -> None:

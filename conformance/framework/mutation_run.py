@@ -56,6 +56,8 @@ FOLDERS = ("backends", "conformance", "kernel", "reports")
 SIM = Path("backends") / "sim"
 SPECS = "conformance/specs"
 PLUGIN = "mdlri_conformance.conformance.framework.mutation_coverage"
+#: the simulator's expectations: every capability required, so a mutant answering 207000 fails
+EXPECTATIONS = Path(__file__).resolve().parent / "expectations" / "sim.toml"
 STATUSES = ("killed", "timeout", "survived", "unreached", "not-run")
 #: per-spec watchdog in mutant runs, at least (a mutant that loops costs this much)
 SPEC_TIMEOUT_S = 10.0
@@ -119,7 +121,7 @@ def pytest_command(targets: Sequence[str], report_dir: Path, spec_timeout: float
     return [sys.executable, "-m", "pytest", *targets, "-p", "no:randomly",
             "-p", "no:cacheprovider", "--backend", "sim", "--profile", "ci", "-n", "0",
             "-q", "--tb=no", "--report-dir", str(report_dir),
-            "--spec-timeout", f"{spec_timeout:g}", *extra]
+            "--spec-timeout", f"{spec_timeout:g}", "--expectations", str(EXPECTATIONS), *extra]
 
 
 _running: set[subprocess.Popen[str]] = set()
@@ -225,11 +227,14 @@ def classify(code: int | None, rows: list[dict[str, Any]], tail: str, selected: 
              ) -> dict[str, Any]:
     """A mutant's status from its run's exit code, rows and the number of selected specs.
 
-    Every selected spec reporting without a kill outcome is ``survived``, even when the run's
-    verdict is not PASS: a mutant that answers 207000, or makes the probes remove a capability,
-    turns the specs UNSUPPORTED, which they do not tell from a backend without the feature
-    (the entry says so)."""
+    The runs use the simulator's expectations, which require every capability: a spec
+    UNSUPPORTED on one (the mutant answered 207000, or the probes removed it) fails the gate
+    and kills the mutant. Every other selected spec reporting without a kill outcome is
+    ``survived``; UNSUPPORTED rows on no required capability are counted in the entry."""
     for r in rows:
+        if r.get("required"):
+            return {"status": "killed", "kill": "UNSUPPORTED", "killer": r["nodeid"],
+                    "message": (r.get("message") or "")[:300]}
         if r.get("outcome") in KILL_OUTCOMES:
             status = "timeout" if r["outcome"] == "TIMEOUT" else "killed"
             return {"status": status, "kill": r["outcome"], "killer": r["nodeid"],
