@@ -133,3 +133,23 @@ def test_missing_extra_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     err = capsys.readouterr().err
     assert "pip install 'mdlri-conformance[deep]'" in err and "hypofuzz" in err
     assert not out.exists()
+
+
+def test_one_batch_per_machine_is_fuzzed() -> None:
+    """The batches of a machine spec differ only by their seed: the first selected one is a
+    target, the others are listed as not fuzzed, naming it; other specs are untouched."""
+    from types import SimpleNamespace
+    from mdlri_conformance.conformance.framework.fuzz_session import _other_batch
+
+    def item(name: str, batch: int | None) -> Any:
+        nodeid = f"specs/test_m.py::{name}" + (f"[{batch}]" if batch is not None else "")
+        callspec = SimpleNamespace(params={"batch": batch}) if batch is not None else None
+        return SimpleNamespace(path="specs/test_m.py", originalname=name, name=name,
+                               nodeid=nodeid, callspec=callspec)
+
+    first: dict[str, str] = {}
+    got = [_other_batch(item(n, b), first) for n, b in
+           [("m", 2), ("m", 3), ("impl", 0), ("g", None), ("m", 0), ("impl", 1)]]
+    assert got[0] is None and got[2] is None and got[3] is None
+    assert got[1] == got[4] == "another batch of the machine fuzzed as m[2]"
+    assert got[5] == "another batch of the machine fuzzed as impl[0]"

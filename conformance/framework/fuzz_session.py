@@ -178,8 +178,9 @@ class FuzzSession:
         """One :class:`Target` per selected spec that Hypothesis drives and the backend can
         run; every other selected spec is in ``not_fuzzed`` with the reason."""
         by_id = {t.nodeid: t for t in self.collector.fuzz_targets}
+        first_batch: dict[str, str] = {}
         for item in session.items:
-            why = _cannot_run(item)
+            why = _cannot_run(item) or _other_batch(item, first_batch)
             if why:
                 self.not_fuzzed[item.nodeid] = why
             elif item.nodeid in by_id:
@@ -411,6 +412,19 @@ def _enter(target: Target) -> None:
         if callable(init):
             init()
     target.fuzz._enter_fixtures()
+
+
+def _other_batch(item: pytest.Item, first: dict[str, str]) -> str | None:
+    """A machine's batches differ only by the seed each derives for ``@given``; the fuzzer
+    draws every step itself, so one batch per machine spec is fuzzed and the others say so."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if "batch" not in params:
+        return None
+    name = f"{item.path}::{getattr(item, 'originalname', item.name)}"
+    if name not in first:
+        first[name] = item.nodeid
+        return None
+    return f"another batch of the machine fuzzed as {first[name].split('::')[-1]}"
 
 
 def _one_line(exc: BaseException) -> str:
