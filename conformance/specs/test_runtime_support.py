@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import Cap, Err, MemcpyKind, ValueWaitFlag
+from mdlri_conformance.backends.contract import UNWRITTEN, Cap, Err, MemcpyKind, ValueWaitFlag
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.harness import SYNC_MS, Dev, in_thread
@@ -197,6 +197,32 @@ def test_memcpy_null_side(dev: Dev) -> None:
     host = np.zeros(8, dtype=np.int32)
     expect.rc(dev.b.memcpy(host, host.nbytes, None, host.nbytes, MemcpyKind.DEVICE_TO_HOST),
               Err.INVALID_PARAM, "aclrtMemcpy(src NULL)")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-07: allocation sizes
+
+
+@pytest.mark.clause("RT-07")
+def test_malloc_size_zero_is_refused(dev: Dev) -> None:
+    """RT-07: aclrtMalloc and aclrtMallocHost of 0 bytes return 100000 and leave the out
+    pointer unwritten; 1 byte is a valid allocation (`src/acl/aclrt_impl/memory.cpp:315, 584`:
+    ACL_REQUIRES_POSITIVE_REPORT, `src/acl/common/log_inner.h:654-665`)."""
+    rc, ptr = dev.b.malloc(0)
+    expect.rc(rc, Err.INVALID_PARAM, "aclrtMalloc(size 0)")
+    expect.eq(ptr, UNWRITTEN, "devPtr out-param of aclrtMalloc(size 0)")
+    rc, host = dev.b.malloc_host(0)
+    expect.rc(rc, Err.INVALID_PARAM, "aclrtMallocHost(size 0)")
+    expect.eq(host, UNWRITTEN, "hostPtr out-param of aclrtMallocHost(size 0)")
+    rc, ptr = dev.b.malloc(1)
+    expect.rc(rc, Err.SUCCESS, "aclrtMalloc(size 1)")
+    expect.true(ptr not in (None, UNWRITTEN), "devPtr of aclrtMalloc(size 1)", "non-NULL", ptr)
+    expect.rc(dev.b.free(ptr), Err.SUCCESS, "aclrtFree of the 1-byte allocation")
+    rc, host = dev.b.malloc_host(1)
+    expect.rc(rc, Err.SUCCESS, "aclrtMallocHost(size 1)")
+    expect.true(host is not None and host is not UNWRITTEN and len(host) == 1,
+                "hostPtr of aclrtMallocHost(size 1)", "a 1-byte buffer", host)
+    expect.rc(dev.b.free_host(host), Err.SUCCESS, "aclrtFreeHost of the 1-byte buffer")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,8 +22,10 @@ class MemoryApi:
 
     @guarded(NO_CTX_OUT)
     def malloc(self, size: int, policy: int = MallocPolicy.HUGE_FIRST) -> tuple[int, int]:
-        """aclrtMalloc: 64-byte aligned, not zeroed; size 0 -> 107000."""
-        if not is_int(size) or size <= 0 or not is_int(policy) or policy < 0:
+        """aclrtMalloc: 64-byte aligned, not zeroed; size 0 -> 100000 (RT-07)."""
+        if is_int(size) and size == 0:
+            return E_NULL, UNWRITTEN
+        if not is_int(size) or size < 0 or not is_int(policy) or policy < 0:
             return E_PARAM, UNWRITTEN
         return OK, self.mem.alloc(int(size), "user")
 
@@ -40,8 +42,10 @@ class MemoryApi:
 
     @guarded(NO_CTX_OUT)
     def malloc_host(self, size: int) -> tuple[int, np.ndarray | None]:
-        """aclrtMallocHost: a pinned uint8 buffer."""
-        if not is_int(size) or size <= 0:
+        """aclrtMallocHost: a pinned uint8 buffer; size 0 -> 100000 (RT-07)."""
+        if is_int(size) and size == 0:
+            return E_NULL, UNWRITTEN
+        if not is_int(size) or size < 0:
             return E_PARAM, UNWRITTEN
         return OK, self.pinned.alloc(int(size))
 
