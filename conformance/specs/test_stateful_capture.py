@@ -175,7 +175,7 @@ class CaptureMachine(RuleBasedStateMachine):
                       f"kernel launch on side stream {side}")
             cap.sides[side] = False
             return
-        self.side_rejoin(cap, side)
+        self._side_rejoin(cap, side)
 
     @precondition(lambda self: bool(self.open))
     @rule(target=models, data=st.data(), thread=THREADS)
@@ -226,14 +226,14 @@ class CaptureMachine(RuleBasedStateMachine):
             return multiple()
         for side, back in list(cap.sides.items()):
             if not back:
-                self.side_rejoin(cap, side)
+                self._side_rejoin(cap, side)
         rc, m = self._call(cap.thread, lambda: self.backend.capture_end(stream))
         expect.ok(rc, "aclmdlRICaptureEnd from the beginning thread after a refused one")
         self._closed(cap)
         self.live.append(m)
         return m
 
-    def side_rejoin(self, cap: Open, side: int) -> None:
+    def _side_rejoin(self, cap: Open, side: int) -> None:
         """Record on the side stream, the origin waits: the side is joined back (XS-02)."""
         self._edge(cap, side, cap.origin)
         cap.sides[side] = True
@@ -404,7 +404,7 @@ class CaptureMachine(RuleBasedStateMachine):
                 try:
                     for side, back in list(cap.sides.items()):
                         if not back:
-                            self.side_rejoin(cap, side)
+                            self._side_rejoin(cap, side)
                     stream = self.streams[cap.origin]
                     rc, m = self._call(cap.thread, lambda: self.backend.capture_end(stream))
                     if rc == Err.SUCCESS and m not in (None, UNWRITTEN):
