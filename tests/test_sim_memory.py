@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import Err, MemcpyKind
+from mdlri_conformance.backends.contract import UNWRITTEN, Err, MemcpyKind
 from mdlri_conformance.backends.sim import create
 from mdlri_conformance.backends.sim.memory import DEFAULT_FILL, DeviceAccessError, DeviceMemorySpace
 
@@ -40,7 +40,10 @@ def test_space_alignment_guard_and_garbage():
 
 
 def test_malloc_free_errors(b):
-    assert b.malloc(0)[0] == Err.RT_PARAM_INVALID
+    assert b.malloc(0) == (Err.INVALID_PARAM, UNWRITTEN)  # RT-07: the ACL layer's size check
+    assert b.malloc_host(0) == (Err.INVALID_PARAM, UNWRITTEN)
+    rc, one = b.malloc(1)
+    assert rc == 0 and b.free(one) == 0
     rc, a = b.malloc(10)
     assert rc == 0 and a % 64 == 0
     assert b.free(None) == Err.RT_PARAM_INVALID
