@@ -33,6 +33,27 @@ GENERATED_TIER = "generated or stateful"
 MEDIAN_TARGET_S, MAX_TARGET_S, SHRUNK_TARGET = 2.0, 30.0, 5
 
 
+def combine(matrices: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several kill matrices over disjoint faults, read as one: the faults side by side, the
+    summary made again over all of them, the walls added. They must agree on backend,
+    profile, selected specs and spec timeout, or their times would not compare."""
+    first = matrices[0]
+    keys = ("backend", "profile", "pytest_args", "spec_timeout_s")
+    for m in matrices[1:]:
+        differ = [k for k in keys if m.get(k) != first.get(k)]
+        if differ:
+            raise ValueError(f"matrices differ in {', '.join(differ)}")
+    names = [e["fault"] for m in matrices for e in m["faults"]]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"a fault is in two matrices: {', '.join(twice)}")
+    if len(matrices) == 1:
+        return first
+    entries = [e for m in matrices for e in m["faults"]]
+    return {**first, "faults": entries, "summary": killmatrix.summarise(entries),
+            "wall_s": round(sum(float(m["wall_s"]) for m in matrices), 1)}
+
+
 def figures(matrix: dict[str, Any], emit: Callable[[str], None] = print) -> dict[str, Any]:
     """Print every fault's time to kill, then the headline figures; returns the summary."""
     s = matrix["summary"]

@@ -1,0 +1,51 @@
+"""bench/ reads figures written elsewhere: several kill matrices as one, deep campaigns."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+
+import kill_times  # noqa: E402
+import targets  # noqa: E402
+
+
+def _matrix(faults: dict[str, float | None], wall: float = 10.0, **kw: object) -> dict:
+    entries = [{"fault": f, "killed": t is not None, "time_to_kill_s": t,
+                "shrunk_tasks": 2 if t is not None else None, "killers": [], "specs_run": 3}
+               for f, t in faults.items()]
+    from mdlri_conformance.conformance.framework.killmatrix import summarise
+    return {"backend": "sim", "profile": "ci", "pytest_args": ["-k", "generated"],
+            "spec_timeout_s": 30, "jobs": 2, "wall_s": wall, "faults": entries,
+            "summary": summarise(entries), **kw}
+
+
+def test_combine_recomputes_the_summary_over_every_fault() -> None:
+    m = kill_times.combine([_matrix({"a": 1.0, "b": 9.0}), _matrix({"c": None}, wall=5.0)])
+    s = m["summary"]
+    assert (s["faults"], s["killed"], s["survivors"]) == (3, 2, ["c"])
+    assert (s["median_time_to_kill_s"], s["max_time_to_kill_s"]) == (5.0, 9.0)
+    assert m["wall_s"] == 15.0
+
+
+def test_combine_refuses_matrices_that_do_not_compare() -> None:
+    with pytest.raises(ValueError, match="spec_timeout_s"):
+        kill_times.combine([_matrix({"a": 1.0}), _matrix({"b": 1.0}, spec_timeout_s=10)])
+    with pytest.raises(ValueError, match="two matrices: a"):
+        kill_times.combine([_matrix({"a": 1.0}), _matrix({"a": 2.0})])
+
+
+def test_campaign_line_reports_graphs_per_minute(tmp_path: Path) -> None:
+    (tmp_path / "campaign.json").write_text(json.dumps(
+        {"backend": "acl", "acl_lib": "emulator", "graphs_per_minute": 812.5, "examples": 8125,
+         "fuzz_seconds": 600.0, "verdict": "OK"}))
+    line = targets.campaign_line(targets.read_campaign(tmp_path))
+    assert line.startswith("deep profile on acl --acl-lib emulator: 812.5 graphs explored")
+    assert "8125 examples in 600 s fuzzed, OK" in line
+    (tmp_path / "campaign.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a campaign.json"):
+        targets.read_campaign(tmp_path)
