@@ -123,6 +123,9 @@ FAULTS: dict[str, str] = {
     "destroy-leaks-model":
         "aclmdlRIDestroy returns success but keeps the model and its memory alive "
         "(LIFE-01).",
+    "destroy-no-wait":
+        "aclmdlRIDestroy of a model with an execution in flight frees it at once instead of "
+        "waiting for the execution to end (LIFE-03).",
     # -- isolation: real crash / real hang ---------------------------------------------------
     "crash-query":
         "aclrtStreamQuery dereferences a NULL completion record and segfaults (TMO-05).",

@@ -8,7 +8,7 @@ import pytest
 from mdlri_conformance.backends.contract import CaptureStatus, Err, StreamStatus, TaskType
 from mdlri_conformance.conformance.engine import case_facts, graphs
 from mdlri_conformance.conformance.engine.graphs import (
-    Case, Copy, Disable, EndOnSide, Execute, GraphError, HostWrite, Launch, Query, Record,
+    Case, Copy, Destroy, Disable, EndOnSide, Execute, GraphError, HostWrite, Launch, Query, Record,
     SetKernel, Sync, Update, ValueWait, ValueWrite, Wait,
 )
 from mdlri_conformance.conformance.engine.oracle import UndefinedCase, expected
@@ -82,6 +82,20 @@ def test_an_unreleasable_or_unbounded_block_is_rejected() -> None:
     with pytest.raises(GraphError, match="written by a captured op"):
         graphs.check(Case(streams=1, buffers=[list(S)], words=[0], events=0,
                           ops=[ValueWrite(0, 0, 1)], plan=[HostWrite(0, 2)]))
+
+
+def test_destroy_is_the_models_last_step_and_must_release() -> None:
+    """LIFE-03 as the case language draws it: only Syncs follow a Destroy; its store targets
+    a host word; a store that leaves the execution blocked (Destroy would poll 10 s) or a
+    Destroy of a blocked model with no store is outside what is drawn."""
+    with pytest.raises(GraphError, match="last step"):
+        graphs.check(gated([Execute(), Destroy(0, 7), Execute()]))
+    with pytest.raises(GraphError, match="after_ms 0"):
+        graphs.check(gated([Execute(), Destroy(0, 7, 0)]))
+    with pytest.raises(UndefinedCase, match="poll for 10 s"):
+        expected(gated([Execute(), Destroy(0, 6)]))
+    with pytest.raises(UndefinedCase, match="no release"):
+        expected(gated([HostWrite(0, 6), Execute(), Destroy()]))
 
 
 def test_end_on_side_and_unjoined_capture() -> None:

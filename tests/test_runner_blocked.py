@@ -10,7 +10,8 @@ from typing import Any
 import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.conformance.engine import deadline, oracle, runner
 from mdlri_conformance.conformance.engine.graphs import (
-    Case, EndOnSide, Execute, HostWrite, Launch, Query, Record, SetKernel, Sync, ValueWait, Wait,
+    Case, Destroy, EndOnSide, Execute, HostWrite, Launch, Query, Record, SetKernel, Sync, Update,
+    ValueWait, Wait,
 )
 from mdlri_conformance.conformance.engine.observe import first_difference
 
@@ -58,5 +59,25 @@ def test_end_on_side_replays_like_the_oracle() -> None:
         try:
             diff = first_difference(oracle.expected(case), runner.replay(b, case))
             assert (diff is None) is same
+        finally:
+            b.close()
+
+
+def test_destroy_waits_for_the_blocked_execution_it_releases() -> None:
+    """LIFE-03: Destroy returns 0 only after the release store began; Update of the blocked
+    READY model is the 0 no-op (UPD-09); the sync after Destroy sees the execution's results.
+    A Destroy that does not wait is seen at once."""
+    case = gated([Execute(), Update(), Destroy(0, 7, 60), Sync(5000)])
+    exp = oracle.expected(case)
+    assert [o.value for o in exp if o.phase == "step" and o.index == 2] == [0, True]
+    assert [o.value for o in exp if o.what == "buffer 1"] == [X]
+    for faults, same in ((None, True), (["destroy-no-wait"], False)):
+        b: Any = sim.create(faults=faults)
+        try:
+            diff = first_difference(exp, runner.replay(b, case))
+            assert (diff is None) is same, diff
+            if not same:
+                assert diff is not None and diff.observed is not None
+                assert diff.observed.what == "returned after the release store began"
         finally:
             b.close()

@@ -198,7 +198,20 @@ class Query:
     (TMO-06)."""
 
 
-Step = Union[SetKernel, SetValue, SetBadType, Disable, Update, Execute, Sync, HostWrite, Query]
+@dataclass(frozen=True)
+class Destroy:
+    """aclmdlRIDestroy of the model. With ``release_word`` set, a host thread stores
+    ``release_value`` into that host word ``after_ms`` after the call began: Destroy of a
+    model whose execution is blocked waits for it (it polls for about 10 s, LIFE-03), so the
+    store releases the execution and Destroy returns 0 only after it. Only Sync may follow."""
+
+    release_word: int | None = None
+    release_value: int = 0
+    after_ms: int = 100
+
+
+Step = Union[SetKernel, SetValue, SetBadType, Disable, Update, Execute, Sync, HostWrite, Query,
+             Destroy]
 
 # ---------------------------------------------------------------------------------------------
 # the case
@@ -242,7 +255,7 @@ _OPS: dict[str, type] = {"launch": Launch, "record": Record, "wait": Wait,
 _STEPS: dict[str, type] = {"set_kernel": SetKernel, "set_value": SetValue,
                            "set_bad_type": SetBadType, "disable": Disable, "update": Update,
                            "execute": Execute, "sync": Sync, "host_write": HostWrite,
-                           "query": Query}
+                           "query": Query, "destroy": Destroy}
 _TAG = {cls: tag for tag, cls in {**_OPS, **_STEPS}.items()}
 
 
@@ -434,6 +447,8 @@ def check(case: Case) -> None:
                 raise GraphError(f"plan[{i}]: value {step.value} is not a 64-bit unsigned word")
             if step.word not in host_words(case):
                 raise GraphError(f"plan[{i}]: word {step.word} is written by a captured op")
+        if isinstance(step, Destroy):
+            _check_destroy(case, i, step)
         op_index = getattr(step, "op", None)
         if op_index is not None and not 0 <= op_index < len(case.ops):
             raise GraphError(f"plan[{i}]: op {op_index} out of range")
@@ -445,6 +460,24 @@ def check(case: Case) -> None:
             if catalog.get(new.kernel).fields != catalog.get(target.kernel).fields:
                 raise GraphError(f"plan[{i}]: kernel {new.kernel} changes the argument layout")
             _check_launch(case, new, f"plan[{i}]")
+
+
+def _check_destroy(case: Case, i: int, step: Destroy) -> None:
+    """A Destroy ends the model's part of the plan (only Syncs follow: the model is gone,
+    LIFE-01); its release store targets a host word with a 64-bit value, after 1..5000 ms."""
+    later = [s for s in case.plan[i + 1:] if not isinstance(s, Sync)]
+    if later:
+        raise GraphError(f"plan[{i}]: destroy must be the model's last step "
+                         f"({_TAG[type(later[0])]} follows)")
+    if step.release_word is None:
+        return
+    if step.release_word not in host_words(case):
+        raise GraphError(f"plan[{i}]: destroy releases word {step.release_word}, which is not "
+                         "a host word")
+    if not 0 <= step.release_value <= WORD_MASK:
+        raise GraphError(f"plan[{i}]: value {step.release_value} is not a 64-bit unsigned word")
+    if not 1 <= step.after_ms <= 5000:
+        raise GraphError(f"plan[{i}]: after_ms {step.after_ms} is not in 1..5000")
 
 
 def _check_launch(case: Case, op: Launch, where: str) -> None:
@@ -539,11 +572,12 @@ def host_words(case: Case) -> set[int]:
 def _check_value_waits(case: Case) -> None:
     """A value wait on a word the program writes must be satisfied by the last ordered write
     (or the initial value), so the program itself never blocks. A wait on a host word may
-    block; then a HostWrite step of that word must exist to release it (a model left
-    blocked cannot be destroyed quickly, LIFE-03)."""
+    block; then a HostWrite step or a Destroy's release store of that word must exist to
+    release it (a model left blocked cannot be destroyed quickly, LIFE-03)."""
     before = happens_before(case)
     hosts = host_words(case)
     released = {s.word for s in case.plan if isinstance(s, HostWrite)}
+    released |= {s.release_word for s in case.plan if isinstance(s, Destroy)}
     for i, op in enumerate(case.ops):
         if not isinstance(op, ValueWait):
             continue
@@ -565,7 +599,7 @@ def _check_value_waits(case: Case) -> None:
                              f"{op.word} holds {value}")
         if op.word not in released:
             raise GraphError(f"ops[{i}]: blocks on host word {op.word} and no host_write step "
-                             "releases it")
+                             "or destroy releases it")
 
 
 def ops_on(case: Case, stream: int) -> list[int]:

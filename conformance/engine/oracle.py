@@ -19,8 +19,10 @@ Three parts, each usable on its own:
   tasks run their new parameters), and an interpreter that runs it once per execution
   (EXE-02) on an :class:`OracleMemory`. An execution that reaches a value wait on a host
   word that does not hold stays *in flight* until a HostWrite satisfies it: meanwhile a
-  timed sync expires with 507046 (TMO-03), StreamQuery says NOT_READY and SetParams/Disable
-  answer 107040 (SETP-12, TMO-06).
+  timed sync expires with 507046 (TMO-03), StreamQuery says NOT_READY, SetParams/Disable
+  answer 107040 (SETP-12, TMO-06) and Update, which has no running check, is the no-op of a
+  READY model (UPD-09, UPD-01). Destroy waits for it (LIFE-03): the plan's release store,
+  made from another host thread while Destroy polls, lets it finish first.
 * :func:`expected`: the two above driven by a case's plan.
 
 Execution order: a case that passes :func:`conformance.engine.graphs.check` has no two unordered
@@ -46,8 +48,8 @@ from mdlri_conformance.backends.contract import Err, StreamStatus, TaskType
 from mdlri_conformance.kernel import catalog
 
 from .graphs import (
-    DEFAULT_OPS, WORD_MASK, Case, Copy, Disable, Execute, GraphError, HostWrite, Launch, Memset,
-    Op,
+    DEFAULT_OPS, WORD_MASK, Case, Copy, Destroy, Disable, Execute, GraphError, HostWrite, Launch,
+    Memset, Op,
     Query, Record, SetBadType, SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite,
     Wait, check, clash, happens_before_ops, pack_launch,
 )
@@ -541,8 +543,9 @@ def _step(i: int, step: Step, model: ModelState, program: Program) -> list[Obser
         status = StreamStatus.NOT_READY if program.busy else StreamStatus.COMPLETE
         return [Observation("step", i, "rc", [int(Err.SUCCESS), int(status)])]
     if isinstance(step, Update):
-        if program.busy:
-            raise UndefinedCase(f"plan[{i}]: Update while an execution is in flight")
+        if program.busy and model.state is not State.READY:
+            raise UndefinedCase(f"plan[{i}]: Update of a {model.state.name} model while an "
+                                "execution is in flight")
         rc = model.update()
         obs = [Observation("step", i, "rc", int(rc))]
         if rc == Err.SUCCESS:
@@ -551,8 +554,30 @@ def _step(i: int, step: Step, model: ModelState, program: Program) -> list[Obser
             removed = {k for k, op in enumerate(program.ops) if op is None}
             obs += emptied_observations(i, case_facts.emptied_streams(program.case, removed))
         return obs
+    if isinstance(step, Destroy):
+        return _destroy(i, step, model, program)
     rc = _change(i, step, model, program)
     return [Observation("step", i, "rc", int(rc))]
+
+
+def _destroy(i: int, step: Destroy, model: ModelState, program: Program) -> list[Observation]:
+    """Destroy: with an execution in flight it waits for it (LIFE-03), which the release store
+    lets finish, and returns 0 only after that store began; an idle model is destroyed at once
+    (LIFE-01). A model still blocked after the store would make Destroy poll its 10 s and
+    answer 107037: not drawn."""
+    if step.release_word is None:
+        if program.busy:
+            raise UndefinedCase(f"plan[{i}]: destroy of a blocked model with no release")
+        return [Observation("step", i, "rc", int(model.destroy()))]
+    if not program.busy:
+        raise UndefinedCase(f"plan[{i}]: destroy with a release store but nothing blocked")
+    program.memory.set_word(step.release_word, step.release_value)
+    program.advance()
+    if program.busy:
+        raise UndefinedCase(f"plan[{i}]: the release store leaves the execution blocked, so "
+                            "Destroy would poll for 10 s (107037)")
+    return [Observation("step", i, "rc", int(model.destroy())),
+            Observation("step", i, "returned after the release store began", True)]
 
 
 def _change(i: int, step: Step, model: ModelState, program: Program) -> int:

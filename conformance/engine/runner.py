@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import importlib.resources
 import tempfile
+import threading
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -52,7 +53,8 @@ from mdlri_conformance.backends.contract import (
 from mdlri_conformance.backends.task_params import kernel_task_params
 
 from . import deadline
-from .graphs import (WORD_MASK, Case, Copy, Disable, EndOnSide, Execute, HostWrite, Launch,
+from .graphs import (WORD_MASK, Case, Copy, Destroy, Disable, EndOnSide, Execute, HostWrite,
+                     Launch,
                      Memset, Op, Query, Record, SetBadType, SetKernel, SetValue, Step, Sync,
                      Update, ValueWait, ValueWrite, Wait, pack_launch)
 from .case_facts import may_block
@@ -69,6 +71,8 @@ DEADLINE_SLACK_S = 3.0
 HUNG_SLACK_S = 0.3
 #: an expired sync must have waited at least this share of its timeout (TMO-01)
 WAITED_SHARE = 0.9
+#: how long Destroy of a running model polls before 107037 (LIFE-03: 10000 checks 1 ms apart)
+DESTROY_POLL_S = 10.0
 #: backends that left a bounded call hanging (held weakly)
 _hung: "weakref.WeakSet[Any]" = weakref.WeakSet()
 PROG = "mdlri-conformance"
@@ -283,6 +287,8 @@ class _Replay:
             self.note(rc, "aclrtStreamQuery")
             return [Observation("step", i, "rc", [int(rc), int(status) if rc == Err.SUCCESS
                                                   else "unread"])]
+        if isinstance(step, Destroy):
+            return self.destroy(i, step)
         if isinstance(step, Update):
             rc = int(self.note(self.b.update(self.model), "aclmdlRIUpdate"))
             obs = [Observation("step", i, "rc", rc)]
@@ -307,6 +313,44 @@ class _Replay:
             self.pending[step.op] = new
             self.disabling.discard(step.op)  # DIS-04: the last of SetParams/Disable wins
         return [Observation("step", i, "rc", rc)]
+
+    def destroy(self, i: int, step: Destroy) -> list[Observation]:
+        """aclmdlRIDestroy (LIFE-01, LIFE-03). With a release store, a host thread of its own
+        (device made current first) stores the value ``after_ms`` after Destroy was called;
+        the observation says whether Destroy returned only after that store began, as it
+        must when it waits for the execution the store releases."""
+        store: dict[str, Any] = {}
+        releaser = None
+        if step.release_word is not None:
+            device = deadline.current_device(self.b)
+            addr, value = self.word_addr[step.release_word], step.release_value
+
+            def release() -> None:
+                try:
+                    if device is not None:
+                        self.b.set_device(device)
+                    time.sleep(step.after_ms / 1000.0)
+                    store["began"] = time.monotonic()
+                    self.write_word(addr, value)
+                except Exception:  # a failed store leaves the execution blocked: Destroy shows it
+                    pass
+
+            releaser = threading.Thread(target=release, name="mdlri-release", daemon=True)
+            releaser.start()
+        out = self.bounded(lambda: self.b.destroy(self.model), DESTROY_POLL_S + DEADLINE_SLACK_S)
+        returned = time.monotonic()
+        if releaser is not None:
+            releaser.join(step.after_ms / 1000.0 + DEADLINE_SLACK_S)
+        if not out.returned:
+            return [Observation("step", i, "rc", deadline.DID_NOT_RETURN)]
+        rc = int(self.note(out.value, "aclmdlRIDestroy"))
+        if rc == Err.SUCCESS:
+            self.model = None
+        obs = [Observation("step", i, "rc", rc)]
+        if releaser is not None:
+            obs.append(Observation("step", i, "returned after the release store began",
+                                   "began" in store and returned >= store["began"]))
+        return obs
 
     def sync(self, i: int, timeout_ms: int) -> list[Observation]:
         """aclrtSynchronizeStreamWithTimeout(origin): the rc, then every buffer and word; an
@@ -377,6 +421,8 @@ class _Replay:
         if self.capturing and self.streams:
             calls.append(lambda: b.capture_end(self.streams[0]))
         release = {s.word: s.value for s in self.case.plan if isinstance(s, HostWrite)}
+        release.update({s.release_word: s.release_value for s in self.case.plan
+                        if isinstance(s, Destroy) and s.release_word is not None})
         calls += [lambda w=w, v=v: self.write_word(self.word_addr[w], v)
                   for w, v in release.items() if w < len(self.word_addr)]
         calls += [lambda s=s: b.synchronize_stream_with_timeout(s, CLEANUP_SYNC_MS)

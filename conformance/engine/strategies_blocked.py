@@ -5,8 +5,10 @@ A blocked case (:func:`blocked_cases`) waits, on its origin stream, on a *host w
 across the 64-bit range (edges 0, 1, 2^63-1, 2^63, 2^64-1 and near-equal pairs, where
 GEQ's signed difference wraps, abi.md §3.5). The first execution finds the word blocking;
 while it is in flight the plan probes it (an expired timed sync, TMO-03; StreamQuery,
-TMO-06; SetParams or Disable, refused with 107040, SETP-12), then a HostWrite releases it
-and a sync sees every result. Draws depend only on earlier draws; the builder items of
+TMO-06; SetParams or Disable, refused with 107040, SETP-12; Update, the no-op of a READY
+model, UPD-09), then a HostWrite releases it and a sync sees every result. A destroyed
+blocked case (:func:`destroyed_while_blocked`) ends instead with Destroy while the execution
+is blocked, released from another host thread while Destroy waits (LIFE-03). Draws depend only on earlier draws; the builder items of
 :mod:`conformance.engine.strategies` keep shrinking to few tasks.
 """
 
@@ -17,8 +19,8 @@ from typing import Any, Sequence, cast
 from hypothesis import strategies as st
 
 from . import graphs
-from .graphs import (Case, Disable, Execute, HostWrite, Launch, Query, SetKernel, Step, Sync,
-                     ValueWait)
+from .graphs import (Case, Destroy, Disable, Execute, HostWrite, Launch, Query, SetKernel, Step,
+                     Sync, Update, ValueWait)
 from .strategies import EDGE_VALUES, SYNC_MS, WAIT_FLAGS, _round, build_plan, cases, distances
 
 # ---------------------------------------------------------------------------------------------
@@ -58,24 +60,60 @@ SHORT_SYNC_MS: tuple[int, ...] = (10, 30)
 _probe = st.one_of(st.tuples(st.just("sync"), st.sampled_from(SHORT_SYNC_MS)),
                    st.tuples(st.just("query"), st.just(0)),
                    st.tuples(st.just("set_kernel"), st.integers(0, 7)),
-                   st.tuples(st.just("disable"), st.integers(0, 7)))
+                   st.tuples(st.just("disable"), st.integers(0, 7)),
+                   st.tuples(st.just("update"), st.just(0)))
+#: how long after Destroy was called the host store releases the blocked execution (ms)
+RELEASE_AFTER_MS: tuple[int, ...] = (60, 120)
 
 
 def _probe_steps(case: Case, probes: Sequence[tuple[str, int]],
                  never_disabled: list[int]) -> list[Step]:
     """The steps made while an execution is blocked: an expired timed sync (TMO-03), a
-    stream query (TMO-06), SetParams or Disable of a live kernel task (107040, SETP-12)."""
+    stream query (TMO-06), SetParams or Disable of a live kernel task (107040, SETP-12),
+    Update (0, nothing pending: UPD-09, UPD-01)."""
     steps: list[Step] = []
     for kind, arg in probes:
         if kind == "sync":
             steps.append(Sync(arg))
         elif kind == "query":
             steps.append(Query())
+        elif kind == "update":
+            steps.append(Update())
         elif never_disabled:
             i = never_disabled[arg % len(never_disabled)]
             op = cast(Launch, case.ops[i])
             steps.append(SetKernel(i, dict(op.args)) if kind == "set_kernel" else Disable(i))
     return steps
+
+
+def _blocking_case(draw: st.DrawFn, **kw: Any) -> tuple[Case, int, int, int]:
+    """A drawn case with a value wait on a new host word inserted on its origin stream:
+    (case, the word, a value that blocks the wait, a value that releases it)."""
+    case = draw(cases(**kw))
+    flag, want, near, far = draw(_blocking_wait)
+    value, blocking, releasing = blocking_values(flag, want, near, far)
+    w = len(case.words)
+    case.words.append(blocking)
+    origin_slots = [i for i, op in enumerate(case.ops) if op.stream == 0] + [len(case.ops)]
+    at = origin_slots[draw(st.integers(0, len(origin_slots) - 1))]
+    case.ops.insert(at, ValueWait(0, w, value, flag))
+    return case, w, blocking, releasing
+
+
+@st.composite
+def destroyed_while_blocked(draw: st.DrawFn, **kw: Any) -> Case:
+    """A case whose first execution blocks on a host word; after optional probes, Destroy is
+    called while it is blocked and a host thread stores the releasing value 60 or 120 ms
+    later: Destroy waits for the execution (LIFE-03), returns 0 only after that store began,
+    and a sync then sees every result. A Destroy that does not wait for the execution
+    returns before the store began."""
+    case, w, _, releasing = _blocking_case(draw, **kw)
+    launches = [i for i, op in enumerate(case.ops) if isinstance(op, Launch)]
+    probes = _probe_steps(case, draw(st.lists(_probe, max_size=1)), launches)
+    after = draw(st.sampled_from(RELEASE_AFTER_MS))
+    case.plan = [Execute(1), *probes, Destroy(w, releasing, after), Sync(SYNC_MS)]
+    case.name = "destroyed-while-blocked"
+    return case
 
 
 @st.composite
@@ -85,14 +123,7 @@ def blocked_cases(draw: st.DrawFn, **kw: Any) -> Case:
     timed syncs, StreamQuery, refused SetParams/Disable), then a host store releases it and a
     sync sees every result (TMO-01, TMO-03, TMO-06, SETP-12). The drawn rounds follow; a
     second blocked round (the word re-armed first) may close the plan."""
-    case = draw(cases(**kw))
-    flag, want, near, far = draw(_blocking_wait)
-    value, blocking, releasing = blocking_values(flag, want, near, far)
-    w = len(case.words)
-    case.words.append(blocking)
-    origin_slots = [i for i, op in enumerate(case.ops) if op.stream == 0] + [len(case.ops)]
-    at = origin_slots[draw(st.integers(0, len(origin_slots) - 1))]
-    case.ops.insert(at, ValueWait(0, w, value, flag))
+    case, w, blocking, releasing = _blocking_case(draw, **kw)
     rounds = draw(st.lists(_round, min_size=0, max_size=2))
     later = build_plan(case, rounds)
     disabled = {s.op for s in later if isinstance(s, Disable)}

@@ -14,16 +14,18 @@ right level:
 * the other negative plans (bad SetParams type, Disable of a DEFAULT task, timeout below
   -1): implementation clauses;
 * blocked executions (a value wait on a host word, any flag, 64-bit edge values, released
-  by a host store; probed meanwhile with timed syncs, StreamQuery, SetParams/Disable):
-  implementation clauses (TMO-03, TMO-06);
+  by a host store; probed meanwhile with timed syncs, StreamQuery, SetParams/Disable,
+  Update): implementation clauses (TMO-03, TMO-06, UPD-09);
+* Destroy of a blocked model, released from another host thread while Destroy waits:
+  documented (LIFE-03);
 * CaptureEnd on a joined side stream and captures with an unjoined side stream (CAP-11,
   CAP-13), and streams emptied by Disable (DIS-07): implementation clauses.
 
 A sync timeout of 0 is never drawn: the documented immediate check (TMO-07) and the
 code's 107000 (TMO-02/TMO-08) disagree, so the fault 'timeout-zero-waits' is left to the
-specs of that dispute. Destroy and Abort of a blocked model are not drawn either: Destroy
-polls for about 10 s (LIFE-03) and Abort of a captured model is implementation-defined
-(ABT-01).
+specs of that dispute. A Destroy that would poll its full 10 s (LIFE-03, 107037) is not
+drawn: each draw releases the execution while Destroy waits. Abort of a blocked model is
+not drawn: Abort of a captured model is implementation-defined (ABT-01).
 
 The number of examples comes from the loaded Hypothesis profile (``--profile``). A failure
 shows the shrunk case JSON, the first differing observation and a replay command; the JSON
@@ -144,16 +146,29 @@ def test_generated_emptied_stream(backend: Any, pytestconfig: pytest.Config,
     compare(backend, pytestconfig, case)
 
 
-@pytest.mark.clause("TMO-03", "TMO-06")
+@pytest.mark.clause("TMO-03", "TMO-06", "UPD-09")
 @needs_plans
 @pytest.mark.requires(Cap.BLOCKING_WAIT, Cap.DATA_MOVEMENT)
 @given(case=strategies_blocked.blocked_cases())
 def test_generated_blocked(backend: Any, pytestconfig: pytest.Config, case: graphs.Case) -> None:
     """An execution blocked on a value wait (GEQ/EQ/AND/NOR, 64-bit edge values) stays in
     flight: a timed sync expires with 507046 after waiting its timeout, StreamQuery says
-    NOT_READY, SetParams/Disable answer 107040 and change nothing; a host store releases
-    it, and a sync then sees every result. Syncs and queries run with a host deadline, so
-    one that never returns is a divergence, not a hang."""
+    NOT_READY, SetParams/Disable answer 107040 and change nothing, Update answers 0 and
+    changes nothing; a host store releases it, and a sync then sees every result. Syncs and
+    queries run with a host deadline, so one that never returns is a divergence, not a
+    hang."""
+    compare(backend, pytestconfig, case)
+
+
+@pytest.mark.clause("LIFE-03")
+@needs_plans
+@pytest.mark.requires(Cap.BLOCKING_WAIT, Cap.DATA_MOVEMENT, Cap.THREADS)
+@given(case=strategies_blocked.destroyed_while_blocked())
+def test_generated_destroy_while_blocked(backend: Any, pytestconfig: pytest.Config,
+                                         case: graphs.Case) -> None:
+    """Destroy of a model whose execution is blocked on a value wait waits for it: a host
+    thread releases the wait while Destroy polls, Destroy returns 0 only after that store
+    began, and a sync of the origin stream then sees every result of the execution."""
     compare(backend, pytestconfig, case)
 
 

@@ -7,9 +7,10 @@ Not tested here:
   handle is undefined behaviour (a raw pointer, use-after-free on hardware); the catalog
   says "do not test", and there is nothing a backend must return.
 * LIFE-09 .. LIFE-14 (destroy callbacks): the contract has no callback registration.
-* LIFE-03, the 107037 branch: it needs a model blocked for more than ~10 s inside Destroy,
-  and the blocked Destroy would have to be released from another thread; only the "short
-  model" half is checked.
+* LIFE-03, the 107037 branch: it needs a model blocked for more than ~10 s inside Destroy.
+  The waiting half is checked here for a short model, and for a blocked one by the
+  generated tier (``test_generated_destroy_while_blocked``: the execution is released from
+  another thread while Destroy waits).
 
 Specs about stale handles (LIFE-01, LIFE-06, LIFE-08) require Cap.HANDLE_VALIDATION: on real
 hardware such a handle is use-after-free.
