@@ -10,8 +10,8 @@ from typing import Any
 import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.conformance.engine import deadline, oracle, runner
 from mdlri_conformance.conformance.engine.graphs import (
-    Case, Destroy, EndOnSide, Execute, HostWrite, Launch, Query, Record, SetKernel, Sync, Update,
-    ValueWait, Wait,
+    Case, Destroy, EndOnSide, Execute, HostWrite, Launch, OutsideWait, Query, Record, SetKernel,
+    Sync, Update, ValueWait, Wait,
 )
 from mdlri_conformance.conformance.engine.observe import first_difference
 
@@ -81,3 +81,32 @@ def test_destroy_waits_for_the_blocked_execution_it_releases() -> None:
                 assert diff.observed.what == "returned after the release store began"
         finally:
             b.close()
+
+
+def test_outside_wait_is_refused_and_captures_nothing() -> None:
+    """XS-05: the wait answers 107024 mid-capture and the capture goes on; a backend that
+    accepts it differs at that observation."""
+    case = Case(streams=2, buffers=[[-1] * 8], words=[], events=2,
+                ops=[Record(0, 0), Wait(1, 0), OutsideWait(1), OutsideWait(0),
+                     Launch(1, "fill", {"out": 0, "n": 8, "value": 3}), Record(1, 1),
+                     Wait(0, 1)],
+                plan=[Execute(), Sync()])
+    exp = oracle.expected(case)
+    assert [o.value for o in exp if o.what.endswith("outside wait")] == [107024, 107024]
+    b: Any = sim.create()
+    try:
+        assert first_difference(exp, runner.replay(b, case)) is None
+
+        class Accepting:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(b, name)
+
+            def stream_wait_event(self, stream: Any, event: Any) -> int:
+                rc = b.stream_wait_event(stream, event)
+                return 0 if rc == 107024 else rc
+
+        diff = first_difference(exp, runner.replay(Accepting(), case))  # type: ignore[arg-type]
+        assert diff is not None and diff.expected is not None
+        assert diff.expected.what == "ops[2] outside wait"
+    finally:
+        b.close()

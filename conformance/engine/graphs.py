@@ -121,9 +121,20 @@ class Copy:
     dst: int
 
 
-Op = Union[Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy, EndOnSide]
-#: the ops that issue a task (EndOnSide is a host call made during the capture)
+@dataclass(frozen=True)
+class OutsideWait:
+    """aclrtStreamWaitEvent on a capturing stream for an event recorded before the capture
+    began (the replay records one such event on the origin before CaptureBegin): 107024,
+    and the capture goes on (XS-05). Issues no task."""
+
+    stream: int
+
+
+Op = Union[Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy, EndOnSide, OutsideWait]
+#: the ops that issue a task (the others are host calls made during the capture)
 TASK_OPS = (Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy)
+#: host calls made during the capture that issue no task and order nothing
+HOST_CALL_OPS = (EndOnSide, OutsideWait)
 #: the ops whose tasks are DEFAULT: listed, but neither identifiable nor disableable
 DEFAULT_OPS = (Memset, Copy)
 
@@ -251,7 +262,7 @@ class Case:
 _OPS: dict[str, type] = {"launch": Launch, "record": Record, "wait": Wait,
                          "value_write": ValueWrite, "value_wait": ValueWait, "memset": Memset,
                          "copy": Copy,
-                         "end_on_side": EndOnSide}
+                         "end_on_side": EndOnSide, "outside_wait": OutsideWait}
 _STEPS: dict[str, type] = {"set_kernel": SetKernel, "set_value": SetValue,
                            "set_bad_type": SetBadType, "disable": Disable, "update": Update,
                            "execute": Execute, "sync": Sync, "host_write": HostWrite,
@@ -363,15 +374,15 @@ def happens_before_ops(ops: list[Op | None]) -> list[set[int]]:
     """For each op index, the op indices that happen before it (transitively); ``None``
     entries (ops a plan removed) take part in nothing.
 
-    Edges: program order on a stream, and record(e) -> every later wait(e). An
-    :class:`EndOnSide` issues no task and takes part in nothing either.
+    Edges: program order on a stream, and record(e) -> every later wait(e). The host calls
+    of :data:`HOST_CALL_OPS` issue no task and take part in nothing either.
     """
     before: list[set[int]] = []
     last_on: dict[int, int] = {}
     record_of: dict[int, int] = {}
     for i, op in enumerate(ops):
         preds: set[int] = set()
-        if op is not None and not isinstance(op, EndOnSide):
+        if op is not None and not isinstance(op, HOST_CALL_OPS):
             if op.stream in last_on:
                 j = last_on[op.stream]
                 preds |= before[j] | {j}
@@ -405,8 +416,8 @@ def check(case: Case) -> None:
         if not 0 <= op.stream < case.streams:
             raise GraphError(f"{where}: stream {op.stream} out of range")
         if op.stream not in joined:
-            if isinstance(op, EndOnSide):
-                raise GraphError(f"{where}: end_on_side on stream {op.stream}, which has "
+            if isinstance(op, HOST_CALL_OPS):
+                raise GraphError(f"{where}: {_TAG[type(op)]} on stream {op.stream}, which has "
                                  "not joined the capture")
             if not (isinstance(op, Wait) and op.event in recorded):
                 raise GraphError(f"{where}: stream {op.stream} must join the capture by waiting "

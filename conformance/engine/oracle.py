@@ -462,7 +462,8 @@ def validate(ops: list[Op | None], streams: int) -> None:
         if isinstance(op, Wait) and op.event not in recorded:
             raise UndefinedCase(f"ops[{i}]: waits on event {op.event} whose record was disabled "
                                 "(DIS-08: the execution blocks)")
-    foot = {i: footprint(op) for i, op in enumerate(ops) if op is not None}
+    foot = {i: footprint(op) for i, op in enumerate(ops)
+            if op is not None and not isinstance(op, graphs.HOST_CALL_OPS)}
     for i in foot:
         for j in foot:
             if j >= i or j in before[i]:

@@ -17,7 +17,7 @@ from typing import Iterable
 from mdlri_conformance.backends.contract import CaptureStatus, Err, TaskType
 
 from . import case_facts, graphs
-from .graphs import Case, EndOnSide
+from .graphs import Case, EndOnSide, OutsideWait
 from .observe import Observation
 
 #: the seq-id properties every conforming listing has (SEQ-03, SEQ-04, SEQ-05)
@@ -71,11 +71,15 @@ def emptied_observations(index: int, streams: Iterable[int]) -> list[Observation
 def capture_observations(case: Case) -> tuple[list[Observation], bool]:
     """The capture block of observe.py item 1 and whether a model came out of it:
     a CaptureEnd on a joined side stream answers 107036 and the capture stays ACTIVE on
-    every stream joined so far (CAP-11; the others are not capturing yet, NONE); an
+    every stream joined so far (CAP-11; the others are not capturing yet, NONE); a wait on
+    an event recorded before the capture answers 107024 and the capture goes on (XS-05); an
     unjoined side stream makes CaptureEnd fail with 107025, the model NULL and every stream
     out of capture (XS-02, CAP-13)."""
     obs = []
     for i, op in enumerate(case.ops):
+        if isinstance(op, OutsideWait):
+            obs.append(Observation("capture", -1, f"ops[{i}] outside wait",
+                                   int(Err.RT_CAPTURE_DEPENDENCY)))
         if isinstance(op, EndOnSide):
             obs.append(Observation("capture", -1, f"ops[{i}] end on side",
                                    int(Err.RT_STREAM_CAPTURE_UNMATCHED)))

@@ -54,7 +54,7 @@ from mdlri_conformance.backends.task_params import kernel_task_params
 
 from . import deadline
 from .graphs import (WORD_MASK, Case, Copy, Destroy, Disable, EndOnSide, Execute, HostWrite,
-                     Launch,
+                     Launch, OutsideWait,
                      Memset, Op, Query, Record, SetBadType, SetKernel, SetValue, Step, Sync,
                      Update, ValueWait, ValueWrite, Wait, pack_launch)
 from .case_facts import may_block
@@ -110,6 +110,7 @@ class _Replay:
     streams: list[Any] = field(default_factory=list)
     events: list[Any] = field(default_factory=list)
     binary: Any = None
+    outside: Any = None                                        # the event recorded pre-capture
     funcs: dict[str, Any] = field(default_factory=dict)
     model: Any = None
     capturing: bool = False
@@ -160,6 +161,14 @@ class _Replay:
             rc, e = self.b.create_event_ex_with_flag(EventFlag.SYNC)
             self.ok(rc)
             self.events.append(e)
+        if any(isinstance(op, OutsideWait) for op in self.case.ops):
+            # XS-05: an event recorded outside the capture, before it begins
+            rc, e = self.b.create_event_ex_with_flag(EventFlag.SYNC)
+            self.ok(rc)
+            self.events.append(e)
+            self.outside = e
+            self.ok(self.b.record_event(e, self.streams[0]))
+            self.ok(self.b.synchronize_stream_with_timeout(self.streams[0], CLEANUP_SYNC_MS))
         kernels = {op.kernel for op in self.case.ops if isinstance(op, Launch)}
         kernels |= {s.kernel for s in self.case.plan if isinstance(s, SetKernel) and s.kernel}
         if kernels:
@@ -184,13 +193,18 @@ class _Replay:
     def capture(self) -> list[Observation]:
         """CaptureBegin(origin, RELAXED), the ops in issue order, CaptureEnd (CAP-01/04);
         the capture observations (observe.py item 1). An EndOnSide op is observed with the
-        capture statuses after it (CAP-11); a failed final CaptureEnd with the model it
-        left and the statuses (CAP-13)."""
+        capture statuses after it (CAP-11), an OutsideWait by its rc (XS-05); a failed final
+        CaptureEnd with the model it left and the statuses (CAP-13)."""
         origin = self.streams[0]
         self.ok(self.b.capture_begin(origin, CaptureMode.RELAXED))
         self.capturing = True
         obs: list[Observation] = []
         for i, op in enumerate(self.case.ops):
+            if isinstance(op, OutsideWait):
+                rc = self.note(self.b.stream_wait_event(self.streams[op.stream], self.outside),
+                               "aclrtStreamWaitEvent")
+                obs.append(Observation("capture", -1, f"ops[{i}] outside wait", int(rc)))
+                continue
             if isinstance(op, EndOnSide):
                 rc, side_model = self.b.capture_end(self.streams[op.stream])
                 statuses = self.statuses()

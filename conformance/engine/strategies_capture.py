@@ -2,6 +2,8 @@
 
 * :func:`end_on_side`: a CaptureEnd on a joined side stream mid-capture (107036, the
   capture stays ACTIVE and ends normally on the origin, CAP-11);
+* :func:`outside_wait`: a capturing stream waits on an event recorded before the capture
+  began: 107024, no task, and the capture goes on (XS-05);
 * :func:`unjoined`: a side stream whose last task is not an event record, so CaptureEnd
   fails with 107025 and the model is NULL (XS-02, XS-03, CAP-13);
 * :func:`emptied_stream`: a one-stream capture whose every task is disabled over one or
@@ -47,6 +49,21 @@ def end_on_side(draw: st.DrawFn, **kw: Any) -> Case:
     case.ops.insert(at, graphs.EndOnSide(s))
     case.plan = draw(plans_for(case, max_rounds=1))
     case.name = "end-on-side"
+    return case
+
+
+@st.composite
+def outside_wait(draw: st.DrawFn, **kw: Any) -> Case:
+    """A wait, on the origin or on a side stream that has joined, for an event recorded
+    before the capture began: 107024 and no task; the capture goes on, ends normally and
+    the plan runs as usual, every other task in place (XS-05)."""
+    case = draw(cases(**kw))
+    s = draw(st.integers(0, case.streams - 1))
+    first = min((i for i, op in enumerate(case.ops) if op.stream == s), default=-1) if s else -1
+    at = draw(st.integers(first + 1, len(case.ops)))
+    case.ops.insert(at, graphs.OutsideWait(s))
+    case.plan = draw(plans_for(case, max_rounds=1))
+    case.name = "outside-wait"
     return case
 
 

@@ -19,7 +19,8 @@ right level:
 * Destroy of a blocked model, released from another host thread while Destroy waits:
   documented (LIFE-03);
 * CaptureEnd on a joined side stream and captures with an unjoined side stream (CAP-11,
-  CAP-13), and streams emptied by Disable (DIS-07): implementation clauses.
+  CAP-13), and streams emptied by Disable (DIS-07): implementation clauses;
+* a capturing stream waiting on an event recorded before the capture (XS-05): documented.
 
 A sync timeout of 0 is never drawn: the documented immediate check (TMO-07) and the
 code's 107000 (TMO-02/TMO-08) disagree, so the fault 'timeout-zero-waits' is left to the
@@ -181,6 +182,17 @@ def test_generated_failed_ends(backend: Any, pytestconfig: pytest.Config,
     every stream, then ends on the origin as usual; a side stream whose last task is not a
     record makes CaptureEnd fail (107025), with the model NULL and every stream out of
     capture."""
+    compare(backend, pytestconfig, case)
+
+
+@pytest.mark.clause("XS-05")
+@needs_plans
+@given(case=strategies_capture.outside_wait())
+def test_generated_outside_wait(backend: Any, pytestconfig: pytest.Config,
+                                case: graphs.Case) -> None:
+    """A capturing stream (the origin, or a side stream that joined) waiting on an event
+    recorded before the capture began answers 107024 and captures nothing; the capture
+    goes on, ends normally, lists every other task and runs its plan as usual."""
     compare(backend, pytestconfig, case)
 
 
