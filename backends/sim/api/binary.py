@@ -115,7 +115,8 @@ class BinaryApi:
             self.mem.write(addr, data[:size])
             self._enqueue(st, KernelOp(func_handle.spec, addr, size,
                                        release=lambda a=addr: self.mem.free(a),
-                                       timeout_s=timeout_seconds(attrs)))
+                                       timeout_s=timeout_seconds(attrs),
+                                       num_blocks=int(num_blocks)))
             return OK
         addr = self.mem.alloc(size, "internal")
         self.mem.write(addr, data[:size])
