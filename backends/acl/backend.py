@@ -36,7 +36,7 @@ import inspect
 import os
 import re
 import threading
-from ctypes import byref, c_int, c_int32, c_uint32, c_uint64, c_void_p
+from ctypes import byref, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
 from pathlib import Path
 from typing import Any, Callable
 
@@ -48,7 +48,7 @@ from mdlri_conformance.backends.contract import (ALL_CAPS, EXTENDED_CAPS, FIELD_
 
 from . import structs as S
 from .convert import (BYTE_SENTINEL, PTR_SENTINEL, U32_SENTINEL, Handle, KeepAlive,
-                      attr_value_from_c, as_ptr, cfg_to_c, handle, out_handle, out_u32,
+                      attr_value_from_c, as_ptr, cfg_to_c, handle, out_handle, out_size, out_u32,
                       params_from_c, params_to_c, sentinel_params, untouched)
 from .symbols import SymbolTable
 
@@ -632,6 +632,32 @@ class AclBackend:
     def binary_unload(self, bin_handle: Any) -> int:
         """aclrtBinaryUnLoad."""
         return self._call("aclrtBinaryUnLoad", as_ptr(bin_handle))
+
+    def function_get_param_count(self, func: Any, *,
+                                 null_out: bool = False) -> tuple[int, Any]:
+        """aclrtFunctionGetParamCount -> (rc, count); ``size_t`` out prefilled with a
+        sentinel (FunctionInfoBackend)."""
+        fn = self._fn("aclrtFunctionGetParamCount")
+        if fn is None:
+            return self._missing("aclrtFunctionGetParamCount"), UNWRITTEN
+        if null_out:
+            return self._rc(fn(as_ptr(func), None)), UNWRITTEN
+        n = c_size_t(PTR_SENTINEL)
+        rc = self._rc(fn(as_ptr(func), byref(n)))
+        return rc, out_size(n.value)
+
+    def function_get_param_info(self, func: Any, index: int, *, null_offset: bool = False,
+                                null_size: bool = False) -> tuple[int, Any, Any]:
+        """aclrtFunctionGetParamInfo -> (rc, offset, size); each ``size_t`` out prefilled
+        with a sentinel, NULL when ``null_offset`` / ``null_size``."""
+        fn = self._fn("aclrtFunctionGetParamInfo")
+        if fn is None:
+            return self._missing("aclrtFunctionGetParamInfo"), UNWRITTEN, UNWRITTEN
+        off, size = c_size_t(PTR_SENTINEL), c_size_t(PTR_SENTINEL)
+        rc = self._rc(fn(as_ptr(func), int(index) & 0xFFFF_FFFF_FFFF_FFFF,
+                         None if null_offset else byref(off), None if null_size else byref(size)))
+        return (rc, UNWRITTEN if null_offset else out_size(off.value),
+                UNWRITTEN if null_size else out_size(size.value))
 
     def launch_kernel_with_host_args(self, func_handle: Any, num_blocks: int, stream: Any,
                                      cfg: Any, host_args: bytes | None, args_size: int,
