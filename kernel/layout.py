@@ -71,10 +71,14 @@ def compare(spec: KernelSpec, reported: Sequence[Slot]) -> LayoutCheck:
     natural = natural_slots(spec.fields)
     name = spec.name
     if len(reported) != len(spec.fields):
-        fields = ", ".join(f.name for f in spec.fields)
-        return LayoutCheck(name, REFUSE, reported,
-                           f"{name}: the runtime reports {len(reported)} parameter(s), the "
-                           f"catalog struct has {len(spec.fields)} ({fields})")
+        k, n = len(reported), len(spec.fields)
+        head = f"{name}: the runtime reports {k} parameter(s), the catalog struct has {n}"
+        if k < n:
+            f = spec.fields[k]
+            what = f"parameter {k} '{f.name}' ({f.kind}) is not reported"
+        else:
+            what = f"parameter {n} at offset {reported[n][0]} is not in the struct"
+        return LayoutCheck(name, REFUSE, reported, f"{head}: {what}")
     pos = 0
     for i, (f, (off, size), (n_off, n_size)) in enumerate(zip(spec.fields, reported, natural)):
         where = (f"{name} parameter {i} '{f.name}' ({f.kind}): the runtime reports offset "
@@ -102,5 +106,5 @@ def first_refusal(checks: Sequence[LayoutCheck]) -> LayoutCheck | None:
 
 def refusal_line(check: LayoutCheck) -> str:
     """The one line a run stops with for a refused layout."""
-    return (f"kernel argument layout: {check.detail} (aclrtFunctionGetParamInfo); the suite "
-            "cannot build this kernel's arguments")
+    return (f"kernel argument layout refused: {check.detail} (aclrtFunctionGetParamCount/Info); "
+            "the suite cannot build this kernel's arguments")

@@ -80,7 +80,11 @@ def test_compare_same_and_follow() -> None:
 
 @pytest.mark.parametrize("slots,fragment", [
     (((0, 8), (8, 8), (16, 4), (20, 4)),
-     "affine: the runtime reports 4 parameter(s), the catalog struct has 5 (x, y, n, a, b)"),
+     "affine: the runtime reports 4 parameter(s), the catalog struct has 5: parameter 4 'b' "
+     "(i32) is not reported"),
+    (((0, 8), (8, 8), (16, 4), (20, 4), (24, 4), (28, 4)),
+     "affine: the runtime reports 6 parameter(s), the catalog struct has 5: parameter 5 at "
+     "offset 28 is not in the struct"),
     (((0, 8), (8, 8), (16, 2), (20, 4), (24, 4)),
      "affine parameter 2 'n' (i32): the runtime reports offset 16 size 2, the catalog struct "
      "has offset 16 size 4; the suite packs i32 fields into 4 or 8 bytes"),
@@ -96,7 +100,7 @@ def test_compare_refuses_in_one_line_naming_kernel_and_field(slots, fragment: st
     assert L.first_refusal([L.compare(catalog.get("fill"), catalog.get("fill").layout),
                             check]) is check
     line = L.refusal_line(check)
-    assert line.startswith("kernel argument layout: affine") and "\n" not in line
+    assert line.startswith("kernel argument layout refused: affine") and "\n" not in line
 
 
 def test_checks_round_trip_through_json() -> None:
