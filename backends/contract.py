@@ -939,8 +939,8 @@ class FunctionInfoBackend(Protocol):
     no struct: two ``size_t`` out-pointers). A backend without them answers 207000 or lacks
     the methods; the suite then packs the catalog's C structs.
 
-    Codes (``src/acl/aclrt_impl/kernel.cpp:741-765``, ``src/runtime/api/impl/api_error.cc:
-    7606-7636``, ``api_impl.cc:9322-9343``): NULL ``func`` or ``paramCount``, and
+    Codes (``src/acl/aclrt_impl/kernel.cpp:741-766``, ``src/runtime/api/impl/api_error.cc:
+    7606-7636``, ``api_impl.cc:9322-9342``): NULL ``func`` or ``paramCount``, and
     ``paramOffset`` and ``paramSize`` both NULL, 100000 (ACL layer); a handle that is no live
     function 107017; a kernel without parameter information, or ``paramIndex`` >= the count,
     107000; either out-pointer alone may be NULL (the other is written)."""

@@ -164,11 +164,11 @@ MDLRI_API aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle) {
 
 /* aclrtFunctionGetParamCount / aclrtFunctionGetParamInfo (hicann/runtime @681ef76): the ACL
  * layer answers 100000 for a NULL func or paramCount, and for paramOffset and paramSize both
- * NULL (src/acl/aclrt_impl/kernel.cpp:741-765); a handle whose magic does not match is 107017
+ * NULL (src/acl/aclrt_impl/kernel.cpp:741-766); a handle whose magic does not match is 107017
  * (runtime_handle_guard.cc:70-93); a kernel without parameter information, and paramIndex >=
  * the count, are RT_ERROR_INVALID_VALUE -> 107000 (api/impl/api_error.cc:7606-7636,
  * errcode_manage.cc:314); either out-pointer alone may be NULL (api/impl/api_impl.cc:
- * 9328-9343). */
+ * 9328-9342). */
 static aclError func_params(const void *func, const char *fn, const emu_param_table **out) {
     if (!emu_valid(func, MAGIC_FUNC))
         return emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid function handle %p", fn, func);
