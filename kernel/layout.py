@@ -1,11 +1,11 @@
 """A catalog kernel's argument layout against the one a runtime reports (KRN-02).
 
-``aclrtFunctionGetParamCount`` / ``aclrtFunctionGetParamInfo`` (hicann/runtime @681ef76:
-``include/external/acl/acl_rt.h:5773,5787``; ``src/runtime/api/impl/api_impl.cc:9322-9342``
-answers the offset and size the kernel object's parameter records hold, the records the
-runtime itself packs ``aclrtLaunchKernelWithArgsArray`` arguments with,
-``core/src/kernel/kernel_utils.cc:465-492``) say where the device reads each parameter of a
-kernel in the argument bytes. :func:`compare` holds that against the catalog's struct
+``aclrtFunctionGetParamCount`` / ``aclrtFunctionGetParamInfo`` (hicann/runtime @681ef76,
+``include/external/acl/acl_rt.h:5773,5787``) say where the device reads each parameter of a
+kernel in the argument bytes: ``src/runtime/api/impl/api_impl.cc:9322-9342`` answers the
+offset and size of the kernel object's parameter records, the records the runtime itself
+packs ``aclrtLaunchKernelWithArgsArray`` arguments with
+(``src/runtime/core/src/kernel/kernel_utils.cc:465-492``). :func:`compare` holds that against the catalog's struct
 (:mod:`kernel.catalog`) and gives one :class:`LayoutCheck` per kernel:
 
 * ``same``: the reported slots are the C struct's;
@@ -30,8 +30,6 @@ from .catalog import SLOT_SIZES, KernelSpec, Slot, natural_slots
 
 SAME, FOLLOW, REFUSE = "same", "follow", "refuse"
 UNREPORTED, UNSUPPORTED, ABSENT = "unreported", "unsupported", "absent"
-#: verdicts with a reported layout compared
-COMPARED = (SAME, FOLLOW, REFUSE)
 
 
 @dataclass(frozen=True)
