@@ -930,6 +930,31 @@ class HostStateBackend(Protocol):
         ...
 
 
+@runtime_checkable
+class FunctionInfoBackend(Protocol):
+    """Where a kernel function's parameters live in its argument bytes (KRN-02, KRN-03):
+    ``aclrtFunctionGetParamCount(const void *func, size_t *paramCount)`` and
+    ``aclrtFunctionGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset,
+    size_t *paramSize)`` (hicann/runtime @681ef76 ``include/external/acl/acl_rt.h:5773,5787``;
+    no struct: two ``size_t`` out-pointers). A backend without them answers 207000 or lacks
+    the methods; the suite then packs the catalog's C structs.
+
+    Codes (``src/acl/aclrt_impl/kernel.cpp:741-766``, ``src/runtime/api/impl/api_error.cc:
+    7606-7636``, ``api_impl.cc:9322-9342``): NULL ``func`` or ``paramCount``, and
+    ``paramOffset`` and ``paramSize`` both NULL, 100000 (ACL layer); a handle that is no live
+    function 107017; a kernel without parameter information, or ``paramIndex`` >= the count,
+    107000; either out-pointer alone may be NULL (the other is written)."""
+
+    def function_get_param_count(self, func: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclrtFunctionGetParamCount -> (rc, number of parameters)."""
+        ...
+
+    def function_get_param_info(self, func: Any, index: int, *, null_offset: bool = False,
+                                null_size: bool = False) -> tuple[int, Any, Any]:
+        """aclrtFunctionGetParamInfo -> (rc, byte offset, byte size) of parameter ``index``."""
+        ...
+
+
 # ---------------------------------------------------------------------------------------------
 # Leak accounting (optional)
 

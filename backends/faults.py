@@ -110,6 +110,10 @@ FAULTS: dict[str, str] = {
     "timeout-early":
         "aclrtSynchronizeStreamWithTimeout gives up after a tenth of its timeout "
         "(TMO-01).",
+    "whole-kernel-per-block":
+        "Every block of a multi-block launch runs the whole kernel as if it were the only "
+        "block, so a read-modify-write kernel such as accumulate applies numBlocks times "
+        "(KRN-01).",
     "timeout-zero-waits":
         "A sync timeout of 0 is taken as 'wait forever' instead of one immediate check "
         "(TMO-07).",

@@ -5,9 +5,16 @@ Every kernel takes one argument struct, passed as packed bytes with C natural al
 same layouts are used by the Ascend C sources (kernel/ascendc/) and the host C versions
 (kernel/host/) so that ``TaskSetParams`` on ``args`` means the same thing everywhere.
 
+A runtime may report another layout for a kernel (``aclrtFunctionGetParamInfo``: one
+``(offset, size)`` slot per parameter, KRN-02), e.g. a compiler that gives every int32 an
+8-byte slot. :func:`install_layout` then makes :func:`get` (and :data:`KERNELS`) hand out the
+kernel with those slots, so every ``pack``/``unpack`` of the process follows the runtime;
+:mod:`kernel.layout` decides whether a reported layout can be followed. :func:`reset_layouts`
+goes back to the C structs.
+
 Semantics are pure functions over a :class:`DeviceMemory` and the decoded argument
-values. They run the whole operation whatever ``numBlocks`` is, like the seed example's
-kernels, which have no ``block_idx`` partitioning (scenarios.md S6).
+values: the whole launch's result, whatever ``numBlocks`` is (KRN-01). The kernels split the
+elements by block (kernel/host/, kernel/ascendc/), so every block count gives this result.
 
 Seed pair (scenarios.md S6): ``fallback_main`` (``out[i] = in[i] + 10``) and
 ``fallback_postprocess`` (``out[i] = in[i] * 2``), 8 x int32, one block.
@@ -35,8 +42,8 @@ generators (conformance/engine/strategies.py):
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -100,6 +107,13 @@ class Field:
     role: str = ""  # "in" | "out" | "inout" for pointers, "" for scalars
 
 
+#: a parameter's place in the argument bytes: (offset, size) in bytes
+Slot = tuple[int, int]
+#: the slot sizes the suite can pack a field kind into: a pointer is 8 bytes; an int32 4, or
+#: 8 (its value sign-extended, read back from the low 4 bytes: little-endian)
+SLOT_SIZES: dict[str, tuple[int, ...]] = {"ptr": (8,), "i32": (4, 8)}
+
+
 class KernelTrap(Exception):
     """The kernel raised an AI Core exception (``trap_if``; ACL_ERROR_RT_AICORE_EXCEPTION)."""
 
@@ -109,33 +123,44 @@ class KernelSpec:
     """A catalog entry: the kernel's name, its argument struct and its semantics.
 
     ``ready`` (optional) says whether a kernel that waits on device memory can run now;
-    ``None`` means always ready."""
+    ``None`` means always ready. ``slots`` (optional) places each field at a runtime-reported
+    ``(offset, size)``; ``None`` is the C struct (natural alignment)."""
 
     name: str
     fields: tuple[Field, ...]
     body: Callable[[DeviceMemory, Mapping[str, int]], None]
     doc: str
     ready: Callable[[DeviceMemory, Mapping[str, int]], bool] | None = None
+    slots: tuple[Slot, ...] | None = None
     #: the layout, computed once (every execution of a kernel task decodes its arguments)
     _format: str = field(init=False, repr=False, compare=False)
+    _unpack_format: str = field(init=False, repr=False, compare=False)
     _size: int = field(init=False, repr=False, compare=False)
     _names: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        fmt = _layout(self.fields)
+        slots = natural_slots(self.fields) if self.slots is None else tuple(self.slots)
+        fmt, unpack_fmt = _formats(self.name, self.fields, slots)
         object.__setattr__(self, "_format", fmt)
+        object.__setattr__(self, "_unpack_format", unpack_fmt)
         object.__setattr__(self, "_size", struct.calcsize(fmt))
         object.__setattr__(self, "_names", tuple(f.name for f in self.fields))
 
     @property
     def struct_format(self) -> str:
-        """``struct`` format with C natural alignment and tail padding to 8."""
+        """``struct`` format of the packed bytes: the slots (C natural alignment unless a
+        runtime layout was installed) and tail padding to 8."""
         return self._format
 
     @property
     def args_size(self) -> int:
-        """sizeof the argument struct."""
+        """sizeof the argument bytes (the C struct, or the end of the last slot to 8)."""
         return self._size
+
+    @property
+    def layout(self) -> tuple[Slot, ...]:
+        """Each field's ``(offset, size)`` in the packed bytes, in field order."""
+        return natural_slots(self.fields) if self.slots is None else tuple(self.slots)
 
     def pack(self, **values: int) -> bytes:
         """Pack named argument values into the struct's bytes."""
@@ -146,8 +171,10 @@ class KernelSpec:
         return struct.pack(self._format, *(int(values[n]) for n in self._names))
 
     def unpack(self, data: bytes) -> dict[str, int]:
-        """Decode argument bytes into named values."""
-        return dict(zip(self._names, struct.unpack(self._format, bytes(data[: self._size]))))
+        """Decode argument bytes into named values (an int32 in an 8-byte slot is its low 4
+        bytes)."""
+        raw = bytes(data[: self._size])
+        return dict(zip(self._names, struct.unpack(self._unpack_format, raw)))
 
     def run(self, mem: DeviceMemory, args: bytes) -> None:
         """Execute the kernel's semantics on ``mem`` with packed ``args``."""
@@ -158,19 +185,40 @@ class KernelSpec:
         return True if self.ready is None else bool(self.ready(mem, self.unpack(args)))
 
 
-def _layout(fields: tuple[Field, ...]) -> str:
-    """The ``struct`` format of an argument struct: C natural alignment, tail padding to 8."""
-    fmt = "<"
+def natural_slots(fields: Sequence[Field]) -> tuple[Slot, ...]:
+    """Each field's ``(offset, size)`` in the C struct (natural alignment, LP64)."""
+    out: list[Slot] = []
     offset = 0
     for f in fields:
         size = 8 if f.kind == "ptr" else 4
-        pad = (-offset) % size
-        fmt += "x" * pad
-        offset += pad
-        fmt += "Q" if f.kind == "ptr" else "i"
+        offset += (-offset) % size
+        out.append((offset, size))
         offset += size
-    fmt += "x" * ((-offset) % 8)
-    return fmt
+    return tuple(out)
+
+
+def _formats(name: str, fields: Sequence[Field], slots: Sequence[Slot]) -> tuple[str, str]:
+    """The ``struct`` formats (pack, unpack) of fields placed at ``slots``, tail padding to 8;
+    ValueError when a slot cannot hold its field or overlaps the one before it."""
+    if len(slots) != len(fields):
+        raise ValueError(f"{name}: {len(slots)} slots for {len(fields)} fields")
+    pack = unpack = "<"
+    pos = 0
+    for f, (offset, size) in zip(fields, slots):
+        if size not in SLOT_SIZES[f.kind] or offset < pos:
+            raise ValueError(f"{name}: field {f.name} ({f.kind}) cannot take slot "
+                             f"{offset}:{size} (after byte {pos})")
+        pack += "x" * (offset - pos)
+        unpack += "x" * (offset - pos)
+        if f.kind == "ptr":
+            pack, unpack = pack + "Q", unpack + "Q"
+        elif size == 8:
+            pack, unpack = pack + "q", unpack + "i4x"
+        else:
+            pack, unpack = pack + "i", unpack + "i"
+        pos = offset + size
+    tail = "x" * ((-pos) % 8)
+    return pack + tail, unpack + tail
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,9 +331,34 @@ KERNELS: dict[str, KernelSpec] = {
 SPECIAL_KERNELS: frozenset[str] = frozenset({"wait_flag", "trap_if"})
 
 
+#: the kernels with their C structs, whatever layout is installed
+NATURAL: dict[str, KernelSpec] = dict(KERNELS)
+
+
 def get(name: str) -> KernelSpec:
     """Look a kernel up by name; KeyError names the known ones."""
     try:
         return KERNELS[name]
     except KeyError:
         raise KeyError(f"unknown kernel {name!r}; known: {', '.join(KERNELS)}") from None
+
+
+def install_layout(name: str, slots: Sequence[Slot]) -> KernelSpec:
+    """Make kernel ``name`` pack and unpack its fields at ``slots`` in this process (what the
+    runtime reported, KRN-02); the C struct's own slots restore it. ValueError for slots the
+    fields cannot take (:func:`kernel.layout.compare` refuses those first)."""
+    natural = NATURAL[name]
+    slots = tuple((int(o), int(s)) for o, s in slots)
+    spec = natural if slots == natural.layout else replace(natural, slots=slots)
+    KERNELS[name] = spec
+    return spec
+
+
+def reset_layouts() -> None:
+    """Every kernel back to its C struct."""
+    KERNELS.update(NATURAL)
+
+
+def installed_layouts() -> dict[str, tuple[Slot, ...]]:
+    """The kernels whose installed layout is not the C struct, with their slots."""
+    return {n: k.layout for n, k in KERNELS.items() if k.slots is not None}

@@ -169,8 +169,10 @@ def test_literal_abi_numbers() -> None:
     assert ctypes.sizeof(S.MallocAttribute) == 12 and ctypes.sizeof(S.Dim3) == 12
 
 
-#: host-state functions (HostStateBackend): the C prototype (abi.md §3.1, §3.4) and the
-#: ctypes argtypes backends/acl/symbols.py must give them
+#: host-state functions (HostStateBackend) and the kernel parameter layout
+#: (FunctionInfoBackend): the C prototype (abi.md §3.1, §3.4; hicann/runtime @681ef76
+#: include/external/acl/acl_rt.h:5773, 5787) and the ctypes argtypes backends/acl/symbols.py
+#: must give them
 PROTOTYPES: dict[str, tuple[str, list[object]]] = {
     "aclrtGetDevice": ("aclError (*)(int32_t *)", [ctypes.POINTER(ctypes.c_int32)]),
     "aclrtGetCurrentContext": ("aclError (*)(aclrtContext *)",
@@ -178,11 +180,18 @@ PROTOTYPES: dict[str, tuple[str, list[object]]] = {
     "aclrtSynchronizeEvent": ("aclError (*)(aclrtEvent)", [ctypes.c_void_p]),
     "aclrtSynchronizeEventWithTimeout": ("aclError (*)(aclrtEvent, int32_t)",
                                          [ctypes.c_void_p, ctypes.c_int32]),
+    "aclrtFunctionGetParamCount": ("aclError (*)(const void *, size_t *)",
+                                   [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]),
+    "aclrtFunctionGetParamInfo": ("aclError (*)(const void *, size_t, size_t *, size_t *)",
+                                  [ctypes.c_void_p, ctypes.c_size_t,
+                                   ctypes.POINTER(ctypes.c_size_t),
+                                   ctypes.POINTER(ctypes.c_size_t)]),
 }
 
 
 def test_host_state_argtypes() -> None:
-    """The binding's argtypes for the host-state functions follow their C prototypes."""
+    """The binding's argtypes for the host-state and parameter-layout functions follow their
+    C prototypes (size_t is c_size_t, 8 bytes on LP64)."""
     from mdlri_conformance.backends.acl.symbols import SIGNATURES
 
     for name, (_, argtypes) in PROTOTYPES.items():
@@ -194,9 +203,10 @@ def test_host_state_argtypes() -> None:
 @needs_gcc
 @pytest.mark.parametrize("header", _headers())
 def test_host_state_prototypes(header: Header, tmp_path: Path) -> None:
-    """Each header declares the host-state functions with exactly these prototypes: a
-    function pointer of the expected type initialised from the name compiles with -Werror."""
-    lines = [header.include, "#include <stdint.h>"]
+    """Each header declares the host-state and parameter-layout functions with exactly these
+    prototypes: a function pointer of the expected type initialised from the name compiles
+    with -Werror."""
+    lines = [header.include, "#include <stdint.h>", "#include <stddef.h>"]
     lines += [f"{proto.replace('(*)', f'(*p_{name})', 1)} = {name};"
               for name, (proto, _) in PROTOTYPES.items()]
     src = tmp_path / "protos.c"

@@ -1,7 +1,8 @@
 """The simulator's layout: each contract API function is written in exactly one place.
 
-Every method of :class:`~backends.contract.Backend`, :class:`~backends.contract.ExtendedBackend`
-and :class:`~backends.contract.HostStateBackend` is defined by exactly one class among
+Every method of :class:`~backends.contract.Backend`, :class:`~backends.contract.ExtendedBackend`,
+:class:`~backends.contract.HostStateBackend` and :class:`~backends.contract.FunctionInfoBackend`
+is defined by exactly one class among
 ``SimBackend``'s MRO (no override chain, no hook table), that class is ``SimBackend`` itself or
 an API mixin of ``backends/sim/api/``, and each API mixin's module is named for its area."""
 
@@ -10,7 +11,8 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from mdlri_conformance.backends.contract import Backend, ExtendedBackend, HostStateBackend
+from mdlri_conformance.backends.contract import (Backend, ExtendedBackend, FunctionInfoBackend,
+                                                 HostStateBackend)
 from mdlri_conformance.backends.sim.backend import SimBackend
 
 SIM_DIR = Path(inspect.getfile(SimBackend)).parent
@@ -20,7 +22,7 @@ CORE = {"version", "kernel_binary_path", "close"}
 
 def _api_names() -> set[str]:
     names: set[str] = set()
-    for proto in (Backend, ExtendedBackend, HostStateBackend):
+    for proto in (Backend, ExtendedBackend, HostStateBackend, FunctionInfoBackend):
         names |= {n for n, v in vars(proto).items()
                   if not n.startswith("_") and inspect.isfunction(v)}
     return names

@@ -51,12 +51,9 @@ from .backend import AclBackend, AclRc
 from .emulator import build as emulator_build
 from .library import (Discovery, LibraryNotFound, check_shared_object, find_library, load,
                       missing_required, not_a_runtime)
+from .paths import CACHE_VAR, KERNEL_FATBIN, cache_root, default_kernel_binary
 
-#: where built artefacts are cached (kernels per SoC)
-CACHE_VAR = "MDLRI_CACHE_DIR"
 KERNEL_VAR = "MDLRI_KERNEL_BINARY"
-#: file name of the catalog kernels' fatbin in the kernels cache
-KERNEL_FATBIN = "mdlri_kernels.o"
 #: the emulator's device count override (backends/acl/emulator/src/core.c device_count)
 EMU_DEVICE_VAR = "MDLRI_EMU_DEVICE_COUNT"
 #: the preflight's device-count subprocess gives up after this long (then the run goes on and
@@ -66,19 +63,6 @@ PREFLIGHT_TIMEOUT_S = 60.0
 _loaded: dict[str, ctypes.CDLL] = {}
 #: the MDLRI_EMU_FAULTS value each emulator library was loaded with in this process
 _loaded_faults: dict[str, str] = {}
-
-
-def cache_root() -> Path:
-    """``$MDLRI_CACHE_DIR``, else ``~/.cache/mdlri-conformance`` (shared with the emulator
-    build)."""
-    if os.environ.get(CACHE_VAR):
-        return Path(os.environ[CACHE_VAR]).expanduser()
-    return Path.home() / ".cache" / "mdlri-conformance"
-
-
-def default_kernel_binary(soc: str | None) -> Path:
-    """Where ``mdlri-conformance kernels build`` leaves the fatbin for SoC ``soc``."""
-    return cache_root() / "kernels" / (soc or "unknown-soc") / KERNEL_FATBIN
 
 
 def _emulator_paths() -> tuple[Path, Path]:
@@ -327,6 +311,7 @@ def create(lib: str | os.PathLike[str] | None = None, device: int | str = 0,
     if not backend.kernel_binary_path() and not d.emulator:
         backend._kernel_binary = str(default_kernel_binary(backend.soc_name()))
         backend.capabilities = backend._detect_capabilities()
+    backend.check_kernel_layouts()
     return backend
 
 
@@ -360,9 +345,11 @@ def preflight(lib: str | os.PathLike[str] | None = None, devices: Any = None,
     device count, read in a subprocess since ``aclInit`` works once per process).
 
     Returns the one-line reason when the library is merely unavailable (nothing found by
-    discovery, the emulator cannot be built, a discovered library is no ACL runtime): the run
-    would test nothing. None otherwise; a library whose dependencies do not load, or a runtime
-    that reports no device, is left to the backend, which says why in each process."""
+    discovery, the emulator cannot be built, a discovered library is no ACL runtime), or when
+    the runtime reports a kernel argument layout the suite cannot follow (KRN-02: the line
+    names the kernel and the field): the run would test nothing. None otherwise; a library
+    whose dependencies do not load, or a runtime that reports no device, is left to the
+    backend, which says why in each process."""
     ids, label = _device_ids(devices, device)
     faults = list(faults or ())
     d, reason = _checked_discovery(lib, emulator, faults, kernel_binary)
@@ -372,16 +359,18 @@ def preflight(lib: str | os.PathLike[str] | None = None, devices: Any = None,
         return reason
     if d.emulator:
         try:
-            path = _emulator_paths()[0]
+            path, kernels = _emulator_paths()
         except Exception as exc:  # noqa: BLE001 - gcc missing, compile errors, cache
             return emulator_build_reason(exc)
     else:
         assert d.path is not None
-        path = d.path
+        path, kernels = d.path, None
     from .emulator_faults import EMU_ENV
 
     from .probe import run_probe
-    info = run_probe(path, ids[0], PREFLIGHT_TIMEOUT_S, count_only=True, drop_env=(EMU_ENV,))
+    binary = str(kernel_binary or os.environ.get(KERNEL_VAR) or kernels or "auto")
+    info = run_probe(path, ids[0], PREFLIGHT_TIMEOUT_S, count_only=True, drop_env=(EMU_ENV,),
+                     kernel_binary=binary)
     if info.get("missing_required"):
         if d.explicit:
             raise BackendConfigError(not_a_runtime(_label(d), info["missing_required"]))
@@ -392,7 +381,15 @@ def preflight(lib: str | os.PathLike[str] | None = None, devices: Any = None,
     msg = _absent_devices(label, ids, count, d.emulator)
     if msg:
         raise BackendConfigError(msg)
-    return None
+    return _refused_layout(info)
+
+
+def _refused_layout(info: dict[str, Any]) -> str | None:
+    """The one-line refusal of the first kernel layout the probe found unfollowable."""
+    from mdlri_conformance.kernel.layout import LayoutCheck, first_refusal, refusal_line
+    checks = [LayoutCheck.from_json(c) for c in info.get("layout") or []]
+    refused = first_refusal(checks)
+    return None if refused is None else refusal_line(refused)
 
 
 __all__ = ["AclBackend", "AclRc", "availability", "cache_root", "create",

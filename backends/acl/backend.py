@@ -36,7 +36,7 @@ import inspect
 import os
 import re
 import threading
-from ctypes import byref, c_int, c_int32, c_uint32, c_uint64, c_void_p
+from ctypes import byref, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
 from pathlib import Path
 from typing import Any, Callable
 
@@ -46,9 +46,12 @@ from mdlri_conformance.backends.contract import (ALL_CAPS, EXTENDED_CAPS, FIELD_
                                CaptureMode, CaptureStatus, CondTaskParams, Err, LaunchKernelCfg,
                                LiveCounts, MallocPolicy, StreamStatus, TaskParams, TaskType)
 
+from mdlri_conformance.backends import kernel_layouts
+from mdlri_conformance.kernel.layout import LayoutCheck, first_refusal, refusal_line
+
 from . import structs as S
 from .convert import (BYTE_SENTINEL, PTR_SENTINEL, U32_SENTINEL, Handle, KeepAlive,
-                      attr_value_from_c, as_ptr, cfg_to_c, handle, out_handle, out_u32,
+                      attr_value_from_c, as_ptr, cfg_to_c, handle, out_handle, out_size, out_u32,
                       params_from_c, params_to_c, sentinel_params, untouched)
 from .symbols import SymbolTable
 
@@ -100,6 +103,8 @@ CAP_SYMBOLS: dict[Cap, tuple[str, ...]] = {
                  "aclmdlRIBuildBegin"),
     Cap.NEVER_TIMEOUT: ("aclmdlRIKernelTaskGetAttribute", "aclrtLaunchKernelWithHostArgs"),
 }
+#: the kernel parameter-layout functions (KRN-02): with both, the backend checks the layouts
+LAYOUT_SYMBOLS = ("aclrtFunctionGetParamCount", "aclrtFunctionGetParamInfo")
 #: left out on a real CANN library: stale handles are use-after-free there (abi.md §6.4),
 #: internal task counts are implementation-specific
 HARDWARE_EXCLUDED: dict[Cap, str] = {
@@ -154,6 +159,10 @@ class AclBackend:
         self._cap_reasons: dict[Cap, str] = {}
         self._closed = False
         self.capabilities: frozenset[Cap] = frozenset()
+        #: the kernels' parameter layouts as the runtime reported them (KRN-02; filled by
+        #: check_kernel_layouts) and why they could not be read ('' when they could)
+        self.kernel_layouts: list[LayoutCheck] = []
+        self.kernel_layout_error = ""
         if lib is None:
             return
         self._init_runtime()
@@ -233,6 +242,31 @@ class AclBackend:
                 "no trapping kernel: trap_if is missing from the kernel catalog or the host "
                 "kernel library")
         return frozenset(caps)
+
+    def check_kernel_layouts(self) -> None:
+        """KRN-02, when the functions are loaded: with aclrtFunctionGetParamCount/Info
+        exported and the kernel binary present, compare each catalog kernel's reported
+        parameter layout with its C struct (:mod:`backends.kernel_layouts`). Layouts the suite
+        can pack are followed: this process builds the argument bytes from them. One it cannot
+        makes the backend unavailable with the line naming the kernel and the field, so the
+        run tests nothing. The checks stay in :attr:`kernel_layouts`."""
+        self.kernel_layouts, self.kernel_layout_error = [], ""
+        if self._unavailable or Cap.KERNELS not in self.capabilities:
+            return
+        if not all(self.sym.has(n) for n in LAYOUT_SYMBOLS):
+            return
+        try:
+            checks = kernel_layouts.check_binary(self, str(self._kernel_binary))
+        except kernel_layouts.BinaryNotLoaded as exc:
+            self.kernel_layout_error = str(exc)
+            return
+        self.kernel_layouts = checks
+        refused = first_refusal(checks)
+        if refused is not None:
+            self._unavailable = refusal_line(refused)
+            self.capabilities = frozenset()
+            return
+        kernel_layouts.install(checks)
 
     def _kernel_has(self, symbol: str) -> bool:
         """Whether the host kernel library exports ``symbol`` (emulator only)."""
@@ -632,6 +666,32 @@ class AclBackend:
     def binary_unload(self, bin_handle: Any) -> int:
         """aclrtBinaryUnLoad."""
         return self._call("aclrtBinaryUnLoad", as_ptr(bin_handle))
+
+    def function_get_param_count(self, func: Any, *,
+                                 null_out: bool = False) -> tuple[int, Any]:
+        """aclrtFunctionGetParamCount -> (rc, count); ``size_t`` out prefilled with a
+        sentinel (FunctionInfoBackend)."""
+        fn = self._fn("aclrtFunctionGetParamCount")
+        if fn is None:
+            return self._missing("aclrtFunctionGetParamCount"), UNWRITTEN
+        if null_out:
+            return self._rc(fn(as_ptr(func), None)), UNWRITTEN
+        n = c_size_t(PTR_SENTINEL)
+        rc = self._rc(fn(as_ptr(func), byref(n)))
+        return rc, out_size(n.value)
+
+    def function_get_param_info(self, func: Any, index: int, *, null_offset: bool = False,
+                                null_size: bool = False) -> tuple[int, Any, Any]:
+        """aclrtFunctionGetParamInfo -> (rc, offset, size); each ``size_t`` out prefilled
+        with a sentinel, NULL when ``null_offset`` / ``null_size``."""
+        fn = self._fn("aclrtFunctionGetParamInfo")
+        if fn is None:
+            return self._missing("aclrtFunctionGetParamInfo"), UNWRITTEN, UNWRITTEN
+        off, size = c_size_t(PTR_SENTINEL), c_size_t(PTR_SENTINEL)
+        rc = self._rc(fn(as_ptr(func), int(index) & 0xFFFF_FFFF_FFFF_FFFF,
+                         None if null_offset else byref(off), None if null_size else byref(size)))
+        return (rc, UNWRITTEN if null_offset else out_size(off.value),
+                UNWRITTEN if null_size else out_size(size.value))
 
     def launch_kernel_with_host_args(self, func_handle: Any, num_blocks: int, stream: Any,
                                      cfg: Any, host_args: bytes | None, args_size: int,

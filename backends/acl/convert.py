@@ -82,6 +82,12 @@ def out_handle(ptr: int | None, kind: str) -> Any:
     return handle(ptr, kind)
 
 
+def out_size(value: int) -> Any:
+    """A ``size_t`` out-parameter prefilled with :data:`PTR_SENTINEL`: UNWRITTEN if it still
+    holds it."""
+    return UNWRITTEN if value == PTR_SENTINEL else value
+
+
 def out_u32(value: int) -> Any:
     """A 32-bit out-parameter: UNWRITTEN if it still holds the sentinel."""
     return UNWRITTEN if (value & U32) == U32_SENTINEL else value

@@ -10,7 +10,7 @@ from __future__ import annotations
 EMULATOR_FAULTS: frozenset[str] = frozenset({
     "crash-query", "hang-query-sync", "timeout-ignored", "execute-null-model-107000",
     "execute-while-updating", "getstreams-origin-first", "no-107039", "fault-not-sticky",
-    "setparams-without-update", "wrong-thread-end-leaks-mode",
+    "setparams-without-update", "wrong-thread-end-leaks-mode", "whole-kernel-per-block",
 })
 
 #: environment variable the emulator reads its faults from

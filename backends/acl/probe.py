@@ -8,6 +8,12 @@ the contract), ``missing_required`` (absent :data:`~.library.REQUIRED_SYMBOLS`: 
 runtime; nothing is called then). ``--count-only`` stops after ``aclrtGetDeviceCount`` (no
 ``aclrtSetDevice``): what :func:`backends.acl.preflight` needs. :func:`run_probe` runs it and
 returns the dict.
+
+``--kernel-binary PATH`` (``auto``: the kernels cache's fatbin for the reported SoC) adds the
+kernels' argument layouts as the runtime reports them (KRN-02, even with ``--count-only``):
+``layout_binary`` and ``layout`` (one :class:`~kernel.layout.LayoutCheck` dict per catalog
+kernel), or ``layout_error`` saying why there is none (the library does not export
+aclrtFunctionGetParamCount/Info, no binary, it does not load, the device is absent).
 """
 
 from __future__ import annotations
@@ -28,9 +34,41 @@ from .symbols import SIGNATURES, SymbolTable
 TIMEOUT_S = 120
 
 
-def probe(lib_path: Path, device: int = 0, count_only: bool = False) -> dict[str, Any]:
+def _layouts(lib: Any, lib_path: Path, device: int, kernel_binary: str, soc: str | None,
+             emulator: bool) -> dict[str, Any]:
+    """The ``layout*`` entries of the probe (see the module docstring)."""
+    from mdlri_conformance.backends.kernel_layouts import BinaryNotLoaded, check_binary
+
+    from .backend import LAYOUT_SYMBOLS, AclBackend
+    from .paths import default_kernel_binary
+    kb = str(default_kernel_binary(soc)) if kernel_binary == "auto" else kernel_binary
+    out: dict[str, Any] = {"layout_binary": kb}
+    missing = [n for n in LAYOUT_SYMBOLS if not hasattr(lib, n)]
+    if missing:
+        out["layout_error"] = f"the library does not export {', '.join(missing)}"
+        return out
+    if not os.path.isfile(kb):
+        out["layout_error"] = f"no kernel binary at {kb}"
+        return out
+    backend = AclBackend(lib, lib_path=lib_path, device=device, kernel_binary=kb,
+                         emulator=emulator)
+    why = backend.unsupported_reason()
+    if why:
+        out["layout_error"] = why
+        return out
+    try:
+        out["layout"] = [c.to_json() for c in check_binary(backend, kb)]
+    except BinaryNotLoaded as exc:
+        out["layout_error"] = str(exc)
+    finally:
+        backend.close()
+    return out
+
+
+def probe(lib_path: Path, device: int = 0, count_only: bool = False,
+          kernel_binary: str | None = None) -> dict[str, Any]:
     """Load the library and ask it what the doctor reports (in this process); ``count_only``:
-    stop after the device count."""
+    stop after the device count; ``kernel_binary``: add the kernels' layouts."""
     out: dict[str, Any] = {"library": str(lib_path), "errors": []}
     try:
         lib = load(lib_path)
@@ -71,6 +109,13 @@ def probe(lib_path: Path, device: int = 0, count_only: bool = False) -> dict[str
         out["device_count"] = n.value
         if out["device_count_rc"]:
             err()
+    count = out.get("device_count")
+    if kernel_binary and out.get("device_count_rc") == 0 and isinstance(count, int) \
+            and device < count:
+        out.update(_layouts(lib, lib_path, device, kernel_binary, out.get("soc"),
+                            "emulator" in out))
+    elif kernel_binary:
+        out["layout_error"] = f"device {device} is not available"
     if count_only:
         return out
     if (fn := sym.get("aclrtSetDevice")) is not None:
@@ -83,12 +128,15 @@ def probe(lib_path: Path, device: int = 0, count_only: bool = False) -> dict[str
 
 
 def run_probe(lib_path: Path, device: int = 0, timeout_s: float = TIMEOUT_S, *,
-              count_only: bool = False, drop_env: tuple[str, ...] = ()) -> dict[str, Any]:
+              count_only: bool = False, drop_env: tuple[str, ...] = (),
+              kernel_binary: str | None = None) -> dict[str, Any]:
     """Run :func:`probe` in a fresh interpreter (without the variables ``drop_env``); a crash
     or hang becomes ``probe_error``."""
     cmd = [sys.executable, "-m", "mdlri_conformance.backends.acl.probe", str(lib_path), "--device", str(device)]
     if count_only:
         cmd.append("--count-only")
+    if kernel_binary:
+        cmd += ["--kernel-binary", str(kernel_binary)]
     env = {k: v for k, v in os.environ.items() if k not in drop_env}
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env)
@@ -108,8 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--count-only", action="store_true",
                     help="stop after aclrtGetDeviceCount (no aclrtSetDevice)")
+    ap.add_argument("--kernel-binary", default=None,
+                    help="add the kernels' argument layouts from this binary (auto: the "
+                         "kernels cache's for the SoC)")
     ns = ap.parse_args(argv)
-    print(json.dumps(probe(Path(ns.lib), ns.device, ns.count_only)), flush=True)
+    print(json.dumps(probe(Path(ns.lib), ns.device, ns.count_only, ns.kernel_binary)),
+          flush=True)
     return 0
 
 

@@ -70,6 +70,10 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "aclrtBinaryLoadFromFile": (_ERR, [c_char_p, POINTER(S.BinaryLoadOptions), _P]),
     "aclrtBinaryGetFunction": (_ERR, [c_void_p, c_char_p, _P]),
     "aclrtBinaryUnLoad": (_ERR, [c_void_p]),
+    # kernel parameter layout (acl_rt.h:5773, 5787; KRN-02, KRN-03): size_t counts and offsets
+    "aclrtFunctionGetParamCount": (_ERR, [c_void_p, POINTER(c_size_t)]),
+    "aclrtFunctionGetParamInfo": (_ERR, [c_void_p, c_size_t, POINTER(c_size_t),
+                                         POINTER(c_size_t)]),
     "aclrtLaunchKernelWithHostArgs": (_ERR, [c_void_p, c_uint32, c_void_p,
                                              POINTER(S.LaunchKernelCfg), c_void_p, c_size_t,
                                              POINTER(S.PlaceHolderInfo), c_size_t]),

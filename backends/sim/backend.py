@@ -97,6 +97,7 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         self.mem = DeviceMemorySpace(base_address, guard_bytes, fill_byte)
         self.pinned = PinnedRegistry()
         self.engine = Engine(self.mem)
+        self.engine.injected = self.faults
         self.default_stream = SimStream(default=True)
         self.engine.attach(self.default_stream.queue)
         self._streams: list[SimStream] = []

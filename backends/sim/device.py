@@ -170,16 +170,21 @@ class KernelOp(Op):
 
     ``timeout_s`` is the launch's op timeout (TIMEOUT / TIMEOUT_US, default 1800 s; None =
     never): a kernel that is not ready (``wait_flag``) blocks until it is, or until that time
-    has passed since it first reached the head of its queue (:class:`TaskTimeout`)."""
+    has passed since it first reached the head of its queue (:class:`TaskTimeout`).
+
+    The catalog semantics are the whole launch's, whatever ``num_blocks`` is (KRN-01): the
+    body runs once. Only the injected fault ``whole-kernel-per-block`` (``engine.injected``)
+    runs it once per block."""
 
     label = "kernel"
 
     def __init__(self, spec, args_addr: int, args_size: int,
                  release: Callable[[], None] | None = None,
-                 timeout_s: float | None = None) -> None:
+                 timeout_s: float | None = None, num_blocks: int = 1) -> None:
         self.spec, self.args_addr, self.args_size = spec, args_addr, args_size
         self._release = release
         self.timeout_s = timeout_s
+        self.num_blocks = num_blocks
         self.started: float | None = None
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
@@ -196,7 +201,9 @@ class KernelOp(Op):
                     raise TaskTimeout(f"kernel {self.spec.name}: still waiting after "
                                       f"{self.timeout_s:g} s")
                 return False
-            self.spec.run(engine.mem, raw)
+            runs = max(1, self.num_blocks) if "whole-kernel-per-block" in engine.injected else 1
+            for _ in range(runs):
+                self.spec.run(engine.mem, raw)
         except (DeviceAccessError, DeviceFault):
             raise
         except KernelTrap as exc:
@@ -390,6 +397,8 @@ class Engine:
         self.mem = mem
         self.queues: list[Queue] = []
         self.faults: list[str] = []
+        #: injected bugs (backends.faults) the device itself shows (set by the backend)
+        self.injected: frozenset[str] = frozenset()
         self._poked = False
 
     def attach(self, queue: Queue) -> None:

@@ -287,7 +287,7 @@ def task_to_op(task: "Task") -> Op:
 
 def _kernel_op(rec: TaskRecord) -> Op:
     return KernelOp(rec.func.spec, rec.args_addr, rec.args_size,
-                    timeout_s=timeout_seconds(rec.attrs))
+                    timeout_s=timeout_seconds(rec.attrs), num_blocks=rec.num_blocks)
 
 
 _KERNEL = int(TaskType.KERNEL)

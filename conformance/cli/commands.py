@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..framework.backend_loader import (BackendLoadError, backend_options, fault_options,
                                         load_backend)
@@ -104,6 +105,27 @@ def cmd_replay(ns: argparse.Namespace) -> int:
     return 1
 
 
+def _print_layouts(info: dict[str, Any]) -> list[str]:
+    """Print the kernels' argument layouts as the runtime reports them against the catalog's
+    structs (KRN-02); returns the problem line of a layout the suite cannot follow."""
+    from mdlri_conformance.backends.kernel_layouts import summary, table
+    from mdlri_conformance.kernel.layout import LayoutCheck, first_refusal, refusal_line
+    what = "kernel argument layout (aclrtFunctionGetParamCount/Info vs kernel/catalog.py)"
+    if "layout" not in info:
+        print(f"{what}: not checked: {info.get('layout_error', 'no probe answer')}")
+        return []
+    checks = [LayoutCheck.from_json(c) for c in info["layout"]]
+    print(f"{what}: {summary(checks)}")
+    for row in table(checks):
+        print(f"  {row}")
+    refused = first_refusal(checks)
+    if refused is not None:
+        return [refusal_line(refused)]
+    if any(c.verdict == "follow" for c in checks):
+        print("  the suite packs the arguments of the 'follow' kernels in the runtime's layout")
+    return []
+
+
 def cmd_doctor(ns: argparse.Namespace) -> int:
     """Print what the acl backend finds: library, version, SoC, devices, what is missing."""
     from mdlri_conformance.backends.acl import cache_root, default_kernel_binary, resolve as acl_resolve
@@ -131,7 +153,14 @@ def cmd_doctor(ns: argparse.Namespace) -> int:
             print(f"UNSUPPORTED: acl backend: {emulator_build_reason(exc)}")
             return 1
     print(f"library: {path} (found via {d.source})")
-    info = run_probe(Path(str(path)), device)
+    kb = ns.kernel_binary or os.environ.get("MDLRI_KERNEL_BINARY")
+    if not kb and d.emulator:
+        try:
+            from mdlri_conformance.backends.acl.emulator import build as emu_build
+            kb = str(emu_build.kernel_library())
+        except Exception as exc:  # noqa: BLE001 - the emulator built above; its kernels did not
+            print(f"kernel binary: cannot build the host kernel library: {exc}")
+    info = run_probe(Path(str(path)), device, kernel_binary=kb or "auto")
     problems = [info[k] for k in ("load_error", "probe_error") if k in info]
     if info.get("missing_required"):
         problems.append("not an ACL runtime: it does not export "
@@ -155,15 +184,14 @@ def cmd_doctor(ns: argparse.Namespace) -> int:
         print(f"runtime message: {msg}")
     if info.get("missing"):
         print(f"missing symbols ({len(info['missing'])}): {', '.join(info['missing'])}")
-    kb = ns.kernel_binary or os.environ.get("MDLRI_KERNEL_BINARY")
-    if not kb and not info.get("emulator"):
-        kb = str(default_kernel_binary(info.get("soc")))
-    if kb:
-        state = "present" if os.path.isfile(kb) else (
-            "MISSING: build it with `mdlri-conformance kernels build` or pass --kernel-binary")
-        print(f"kernel binary: {kb} ({state})")
-    else:
-        print("kernel binary: the emulator's host kernel library (built on demand)")
+    if not kb or kb == "auto":
+        kb = info.get("layout_binary") or str(default_kernel_binary(info.get("soc")))
+    state = "present" if os.path.isfile(kb) else (
+        "MISSING: build it with `mdlri-conformance kernels build` or pass --kernel-binary")
+    print(f"kernel binary: {kb} ({state})"
+          + (" (the emulator's host kernel library)" if d.emulator and not ns.kernel_binary
+             and not os.environ.get("MDLRI_KERNEL_BINARY") else ""))
+    problems += _print_layouts(info)
     print(f"cache: {cache_root()}")
     for p in problems:
         print(f"problem: {p}")

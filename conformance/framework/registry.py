@@ -43,7 +43,8 @@ GROUP_AREA = {
     "DIS": "disable", "UPD": "update", "EXE": "execute", "ABT": "execute",
     "TMO": "timeouts", "LIFE": "lifecycle", "ERR": "errors",
     "TG": "task-groups", "BLD": "build", "COND": "conditional", "NAME": "names",
-    "DBG": "debug", "FLD": "field", "RT": "runtime-support", "Q": "open-questions",
+    "DBG": "debug", "FLD": "field", "RT": "runtime-support", "KRN": "kernels",
+    "Q": "open-questions",
 }
 
 

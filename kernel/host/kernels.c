@@ -1,5 +1,9 @@
 /* kernels.c -- host C versions of the catalog kernels (kernel/catalog.py); see
- * mdlri_host_kernel.h for the calling convention. */
+ * mdlri_host_kernel.h for the calling convention.
+ *
+ * Every kernel splits its elements by block (mdlri_block_range), so a launch gives the same
+ * output whatever numBlocks is and however the blocks interleave (KRN-01); work that cannot
+ * be split (an overlapping copy, wait_flag's single store) runs in block 0 only. */
 #include <string.h>
 
 #include "mdlri_host_kernel.h"
@@ -18,72 +22,85 @@ _Static_assert(sizeof(mdlri_trap_if_args) == 8, "trap_if args");
 /* wrap-around int32 arithmetic without signed-overflow UB */
 static inline int32_t wrap(uint32_t v) { return (int32_t)v; }
 
-#define UNUSED_BLOCKS (void)block_idx; (void)num_blocks
 #define ARGS(T, name)                                                                    \
     T name;                                                                              \
     if (args == NULL || args_size < sizeof(T)) return;                                   \
     memcpy(&name, args, sizeof(T))
+/* this block's share [lo, hi) of n elements */
+#define SHARE(n)                                                                         \
+    int32_t lo, hi;                                                                      \
+    mdlri_block_range((n), block_idx, num_blocks, &lo, &hi)
+
+/* one parameter-table entry: member m of argument struct T */
+#define PARAM(T, m) {(uint32_t)offsetof(T, m), (uint32_t)sizeof(((T *)0)->m)}
 
 void fallback_main(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
-    UNUSED_BLOCKS;
     ARGS(mdlri_seed_args, a);
-    for (int i = 0; i < MDLRI_SEED_ELEMENTS; i++)
-        a.output[i] = wrap((uint32_t)a.input[i] + 10u);
+    SHARE(MDLRI_SEED_ELEMENTS);
+    for (int32_t i = lo; i < hi; i++) a.output[i] = wrap((uint32_t)a.input[i] + 10u);
 }
 
 void fallback_postprocess(void *args, size_t args_size, uint32_t block_idx,
                           uint32_t num_blocks) {
-    UNUSED_BLOCKS;
     ARGS(mdlri_seed_args, a);
-    for (int i = 0; i < MDLRI_SEED_ELEMENTS; i++)
-        a.output[i] = wrap((uint32_t)a.input[i] * 2u);
+    SHARE(MDLRI_SEED_ELEMENTS);
+    for (int32_t i = lo; i < hi; i++) a.output[i] = wrap((uint32_t)a.input[i] * 2u);
 }
 
 void affine(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
-    UNUSED_BLOCKS;
     ARGS(mdlri_affine_args, a);
-    for (int32_t i = 0; i < a.n; i++)
+    SHARE(a.n);
+    for (int32_t i = lo; i < hi; i++)
         a.y[i] = wrap((uint32_t)a.a * (uint32_t)a.x[i] + (uint32_t)a.b);
 }
 
 void add(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
-    UNUSED_BLOCKS;
     ARGS(mdlri_add_args, a);
-    for (int32_t i = 0; i < a.n; i++) a.out[i] = wrap((uint32_t)a.a[i] + (uint32_t)a.b[i]);
+    SHARE(a.n);
+    for (int32_t i = lo; i < hi; i++) a.out[i] = wrap((uint32_t)a.a[i] + (uint32_t)a.b[i]);
 }
 
 void accumulate(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
-    UNUSED_BLOCKS;
     ARGS(mdlri_accumulate_args, a);
-    for (int32_t i = 0; i < a.n; i++) a.acc[i] = wrap((uint32_t)a.acc[i] + (uint32_t)a.x[i]);
+    SHARE(a.n);
+    for (int32_t i = lo; i < hi; i++) a.acc[i] = wrap((uint32_t)a.acc[i] + (uint32_t)a.x[i]);
 }
 
 void fill(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
-    UNUSED_BLOCKS;
     ARGS(mdlri_fill_args, a);
-    for (int32_t i = 0; i < a.n; i++) a.out[i] = a.value;
+    SHARE(a.n);
+    for (int32_t i = lo; i < hi; i++) a.out[i] = a.value;
 }
 
+/* dst[i] = src[i] like memmove: disjoint ranges are split by block; overlapping ones (a
+ * block's writes would feed another block's reads) are copied whole by block 0 */
 void copy(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
-    UNUSED_BLOCKS;
     ARGS(mdlri_copy_args, a);
-    if (a.n > 0) memmove(a.dst, a.src, (size_t)a.n * sizeof(int32_t));
+    if (a.n <= 0) return;
+    const size_t bytes = (size_t)a.n * sizeof(int32_t);
+    const uintptr_t s = (uintptr_t)a.src, d = (uintptr_t)a.dst;
+    if (d != s && d < s + bytes && s < d + bytes) {
+        if (block_idx == 0) memmove(a.dst, a.src, bytes);
+        return;
+    }
+    SHARE(a.n);
+    if (hi > lo) memmove(a.dst + lo, a.src + lo, (size_t)(hi - lo) * sizeof(int32_t));
 }
 
 /* float32 kernels: each product is rounded before the add (no fused multiply-add), like numpy */
 void axpy_f32(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
-    UNUSED_BLOCKS;
     ARGS(mdlri_axpy_f32_args, a);
-    for (int32_t i = 0; i < a.n; i++) {
+    SHARE(a.n);
+    for (int32_t i = lo; i < hi; i++) {
         volatile float prod = a.y[i] * a.alpha;
         a.out[i] = a.x[i] + prod;
     }
 }
 
 void mul_f32(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
-    UNUSED_BLOCKS;
     ARGS(mdlri_mul_f32_args, a);
-    for (int32_t i = 0; i < a.n; i++) a.out[i] = a.x[i] * a.y[i];
+    SHARE(a.n);
+    for (int32_t i = lo; i < hi; i++) a.out[i] = a.x[i] * a.y[i];
 }
 
 /* wait_flag: the device waits until flag[0] != 0 (wait_flag__ready), then out[0] = value */
@@ -95,9 +112,9 @@ int wait_flag__ready(const void *args, size_t args_size) {
 }
 
 void wait_flag(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
-    UNUSED_BLOCKS;
+    (void)num_blocks;
     ARGS(mdlri_wait_flag_args, a);
-    a.out[0] = a.value;
+    if (block_idx == 0) a.out[0] = a.value; /* one store: block 0's */
 }
 
 /* trap_if: an AI Core exception when flag[0] != 0 (trap_if__fault); otherwise nothing */
@@ -109,7 +126,38 @@ int trap_if__fault(const void *args, size_t args_size) {
 }
 
 void trap_if(void *args, size_t args_size, uint32_t block_idx, uint32_t num_blocks) {
-    UNUSED_BLOCKS;
     (void)args;
     (void)args_size;
+    (void)block_idx;
+    (void)num_blocks;
 }
+
+/* parameter tables: one entry per argument-struct member, in member order */
+const mdlri_host_params fallback_main__params = {
+    2, {PARAM(mdlri_seed_args, input), PARAM(mdlri_seed_args, output)}};
+const mdlri_host_params fallback_postprocess__params = {
+    2, {PARAM(mdlri_seed_args, input), PARAM(mdlri_seed_args, output)}};
+const mdlri_host_params affine__params = {
+    5, {PARAM(mdlri_affine_args, x), PARAM(mdlri_affine_args, y), PARAM(mdlri_affine_args, n),
+        PARAM(mdlri_affine_args, a), PARAM(mdlri_affine_args, b)}};
+const mdlri_host_params add__params = {
+    4, {PARAM(mdlri_add_args, a), PARAM(mdlri_add_args, b), PARAM(mdlri_add_args, out),
+        PARAM(mdlri_add_args, n)}};
+const mdlri_host_params accumulate__params = {
+    3, {PARAM(mdlri_accumulate_args, acc), PARAM(mdlri_accumulate_args, x),
+        PARAM(mdlri_accumulate_args, n)}};
+const mdlri_host_params fill__params = {
+    3, {PARAM(mdlri_fill_args, out), PARAM(mdlri_fill_args, n), PARAM(mdlri_fill_args, value)}};
+const mdlri_host_params copy__params = {
+    3, {PARAM(mdlri_copy_args, src), PARAM(mdlri_copy_args, dst), PARAM(mdlri_copy_args, n)}};
+const mdlri_host_params axpy_f32__params = {
+    5, {PARAM(mdlri_axpy_f32_args, x), PARAM(mdlri_axpy_f32_args, y),
+        PARAM(mdlri_axpy_f32_args, out), PARAM(mdlri_axpy_f32_args, n),
+        PARAM(mdlri_axpy_f32_args, alpha)}};
+const mdlri_host_params mul_f32__params = {
+    4, {PARAM(mdlri_mul_f32_args, x), PARAM(mdlri_mul_f32_args, y),
+        PARAM(mdlri_mul_f32_args, out), PARAM(mdlri_mul_f32_args, n)}};
+const mdlri_host_params wait_flag__params = {
+    3, {PARAM(mdlri_wait_flag_args, flag), PARAM(mdlri_wait_flag_args, out),
+        PARAM(mdlri_wait_flag_args, value)}};
+const mdlri_host_params trap_if__params = {1, {PARAM(mdlri_trap_if_args, flag)}};

@@ -8,11 +8,21 @@
  *
  * `args` points at the kernel's argument struct (C natural alignment, the layout of
  * kernel/catalog.py: pointers are 8-byte device addresses, scalars int32), `args_size` is the
- * launched argsSize (a kernel whose struct does not fit does nothing). Each kernel performs the
- * WHOLE operation regardless of block_idx/num_blocks; the emulator calls it once per launch
- * with block_idx 0 and num_blocks as launched (calling it once per block would give the same
- * result for every kernel except `accumulate`, which is why the emulator does not). int32
- * arithmetic wraps around like the device's.
+ * launched argsSize (a kernel whose struct does not fit does nothing). The emulator calls a
+ * kernel once per block, block_idx 0 .. num_blocks-1 (in some order, like a device that runs
+ * the blocks at the same time), and the launch's result must not depend on num_blocks (KRN-01):
+ * each block computes its own share of the elements (mdlri_block_range: contiguous chunks in
+ * block order), and a kernel whose work cannot be split (an overlapping copy, a single
+ * element) does it in block 0 only. int32 arithmetic wraps around like the device's.
+ *
+ * Each kernel also exports its parameter table, the host analogue of the parameter records
+ * the Ascend C compiler writes into a kernel object (what aclrtFunctionGetParamCount /
+ * aclrtFunctionGetParamInfo report, KRN-02):
+ *
+ *     const mdlri_host_params NAME__params;
+ *
+ * one {offset, size} per member of the argument struct, in member order, taken from the
+ * struct itself (offsetof / sizeof).
  *
  * A kernel that waits on the device for a condition in memory also exports
  *
@@ -56,6 +66,30 @@ typedef struct { int32_t *flag; } mdlri_trap_if_args;                           
 
 #define MDLRI_SEED_ELEMENTS 8
 
+/* the parameter table of a kernel (NAME__params): count entries of {offset, size} */
+#define MDLRI_MAX_PARAMS 8
+typedef struct {
+    uint32_t offset;
+    uint32_t size;
+} mdlri_host_param;
+typedef struct {
+    uint32_t count;
+    mdlri_host_param params[MDLRI_MAX_PARAMS];
+} mdlri_host_params;
+
+/* The share [*lo, *hi) of n elements that block `block_idx` of `num_blocks` computes: chunks of
+ * ceil(n / num_blocks) elements in block order (the last blocks' may be short or empty); no
+ * element belongs to two blocks, every element to one. */
+static inline void mdlri_block_range(int32_t n, uint32_t block_idx, uint32_t num_blocks,
+                                     int32_t *lo, int32_t *hi) {
+    *lo = *hi = 0;
+    if (n <= 0 || num_blocks == 0 || block_idx >= num_blocks) return;
+    int64_t chunk = ((int64_t)n + num_blocks - 1) / num_blocks;
+    int64_t a = (int64_t)block_idx * chunk, b = a + chunk;
+    *lo = (int32_t)(a < n ? a : n);
+    *hi = (int32_t)(b < n ? b : n);
+}
+
 MDLRI_HOST_KERNEL void fallback_main(void *args, size_t args_size, uint32_t block_idx,
                                      uint32_t num_blocks);
 MDLRI_HOST_KERNEL void fallback_postprocess(void *args, size_t args_size, uint32_t block_idx,
@@ -82,5 +116,19 @@ MDLRI_HOST_KERNEL int wait_flag__ready(const void *args, size_t args_size);
 MDLRI_HOST_KERNEL void trap_if(void *args, size_t args_size, uint32_t block_idx,
                                uint32_t num_blocks);
 MDLRI_HOST_KERNEL int trap_if__fault(const void *args, size_t args_size);
+
+/* parameter tables (see the top of this file) */
+#define MDLRI_PARAMS_DECL(name) MDLRI_HOST_KERNEL extern const mdlri_host_params name##__params
+MDLRI_PARAMS_DECL(fallback_main);
+MDLRI_PARAMS_DECL(fallback_postprocess);
+MDLRI_PARAMS_DECL(affine);
+MDLRI_PARAMS_DECL(add);
+MDLRI_PARAMS_DECL(accumulate);
+MDLRI_PARAMS_DECL(fill);
+MDLRI_PARAMS_DECL(copy);
+MDLRI_PARAMS_DECL(axpy_f32);
+MDLRI_PARAMS_DECL(mul_f32);
+MDLRI_PARAMS_DECL(wait_flag);
+MDLRI_PARAMS_DECL(trap_if);
 
 #endif

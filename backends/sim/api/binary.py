@@ -1,5 +1,6 @@
 """Kernel binary API (emulator ``binary.c``): aclrtBinaryLoadFromFile,
-aclrtBinaryGetFunction, aclrtBinaryUnLoad, aclrtLaunchKernelWithHostArgs."""
+aclrtBinaryGetFunction, aclrtBinaryUnLoad, aclrtFunctionGetParamCount/Info,
+aclrtLaunchKernelWithHostArgs."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from mdlri_conformance.kernel import catalog
 
 from ..attributes import parse_cfg, timeout_seconds
 from ..device import KernelOp
-from ..guard import NO_CTX_OUT, guarded
+from ..guard import NO_CTX, NO_CTX_OUT, guarded
 from ..handles import live
 from ..kernels import BinHandle, FuncHandle, parse_manifest
 from ..model import TaskRecord
@@ -60,6 +61,35 @@ class BinaryApi:
             fn.alive = False
         self._binaries.remove(bin_handle)
         return OK
+
+    @guarded(lambda a: (E_NULL if a["func"] is None or a["null_out"] else NO_CTX, UNWRITTEN))
+    def function_get_param_count(self, func: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        """aclrtFunctionGetParamCount: the number of fields of the kernel's argument struct
+        (KRN-02). NULL func / count 100000 (ACL layer, before the context), a function that is
+        not live 107017 (KRN-03)."""
+        if func is None or null_out:
+            return E_NULL, UNWRITTEN
+        if not live(func, FuncHandle):
+            return E_HANDLE, UNWRITTEN
+        return OK, len(func.spec.fields)
+
+    @guarded(lambda a: (E_NULL if a["func"] is None or (a["null_offset"] and a["null_size"])
+                        else NO_CTX, UNWRITTEN, UNWRITTEN))
+    def function_get_param_info(self, func: Any, index: int, *, null_offset: bool = False,
+                                null_size: bool = False) -> tuple[int, Any, Any]:
+        """aclrtFunctionGetParamInfo: the ``(offset, size)`` of field ``index`` in the
+        kernel's argument bytes, the layout its ``spec`` packs with (KRN-02). NULL func, or
+        offset and size both NULL, 100000; not live 107017; ``index`` >= the count 107000;
+        a NULL out-pointer leaves only that value unwritten (KRN-03)."""
+        if func is None or (null_offset and null_size):
+            return E_NULL, UNWRITTEN, UNWRITTEN
+        if not live(func, FuncHandle):
+            return E_HANDLE, UNWRITTEN, UNWRITTEN
+        slots = func.spec.layout
+        if not is_int(index) or not 0 <= int(index) < len(slots):
+            return E_PARAM, UNWRITTEN, UNWRITTEN
+        offset, size = slots[int(index)]
+        return OK, UNWRITTEN if null_offset else offset, UNWRITTEN if null_size else size
 
     @guarded()
     def launch_kernel_with_host_args(self, func_handle: Any, num_blocks: int, stream: Any,
@@ -115,7 +145,8 @@ class BinaryApi:
             self.mem.write(addr, data[:size])
             self._enqueue(st, KernelOp(func_handle.spec, addr, size,
                                        release=lambda a=addr: self.mem.free(a),
-                                       timeout_s=timeout_seconds(attrs)))
+                                       timeout_s=timeout_seconds(attrs),
+                                       num_blocks=int(num_blocks)))
             return OK
         addr = self.mem.alloc(size, "internal")
         self.mem.write(addr, data[:size])

@@ -485,6 +485,9 @@ MDLRI_API aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadO
 MDLRI_API aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kernelName,
                                           aclrtFuncHandle *funcHandle);
 MDLRI_API aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle);
+MDLRI_API aclError aclrtFunctionGetParamCount(const void *func, size_t *paramCount);
+MDLRI_API aclError aclrtFunctionGetParamInfo(const void *func, size_t paramIndex,
+                                             size_t *paramOffset, size_t *paramSize);
 MDLRI_API aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uint32_t numBlocks,
                                                  aclrtStream stream, aclrtLaunchKernelCfg *cfg,
                                                  void *hostArgs, size_t argsSize,

@@ -127,6 +127,19 @@ typedef int (*emu_ready_fn)(const void *args, size_t args_size);
  * the launch raises an AI Core exception instead of running */
 typedef int (*emu_fault_fn)(const void *args, size_t args_size);
 
+/* A kernel's parameter layout: one {offset, size} per parameter, in parameter order; the
+ * library's `const NAME__params` table has the same layout (kernel/host/mdlri_host_kernel.h). */
+#define EMU_MAX_PARAMS 8
+/* the largest argument struct a host kernel may have (its own layout) */
+#define EMU_KERNEL_ARGS_MAX 256
+typedef struct {
+    uint32_t offset, size;
+} emu_param;
+typedef struct {
+    uint32_t count;
+    emu_param params[EMU_MAX_PARAMS];
+} emu_param_table;
+
 struct emu_func {
     uint32_t magic;
     emu_bin *bin;
@@ -134,7 +147,20 @@ struct emu_func {
     emu_ready_fn ready; /* NULL: always ready */
     emu_fault_fn fault; /* NULL: never faults */
     char name[128];
+    /* parameters (binary.c): `own` is the kernel's argument struct (NAME__params), `reported`
+     * what aclrtFunctionGetParamCount/Info answer and the layout the launched argument bytes
+     * are read in (MDLRI_EMU_PARAM_LAYOUT); has_params 0: the library has no table (107000) */
+    int has_params;
+    emu_param_table own, reported;
+    size_t own_size;      /* sizeof the kernel's struct (the end of its last member, to 8) */
+    size_t reported_size; /* the end of the last reported parameter */
+    int relaid;           /* reported != own: each parameter is moved before the kernel runs */
 };
+
+/* binary.c: the argument bytes of kernel op `o` in the kernel's own layout: `o->args` itself,
+ * or a copy in `buf` (EMU_KERNEL_ARGS_MAX bytes) when the launch layout differs; *size is
+ * the size to pass (0 when the launched bytes are too short for the reported layout). */
+const void *emu_kernel_args(const emu_op *o, void *buf, size_t *size);
 
 /* a waiting kernel's start on the device (for its launch timeout), per work item */
 typedef struct {
@@ -326,6 +352,7 @@ enum {
     F_FAULT_NOT_STICKY,
     F_SETPARAMS_WITHOUT_UPDATE,
     F_WRONG_THREAD_END_LEAKS_MODE,
+    F_WHOLE_KERNEL_PER_BLOCK,
     F_COUNT
 };
 int emu_fault(int f);

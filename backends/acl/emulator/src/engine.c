@@ -108,8 +108,8 @@ static void wait_done(const emu_op *o) {
  * (the CQE's timeout bit -> TS_ERROR_TASK_TIMEOUT, task_manager.cc:378-392) and the item
  * records 107020 (error_code.cc:268, errcode_manage.cc:479); inside a replay 507011.
  * 1 = ready (run it), 0 = still waiting, -1 = timed out (done, not run). */
-static int kernel_wait(const emu_op *o, int *polling) {
-    if (!o->func->ready || o->func->ready(o->args, o->args_size)) {
+static int kernel_wait(const emu_op *o, const void *args, size_t args_size, int *polling) {
+    if (!o->func->ready || o->func->ready(args, args_size)) {
         wait_done(o);
         return 1;
     }
@@ -139,9 +139,12 @@ static int kernel_wait(const emu_op *o, int *polling) {
 static int run_op(const emu_op *o, int *polling) {
     switch (o->op) {
     case OP_KERNEL: {
-        int w = kernel_wait(o, polling);
+        unsigned char buf[EMU_KERNEL_ARGS_MAX];
+        size_t size;
+        void *args = (void *)emu_kernel_args(o, buf, &size); /* the kernel's own layout */
+        int w = kernel_wait(o, args, size, polling);
         if (w <= 0) return w < 0; /* still waiting, or timed out (done, not run) */
-        if (o->func->fault && o->func->fault(o->args, o->args_size)) {
+        if (o->func->fault && o->func->fault(args, size)) {
             /* FLD-09/10: an AI Core exception: not run. On a plain stream the stream's next
              * sync returns 507015 (davinci_kernel_task.cc:974-1026, stream.cc:1790-1829);
              * inside a replay the execution ends and the execute stream gets 507011
@@ -152,8 +155,17 @@ static int run_op(const emu_op *o, int *polling) {
                                                                 : ACL_ERROR_RT_AICORE_EXCEPTION;
             return 1;
         }
-        /* once per launch, block_idx 0: the catalog kernels do the whole operation */
-        o->func->fn(o->args, o->args_size, 0, o->num_blocks);
+        /* Every block runs, last block first (KRN-01): a device runs a launch's blocks at
+         * the same time in no set order, so a kernel may rely on neither; here a kernel that
+         * does the whole operation in every block (accumulate would add numBlocks times) or
+         * that expects block 0 to run first gives a wrong output too. numBlocks 0 (a
+         * SetParams value truncated to 16 bits, SETP-15) still runs one block. */
+        uint32_t blocks = o->num_blocks ? o->num_blocks : 1;
+        if (emu_fault(F_WHOLE_KERNEL_PER_BLOCK)) { /* each block believes it is alone */
+            for (uint32_t b = 0; b < blocks; b++) o->func->fn(args, size, 0, 1);
+            return 1;
+        }
+        for (uint32_t b = blocks; b-- > 0;) o->func->fn(args, size, b, blocks);
         return 1;
     }
     case OP_MEMCPY: memmove(o->dst, o->src, o->count); return 1;

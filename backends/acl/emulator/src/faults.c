@@ -17,6 +17,7 @@ static const char *const NAMES[F_COUNT] = {
     [F_FAULT_NOT_STICKY] = "fault-not-sticky",
     [F_SETPARAMS_WITHOUT_UPDATE] = "setparams-without-update",
     [F_WRONG_THREAD_END_LEAKS_MODE] = "wrong-thread-end-leaks-mode",
+    [F_WHOLE_KERNEL_PER_BLOCK] = "whole-kernel-per-block",
 };
 
 static unsigned g_faults;
