@@ -50,9 +50,10 @@ SENTINEL = -1
 MAX_STREAMS = 4
 #: captured models per case
 MAX_MODELS = 3
-#: the copy kinds a capture takes (MODE-01, MODE-14: host memory only when pinned)
+#: the copy directions (aclrtMemcpyKind) a capture takes (MODE-01, MODE-14: host memory
+#: only when pinned)
 COPY_KINDS = ("d2d", "h2d", "d2h")
-#: the copy kinds that involve host memory
+#: the copy directions that involve host memory
 HOST_COPY_KINDS = ("h2d", "d2h")
 #: device words are 64-bit unsigned
 WORD_MASK = (1 << 64) - 1
@@ -133,7 +134,7 @@ class Copy:
     """aclrtMemcpyAsync of a whole buffer into another of the same size, captured as a
     DEFAULT-type task that moves the bytes at every execution (CAP-01, TYPE-02, EXE-02).
 
-    ``kind`` "d2d": DEVICE_TO_DEVICE from ``buffers[src]`` to ``buffers[dst]``; "h2d":
+    ``direction`` (the aclrtMemcpyKind; "kind" is the JSON tag) "d2d": DEVICE_TO_DEVICE from ``buffers[src]`` to ``buffers[dst]``; "h2d":
     HOST_TO_DEVICE from the pinned ``hosts[src]`` to ``buffers[dst]``; "d2h": DEVICE_TO_HOST
     from ``buffers[src]`` to the pinned ``hosts[dst]``. Pinned host memory is read and
     written when the task runs, not at capture (CAP-19); a capture takes host memory only
@@ -142,19 +143,19 @@ class Copy:
     stream: int
     src: int
     dst: int
-    kind: str = "d2d"
+    direction: str = "d2d"
 
 
 @dataclass(frozen=True)
 class PageableCopy:
     """aclrtMemcpyAsync between ``buffers[buffer]`` and ordinary (pageable, not
-    aclrtMallocHost) host memory on a capturing stream, ``kind`` "h2d" or "d2h": rejected
+    aclrtMallocHost) host memory on a capturing stream, ``direction`` "h2d" or "d2h": rejected
     with 107000 in every capture mode; it issues no task, moves nothing and the capture goes
     on (MODE-14, MODE-12)."""
 
     stream: int
     buffer: int
-    kind: str = "h2d"
+    direction: str = "h2d"
 
 
 Op = Union[Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy, EndOnSide, PageableCopy]
@@ -392,8 +393,8 @@ def op_footprint(op: Op) -> Footprint:
     elif isinstance(op, Memset):
         writes.add(("buf", op.buffer))
     elif isinstance(op, Copy):
-        reads.add(("host" if op.kind == "h2d" else "buf", op.src))
-        writes.add(("host" if op.kind == "d2h" else "buf", op.dst))
+        reads.add(("host" if op.direction == "h2d" else "buf", op.src))
+        writes.add(("host" if op.direction == "d2h" else "buf", op.dst))
     return reads, writes
 
 
@@ -569,8 +570,8 @@ def _check_op(case: Case, op: Op, where: str) -> None:
     if isinstance(op, Copy):
         _check_copy(case, op, where)
     if isinstance(op, PageableCopy):
-        if op.kind not in HOST_COPY_KINDS:
-            raise GraphError(f"{where}: pageable_copy kind {op.kind!r} is not one of "
+        if op.direction not in HOST_COPY_KINDS:
+            raise GraphError(f"{where}: pageable_copy direction {op.direction!r} is not one of "
                              f"{HOST_COPY_KINDS}")
         if not 0 <= op.buffer < len(case.buffers):
             raise GraphError(f"{where}: buffer {op.buffer} out of range")
@@ -580,13 +581,13 @@ def _check_op(case: Case, op: Op, where: str) -> None:
 
 def _check_copy(case: Case, op: Copy, where: str) -> None:
     """A copy names a capturable kind (MODE-01) and two distinct regions of one size."""
-    if op.kind not in COPY_KINDS:
-        raise GraphError(f"{where}: copy kind {op.kind!r} is not one of {COPY_KINDS}")
-    src_pool = case.hosts if op.kind == "h2d" else case.buffers
-    dst_pool = case.hosts if op.kind == "d2h" else case.buffers
+    if op.direction not in COPY_KINDS:
+        raise GraphError(f"{where}: copy direction {op.direction!r} is not one of {COPY_KINDS}")
+    src_pool = case.hosts if op.direction == "h2d" else case.buffers
+    dst_pool = case.hosts if op.direction == "d2h" else case.buffers
     if not (0 <= op.src < len(src_pool) and 0 <= op.dst < len(dst_pool)):
-        raise GraphError(f"{where}: {op.kind} copy from {op.src} to {op.dst}, one out of range")
-    if (op.kind == "d2d" and op.src == op.dst) or len(src_pool[op.src]) != len(dst_pool[op.dst]):
+        raise GraphError(f"{where}: {op.direction} copy from {op.src} to {op.dst}, one out of range")
+    if (op.direction == "d2d" and op.src == op.dst) or len(src_pool[op.src]) != len(dst_pool[op.dst]):
         raise GraphError(f"{where}: copy needs two distinct buffers of one size")
 
 

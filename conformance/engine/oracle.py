@@ -486,7 +486,7 @@ class Program:
         elif isinstance(op, Memset):
             mem.fill_bytes(op.buffer, op.value)
         elif isinstance(op, Copy):
-            mem.copy(op.kind, op.src, op.dst)
+            mem.copy(op.direction, op.src, op.dst)
 
 
 def effective_ops(ops: list[Op | None], changes: dict[int, Pending]) -> list[Op | None]:

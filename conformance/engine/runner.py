@@ -305,7 +305,7 @@ class _Replay:
             n = 4 * len(self.case.buffers[op.buffer])
             host = np.zeros(len(self.case.buffers[op.buffer]), dtype=np.int32)
             self.pageable.append(host)  # ordinary numpy memory: pageable (MODE-14)
-            if op.kind == "h2d":
+            if op.direction == "h2d":
                 return self.b.memcpy_async(self.buf_addr[op.buffer], n, host, n,
                                            MemcpyKind.HOST_TO_DEVICE, s)
             return self.b.memcpy_async(host, n, self.buf_addr[op.buffer], n,
@@ -318,12 +318,12 @@ class _Replay:
     def issue_copy(self, op: Copy, s: Any) -> int:
         """aclrtMemcpyAsync of a whole buffer: DEVICE_TO_DEVICE, HOST_TO_DEVICE from a pinned
         host buffer or DEVICE_TO_HOST into one."""
-        if op.kind == "h2d":
+        if op.direction == "h2d":
             n = 4 * len(self.case.hosts[op.src])
             return self.b.memcpy_async(self.buf_addr[op.dst], n, self.hosts[op.src], n,
                                        MemcpyKind.HOST_TO_DEVICE, s)
         n = 4 * len(self.case.buffers[op.src])
-        if op.kind == "d2h":
+        if op.direction == "d2h":
             return self.b.memcpy_async(self.hosts[op.dst], n, self.buf_addr[op.src], n,
                                        MemcpyKind.DEVICE_TO_HOST, s)
         return self.b.memcpy_async(self.buf_addr[op.dst], n, self.buf_addr[op.src], n,
