@@ -213,7 +213,8 @@ def test_real_given_specs_are_in_every_shard(tmp_path: Path) -> None:
     seed (the same for any collection order); the case-file items are split as before."""
     given = {f"test_generated.py::test_generated_{n}" for n in (
         "results", "listing", "execute_while_updating", "negative", "emptied_stream",
-        "blocked", "failed_ends")}
+        "blocked", "failed_ends", "shared_models", "shared_models_listing", "copy_kinds",
+        "pageable_copy")}
     infos = {}
     for k, seed in ((1, 1), (1, 2), (2, 1), (3, 1)):
         res = subprocess.run([sys.executable, "-m", "pytest", str(SPEC_DIR / "test_generated.py"),
