@@ -134,9 +134,10 @@ class Copy:
     """aclrtMemcpyAsync of a whole buffer into another of the same size, captured as a
     DEFAULT-type task that moves the bytes at every execution (CAP-01, TYPE-02, EXE-02).
 
-    ``direction`` (the aclrtMemcpyKind; "kind" is the JSON tag) "d2d": DEVICE_TO_DEVICE from ``buffers[src]`` to ``buffers[dst]``; "h2d":
-    HOST_TO_DEVICE from the pinned ``hosts[src]`` to ``buffers[dst]``; "d2h": DEVICE_TO_HOST
-    from ``buffers[src]`` to the pinned ``hosts[dst]``. Pinned host memory is read and
+    ``direction`` (the aclrtMemcpyKind; "kind" is the JSON tag): "d2d" DEVICE_TO_DEVICE from
+    ``buffers[src]`` to ``buffers[dst]``; "h2d" HOST_TO_DEVICE from the pinned ``hosts[src]``
+    to ``buffers[dst]``; "d2h" DEVICE_TO_HOST from ``buffers[src]`` to the pinned
+    ``hosts[dst]``. Pinned host memory is read and
     written when the task runs, not at capture (CAP-19); a capture takes host memory only
     pinned (MODE-01, MODE-14: see :class:`PageableCopy`)."""
 
@@ -586,8 +587,10 @@ def _check_copy(case: Case, op: Copy, where: str) -> None:
     src_pool = case.hosts if op.direction == "h2d" else case.buffers
     dst_pool = case.hosts if op.direction == "d2h" else case.buffers
     if not (0 <= op.src < len(src_pool) and 0 <= op.dst < len(dst_pool)):
-        raise GraphError(f"{where}: {op.direction} copy from {op.src} to {op.dst}, one out of range")
-    if (op.direction == "d2d" and op.src == op.dst) or len(src_pool[op.src]) != len(dst_pool[op.dst]):
+        raise GraphError(f"{where}: {op.direction} copy from {op.src} to {op.dst}, "
+                         "one out of range")
+    same = op.direction == "d2d" and op.src == op.dst
+    if same or len(src_pool[op.src]) != len(dst_pool[op.dst]):
         raise GraphError(f"{where}: copy needs two distinct buffers of one size")
 
 

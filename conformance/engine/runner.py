@@ -18,11 +18,11 @@
    their signatures (:mod:`conformance.engine.signature`).
 4. The plan, step by step (SETP-01, DIS-01, UPD-05, EXE-02, TMO-01/02/03/06), every API
    error becoming an observation; every model executes on stream 0 (EXE-01) and a Sync
-   reads back every buffer, word and pinned host buffer. In a case whose executions can block on a value wait
-   (:func:`conformance.engine.case_facts.may_block`), syncs and stream queries run with a host
-   deadline (:mod:`conformance.engine.deadline`): one that does not return is observed as
-   such and ends the plan; an expired sync is observed with whether it waited 90 % of its
-   timeout (a lower bound, never a speed check).
+   reads back every buffer, word and pinned host buffer. In a case whose executions can
+   block on a value wait (:func:`conformance.engine.case_facts.may_block`), syncs and
+   stream queries run with a host deadline (:mod:`conformance.engine.deadline`): one that
+   does not return is observed as such and ends the plan; an expired sync is observed with
+   whether it waited 90 % of its timeout (a lower bound, never a speed check).
 
 :func:`replay` returns a :class:`Replayed` list that also says where a call first answered
 207000 / 207019 (``contract.NOT_SUPPORTED_CODES``); :func:`compare` reports a difference at
