@@ -472,12 +472,18 @@ def stream_models(case: Case) -> list[int]:
 
 
 def model_streams(case: Case, model: int) -> list[int]:
-    """The user streams of ``model``, in index order (its origin among them)."""
+    """The user streams of ``model``, in index order (its origin among them); every stream
+    of a one-model case."""
+    if case.models == 1:
+        return list(range(case.streams)) if model == 0 else []
     return [s for s, m in enumerate(stream_models(case)) if m == model]
 
 
 def op_models(case: Case) -> list[int]:
-    """The model of every op (the model of its stream)."""
+    """The model of every op (the model of its stream; 0 for every op of a one-model
+    case)."""
+    if case.models == 1:
+        return [0] * len(case.ops)
     sm = stream_models(case)
     return [sm[op.stream] if 0 <= op.stream < case.streams else -1 for op in case.ops]
 
