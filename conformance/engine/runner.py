@@ -542,9 +542,10 @@ def uses_waits(case: Case) -> bool:
 def judgeable(caps: Iterable[Cap], case: Case,
               phases: tuple[str, ...] | None = None) -> Callable[[Observation], bool]:
     """Which observations a backend with ``caps`` can be judged on: the ``phases`` (all when
-    None); buffer and word contents only with data movement, only when the waits that order
-    the case's work really block (``Cap.BLOCKING_WAIT``, for cases with waits), and buffers
-    of a case with kernels only with kernel execution too; the NOP of an emptied stream only
+    None); buffer, word and pinned host buffer contents only with data movement, only when
+    the waits that order the case's work really block (``Cap.BLOCKING_WAIT``, for cases with
+    waits), and buffers and host buffers of a case with kernels only with kernel execution
+    too; the NOP of an emptied stream only
     with ``Cap.INTERNAL_TASKS``. Return codes, listing and seq ids always."""
     have = set(caps)
     data = Cap.DATA_MOVEMENT in have and (Cap.BLOCKING_WAIT in have or not uses_waits(case))
