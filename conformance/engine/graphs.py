@@ -2,17 +2,28 @@
 
 A :class:`Case` is plain data, JSON round-trippable, and independent of any backend:
 
-* ``streams`` user streams (1-4); stream 0 is the origin that begins and ends the capture.
-  Every other stream joins the capture by waiting on an event recorded on a capturing
-  stream (XS-01) and must end with a record that another stream waits on (XS-02).
+* ``streams`` user streams (1-4 per model); stream 0 is the origin that begins and ends the
+  capture. Every other stream joins the capture by waiting on an event recorded on a
+  capturing stream (XS-01) and must end with a record that another stream waits on (XS-02).
+* ``origins`` (default ``[0]``): one origin stream per captured *model* (1-3). Model ``m``'s
+  capture begins on ``origins[m]`` right before the first op issued on one of its streams
+  and ends right after its last one, so the models are captured one after the other or
+  with their captures open together (CAP-07). A side stream belongs to the model of the
+  event it first waits on; an event never crosses models (XS-07). Every model shares the
+  case's buffers, words and host buffers, and all of them execute on stream 0, one after
+  the other in plan order (EXE-01), so memory carries from one model to the next.
 * ``buffers``: device int32 buffers with their initial contents (outputs start at the
-  sentinel -1); ``words``: 64-bit device words for value write/wait, with initial values.
+  sentinel -1); ``words``: 64-bit device words for value write/wait, with initial values;
+  ``hosts`` (default none): pinned host int32 buffers (aclrtMallocHost) that captured
+  copies read and write (MODE-01, CAP-19).
 * ``ops``: what is issued during the capture, in host issue order (kernel launches from
-  the catalog, event record/wait, value write/wait, memset, device-to-device copy, and
-  ``end_on_side``: a
-  CaptureEnd on a joined side stream, which must fail, CAP-11).
-* ``plan``: the host steps after CaptureEnd (SetParams, Disable, Update, Execute, Sync,
-  Query, and HostWrite: a host store into a word, which releases a blocked value wait).
+  the catalog, event record/wait, value write/wait, memset, copies of every capturable
+  kind: device-to-device, pinned host-to-device and device-to-pinned host; ``pageable_copy``:
+  an async copy with ordinary host memory, which a capturing stream rejects, MODE-14;
+  and ``end_on_side``: a CaptureEnd on a joined side stream, which must fail, CAP-11).
+* ``plan``: the host steps after CaptureEnd (SetParams, Disable, Update and Execute of a
+  model, Sync, Query, HostWrite: a host store into a word, which releases a blocked value
+  wait, and HostFill: a host store into a pinned host buffer between executions).
 
 A value wait on a *host word* (a word no captured op writes) may block an execution until a
 plan step stores a satisfying value (TMO-01, TMO-03, TMO-06); a side stream whose last op is
@@ -28,14 +39,22 @@ with a one-line message.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Union
 
 from mdlri_conformance.kernel import catalog
 
 SCHEMA = 1
 SENTINEL = -1
+#: user streams per model
 MAX_STREAMS = 4
+#: captured models per case
+MAX_MODELS = 3
+#: the copy directions (aclrtMemcpyKind) a capture takes (MODE-01, MODE-14: host memory
+#: only when pinned)
+COPY_KINDS = ("d2d", "h2d", "d2h")
+#: the copy directions that involve host memory
+HOST_COPY_KINDS = ("h2d", "d2h")
 #: device words are 64-bit unsigned
 WORD_MASK = (1 << 64) - 1
 
@@ -112,13 +131,32 @@ class EndOnSide:
 
 @dataclass(frozen=True)
 class Copy:
-    """aclrtMemcpyAsync(DEVICE_TO_DEVICE) of a whole buffer into another of the same size:
-    captured as a DEFAULT-type task (CAP-01, TYPE-02; the other kinds involve host memory,
-    which a capture only takes pinned, MODE-01)."""
+    """aclrtMemcpyAsync of a whole buffer into another of the same size, captured as a
+    DEFAULT-type task that moves the bytes at every execution (CAP-01, TYPE-02, EXE-02).
+
+    ``direction`` (the aclrtMemcpyKind; "kind" is the JSON tag): "d2d" DEVICE_TO_DEVICE from
+    ``buffers[src]`` to ``buffers[dst]``; "h2d" HOST_TO_DEVICE from the pinned ``hosts[src]``
+    to ``buffers[dst]``; "d2h" DEVICE_TO_HOST from ``buffers[src]`` to the pinned
+    ``hosts[dst]``. Pinned host memory is read and
+    written when the task runs, not at capture (CAP-19); a capture takes host memory only
+    pinned (MODE-01, MODE-14: see :class:`PageableCopy`)."""
 
     stream: int
     src: int
     dst: int
+    direction: str = "d2d"
+
+
+@dataclass(frozen=True)
+class PageableCopy:
+    """aclrtMemcpyAsync between ``buffers[buffer]`` and ordinary (pageable, not
+    aclrtMallocHost) host memory on a capturing stream, ``direction`` "h2d" or "d2h": rejected
+    with 107000 in every capture mode; it issues no task, moves nothing and the capture goes
+    on (MODE-14, MODE-12)."""
+
+    stream: int
+    buffer: int
+    direction: str = "h2d"
 
 
 @dataclass(frozen=True)
@@ -130,11 +168,12 @@ class OutsideWait:
     stream: int
 
 
-Op = Union[Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy, EndOnSide, OutsideWait]
+Op = Union[Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy, EndOnSide, PageableCopy,
+           OutsideWait]
 #: the ops that issue a task (the others are host calls made during the capture)
 TASK_OPS = (Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy)
-#: host calls made during the capture that issue no task and order nothing
-HOST_CALL_OPS = (EndOnSide, OutsideWait)
+#: host calls made during the capture that issue no task and take part in no ordering
+NO_TASK_OPS = (EndOnSide, PageableCopy, OutsideWait)
 #: the ops whose tasks are DEFAULT: listed, but neither identifiable nor disableable
 DEFAULT_OPS = (Memset, Copy)
 
@@ -177,14 +216,19 @@ class Disable:
 
 @dataclass(frozen=True)
 class Update:
-    """aclmdlRIUpdate."""
+    """aclmdlRIUpdate of model ``model``."""
+
+    model: int = 0
 
 
 @dataclass(frozen=True)
 class Execute:
-    """aclmdlRIExecuteAsync on the origin stream, ``times`` times in a row."""
+    """aclmdlRIExecuteAsync of model ``model`` on stream 0 (model 0's origin), ``times``
+    times in a row: every execution of every model queues behind the earlier ones
+    (EXE-01)."""
 
     times: int = 1
+    model: int = 0
 
 
 @dataclass(frozen=True)
@@ -210,11 +254,22 @@ class Query:
 
 
 @dataclass(frozen=True)
+class HostFill:
+    """A plain host store of ``value`` into every element of the pinned ``hosts[host]``
+    while no execution is in flight (no API call, nothing observed): a captured copy from
+    it moves the new contents at the next execution (CAP-19)."""
+
+    host: int
+    value: int
+
+
+@dataclass(frozen=True)
 class Destroy:
-    """aclmdlRIDestroy of the model. With ``release_word`` set, a host thread stores
+    """aclmdlRIDestroy of model 0. With ``release_word`` set, a host thread stores
     ``release_value`` into that host word ``after_ms`` after the call began: Destroy of a
     model whose execution is blocked waits for it (it polls for about 10 s, LIFE-03), so the
-    store releases the execution and Destroy returns 0 only after it. Only Sync may follow."""
+    store releases the execution and Destroy returns 0 only after it. Only Sync may follow;
+    a case of one model only."""
 
     release_word: int | None = None
     release_value: int = 0
@@ -222,7 +277,7 @@ class Destroy:
 
 
 Step = Union[SetKernel, SetValue, SetBadType, Disable, Update, Execute, Sync, HostWrite, Query,
-             Destroy]
+             HostFill, Destroy]
 
 # ---------------------------------------------------------------------------------------------
 # the case
@@ -241,19 +296,33 @@ class Case:
     name: str = ""
     note: str = ""
     schema: int = SCHEMA
+    origins: list[int] = field(default_factory=lambda: [0])
+    hosts: list[list[int]] = field(default_factory=list)
 
     def task_count(self) -> int:
         """Captured user tasks (the size measure of a counterexample)."""
         return len(self.ops)
 
+    @property
+    def models(self) -> int:
+        """How many models the case captures (one per origin stream)."""
+        return len(self.origins)
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The JSON object; ``origins`` and ``hosts`` only when they differ from the
+        defaults, so a one-model case without host buffers reads as before."""
+        out: dict[str, Any] = {
             "schema": self.schema, "name": self.name, "note": self.note,
             "streams": self.streams, "buffers": self.buffers, "words": self.words,
             "events": self.events,
-            "ops": [_tagged(o) for o in self.ops],
-            "plan": [_tagged(s) for s in self.plan],
         }
+        if self.origins != [0]:
+            out["origins"] = self.origins
+        if self.hosts:
+            out["hosts"] = self.hosts
+        out["ops"] = [_tagged(o) for o in self.ops]
+        out["plan"] = [_tagged(s) for s in self.plan]
+        return out
 
     def to_json(self, indent: int | None = 1) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -261,12 +330,12 @@ class Case:
 
 _OPS: dict[str, type] = {"launch": Launch, "record": Record, "wait": Wait,
                          "value_write": ValueWrite, "value_wait": ValueWait, "memset": Memset,
-                         "copy": Copy,
+                         "copy": Copy, "pageable_copy": PageableCopy,
                          "end_on_side": EndOnSide, "outside_wait": OutsideWait}
 _STEPS: dict[str, type] = {"set_kernel": SetKernel, "set_value": SetValue,
                            "set_bad_type": SetBadType, "disable": Disable, "update": Update,
                            "execute": Execute, "sync": Sync, "host_write": HostWrite,
-                           "query": Query, "destroy": Destroy}
+                           "query": Query, "host_fill": HostFill, "destroy": Destroy}
 _TAG = {cls: tag for tag, cls in {**_OPS, **_STEPS}.items()}
 
 
@@ -297,7 +366,9 @@ def from_dict(d: Any) -> Case:
             words=[int(w) for w in d.get("words", [])], events=int(d.get("events", 0)),
             ops=[_build(_OPS, o, f"ops[{i}]") for i, o in enumerate(d["ops"])],
             plan=[_build(_STEPS, s, f"plan[{i}]") for i, s in enumerate(d.get("plan", []))],
-            name=str(d.get("name", "")), note=str(d.get("note", "")))
+            name=str(d.get("name", "")), note=str(d.get("note", "")),
+            origins=[int(o) for o in d.get("origins", [0])],
+            hosts=[list(map(int, h)) for h in d.get("hosts", [])])
     except KeyError as exc:
         raise GraphError(f"case: missing field {exc}") from None
     except (TypeError, ValueError) as exc:
@@ -320,13 +391,13 @@ def from_json(text: str) -> Case:
 # footprints and ordering
 
 
-#: (reads, writes) of an op: ("buf", i) / ("word", i) references
+#: (reads, writes) of an op: ("buf", i) / ("word", i) / ("host", i) references
 Footprint = tuple[set[tuple[str, int]], set[tuple[str, int]]]
 
 
 def op_footprint(op: Op) -> Footprint:
-    """(reads, writes) of an op as sets of ("buf", i) / ("word", i); KeyError names an
-    unknown kernel."""
+    """(reads, writes) of an op as sets of ("buf", i) / ("word", i) / ("host", i); KeyError
+    names an unknown kernel."""
     reads: set[tuple[str, int]] = set()
     writes: set[tuple[str, int]] = set()
     if isinstance(op, Launch):
@@ -345,8 +416,8 @@ def op_footprint(op: Op) -> Footprint:
     elif isinstance(op, Memset):
         writes.add(("buf", op.buffer))
     elif isinstance(op, Copy):
-        reads.add(("buf", op.src))
-        writes.add(("buf", op.dst))
+        reads.add(("host" if op.direction == "h2d" else "buf", op.src))
+        writes.add(("host" if op.direction == "d2h" else "buf", op.dst))
     return reads, writes
 
 
@@ -375,14 +446,15 @@ def happens_before_ops(ops: list[Op | None]) -> list[set[int]]:
     entries (ops a plan removed) take part in nothing.
 
     Edges: program order on a stream, and record(e) -> every later wait(e). The host calls
-    of :data:`HOST_CALL_OPS` issue no task and take part in nothing either.
+    of :data:`NO_TASK_OPS` issue no task and take part in nothing either. Ops of different
+    models are never ordered here: what orders them is the execution order (EXE-01).
     """
     before: list[set[int]] = []
     last_on: dict[int, int] = {}
     record_of: dict[int, int] = {}
     for i, op in enumerate(ops):
         preds: set[int] = set()
-        if op is not None and not isinstance(op, HOST_CALL_OPS):
+        if op is not None and not isinstance(op, NO_TASK_OPS):
             if op.stream in last_on:
                 j = last_on[op.stream]
                 preds |= before[j] | {j}
@@ -401,81 +473,190 @@ def happens_before(case: Case) -> list[set[int]]:
     return happens_before_ops(list(case.ops))
 
 
+def stream_models(case: Case) -> list[int]:
+    """The model of every user stream: ``m`` for ``origins[m]``; a side stream belongs to
+    the model of the event it first waits on (XS-01); -1 for a stream that never joins
+    (:func:`check` rejects it). Reads the ops as given, without checking them."""
+    model = [-1] * case.streams
+    for m, origin in enumerate(case.origins):
+        if 0 <= origin < case.streams:
+            model[origin] = m
+    record_model: dict[int, int] = {}
+    for op in case.ops:
+        if not 0 <= getattr(op, "stream", -1) < case.streams:
+            continue
+        if isinstance(op, Wait) and model[op.stream] < 0 and op.event in record_model:
+            model[op.stream] = record_model[op.event]
+        if isinstance(op, Record) and model[op.stream] >= 0:
+            record_model.setdefault(op.event, model[op.stream])
+    return model
+
+
+def model_streams(case: Case, model: int) -> list[int]:
+    """The user streams of ``model``, in index order (its origin among them); every stream
+    of a one-model case."""
+    if case.models == 1:
+        return list(range(case.streams)) if model == 0 else []
+    return [s for s, m in enumerate(stream_models(case)) if m == model]
+
+
+def op_models(case: Case) -> list[int]:
+    """The model of every op (the model of its stream; 0 for every op of a one-model
+    case)."""
+    if case.models == 1:
+        return [0] * len(case.ops)
+    sm = stream_models(case)
+    return [sm[op.stream] if 0 <= op.stream < case.streams else -1 for op in case.ops]
+
+
+def model_events(case: Case, model: int) -> set[int]:
+    """The events recorded on the streams of ``model``."""
+    sm = stream_models(case)
+    return {op.event for op in case.ops if isinstance(op, Record) and sm[op.stream] == model}
+
+
 def check(case: Case) -> None:
     """Raise GraphError unless the case stays inside defined behaviour."""
-    if not 1 <= case.streams <= MAX_STREAMS:
-        raise GraphError(f"streams: {case.streams} is not in 1..{MAX_STREAMS}")
+    _check_models(case)
     for i, b in enumerate(case.buffers):
         if not b:
             raise GraphError(f"buffers[{i}]: empty")
-    joined = {0}
+    for i, h in enumerate(case.hosts):
+        if not h:
+            raise GraphError(f"hosts[{i}]: empty")
+    model = list(case.origins)
+    joined = {o: m for m, o in enumerate(model)}
     recorded: dict[int, int] = {}
-    waited: set[int] = set()
+    event_model: dict[int, int] = {}
     for i, op in enumerate(case.ops):
         where = f"ops[{i}]"
         if not 0 <= op.stream < case.streams:
             raise GraphError(f"{where}: stream {op.stream} out of range")
+        if isinstance(op, (Record, Wait)) and not 0 <= op.event < case.events:
+            raise GraphError(f"{where}: event {op.event} out of range")
         if op.stream not in joined:
-            if isinstance(op, HOST_CALL_OPS):
+            if isinstance(op, NO_TASK_OPS):
                 raise GraphError(f"{where}: {_TAG[type(op)]} on stream {op.stream}, which has "
                                  "not joined the capture")
             if not (isinstance(op, Wait) and op.event in recorded):
                 raise GraphError(f"{where}: stream {op.stream} must join the capture by waiting "
                                  "on a recorded event first")
-            joined.add(op.stream)
-        if isinstance(op, (Record, Wait)) and not 0 <= op.event < case.events:
-            raise GraphError(f"{where}: event {op.event} out of range")
+            joined[op.stream] = event_model[op.event]
+        if isinstance(op, (Record, Wait)) and op.event in event_model \
+                and event_model[op.event] != joined[op.stream]:
+            raise GraphError(f"{where}: event {op.event} belongs to model "
+                             f"{event_model[op.event]}, stream {op.stream} to model "
+                             f"{joined[op.stream]} (a cross-model event, XS-07)")
         if isinstance(op, Record):
             if op.event in recorded:
                 raise GraphError(f"{where}: event {op.event} recorded twice")
             recorded[op.event] = i
-        if isinstance(op, Wait):
-            if op.event not in recorded:
-                raise GraphError(f"{where}: wait on event {op.event} before its record")
-            waited.add(op.event)
-        if isinstance(op, Launch):
-            _check_launch(case, op, where)
-        if isinstance(op, (ValueWrite, ValueWait)) and not 0 <= op.word < len(case.words):
-            raise GraphError(f"{where}: word {op.word} out of range")
-        if isinstance(op, Memset) and not 0 <= op.buffer < len(case.buffers):
-            raise GraphError(f"{where}: buffer {op.buffer} out of range")
-        if isinstance(op, Copy):
-            if not (0 <= op.src < len(case.buffers) and 0 <= op.dst < len(case.buffers)):
-                raise GraphError(f"{where}: copy between buffers {op.src} and {op.dst}, "
-                                 "one out of range")
-            if op.src == op.dst or len(case.buffers[op.src]) != len(case.buffers[op.dst]):
-                raise GraphError(f"{where}: copy needs two distinct buffers of one size")
-        if isinstance(op, EndOnSide) and op.stream == 0:
-            raise GraphError(f"{where}: end_on_side on the origin stream ends the capture")
+            event_model[op.event] = joined[op.stream]
+        if isinstance(op, Wait) and op.event not in recorded:
+            raise GraphError(f"{where}: wait on event {op.event} before its record")
+        _check_op(case, op, where)
     _check_joins(case)
     _check_races(case)
     _check_value_waits(case)
     for i, step in enumerate(case.plan):
-        if isinstance(step, HostWrite):
-            if not 0 <= step.word < len(case.words):
-                raise GraphError(f"plan[{i}]: word {step.word} out of range")
-            if not 0 <= step.value <= WORD_MASK:
-                raise GraphError(f"plan[{i}]: value {step.value} is not a 64-bit unsigned word")
-            if step.word not in host_words(case):
-                raise GraphError(f"plan[{i}]: word {step.word} is written by a captured op")
+        _check_step(case, step, f"plan[{i}]")
         if isinstance(step, Destroy):
             _check_destroy(case, i, step)
-        op_index = getattr(step, "op", None)
-        if op_index is not None and not 0 <= op_index < len(case.ops):
-            raise GraphError(f"plan[{i}]: op {op_index} out of range")
-        if isinstance(step, SetKernel):
-            target = case.ops[step.op]
-            if not isinstance(target, Launch):
-                raise GraphError(f"plan[{i}]: set_kernel on a {_TAG[type(target)]} op")
-            new = Launch(target.stream, step.kernel or target.kernel, step.args, target.num_blocks)
-            if catalog.get(new.kernel).fields != catalog.get(target.kernel).fields:
-                raise GraphError(f"plan[{i}]: kernel {new.kernel} changes the argument layout")
-            _check_launch(case, new, f"plan[{i}]")
+
+
+def _check_models(case: Case) -> None:
+    """1..MAX_MODELS models with distinct origins, at most MAX_STREAMS streams each; several
+    models only with every side stream joined and no end_on_side (those negatives leave the
+    capture failed or ended early, which one model shows alone)."""
+    if not 1 <= case.models <= MAX_MODELS:
+        raise GraphError(f"origins: {case.models} models is not in 1..{MAX_MODELS}")
+    if not 1 <= case.streams <= MAX_STREAMS * case.models:
+        raise GraphError(f"streams: {case.streams} is not in 1..{MAX_STREAMS * case.models}")
+    if len(set(case.origins)) != case.models or \
+            not all(0 <= o < case.streams for o in case.origins):
+        raise GraphError(f"origins: {case.origins} are not distinct streams of the case")
+    if case.models == 1 and case.origins != [0]:
+        raise GraphError("origins: a one-model case captures from stream 0")
+    sm = stream_models(case)
+    for m in range(case.models):
+        if sm.count(m) > MAX_STREAMS:
+            raise GraphError(f"model {m}: {sm.count(m)} streams, more than {MAX_STREAMS}")
+    if case.models > 1:
+        for m, o in enumerate(case.origins):
+            if not any(isinstance(op, TASK_OPS) and op.stream == o for op in case.ops):
+                raise GraphError(f"model {m}: its origin stream {o} issues nothing")
+        if any(isinstance(op, EndOnSide) for op in case.ops):
+            raise GraphError("ops: end_on_side in a case of several models")
+
+
+def _check_op(case: Case, op: Op, where: str) -> None:
+    """The references of one op are in range and its copy endpoints fit."""
+    if isinstance(op, Launch):
+        _check_launch(case, op, where)
+    if isinstance(op, (ValueWrite, ValueWait)) and not 0 <= op.word < len(case.words):
+        raise GraphError(f"{where}: word {op.word} out of range")
+    if isinstance(op, Memset) and not 0 <= op.buffer < len(case.buffers):
+        raise GraphError(f"{where}: buffer {op.buffer} out of range")
+    if isinstance(op, Copy):
+        _check_copy(case, op, where)
+    if isinstance(op, PageableCopy):
+        if op.direction not in HOST_COPY_KINDS:
+            raise GraphError(f"{where}: pageable_copy direction {op.direction!r} is not one of "
+                             f"{HOST_COPY_KINDS}")
+        if not 0 <= op.buffer < len(case.buffers):
+            raise GraphError(f"{where}: buffer {op.buffer} out of range")
+    if isinstance(op, EndOnSide) and op.stream in case.origins:
+        raise GraphError(f"{where}: end_on_side on the origin stream ends the capture")
+
+
+def _check_copy(case: Case, op: Copy, where: str) -> None:
+    """A copy names a capturable kind (MODE-01) and two distinct regions of one size."""
+    if op.direction not in COPY_KINDS:
+        raise GraphError(f"{where}: copy direction {op.direction!r} is not one of {COPY_KINDS}")
+    src_pool = case.hosts if op.direction == "h2d" else case.buffers
+    dst_pool = case.hosts if op.direction == "d2h" else case.buffers
+    if not (0 <= op.src < len(src_pool) and 0 <= op.dst < len(dst_pool)):
+        raise GraphError(f"{where}: {op.direction} copy from {op.src} to {op.dst}, "
+                         "one out of range")
+    same = op.direction == "d2d" and op.src == op.dst
+    if same or len(src_pool[op.src]) != len(dst_pool[op.dst]):
+        raise GraphError(f"{where}: copy needs two distinct buffers of one size")
+
+
+def _check_step(case: Case, step: Step, where: str) -> None:
+    """A plan step's references are in range (HostWrite only to a host word)."""
+    if isinstance(step, HostWrite):
+        if not 0 <= step.word < len(case.words):
+            raise GraphError(f"{where}: word {step.word} out of range")
+        if not 0 <= step.value <= WORD_MASK:
+            raise GraphError(f"{where}: value {step.value} is not a 64-bit unsigned word")
+        if step.word not in host_words(case):
+            raise GraphError(f"{where}: word {step.word} is written by a captured op")
+    if isinstance(step, HostFill) and not 0 <= step.host < len(case.hosts):
+        raise GraphError(f"{where}: host buffer {step.host} out of range")
+    if isinstance(step, (Update, Execute)) and not 0 <= step.model < case.models:
+        raise GraphError(f"{where}: model {step.model} out of range")
+    op_index = getattr(step, "op", None)
+    if op_index is not None and not 0 <= op_index < len(case.ops):
+        raise GraphError(f"{where}: op {op_index} out of range")
+    if op_index is not None and isinstance(case.ops[op_index], NO_TASK_OPS):
+        raise GraphError(f"{where}: op {op_index} issues no task")
+    if isinstance(step, SetKernel):
+        target = case.ops[step.op]
+        if not isinstance(target, Launch):
+            raise GraphError(f"{where}: set_kernel on a {_TAG[type(target)]} op")
+        new = Launch(target.stream, step.kernel or target.kernel, step.args, target.num_blocks)
+        if catalog.get(new.kernel).fields != catalog.get(target.kernel).fields:
+            raise GraphError(f"{where}: kernel {new.kernel} changes the argument layout")
+        _check_launch(case, new, where)
 
 
 def _check_destroy(case: Case, i: int, step: Destroy) -> None:
     """A Destroy ends the model's part of the plan (only Syncs follow: the model is gone,
-    LIFE-01); its release store targets a host word with a 64-bit value, after 1..5000 ms."""
+    LIFE-01) of a one-model case; its release store targets a host word with a 64-bit
+    value, after 1..5000 ms."""
+    if case.models != 1:
+        raise GraphError(f"plan[{i}]: destroy in a case of several models")
     later = [s for s in case.plan[i + 1:] if not isinstance(s, Sync)]
     if later:
         raise GraphError(f"plan[{i}]: destroy must be the model's last step "
@@ -522,34 +703,41 @@ def unjoined_streams(case: Case) -> list[int]:
     """The side streams whose last task is not an event record: CaptureEnd fails with
     107025 and destroys the model (XS-02, XS-03, CAP-13)."""
     last = last_task_ops(case)
-    return [s for s in range(1, case.streams)
-            if s in last and not isinstance(case.ops[last[s]], Record)]
+    return [s for s in range(case.streams)
+            if s not in case.origins and s in last and not isinstance(case.ops[last[s]], Record)]
 
 
 def _check_joins(case: Case) -> None:
     """Every side stream issues something; one whose last task is a record must be joined
-    back to the origin through it (a record nobody orders is left undefined here); one whose
-    last task is not a record is unjoined (:func:`unjoined_streams`)."""
+    back to its model's origin through it (a record nobody orders is left undefined here);
+    one whose last task is not a record is unjoined (:func:`unjoined_streams`)."""
     before = happens_before(case)
     last = last_task_ops(case)
-    if case.streams > 1 and 0 not in last:
-        raise GraphError("ops: the origin stream issues nothing, so nothing can join back")
-    for s in range(1, case.streams):
+    sm = stream_models(case)
+    for s in range(case.streams):
+        if s in case.origins:
+            continue
         if s not in last:
             raise GraphError(f"stream {s}: issues nothing (remove it or use it)")
-        if isinstance(case.ops[last[s]], Record) and last[s] not in before[last[0]]:
+        origin = case.origins[sm[s]]
+        if origin not in last:
+            raise GraphError("ops: the origin stream issues nothing, so nothing can join back")
+        if isinstance(case.ops[last[s]], Record) and last[s] not in before[last[origin]]:
             raise GraphError(f"stream {s}: not joined back to the origin stream (XS-02)")
-    if unjoined_streams(case) and case.plan:
+    if unjoined_streams(case) and (case.plan or case.models > 1):
         raise GraphError("plan: a case whose capture fails (an unjoined side stream, XS-02) "
                          "has no model to run a plan on")
 
 
 def _check_races(case: Case) -> None:
+    """No two unordered ops of one model touch a buffer, word or host buffer with a write
+    (ops of different models never run together: executions queue on one stream)."""
     before = happens_before(case)
+    models = op_models(case)
     foot = [op_footprint(op) for op in case.ops]
     for i in range(len(case.ops)):
         for j in range(i):
-            if j in before[i]:
+            if j in before[i] or models[i] != models[j]:
                 continue
             touched = clash(foot[i], foot[j])
             if touched:
@@ -582,10 +770,12 @@ def host_words(case: Case) -> set[int]:
 
 def _check_value_waits(case: Case) -> None:
     """A value wait on a word the program writes must be satisfied by the last ordered write
-    (or the initial value), so the program itself never blocks. A wait on a host word may
+    (or the initial value, when no other model writes the word: another model's execution
+    would change it), so the program itself never blocks. A wait on a host word may
     block; then a HostWrite step or a Destroy's release store of that word must exist to
     release it (a model left blocked cannot be destroyed quickly, LIFE-03)."""
     before = happens_before(case)
+    models = op_models(case)
     hosts = host_words(case)
     released = {s.word for s in case.plan if isinstance(s, HostWrite)}
     released |= {s.release_word for s in case.plan if isinstance(s, Destroy)}
@@ -594,11 +784,17 @@ def _check_value_waits(case: Case) -> None:
             continue
         if not 0 <= op.value <= WORD_MASK:
             raise GraphError(f"ops[{i}]: value {op.value} is not a 64-bit unsigned word")
-        value = case.words[op.word]
+        value: int | None = case.words[op.word]
+        if any(isinstance(o, ValueWrite) and o.word == op.word and models[k] != models[i]
+               for k, o in enumerate(case.ops)):
+            value = None  # another model's last write, whichever ran last
         for j in sorted(before[i]):
             prev = case.ops[j]
             if isinstance(prev, ValueWrite) and prev.word == op.word:
                 value = prev.value
+        if value is None:
+            raise GraphError(f"ops[{i}]: waits on word {op.word}, which another model writes, "
+                             "with no ordered write of its own before it")
         try:
             holds = wait_holds(value, op.value, op.flag)
         except GraphError as exc:

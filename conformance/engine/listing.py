@@ -28,9 +28,9 @@ from mdlri_conformance.backends.contract import (
     UNWRITTEN, Backend, Cap, Err, KernelTaskParams, MemcpyKind, TaskType,
 )
 
-from . import case_facts, signature
+from . import case_facts, graphs, signature
 from .graphs import DEFAULT_OPS, Case, Op
-from .observe import Observation
+from .observe import Observation, model_key
 from .signature import Sig, coarse
 
 #: (internal stream, [(task, GetType or None)]) per listed stream
@@ -41,9 +41,11 @@ Visible = list[tuple[Any, list[tuple[Any, Sig]]]]
 
 @dataclass
 class TaskMap:
-    """The op <-> task mapping of one replay, built at the first listing and kept after.
+    """The op <-> task mapping of one model of a replay, built at the first listing and
+    kept after.
 
-    ``note`` remembers a 207000 / 207019 answer of a call (the runner's)."""
+    ``note`` remembers a 207000 / 207019 answer of a call (the runner's); ``model`` is the
+    case model (``Case.origins``) whose streams and ops this map covers."""
 
     b: Backend
     case: Case
@@ -56,6 +58,11 @@ class TaskMap:
     seq0: dict[Any, int] = field(default_factory=dict)         # seq ids read after capture
     stream_user: dict[Any, int] = field(default_factory=dict)  # internal stream -> user stream
     level: str = "full"                                        # signature level (LEVELS)
+    model: int = 0                                             # the case model mapped
+    users: list[int] = field(init=False)                       # its user streams
+
+    def __post_init__(self) -> None:
+        self.users = graphs.model_streams(self.case, self.model)
 
     def coarsen(self, level: str) -> None:
         """Use signature ``level`` from now on, if it is coarser than the current one."""
@@ -140,7 +147,7 @@ class TaskMap:
         if first:
             self.map_capture(visible, typed)
             self.map_memsets(typed)
-        per_user: dict[int, list[int]] = {u: [] for u in range(self.case.streams)}
+        per_user: dict[int, list[int]] = {u: [] for u in self.users}
         for s, ts in visible:
             u = self.stream_user.get(s)
             if u is None:
@@ -151,7 +158,8 @@ class TaskMap:
                 per_user[u].extend(ops)
         obs = [Observation("listing", index, f"stream {u} ops", ids)
                for u, ids in sorted(per_user.items())]
-        obs.append(Observation("listing", index, "seq ids", self.seq_flags(listed, first)))
+        obs.append(Observation("listing", index, model_key(self.model, "seq ids"),
+                               self.seq_flags(listed, first)))
         return obs
 
     def capture_extras(self, model: Any) -> list[Observation]:
@@ -168,22 +176,23 @@ class TaskMap:
         listed = list(slots or [])[:count] if rc == Err.SUCCESS else []
         order = [classes[self.stream_user[s]] if self.stream_user.get(s) is not None else -1
                  for s in listed]
-        obs = [Observation("listing", -1, "stream order", order)]
+        obs = [Observation("listing", -1, model_key(self.model, "stream order"), order)]
         cap = max(count - 1, 0)
         rc, slots, got = self.b.get_streams(model, cap)
         self.note(rc, "aclmdlRIGetStreams")
         slots = list(slots or [])
-        obs.append(Observation("listing", -1, "short streams", {
+        obs.append(Observation("listing", -1, model_key(self.model, "short streams"), {
             "rc": int(rc), "num": _capacity(got, cap), "slots": _capacity(len(slots), cap),
             "written": sum(x is not UNWRITTEN for x in slots)}))
-        origin = next((s for s in listed if self.stream_user.get(s) == 0), None)
+        origin_user = self.case.origins[self.model]
+        origin = next((s for s in listed if self.stream_user.get(s) == origin_user), None)
         full = self.tasks_of(origin) if origin is not None else []
         cap = max(len(full) - 1, 0)
         rc, tslots, got = (self.b.get_tasks_by_stream(origin, cap) if origin is not None
                            else (-1, [], None))
         self.note(rc, "aclmdlRIGetTasksByStream")
         tslots = list(tslots or [])
-        obs.append(Observation("listing", -1, "short tasks", {
+        obs.append(Observation("listing", -1, model_key(self.model, "short tasks"), {
             "rc": int(rc), "num": _capacity(got, cap), "slots": _capacity(len(tslots), cap),
             "prefix": tslots[:cap] == full[:cap]}))
         return obs
@@ -194,6 +203,8 @@ class TaskMap:
         stream lists (DIS-07: one DEFAULT, the NOP Update appends)."""
         obs = []
         for u in case_facts.emptied_streams(self.case, removed):
+            if u not in self.users:
+                continue
             s = next((s for s, user in self.stream_user.items() if user == u), None)
             tasks = self.tasks_of(s) if s is not None else []
             obs.append(Observation("listing", index, f"stream {u} emptied",
@@ -205,6 +216,8 @@ class TaskMap:
         if task in self.task_op:
             return self.task_op[task]
         for i, op in sorted(current.items()):
+            if op.stream not in self.users:
+                continue
             if i not in self.op_task and coarse(self.expected_sig(op), self.level) == sig:
                 self.task_op[task], self.op_task[i] = i, task
                 return i
@@ -222,12 +235,12 @@ class TaskMap:
         expected = {u: [(i, coarse(self.expected_sig(op), self.level))
                         for i, op in enumerate(self.case.ops)
                         if op.stream == u and self.expected_sig(op) is not None]
-                    for u in range(self.case.streams)}
+                    for u in self.users}
         memsets = {u: sum(isinstance(op, DEFAULT_OPS) and op.stream == u for op in self.case.ops)
-                   for u in range(self.case.streams)}
+                   for u in self.users}
         defaults = [sum(ty == TaskType.DEFAULT for _, ty in ts) for _, ts in typed]
         k = len(visible)
-        users = list(range(self.case.streams))
+        users = list(self.users)
         score = {(a, u): (_align(visible[a][1], expected[u])[0],
                           -abs(defaults[a] - memsets[u]))
                  for a in range(k) for u in users}

@@ -32,13 +32,28 @@ The order for a case is:
    return within its deadline, ``"did not return"``, and nothing after it). After a Sync
    that answered 507046: ``("step", i, "waited the timeout", bool)`` (at least 90 % of it,
    TMO-01). After any other Sync: ``("sync", i, f"buffer {b}", [int32 values])`` for every
-   buffer, then ``("sync", i, f"word {w}", value)`` for every word.
+   buffer, then ``("sync", i, f"word {w}", value)`` for every word, then ``("sync", i,
+   f"host {h}", [int32 values])`` for every pinned host buffer.
+
+A case of several models (``Case.origins``) observes its capture block once (the rc is the
+first non-zero rc of every model's capture); an op rejected during the capture (a pageable
+copy, MODE-14) adds ``("capture", -1, f"ops[{i}] rc", rc)`` in op order. Item 2 comes once
+per model after the capture (model 0 first) and for the model an Update committed; the
+per-model observations whose name would repeat ("seq ids", "stream order", "short streams",
+"short tasks") are named with :func:`model_key` (``"model 1 seq ids"``; model 0 keeps the
+plain name).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
+
+
+def model_key(model: int, what: str) -> str:
+    """The name of a per-model observation: ``what`` for model 0, ``f"model {m} {what}"``
+    for the others (so one-model cases read as before)."""
+    return what if model == 0 else f"model {model} {what}"
 
 
 @dataclass(frozen=True)

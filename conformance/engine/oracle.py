@@ -23,7 +23,10 @@ Three parts, each usable on its own:
   answer 107040 (SETP-12, TMO-06) and Update, which has no running check, is the no-op of a
   READY model (UPD-09, UPD-01). Destroy waits for it (LIFE-03): the plan's release store,
   made from another host thread while Destroy polls, lets it finish first.
-* :func:`expected`: the two above driven by a case's plan.
+* :func:`expected`: the two above driven by a case's plan, one of each per captured model
+  (``Case.origins``) over one shared memory: the models' executions queue on one stream
+  in plan order (EXE-01), so what one model's execution leaves in a buffer, word or
+  pinned host buffer is what the next one reads (CAP-19: host memory is read at execution).
 
 Execution order: a case that passes :func:`conformance.engine.graphs.check` has no two unordered
 ops touching the same buffer or word with a write, so every schedule that respects stream
@@ -48,10 +51,9 @@ from mdlri_conformance.backends.contract import Err, StreamStatus, TaskType
 from mdlri_conformance.kernel import catalog
 
 from .graphs import (
-    DEFAULT_OPS, WORD_MASK, Case, Copy, Destroy, Disable, Execute, GraphError, HostWrite, Launch,
-    Memset, Op,
-    Query, Record, SetBadType, SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite,
-    Wait, check, clash, happens_before_ops, pack_launch,
+    DEFAULT_OPS, WORD_MASK, Case, Copy, Destroy, Disable, Execute, GraphError, HostFill,
+    HostWrite, Launch, Memset, Op, Query, Record, SetBadType, SetKernel, SetValue, Step, Sync,
+    Update, ValueWait, ValueWrite, Wait, check, clash, happens_before_ops, pack_launch,
 )
 from . import case_facts, graphs
 from .observe import Observation
@@ -61,7 +63,7 @@ from .oracle_listing import (capture_listing_extras, capture_observations,
 __all__ = [
     "UndefinedCase", "State", "ModelState", "OracleMemory", "Program", "expected",
     "sync_observations", "task_type", "validate", "footprint", "effective_ops",
-    "USER_VISIBLE", "DISABLED",
+    "USER_VISIBLE", "DISABLED", "ExecQueue",
 ]
 
 #: op kinds whose tasks have a user-visible type (memset tasks are DEFAULT, TYPE-02)
@@ -223,17 +225,19 @@ WORD_STRIDE = 64
 
 
 class OracleMemory:
-    """A byte-addressed memory holding the case's buffers and words at fake addresses.
+    """A byte-addressed memory holding the case's buffers and words at fake addresses, and
+    its pinned host buffers (reached only by copies, by index).
 
     Implements :class:`kernel.catalog.DeviceMemory`; an access outside a region raises
     :class:`UndefinedCase`.
     """
 
-    def __init__(self, buffers: Iterable[Iterable[int]], words: Iterable[int]) -> None:
-        self._bufs = [np.asarray(list(b), dtype=np.int64).astype(np.int32).view(np.uint8).copy()
-                      for b in buffers]
+    def __init__(self, buffers: Iterable[Iterable[int]], words: Iterable[int],
+                 hosts: Iterable[Iterable[int]] = ()) -> None:
+        self._bufs = [_int32_bytes(b) for b in buffers]
         self._words = [np.array([int(w) & WORD_MASK], dtype=np.uint64).view(np.uint8).copy()
                        for w in words]
+        self._hosts = [_int32_bytes(h) for h in hosts]
 
     @staticmethod
     def buffer_addr(b: int) -> int:
@@ -283,11 +287,36 @@ class OracleMemory:
         """Copy buffer ``src`` over buffer ``dst`` (aclrtMemcpyAsync DEVICE_TO_DEVICE)."""
         self._bufs[dst][:] = self._bufs[src]
 
+    def copy(self, kind: str, src: int, dst: int) -> None:
+        """A captured copy of ``kind`` "d2d" (buffer to buffer), "h2d" (pinned host buffer to
+        buffer) or "d2h" (buffer to pinned host buffer), whole regions of one size."""
+        src_pool = self._hosts if kind == "h2d" else self._bufs
+        dst_pool = self._hosts if kind == "d2h" else self._bufs
+        if src_pool[src].size != dst_pool[dst].size:
+            raise UndefinedCase(f"a {kind} copy between regions of different sizes")
+        dst_pool[dst][:] = src_pool[src]
+
+    def host(self, h: int) -> list[int]:
+        """Pinned host buffer ``h`` as int32 values."""
+        return [int(v) for v in self._hosts[h].view(np.int32)]
+
+    def fill_host(self, h: int, value: int) -> None:
+        """Store ``value`` into every int32 element of pinned host buffer ``h``."""
+        self._hosts[h].view(np.int32)[:] = np.int64(value).astype(np.int32)
+
     def buffers(self) -> list[list[int]]:
         return [self.buffer(b) for b in range(len(self._bufs))]
 
     def words(self) -> list[int]:
         return [self.word(w) for w in range(len(self._words))]
+
+    def hosts(self) -> list[list[int]]:
+        return [self.host(h) for h in range(len(self._hosts))]
+
+
+def _int32_bytes(values: Iterable[int]) -> np.ndarray:
+    """The bytes of ``values`` as int32 (wrapped), a writable uint8 array."""
+    return np.asarray(list(values), dtype=np.int64).astype(np.int32).view(np.uint8).copy()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -303,24 +332,51 @@ DISABLED = _Disabled()
 Pending = Union[Op, _Disabled]
 
 
+class ExecQueue(list):  # type: ignore[type-arg]
+    """The executions in flight on the execution stream, oldest first: ``[program, the op
+    index it resumes at]`` entries. Every model of a case executes on one stream, so an
+    execution starts only when every earlier one (of any model) has finished (EXE-01)."""
+
+    def busy(self, program: "Program | None" = None) -> bool:
+        """Whether an execution (of ``program``, or of any model) is in flight."""
+        return any(p is program for p, _ in self) if program is not None else bool(self)
+
+    def advance(self) -> None:
+        """Run the executions in flight, oldest first, until one blocks or all are done."""
+        while self:
+            program, start = self[0]
+            at = program.run_from(start)
+            if at is not None:
+                self[0][1] = at
+                return
+            self.pop(0)
+
+
 class Program:
-    """A captured program: the committed ops (``None`` where a task was removed) and the
-    changes pending until the next Update.
+    """A captured program: the committed ops (``None`` where a task was removed, and for the
+    ops of the case's other models) and the changes pending until the next Update.
 
     ``memory`` persists across executions (EXE-02); pass one to share it between models.
+    ``model`` is the case model this program is (its ops are the ones on its streams);
+    ``queue`` the execution stream it shares with the other models (a fresh one when None).
     """
 
-    def __init__(self, case: Case, memory: OracleMemory | None = None) -> None:
+    def __init__(self, case: Case, memory: OracleMemory | None = None, model: int = 0,
+                 queue: ExecQueue | None = None) -> None:
         self.case = case
+        self.model = model
         self.streams = case.streams
-        self.ops: list[Op | None] = list(case.ops)
+        self.origin = case.origins[model]
+        self.user_streams = graphs.model_streams(case, model)
+        mine = set(self.user_streams)
+        self.ops: list[Op | None] = [op if op.stream in mine else None for op in case.ops]
         self.captured: list[Op] = list(case.ops)
         self.pending: dict[int, Pending] = {}
         self.host: dict[int, Op] = {}
-        self.memory = memory if memory is not None else OracleMemory(case.buffers, case.words)
+        self.memory = memory if memory is not None else OracleMemory(case.buffers, case.words,
+                                                                     case.hosts)
         self._validated = False
-        #: executions in flight, oldest first: the index of the op each one resumes at
-        self.in_flight: list[int] = []
+        self.queue = queue if queue is not None else ExecQueue()
         self.host_words = graphs.host_words(case)
 
     # -- host-side changes (only recorded; ModelState decides whether they are accepted) ----
@@ -362,9 +418,9 @@ class Program:
 
     # -- observations ----------------------------------------------------------------------
     def listing(self) -> dict[int, list[int]]:
-        """Per user stream, the indices of the surviving user-visible ops in issue order
-        (LIST-08, DIS-05; memset tasks are DEFAULT and unmapped)."""
-        out: dict[int, list[int]] = {s: [] for s in range(self.streams)}
+        """Per user stream of this model, the indices of the surviving user-visible ops in
+        issue order (LIST-08, DIS-05; memset and copy tasks are DEFAULT and unmapped)."""
+        out: dict[int, list[int]] = {s: [] for s in self.user_streams}
         for i, op in enumerate(self.ops):
             if op is not None and isinstance(self.captured[i], USER_VISIBLE):
                 out[self.captured[i].stream].append(i)
@@ -373,8 +429,14 @@ class Program:
     # -- execution -------------------------------------------------------------------------
     @property
     def busy(self) -> bool:
-        """Whether an execution is in flight (blocked on a value wait, SETP-12)."""
-        return bool(self.in_flight)
+        """Whether an execution of this model is in flight (blocked on a value wait, or
+        queued behind one, SETP-12)."""
+        return self.queue.busy(self)
+
+    @property
+    def in_flight(self) -> list[int]:
+        """The op index each in-flight execution of this model resumes at, oldest first."""
+        return [at for p, at in self.queue if p is self]
 
     def run(self) -> None:
         """One execution of the committed program (EXE-02) that must not block: surviving
@@ -387,31 +449,35 @@ class Program:
                                 f"{getattr(op, 'word', '?')} would block")
 
     def start(self) -> None:
-        """ExecuteAsync: queue one execution (stream order: after those in flight) and run
-        as far as the value waits allow."""
+        """ExecuteAsync: queue one execution (stream order: after those in flight, of any
+        model, EXE-01) and run as far as the value waits allow."""
         if not self._validated:
-            validate(self.ops, self.streams)
+            validate(self.ops, self.streams, self.origin)
             self._validated = True
-        self.in_flight.append(0)
+        self.queue.append([self, 0])
         self.advance()
 
     def advance(self) -> None:
-        """Run the executions in flight, oldest first, until one blocks or all are done."""
-        while self.in_flight:
-            for i in range(self.in_flight[0], len(self.ops)):
-                op = self.ops[i]
-                if op is None:
-                    continue
-                if isinstance(op, ValueWait) and not wait_satisfied(
-                        self.memory.word(op.word), op.value, op.flag):
-                    if op.word not in self.host_words:
-                        raise UndefinedCase(
-                            f"ops[{i}]: value wait for {op.value} on word {op.word} would block "
-                            "and only the program writes that word")
-                    self.in_flight[0] = i
-                    return
-                self._run_op(i, op)
-            self.in_flight.pop(0)
+        """Run the executions in flight (of every model on the queue), oldest first, until
+        one blocks or all are done."""
+        self.queue.advance()
+
+    def run_from(self, start: int) -> int | None:
+        """Run the committed ops from index ``start``; the index of a value wait that blocks
+        (on a host word), or None when the execution completed."""
+        for i in range(start, len(self.ops)):
+            op = self.ops[i]
+            if op is None:
+                continue
+            if isinstance(op, ValueWait) and not wait_satisfied(
+                    self.memory.word(op.word), op.value, op.flag):
+                if op.word not in self.host_words:
+                    raise UndefinedCase(
+                        f"ops[{i}]: value wait for {op.value} on word {op.word} would block "
+                        "and only the program writes that word")
+                return i
+            self._run_op(i, op)
+        return None
 
     def _run_op(self, i: int, op: Op) -> None:
         mem = self.memory
@@ -422,7 +488,7 @@ class Program:
         elif isinstance(op, Memset):
             mem.fill_bytes(op.buffer, op.value)
         elif isinstance(op, Copy):
-            mem.copy_buffer(op.src, op.dst)
+            mem.copy(op.direction, op.src, op.dst)
 
 
 def effective_ops(ops: list[Op | None], changes: dict[int, Pending]) -> list[Op | None]:
@@ -452,10 +518,11 @@ def wait_satisfied(have: int, want: int, flag: int) -> bool:
         raise UndefinedCase(str(exc)) from None
 
 
-def validate(ops: list[Op | None], streams: int) -> None:
-    """Raise UndefinedCase unless the surviving ops form a defined program: every wait's
-    record survives (DIS-08), no unordered conflicting accesses, and every side-stream op
-    with a side effect still happens before the origin stream's last op (XS-02)."""
+def validate(ops: list[Op | None], streams: int, origin: int = 0) -> None:
+    """Raise UndefinedCase unless the surviving ops (one model's) form a defined program:
+    every wait's record survives (DIS-08), no unordered conflicting accesses, and every
+    side-stream op with a side effect still happens before the last op of the ``origin``
+    stream (XS-02)."""
     before = happens_before_ops(ops)
     recorded = {op.event for op in ops if isinstance(op, Record)}
     for i, op in enumerate(ops):
@@ -463,17 +530,17 @@ def validate(ops: list[Op | None], streams: int) -> None:
             raise UndefinedCase(f"ops[{i}]: waits on event {op.event} whose record was disabled "
                                 "(DIS-08: the execution blocks)")
     foot = {i: footprint(op) for i, op in enumerate(ops)
-            if op is not None and not isinstance(op, graphs.HOST_CALL_OPS)}
+            if op is not None and not isinstance(op, graphs.NO_TASK_OPS)}
     for i in foot:
         for j in foot:
             if j >= i or j in before[i]:
                 continue
             if clash(foot[i], foot[j]):
                 raise UndefinedCase(f"ops[{j}] and ops[{i}] race after the plan's changes")
-    origin = [i for i in foot if ops[i].stream == 0]
-    last0 = origin[-1] if origin else None
+    on_origin = [i for i in foot if ops[i].stream == origin]
+    last0 = on_origin[-1] if on_origin else None
     for i, (r, w) in foot.items():
-        if ops[i].stream != 0 and (r or w) and (last0 is None or i not in before[last0]):
+        if ops[i].stream != origin and (r or w) and (last0 is None or i not in before[last0]):
             raise UndefinedCase(f"ops[{i}]: side-stream op no longer joined to the origin stream")
 
 
@@ -492,11 +559,36 @@ def footprint(op: Op) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
 
 
 def sync_observations(index: int, memory: OracleMemory) -> list[Observation]:
-    """Every buffer (int32 list), then every word (int), after the Sync of step ``index``."""
+    """Every buffer (int32 list), then every word (int), then every pinned host buffer
+    (int32 list), after the Sync of step ``index``."""
     obs = [Observation("sync", index, f"buffer {b}", vals)
            for b, vals in enumerate(memory.buffers())]
     obs += [Observation("sync", index, f"word {w}", v) for w, v in enumerate(memory.words())]
+    obs += [Observation("sync", index, f"host {h}", vals)
+            for h, vals in enumerate(memory.hosts())]
     return obs
+
+
+@dataclass
+class _Models:
+    """The state machine and program of every model of a case, over one memory and one
+    execution queue."""
+
+    states: list[ModelState]
+    programs: list[Program]
+    queue: ExecQueue
+    op_model: list[int]
+
+    @property
+    def memory(self) -> OracleMemory:
+        return self.programs[0].memory
+
+    def of_op(self, i: int) -> tuple[ModelState, Program]:
+        """The state and program of the model op ``i`` belongs to."""
+        if not 0 <= i < len(self.op_model):
+            raise UndefinedCase(f"op {i} does not exist")
+        m = self.op_model[i]
+        return self.states[m], self.programs[m]
 
 
 def expected(case: Case) -> list[Observation]:
@@ -506,23 +598,29 @@ def expected(case: Case) -> list[Observation]:
     capture, and :class:`UndefinedCase` when its plan leads outside defined behaviour.
     """
     check(case)
-    model = ModelState()
-    model.begin_capture()
+    states = [ModelState() for _ in case.origins]
+    for state in states:
+        state.begin_capture()
     obs, made = capture_observations(case)
     if not made:
         return obs
-    model.end_capture()
-    program = Program(case)
-    obs += listing_observations(-1, program.listing())
-    obs += capture_listing_extras(case)
+    memory = OracleMemory(case.buffers, case.words, case.hosts)
+    queue = ExecQueue()
+    models = _Models(states, [Program(case, memory, m, queue) for m in range(case.models)],
+                     queue, graphs.op_models(case))
+    for m, state in enumerate(states):
+        state.end_capture()
+        obs += listing_observations(-1, models.programs[m].listing(), m)
+        obs += capture_listing_extras(case, m)
     for i, step in enumerate(case.plan):
-        obs += _step(i, step, model, program)
+        obs += _step(i, step, models)
     return obs
 
 
-def _step(i: int, step: Step, model: ModelState, program: Program) -> list[Observation]:
+def _step(i: int, step: Step, models: _Models) -> list[Observation]:
     """Apply one plan step; its observations."""
     if isinstance(step, Execute):
+        model, program = models.states[step.model], models.programs[step.model]
         rcs = []
         for _ in range(step.times):
             rc = model.execute()
@@ -531,54 +629,74 @@ def _step(i: int, step: Step, model: ModelState, program: Program) -> list[Obser
             rcs.append(int(rc))
         return [Observation("step", i, "rc", rcs)]
     if isinstance(step, Sync):
-        rc = model.sync(step.timeout_ms, program.busy)
+        rc = ModelState.sync(step.timeout_ms, models.queue.busy())
         if rc == Err.RT_STREAM_SYNC_TIMEOUT:
             return [Observation("step", i, "rc", int(rc)),
                     Observation("step", i, "waited the timeout", True)]
-        return [Observation("step", i, "rc", int(rc))] + sync_observations(i, program.memory)
+        return [Observation("step", i, "rc", int(rc))] + sync_observations(i, models.memory)
     if isinstance(step, HostWrite):
-        program.memory.set_word(step.word, step.value)
-        program.advance()
+        models.memory.set_word(step.word, step.value)
+        models.queue.advance()
         return [Observation("step", i, "rc", int(Err.SUCCESS))]
+    if isinstance(step, HostFill):
+        if models.queue.busy():
+            raise UndefinedCase(f"plan[{i}]: a host store into host buffer {step.host} races "
+                                "with an execution in flight")
+        models.memory.fill_host(step.host, step.value)
+        return []
     if isinstance(step, Query):
-        status = StreamStatus.NOT_READY if program.busy else StreamStatus.COMPLETE
+        status = StreamStatus.NOT_READY if models.queue.busy() else StreamStatus.COMPLETE
         return [Observation("step", i, "rc", [int(Err.SUCCESS), int(status)])]
     if isinstance(step, Update):
-        if program.busy and model.state is not State.READY:
-            raise UndefinedCase(f"plan[{i}]: Update of a {model.state.name} model while an "
-                                "execution is in flight")
-        rc = model.update()
-        obs = [Observation("step", i, "rc", int(rc))]
-        if rc == Err.SUCCESS:
-            program.commit()
-            obs += listing_observations(i, program.listing())
-            removed = {k for k, op in enumerate(program.ops) if op is None}
-            obs += emptied_observations(i, case_facts.emptied_streams(program.case, removed))
-        return obs
+        return _update(i, step, models)
     if isinstance(step, Destroy):
-        return _destroy(i, step, model, program)
+        return _destroy(i, step, models)
+    model, program = models.of_op(getattr(step, "op", -1))
     rc = _change(i, step, model, program)
     return [Observation("step", i, "rc", int(rc))]
 
 
-def _destroy(i: int, step: Destroy, model: ModelState, program: Program) -> list[Observation]:
-    """Destroy: with an execution in flight it waits for it (LIFE-03), which the release store
-    lets finish, and returns 0 only after that store began; an idle model is destroyed at once
-    (LIFE-01). A model still blocked after the store would make Destroy poll its 10 s and
-    answer 107037: not drawn."""
+def _destroy(i: int, step: Destroy, models: _Models) -> list[Observation]:
+    """Destroy of model 0 (a one-model case): with an execution in flight it waits for it
+    (LIFE-03), which the release store lets finish, and returns 0 only after that store
+    began; an idle model is destroyed at once (LIFE-01). A model still blocked after the
+    store would make Destroy poll its 10 s and answer 107037: not drawn."""
+    model, program = models.states[0], models.programs[0]
     if step.release_word is None:
         if program.busy:
             raise UndefinedCase(f"plan[{i}]: destroy of a blocked model with no release")
         return [Observation("step", i, "rc", int(model.destroy()))]
     if not program.busy:
         raise UndefinedCase(f"plan[{i}]: destroy with a release store but nothing blocked")
-    program.memory.set_word(step.release_word, step.release_value)
-    program.advance()
+    models.memory.set_word(step.release_word, step.release_value)
+    models.queue.advance()
     if program.busy:
         raise UndefinedCase(f"plan[{i}]: the release store leaves the execution blocked, so "
                             "Destroy would poll for 10 s (107037)")
     return [Observation("step", i, "rc", int(model.destroy())),
             Observation("step", i, "returned after the release store began", True)]
+
+
+def _update(i: int, step: Update, models: _Models) -> list[Observation]:
+    """aclmdlRIUpdate of one model: its rc, and after a success its listing and its
+    emptied streams (UPD-02, DIS-05, DIS-07). With an execution of the model in flight the
+    model is READY (SetParams and Disable were refused, SETP-12) and Update, which has no
+    running check, is its no-op (UPD-09, UPD-01)."""
+    model, program = models.states[step.model], models.programs[step.model]
+    if program.busy and model.state is not State.READY:
+        raise UndefinedCase(f"plan[{i}]: Update of a {model.state.name} model while an "
+                            "execution is in flight")
+    rc = model.update()
+    obs = [Observation("step", i, "rc", int(rc))]
+    if rc == Err.SUCCESS:
+        program.commit()
+        obs += listing_observations(i, program.listing(), step.model)
+        removed = {k for k, op in enumerate(program.ops)
+                   if op is None and models.op_model[k] == step.model}
+        emptied = [s for s in case_facts.emptied_streams(program.case, removed)
+                   if s in program.user_streams]
+        obs += emptied_observations(i, emptied)
+    return obs
 
 
 def _change(i: int, step: Step, model: ModelState, program: Program) -> int:

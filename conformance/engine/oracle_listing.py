@@ -6,8 +6,8 @@ the same independence as :mod:`conformance.engine.oracle`, which drives these).
 * after the capture, the GetStreams order (LIST-02) and the short two-phase listings
   (LIST-05, with GetStreams' copy-back of LIST-04's note);
 * an emptied stream's single NOP (DIS-07);
-* CaptureEnd on a joined side stream (CAP-11) and a capture that fails for an unjoined
-  side stream (XS-02, CAP-13).
+* CaptureEnd on a joined side stream (CAP-11), a pageable copy rejected during the capture
+  (MODE-14) and a capture that fails for an unjoined side stream (XS-02, CAP-13).
 """
 
 from __future__ import annotations
@@ -17,18 +17,20 @@ from typing import Iterable
 from mdlri_conformance.backends.contract import CaptureStatus, Err, TaskType
 
 from . import case_facts, graphs
-from .graphs import Case, EndOnSide, OutsideWait
-from .observe import Observation
+from .graphs import Case, EndOnSide, OutsideWait, PageableCopy
+from .observe import Observation, model_key
 
 #: the seq-id properties every conforming listing has (SEQ-03, SEQ-04, SEQ-05)
 SEQ_IDS_OK = {"unique": True, "increasing": True, "stable": True}
 
 
-def listing_observations(index: int, listing: dict[int, list[int]]) -> list[Observation]:
-    """The listing block of observe.py item 2 for ``index`` (-1 after the capture)."""
+def listing_observations(index: int, listing: dict[int, list[int]],
+                         model: int = 0) -> list[Observation]:
+    """The listing block of observe.py item 2 for ``index`` (-1 after the capture) of one
+    model (``listing``: its user streams); seq ids are per model (SEQ-04, SEQ-07)."""
     obs = [Observation("listing", index, f"stream {s} ops", list(ids))
            for s, ids in sorted(listing.items())]
-    obs.append(Observation("listing", index, "seq ids", dict(SEQ_IDS_OK)))
+    obs.append(Observation("listing", index, model_key(model, "seq ids"), dict(SEQ_IDS_OK)))
     return obs
 
 
@@ -42,24 +44,26 @@ SHORT_TASKS = {"rc": int(Err.RT_INSUFFICIENT_INPUT_ARRAY), "num": "capacity",
                "slots": "capacity", "prefix": True}
 
 
-def attachment_order(case: Case) -> list[int]:
-    """User streams in the order they join the capture: the origin at CaptureBegin, each
-    side stream at its first task (CAP-04, XS-01)."""
-    order = [0]
+def attachment_order(case: Case, model: int = 0) -> list[int]:
+    """The user streams of ``model`` in the order they join its capture: the origin at
+    CaptureBegin, each side stream at its first task (CAP-04, XS-01)."""
+    mine = set(graphs.model_streams(case, model))
+    order = [case.origins[model]]
     for op in case.ops:
-        if isinstance(op, graphs.TASK_OPS) and op.stream not in order:
+        if isinstance(op, graphs.TASK_OPS) and op.stream in mine and op.stream not in order:
             order.append(op.stream)
     return order
 
 
-def capture_listing_extras(case: Case) -> list[Observation]:
-    """After the capture: the GetStreams order by stream class, most recently attached
-    first and the origin last (LIST-02), then the short listings (LIST-05)."""
+def capture_listing_extras(case: Case, model: int = 0) -> list[Observation]:
+    """After the capture, for one model: the GetStreams order by stream class, most
+    recently attached first and the origin last (LIST-02), then the short listings
+    (LIST-05)."""
     classes = case_facts.stream_classes(case)
-    order = [classes[u] for u in reversed(attachment_order(case))]
-    return [Observation("listing", -1, "stream order", order),
-            Observation("listing", -1, "short streams", dict(SHORT_STREAMS)),
-            Observation("listing", -1, "short tasks", dict(SHORT_TASKS))]
+    order = [classes[u] for u in reversed(attachment_order(case, model))]
+    return [Observation("listing", -1, model_key(model, "stream order"), order),
+            Observation("listing", -1, model_key(model, "short streams"), dict(SHORT_STREAMS)),
+            Observation("listing", -1, model_key(model, "short tasks"), dict(SHORT_TASKS))]
 
 
 def emptied_observations(index: int, streams: Iterable[int]) -> list[Observation]:
@@ -71,14 +75,17 @@ def emptied_observations(index: int, streams: Iterable[int]) -> list[Observation
 def capture_observations(case: Case) -> tuple[list[Observation], bool]:
     """The capture block of observe.py item 1 and whether a model came out of it:
     a CaptureEnd on a joined side stream answers 107036 and the capture stays ACTIVE on
-    every stream joined so far (CAP-11; the others are not capturing yet, NONE); a wait on
-    an event recorded before the capture answers 107024 and the capture goes on (XS-05); an
+    every stream joined so far (CAP-11; the others are not capturing yet, NONE); a pageable
+    async copy on a capturing stream answers 107000 (MODE-14) and a wait on an event
+    recorded before the capture 107024 (XS-05), and the capture goes on; an
     unjoined side stream makes CaptureEnd fail with 107025, the model NULL and every stream
     out of capture (XS-02, CAP-13)."""
     obs = []
     for i, op in enumerate(case.ops):
+        if isinstance(op, PageableCopy):
+            obs.append(Observation("capture", -1, f"ops[{i}] rc", int(Err.RT_PARAM_INVALID)))
         if isinstance(op, OutsideWait):
-            obs.append(Observation("capture", -1, f"ops[{i}] outside wait",
+            obs.append(Observation("capture", -1, f"ops[{i}] rc",
                                    int(Err.RT_CAPTURE_DEPENDENCY)))
         if isinstance(op, EndOnSide):
             obs.append(Observation("capture", -1, f"ops[{i}] end on side",

@@ -3,21 +3,26 @@
 :func:`replay` turns a :class:`~conformance.engine.graphs.Case` into the observation list of
 :mod:`conformance.engine.observe`:
 
-1. Setup: one device allocation per buffer (initial values written) and per word, one user
-   stream per case stream, one ``aclrtCreateEventExWithFlag(SYNC)`` event per case event
-   (XS-04), the catalog binary from ``backend.kernel_binary_path()``.
-2. Capture on the origin stream in RELAXED mode (CAP-01); side streams join through the
-   case's record/wait ops (XS-01, XS-02). The capture rc is the first non-zero rc of the
-   setup and capture calls.
-3. Listing after the capture and after every successful Update (LIST-01, LIST-08, SEQ-03,
-   SEQ-04, SEQ-05): :class:`conformance.engine.listing.TaskMap` matches listed tasks to ops
-   by their signatures (:mod:`conformance.engine.signature`).
+1. Setup: one device allocation per buffer (initial values written) and per word, one
+   ``aclrtMallocHost`` buffer per pinned host buffer, one user stream per case stream, one
+   ``aclrtCreateEventExWithFlag(SYNC)`` event per case event (XS-04), the catalog binary
+   from ``backend.kernel_binary_path()``.
+2. Capture on each model's origin stream in RELAXED mode (CAP-01), begun right before the
+   model's first op and ended right after its last (models captured in turn or together,
+   CAP-07); side streams join through the case's record/wait ops (XS-01, XS-02). The
+   capture rc is the first non-zero rc of the setup and capture calls; a pageable copy is
+   issued with ordinary numpy host memory and its rc observed (MODE-14).
+3. Listing of every model after the capture and of a model after each of its successful
+   Updates (LIST-01, LIST-08, SEQ-03, SEQ-04, SEQ-05): one
+   :class:`conformance.engine.listing.TaskMap` per model matches listed tasks to ops by
+   their signatures (:mod:`conformance.engine.signature`).
 4. The plan, step by step (SETP-01, DIS-01, UPD-05, EXE-02, TMO-01/02/03/06), every API
-   error becoming an observation. In a case whose executions can block on a value wait
-   (:func:`conformance.engine.case_facts.may_block`), syncs and stream queries run with a host
-   deadline (:mod:`conformance.engine.deadline`): one that does not return is observed as
-   such and ends the plan; an expired sync is observed with whether it waited 90 % of its
-   timeout (a lower bound, never a speed check).
+   error becoming an observation; every model executes on stream 0 (EXE-01) and a Sync
+   reads back every buffer, word and pinned host buffer. In a case whose executions can
+   block on a value wait (:func:`conformance.engine.case_facts.may_block`), syncs and
+   stream queries run with a host deadline (:mod:`conformance.engine.deadline`): one that
+   does not return is observed as such and ends the plan; an expired sync is observed with
+   whether it waited 90 % of its timeout (a lower bound, never a speed check).
 
 :func:`replay` returns a :class:`Replayed` list that also says where a call first answered
 207000 / 207019 (``contract.NOT_SUPPORTED_CODES``); :func:`compare` reports a difference at
@@ -53,10 +58,11 @@ from mdlri_conformance.backends.contract import (
 from mdlri_conformance.backends.task_params import kernel_task_params
 
 from . import deadline
-from .graphs import (WORD_MASK, Case, Copy, Destroy, Disable, EndOnSide, Execute, HostWrite,
-                     Launch, OutsideWait,
-                     Memset, Op, Query, Record, SetBadType, SetKernel, SetValue, Step, Sync,
-                     Update, ValueWait, ValueWrite, Wait, pack_launch)
+from . import graphs
+from .graphs import (WORD_MASK, Case, Copy, Destroy, Disable, EndOnSide, Execute, HostFill,
+                     HostWrite, Launch, Memset, Op, OutsideWait, PageableCopy, Query, Record,
+                     SetBadType, SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite,
+                     Wait, pack_launch)
 from .case_facts import may_block
 from .listing import TaskMap
 from .observe import Difference, Observation, first_difference
@@ -112,20 +118,36 @@ class _Replay:
     binary: Any = None
     outside: Any = None                                        # the event recorded pre-capture
     funcs: dict[str, Any] = field(default_factory=dict)
-    model: Any = None
-    capturing: bool = False
+    hosts: list[np.ndarray] = field(default_factory=list)     # pinned host buffers (uint8)
+    pageable: list[np.ndarray] = field(default_factory=list)  # host memory of pageable copies
+    models: list[Any] = field(default_factory=list)           # per case model, None until made
+    capturing: set[int] = field(default_factory=set)          # models whose capture is open
     current: dict[int, Op] = field(default_factory=dict)       # ops with committed SetParams
     pending: dict[int, Op] = field(default_factory=dict)       # SetParams awaiting Update
     disabling: set[int] = field(default_factory=set)           # Disables awaiting Update
     removed: set[int] = field(default_factory=set)             # ops removed by an Update
     stuck: bool = False                                        # a bounded call never returned
     met: list[str] = field(default_factory=list)               # not-supported answers
-    tasks: TaskMap = field(init=False)                         # the op <-> task mapping
+    maps: list[TaskMap] = field(init=False)                    # per model: op <-> task
+    op_model: list[int] = field(init=False)                    # the model of every op
 
     def __post_init__(self) -> None:
-        # the map shares the address lists and kernel handles that setup() fills in
-        self.tasks = TaskMap(self.b, self.case, self.buf_addr, self.word_addr, self.funcs,
-                             self.note)
+        # the maps share the address lists and kernel handles that setup() fills in
+        self.maps = [TaskMap(self.b, self.case, self.buf_addr, self.word_addr, self.funcs,
+                             self.note, model=m) for m in range(self.case.models)]
+        self.op_model = graphs.op_models(self.case)
+        self.models = [None] * self.case.models
+
+    @property
+    def tasks(self) -> TaskMap:
+        """Model 0's task map."""
+        return self.maps[0]
+
+    def task_of(self, op: int) -> Any:
+        """The task handle mapped to op ``op`` (None when unmapped)."""
+        if not 0 <= op < len(self.op_model) or self.op_model[op] < 0:
+            return None
+        return self.maps[self.op_model[op]].op_task.get(op)
 
     def note(self, rc: Any, call: str) -> Any:
         """Remember a 207000 / 207019 answer of ``call``; returns ``rc``."""
@@ -153,6 +175,12 @@ class _Replay:
             self.ok(rc)
             self.word_addr.append(int(addr))
             self.write_word(int(addr), value)
+        for values in self.case.hosts:
+            arr = np.asarray(values, dtype=np.int64).astype(np.int32)
+            rc, host = self.b.malloc_host(max(arr.nbytes, 4))
+            self.ok(rc)
+            self.hosts.append(host)
+            self.host_view(len(self.hosts) - 1)[:] = arr
         for _ in range(self.case.streams):
             rc, s = self.b.create_stream()
             self.ok(rc)
@@ -180,6 +208,10 @@ class _Replay:
                 self.ok(rc)
                 self.funcs[name] = f
 
+    def host_view(self, h: int) -> np.ndarray:
+        """Pinned host buffer ``h`` as int32 values (a view of the aclrtMallocHost memory)."""
+        return self.hosts[h][:4 * len(self.case.hosts[h])].view(np.int32)
+
     def write_word(self, addr: int, value: int) -> None:
         arr = np.array([int(value) & WORD_MASK], dtype=np.uint64)
         self.ok(self.b.memcpy(addr, 8, arr, 8, MemcpyKind.HOST_TO_DEVICE))
@@ -191,20 +223,28 @@ class _Replay:
 
     # -- capture ---------------------------------------------------------------------------
     def capture(self) -> list[Observation]:
-        """CaptureBegin(origin, RELAXED), the ops in issue order, CaptureEnd (CAP-01/04);
-        the capture observations (observe.py item 1). An EndOnSide op is observed with the
-        capture statuses after it (CAP-11), an OutsideWait by its rc (XS-05); a failed final
+        """Every model's CaptureBegin(origin, RELAXED) right before its first op and
+        CaptureEnd right after its last (CAP-01/04/07), the ops in issue order; the capture
+        observations (observe.py item 1). An EndOnSide op is observed with the capture
+        statuses after it (CAP-11), a PageableCopy (MODE-14) and an OutsideWait (XS-05) with
+        their rc; a failed final
         CaptureEnd with the model it left and the statuses (CAP-13)."""
-        origin = self.streams[0]
-        self.ok(self.b.capture_begin(origin, CaptureMode.RELAXED))
-        self.capturing = True
+        first: dict[int, int] = {}
+        last: dict[int, int] = {}
+        for i, m in enumerate(self.op_model):
+            first.setdefault(m, i)
+            last[m] = i
         obs: list[Observation] = []
+        for m in range(self.case.models):
+            if m not in first:  # an empty capture (CAP-16): begun and ended at the start
+                self.begin(m)
+                end = self.end(m)
+                if end:
+                    return obs + end
         for i, op in enumerate(self.case.ops):
-            if isinstance(op, OutsideWait):
-                rc = self.note(self.b.stream_wait_event(self.streams[op.stream], self.outside),
-                               "aclrtStreamWaitEvent")
-                obs.append(Observation("capture", -1, f"ops[{i}] outside wait", int(rc)))
-                continue
+            m = self.op_model[i]
+            if first.get(m) == i:
+                self.begin(m)
             if isinstance(op, EndOnSide):
                 rc, side_model = self.b.capture_end(self.streams[op.stream])
                 statuses = self.statuses()
@@ -212,25 +252,47 @@ class _Replay:
                 obs.append(Observation("capture", -1, f"ops[{i}] statuses", statuses))
                 if rc == Err.SUCCESS or statuses[0] != CaptureStatus.ACTIVE:
                     # the capture ended on the wrong stream: issuing the rest would run it
-                    self.capturing = False
+                    self.capturing.discard(m)
                     if side_model:
-                        self.model = side_model
+                        self.models[m] = side_model
                     return obs
-                continue
-            self.ok(self.issue(op))
-        rc, model = self.b.capture_end(origin)
-        self.capturing = False
+            elif isinstance(op, PageableCopy):
+                rc = self.issue(op)
+                self.note(rc, "aclrtMemcpyAsync (pageable)")
+                obs.append(Observation("capture", -1, f"ops[{i}] rc", int(rc)))
+            elif isinstance(op, OutsideWait):
+                rc = self.b.stream_wait_event(self.streams[op.stream], self.outside)
+                self.note(rc, "aclrtStreamWaitEvent (outside event)")
+                obs.append(Observation("capture", -1, f"ops[{i}] rc", int(rc)))
+            else:
+                self.ok(self.issue(op))
+            if last.get(m) == i:
+                end = self.end(m)
+                if end:
+                    return obs + end
+        return obs + [Observation("capture", -1, "rc", 0)]
+
+    def begin(self, m: int) -> None:
+        """CaptureBegin of model ``m`` on its origin stream (RELAXED)."""
+        self.ok(self.b.capture_begin(self.streams[self.case.origins[m]], CaptureMode.RELAXED))
+        self.capturing.add(m)
+
+    def end(self, m: int) -> list[Observation]:
+        """CaptureEnd of model ``m``: [] on success (the model kept), else the failed-end
+        observations (CAP-13); an unsupported or setup-like failure aborts."""
+        rc, model = self.b.capture_end(self.streams[self.case.origins[m]])
+        self.capturing.discard(m)
         if rc == Err.SUCCESS and model:
-            self.model = model
+            self.models[m] = model
         if rc != Err.SUCCESS and rc not in NOT_SUPPORTED_CODES:
             shown = "NULL" if model is None else "unwritten" if model is UNWRITTEN else "a model"
-            return obs + [Observation("capture", -1, "rc", int(rc)),
-                          Observation("capture", -1, "model", shown),
-                          Observation("capture", -1, "statuses", self.statuses())]
+            return [Observation("capture", -1, "rc", int(rc)),
+                    Observation("capture", -1, "model", shown),
+                    Observation("capture", -1, "statuses", self.statuses())]
         self.ok(rc)
         if not model:
             raise _Abort(int(Err.RT_INTERNAL_ERROR))
-        return obs + [Observation("capture", -1, "rc", 0)]
+        return []
 
     def statuses(self) -> list[int | str]:
         """aclmdlRICaptureGetInfo's status of every user stream (the rc when it fails)."""
@@ -256,13 +318,34 @@ class _Replay:
         if isinstance(op, ValueWait):
             return self.b.value_wait(self.word_addr[op.word], op.value, op.flag, s)
         if isinstance(op, Copy):
-            n = 4 * len(self.case.buffers[op.src])
-            return self.b.memcpy_async(self.buf_addr[op.dst], n, self.buf_addr[op.src], n,
-                                       MemcpyKind.DEVICE_TO_DEVICE, s)
+            return self.issue_copy(op, s)
+        if isinstance(op, PageableCopy):
+            n = 4 * len(self.case.buffers[op.buffer])
+            host = np.zeros(len(self.case.buffers[op.buffer]), dtype=np.int32)
+            self.pageable.append(host)  # ordinary numpy memory: pageable (MODE-14)
+            if op.direction == "h2d":
+                return self.b.memcpy_async(self.buf_addr[op.buffer], n, host, n,
+                                           MemcpyKind.HOST_TO_DEVICE, s)
+            return self.b.memcpy_async(host, n, self.buf_addr[op.buffer], n,
+                                       MemcpyKind.DEVICE_TO_HOST, s)
         if isinstance(op, Memset):
             n = 4 * len(self.case.buffers[op.buffer])
             return self.b.memset_async(self.buf_addr[op.buffer], n, op.value, n, s)
         raise TypeError(f"unknown op {op!r}")
+
+    def issue_copy(self, op: Copy, s: Any) -> int:
+        """aclrtMemcpyAsync of a whole buffer: DEVICE_TO_DEVICE, HOST_TO_DEVICE from a pinned
+        host buffer or DEVICE_TO_HOST into one."""
+        if op.direction == "h2d":
+            n = 4 * len(self.case.hosts[op.src])
+            return self.b.memcpy_async(self.buf_addr[op.dst], n, self.hosts[op.src], n,
+                                       MemcpyKind.HOST_TO_DEVICE, s)
+        n = 4 * len(self.case.buffers[op.src])
+        if op.direction == "d2h":
+            return self.b.memcpy_async(self.hosts[op.dst], n, self.buf_addr[op.src], n,
+                                       MemcpyKind.DEVICE_TO_HOST, s)
+        return self.b.memcpy_async(self.buf_addr[op.dst], n, self.buf_addr[op.src], n,
+                                   MemcpyKind.DEVICE_TO_DEVICE, s)
 
     # -- the plan --------------------------------------------------------------------------
     def bounded(self, fn: Callable[[], Any], deadline_s: float) -> deadline.Outcome:
@@ -283,9 +366,13 @@ class _Replay:
     def step(self, i: int, step: Step) -> list[Observation]:
         """Run one plan step; its observations (observe.py item 3)."""
         if isinstance(step, Execute):
-            rcs = [int(self.note(self.b.execute_async(self.model, self.streams[0]),
+            model = self.models[step.model]
+            rcs = [int(self.note(self.b.execute_async(model, self.streams[0]),
                                  "aclmdlRIExecuteAsync")) for _ in range(step.times)]
             return [Observation("step", i, "rc", rcs)]
+        if isinstance(step, HostFill):
+            self.host_view(step.host)[:] = np.int64(step.value).astype(np.int32)
+            return []
         if isinstance(step, Sync):
             return self.sync(i, step.timeout_ms)
         if isinstance(step, HostWrite):
@@ -304,17 +391,8 @@ class _Replay:
         if isinstance(step, Destroy):
             return self.destroy(i, step)
         if isinstance(step, Update):
-            rc = int(self.note(self.b.update(self.model), "aclmdlRIUpdate"))
-            obs = [Observation("step", i, "rc", rc)]
-            if rc == Err.SUCCESS:
-                self.current.update(self.pending)
-                self.pending.clear()
-                self.removed |= self.disabling
-                self.disabling.clear()
-                obs += self.tasks.observe(self.model, i, self.current)
-                obs += self.tasks.emptied(i, self.removed)
-            return obs
-        task = self.tasks.op_task.get(step.op) if hasattr(step, "op") else None
+            return self.update(i, step.model)
+        task = self.task_of(step.op) if hasattr(step, "op") else None
         if isinstance(step, Disable):
             rc = int(self.note(self.b.task_disable(task), "aclmdlRITaskDisable"))
             if rc == Err.SUCCESS:
@@ -329,7 +407,7 @@ class _Replay:
         return [Observation("step", i, "rc", rc)]
 
     def destroy(self, i: int, step: Destroy) -> list[Observation]:
-        """aclmdlRIDestroy (LIFE-01, LIFE-03). With a release store, a host thread of its own
+        """aclmdlRIDestroy of model 0 (LIFE-01, LIFE-03). With a release store, a host thread of its own
         (device made current first) stores the value ``after_ms`` after Destroy was called;
         the observation says whether Destroy returned only after that store began, as it
         must when it waits for the execution the store releases."""
@@ -351,7 +429,7 @@ class _Replay:
 
             releaser = threading.Thread(target=release, name="mdlri-release", daemon=True)
             releaser.start()
-        out = self.bounded(lambda: self.b.destroy(self.model), DESTROY_POLL_S + DEADLINE_SLACK_S)
+        out = self.bounded(lambda: self.b.destroy(self.models[0]), DESTROY_POLL_S + DEADLINE_SLACK_S)
         returned = time.monotonic()
         if releaser is not None:
             releaser.join(step.after_ms / 1000.0 + DEADLINE_SLACK_S)
@@ -359,11 +437,27 @@ class _Replay:
             return [Observation("step", i, "rc", deadline.DID_NOT_RETURN)]
         rc = int(self.note(out.value, "aclmdlRIDestroy"))
         if rc == Err.SUCCESS:
-            self.model = None
+            self.models[0] = None
         obs = [Observation("step", i, "rc", rc)]
         if releaser is not None:
             obs.append(Observation("step", i, "returned after the release store began",
                                    "began" in store and returned >= store["began"]))
+        return obs
+
+    def update(self, i: int, m: int) -> list[Observation]:
+        """aclmdlRIUpdate of model ``m``: the rc; after a success the model's pending changes
+        are committed and its listing and emptied streams observed (UPD-02, DIS-05, DIS-07)."""
+        rc = int(self.note(self.b.update(self.models[m]), "aclmdlRIUpdate"))
+        obs = [Observation("step", i, "rc", rc)]
+        if rc == Err.SUCCESS:
+            mine = {k for k, om in enumerate(self.op_model) if om == m}
+            self.current.update({k: v for k, v in self.pending.items() if k in mine})
+            for k in mine & set(self.pending):
+                del self.pending[k]
+            self.removed |= self.disabling & mine
+            self.disabling -= mine
+            obs += self.maps[m].observe(self.models[m], i, self.current)
+            obs += self.maps[m].emptied(i, self.removed)
         return obs
 
     def sync(self, i: int, timeout_ms: int) -> list[Observation]:
@@ -410,7 +504,8 @@ class _Replay:
         raise TypeError(f"unknown step {step!r}")
 
     def read_back(self, i: int) -> list[Observation]:
-        """Every buffer (int32 list) then every word (uint64) after a Sync (observe.py 3)."""
+        """Every buffer (int32 list), every word (uint64), then every pinned host buffer
+        (int32 list, read from host memory) after a Sync (observe.py 3)."""
         obs = []
         for b, addr in enumerate(self.buf_addr):
             out = np.zeros(len(self.case.buffers[b]), dtype=np.int32)
@@ -424,6 +519,8 @@ class _Replay:
                            "aclrtMemcpy D2H")
             obs.append(Observation("sync", i, f"word {w}",
                                    int(out64[0]) if rc == Err.SUCCESS else f"rc {rc}"))
+        obs += [Observation("sync", i, f"host {h}", [int(v) for v in self.host_view(h)])
+                for h in range(len(self.hosts))]
         return obs
 
     # -- cleanup ---------------------------------------------------------------------------
@@ -432,8 +529,8 @@ class _Replay:
         each host word), drain (bounded), destroy, free; never raises."""
         b = self.b
         calls: list[Callable[[], Any]] = []
-        if self.capturing and self.streams:
-            calls.append(lambda: b.capture_end(self.streams[0]))
+        calls += [lambda m=m: b.capture_end(self.streams[self.case.origins[m]])
+                  for m in sorted(self.capturing) if self.case.origins[m] < len(self.streams)]
         release = {s.word: s.value for s in self.case.plan if isinstance(s, HostWrite)}
         release.update({s.release_word: s.release_value for s in self.case.plan
                         if isinstance(s, Destroy) and s.release_word is not None})
@@ -441,13 +538,13 @@ class _Replay:
                   for w, v in release.items() if w < len(self.word_addr)]
         calls += [lambda s=s: b.synchronize_stream_with_timeout(s, CLEANUP_SYNC_MS)
                   for s in self.streams]
-        if self.model is not None:
-            calls.append(lambda: b.destroy(self.model))
+        calls += [lambda m=m: b.destroy(m) for m in self.models if m is not None]
         if self.binary is not None:
             calls.append(lambda: b.binary_unload(self.binary))
         calls += [lambda e=e: b.destroy_event(e) for e in self.events]
         calls += [lambda s=s: b.destroy_stream(s) for s in self.streams]
         calls += [lambda a=a: b.free(a) for a in self.buf_addr + self.word_addr]
+        calls += [lambda h=h: b.free_host(h) for h in self.hosts]
         for call in calls:
             try:
                 call()
@@ -478,8 +575,9 @@ def replay(backend: Backend, case: Case) -> Replayed:
         add(made)
         if made[-1].what != "rc" or made[-1].value != 0:
             return obs
-        add(r.tasks.observe(r.model, -1, r.current))
-        add(r.tasks.capture_extras(r.model))
+        for m, model in enumerate(r.models):
+            add(r.maps[m].observe(model, -1, r.current))
+            add(r.maps[m].capture_extras(model))
         for i, step in enumerate(case.plan):
             add(r.step(i, step))
             if r.stuck:
@@ -504,9 +602,10 @@ def uses_waits(case: Case) -> bool:
 def judgeable(caps: Iterable[Cap], case: Case,
               phases: tuple[str, ...] | None = None) -> Callable[[Observation], bool]:
     """Which observations a backend with ``caps`` can be judged on: the ``phases`` (all when
-    None); buffer and word contents only with data movement, only when the waits that order
-    the case's work really block (``Cap.BLOCKING_WAIT``, for cases with waits), and buffers
-    of a case with kernels only with kernel execution too; the NOP of an emptied stream only
+    None); buffer, word and pinned host buffer contents only with data movement, only when
+    the waits that order the case's work really block (``Cap.BLOCKING_WAIT``, for cases with
+    waits), and buffers and host buffers of a case with kernels only with kernel execution
+    too; the NOP of an emptied stream only
     with ``Cap.INTERNAL_TASKS``. Return codes, listing and seq ids always."""
     have = set(caps)
     data = Cap.DATA_MOVEMENT in have and (Cap.BLOCKING_WAIT in have or not uses_waits(case))
@@ -518,7 +617,7 @@ def judgeable(caps: Iterable[Cap], case: Case,
         if o.what.endswith(" emptied") and Cap.INTERNAL_TASKS not in have:
             return False  # the NOP of an emptied stream is an internal task (DIS-07)
         if o.phase == "sync":
-            return data and (kernels or not o.what.startswith("buffer"))
+            return data and (kernels or o.what.startswith("word"))
         return True
     return keep
 

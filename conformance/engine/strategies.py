@@ -33,8 +33,9 @@ from mdlri_conformance.backends.contract import TaskType
 from mdlri_conformance.kernel import catalog
 
 from . import graphs
-from .graphs import (Case, Copy, Disable, Execute, Launch, Memset, Op, Record, SetBadType,
-                     SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait)
+from .graphs import (Case, Copy, Disable, Execute, HostFill, Launch, Memset, Op, PageableCopy,
+                     Record, SetBadType, SetKernel, SetValue, Step, Sync, Update, ValueWait,
+                     ValueWrite, Wait)
 
 #: int32 elements per buffer (the seed example's size, scenarios.md S6)
 N = catalog.SEED_ELEMENTS
@@ -55,7 +56,10 @@ Ref = tuple[str, int]
 
 @dataclass
 class _Builder:
-    """Accumulates ops with their happens-before sets and footprints (graphs.op_footprint)."""
+    """Accumulates one model's ops with their happens-before sets and footprints
+    (graphs.op_footprint). ``buffers``, ``words`` and ``hosts`` may be shared with the
+    builders of a case's other models; ``base`` is this model's origin stream and
+    ``events`` the first event index it uses."""
 
     buffers: list[list[int]] = field(default_factory=list)
     words: list[int] = field(default_factory=list)
@@ -64,8 +68,13 @@ class _Builder:
     foot: list[tuple[set[Ref], set[Ref]]] = field(default_factory=list)
     last_on: dict[int, int] = field(default_factory=dict)
     record_of: dict[int, int] = field(default_factory=dict)
-    stream_of: dict[int, int] = field(default_factory=lambda: {0: 0})  # drawn id -> case id
+    stream_of: dict[int, int] = field(default_factory=dict)  # drawn id -> case id
     events: int = 0
+    hosts: list[list[int]] = field(default_factory=list)
+    base: int = 0
+
+    def __post_init__(self) -> None:
+        self.stream_of.setdefault(0, self.base)
 
     # -- resources -------------------------------------------------------------------------
     def fresh_buffer(self, data: bool) -> int:
@@ -74,6 +83,14 @@ class _Builder:
         self.buffers.append([b * N + i + 1 for i in range(N)] if data
                             else [graphs.SENTINEL] * N)
         return b
+
+    def fresh_host(self, data: bool) -> int:
+        """A new pinned host buffer: deterministic data (distinct from every device
+        buffer's), or the sentinel for a copy's destination."""
+        h = len(self.hosts)
+        self.hosts.append([1000 + h * N + i for i in range(N)] if data
+                          else [graphs.SENTINEL] * N)
+        return h
 
     def fresh_word(self) -> int:
         w = len(self.words)
@@ -121,7 +138,7 @@ class _Builder:
         if drawn in self.stream_of:
             return self.stream_of[drawn]
         joined = sorted(self.stream_of.values())
-        s = len(self.stream_of)
+        s = self.base + len(self.stream_of)
         self.stream_of[drawn] = s
         self.edge(joined[parent % len(joined)], s)
         return s
@@ -195,14 +212,30 @@ class _Builder:
         b = self.pick_buffer(pick, True, self.preds(s), set(), False)
         self.emit(Memset(s, b, byte))
 
+    def pick_host(self, pick: int, write: bool, preds: set[int], data: bool) -> int:
+        """An existing race-free pinned host buffer (``pick``-th candidate) or a fresh one."""
+        ok = self.can_write if write else self.can_read
+        cands = [h for h in range(len(self.hosts)) if ok(("host", h), preds)]
+        return cands[pick] if pick < len(cands) else self.fresh_host(data)
+
     def copy(self, item: tuple[Any, ...]) -> None:
-        """aclrtMemcpyAsync D2D from a race-free source into a race-free other buffer."""
-        _, drawn, parent, src_pick, dst_pick = item
+        """aclrtMemcpyAsync of ``kind`` (graphs.COPY_KINDS) from a race-free source into a
+        race-free other buffer: device to device, pinned host to device or device to pinned
+        host (MODE-01, CAP-19)."""
+        _, drawn, parent, src_pick, dst_pick, *rest = item
+        kind = rest[0] if rest else "d2d"  # the direction
         s = self.stream(drawn, parent)
         preds = self.preds(s)
-        src = self.pick_buffer(src_pick, False, preds, set(), True)
-        dst = self.pick_buffer(dst_pick, True, preds, {src}, False)
-        self.emit(Copy(s, src, dst))
+        if kind == "h2d":
+            src = self.pick_host(src_pick, False, preds, True)
+            dst = self.pick_buffer(dst_pick, True, preds, set(), False)
+        elif kind == "d2h":
+            src = self.pick_buffer(src_pick, False, preds, set(), True)
+            dst = self.pick_host(dst_pick, True, preds, False)
+        else:
+            src = self.pick_buffer(src_pick, False, preds, set(), True)
+            dst = self.pick_buffer(dst_pick, True, preds, {src}, False)
+        self.emit(Copy(s, src, dst, kind))
 
     def event_edge(self, item: tuple[Any, ...]) -> None:
         _, src, dst, parent = item
@@ -212,7 +245,7 @@ class _Builder:
         if dst in self.stream_of:
             self.edge(a, self.stream_of[dst])
         else:
-            self.stream_of[dst] = len(self.stream_of)
+            self.stream_of[dst] = self.base + len(self.stream_of)
             self.edge(a, self.stream_of[dst])
 
     def join(self, item: tuple[Any, ...]) -> None:
@@ -220,27 +253,31 @@ class _Builder:
         later origin ops may consume its results (XS-02)."""
         _, drawn, parent = item
         s = self.stream(drawn, parent)
-        if s != 0:
-            self.edge(s, 0)
+        if s != self.base:
+            self.edge(s, self.base)
 
     def joined_back(self, s: int) -> bool:
         """Whether side stream ``s`` already ends with a record the origin's last op follows."""
-        last, last0 = self.last_on.get(s), self.last_on.get(0)
+        last, last0 = self.last_on.get(s), self.last_on.get(self.base)
         return (last is not None and last0 is not None and isinstance(self.ops[last], Record)
                 and last in self.before[last0])
 
-    def finish(self) -> Case:
-        """Join every side stream not yet joined back to the origin (XS-02); build the case."""
-        streams = len(self.stream_of)
-        for s in range(1, streams):
+    def close(self) -> None:
+        """Join every side stream not yet joined back to the origin (XS-02)."""
+        for s in range(self.base + 1, self.base + len(self.stream_of)):
             if self.joined_back(s):
                 continue
             e = self.events
             self.events += 1
             self.emit(Record(s, e))
-            self.emit(Wait(0, e))
-        return Case(streams=streams, buffers=self.buffers, words=self.words,
-                    events=self.events, ops=list(self.ops), plan=[])
+            self.emit(Wait(self.base, e))
+
+    def finish(self) -> Case:
+        """:meth:`close`, then the one-model case."""
+        self.close()
+        return Case(streams=self.base + len(self.stream_of), buffers=self.buffers,
+                    words=self.words, events=self.events, ops=list(self.ops), plan=[],
+                    hosts=self.hosts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,8 +289,9 @@ _pick = st.integers(0, 3)
 _scalars = st.tuples(st.integers(-3, 3), st.integers(-9, 9))
 
 
-def _launch_item(kernels: Sequence[str]) -> st.SearchStrategy[tuple[Any, ...]]:
-    return st.tuples(st.just("launch"), st.sampled_from(list(kernels)), _streams, _parent,
+def _launch_item(kernels: Sequence[str], streams: st.SearchStrategy[int] = _streams
+                 ) -> st.SearchStrategy[tuple[Any, ...]]:
+    return st.tuples(st.just("launch"), st.sampled_from(list(kernels)), streams, _parent,
                      st.tuples(_pick, _pick, _pick), _scalars)
 
 
@@ -281,14 +319,30 @@ def satisfied_value(have: int, flag: int, distance: int) -> tuple[int, int]:
     return have, 1
 
 
-_value_write_item = st.tuples(st.just("value_write"), _streams, _parent, _pick,
-                              st.one_of(st.integers(0, 50), st.sampled_from(EDGE_VALUES)))
-_value_wait_item = st.tuples(st.just("value_wait"), _streams, _parent, _pick,
-                             st.sampled_from(WAIT_FLAGS), distances)
-_memset_item = st.tuples(st.just("memset"), _streams, _parent, _pick, st.sampled_from([0, 1]))
-_copy_item = st.tuples(st.just("copy"), _streams, _parent, _pick, _pick)
-_edge_item = st.tuples(st.just("event_edge"), _streams, _streams, _parent)
-_join_item = st.tuples(st.just("join"), _streams, _parent)
+def _item_kinds(kernels: Sequence[str], values: bool, memsets: bool,
+                streams: st.SearchStrategy[int] = _streams) -> list[st.SearchStrategy[Any]]:
+    """The abstract item strategies (launch first) over drawn stream ids ``streams``."""
+    kinds = [_launch_item(kernels, streams), st.tuples(st.just("join"), streams, _parent),
+             st.tuples(st.just("event_edge"), streams, streams, _parent)]
+    if values:
+        kinds += [st.tuples(st.just("value_write"), streams, _parent, _pick,
+                            st.one_of(st.integers(0, 50), st.sampled_from(EDGE_VALUES))),
+                  st.tuples(st.just("value_wait"), streams, _parent, _pick,
+                            st.sampled_from(WAIT_FLAGS), distances)]
+    if memsets:
+        kinds += [st.tuples(st.just("memset"), streams, _parent, _pick, st.sampled_from([0, 1])),
+                  st.tuples(st.just("copy"), streams, _parent, _pick, _pick,
+                            st.sampled_from(graphs.COPY_KINDS))]
+    return kinds
+
+
+def _build_items(draw: st.DrawFn, b: _Builder, kinds: list[st.SearchStrategy[Any]],
+                 max_ops: int) -> None:
+    """Draw a launch and up to ``max_ops - 1`` more items and interpret them into ``b``."""
+    first = draw(kinds[0])
+    rest = draw(st.lists(st.one_of(*kinds), max_size=max_ops - 1))
+    for item in [first, *rest]:
+        getattr(b, item[0])(item)
 
 
 @st.composite
@@ -298,19 +352,11 @@ def cases(draw: st.DrawFn, *, max_ops: int = 8, values: bool = True, memsets: bo
 
     At least one kernel launch; 1-4 streams; ``max_ops`` abstract items (each item is one op
     plus the fork of its stream the first time a stream is used). ``memsets`` also allows
-    device-to-device copies (both are DEFAULT tasks).
+    copies of every capturable kind (device to device, pinned host to device, device to
+    pinned host; memsets and copies are DEFAULT tasks).
     """
-    launch = _launch_item(kernels)
-    kinds = [launch, _join_item, _edge_item]
-    if values:
-        kinds += [_value_write_item, _value_wait_item]
-    if memsets:
-        kinds += [_memset_item, _copy_item]
-    first = draw(launch)
-    rest = draw(st.lists(st.one_of(*kinds), max_size=max_ops - 1))
     b = _Builder()
-    for item in [first, *rest]:
-        getattr(b, item[0])(item)
+    _build_items(draw, b, _item_kinds(kernels, values, memsets), max_ops)
     return b.finish()
 
 
@@ -427,11 +473,35 @@ def _disable(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> Ste
     return Disable(i)
 
 
+def _host_fill(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> Step | None:
+    """A host store into a pinned host buffer between executions: copies from it move the
+    new contents at the next execution (CAP-19)."""
+    hosts = state.case.hosts
+    if not hosts:
+        return None
+    _, pick, _, _, value = item
+    return HostFill(pick % len(hosts), value)
+
+
 _MODS: dict[int, Callable[[_PlanState, tuple[int, ...], set[int]], Step | None]] = {
-    0: _set_kernel, 1: _disable, 2: _set_value}
-_mod_item = st.tuples(st.integers(0, 2), st.integers(0, 7), st.integers(0, 2),
+    0: _set_kernel, 1: _disable, 2: _set_value, 3: _host_fill}
+_mod_item = st.tuples(st.integers(0, 3), st.integers(0, 7), st.integers(0, 2),
                       st.integers(0, 3), st.integers(-9, 9))
 _round = st.tuples(st.lists(_mod_item, max_size=3), st.integers(1, 3))
+#: one execution of a multi-model round: (model, times, Sync after it)
+_exec_item = st.tuples(st.integers(0, graphs.MAX_MODELS - 1), st.integers(1, 2), st.booleans())
+_multi_round = st.tuples(st.lists(_mod_item, max_size=3),
+                         st.lists(_exec_item, min_size=1, max_size=3))
+
+
+def _mod_steps(state: _PlanState, mods: Sequence[tuple[int, ...]]) -> list[Step]:
+    """A round's modifications, then one Update per model they changed (SETP-01, DIS-02:
+    a model left UPDATING would not execute)."""
+    touched: set[int] = set()
+    steps = [s for s in (_MODS[m[0]](state, m, touched) for m in mods) if s is not None]
+    models = graphs.op_models(state.case)
+    changed = sorted({models[s.op] for s in steps if hasattr(s, "op")})
+    return steps + [Update(m) for m in changed]
 
 
 def build_plan(case: Case, rounds: Sequence[tuple[Sequence[tuple[int, ...]], int]]) -> list[Step]:
@@ -442,12 +512,35 @@ def build_plan(case: Case, rounds: Sequence[tuple[Sequence[tuple[int, ...]], int
     state = _PlanState(case)
     plan: list[Step] = []
     for mods, times in rounds:
-        touched: set[int] = set()
-        steps = [s for s in (_MODS[m[0]](state, m, touched) for m in mods) if s is not None]
-        plan += steps
-        if steps:
-            plan.append(Update())
+        plan += _mod_steps(state, mods)
         plan += [Execute(times), Sync(SYNC_MS)]
+    return plan
+
+
+def build_multi_plan(case: Case, rounds: Sequence[tuple[Sequence[tuple[int, ...]],
+                                                        Sequence[tuple[int, int, bool]]]]
+                     ) -> list[Step]:
+    """Interpret abstract rounds of a case of several models: modifications and the Update
+    of every model they changed, then executions of drawn models in a drawn order, each
+    followed by a Sync or not, and a Sync at the end of the round; models no round executed
+    run once at the end (EXE-01, EXE-02, UPD-05).
+
+    Mutates ``case.buffers`` when a swap needs a fresh buffer.
+    """
+    state = _PlanState(case)
+    plan: list[Step] = []
+    for mods, execs in rounds:
+        plan += _mod_steps(state, mods)
+        for model, times, sync in execs:
+            plan.append(Execute(times, model % case.models))
+            if sync:
+                plan.append(Sync(SYNC_MS))
+        if not isinstance(plan[-1], Sync):
+            plan.append(Sync(SYNC_MS))
+    ran = {s.model for s in plan if isinstance(s, Execute)}
+    rest = [m for m in range(case.models) if m not in ran]
+    if rest:
+        plan += [*(Execute(1, m) for m in rest), Sync(SYNC_MS)]
     return plan
 
 

@@ -18,10 +18,12 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from mdlri_conformance.backends.contract import Cap, Err
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.engine import graphs, runner, strategies
+from mdlri_conformance.conformance.engine import (graphs, runner, strategies, strategies_copies,
+                                                  strategies_models)
 from mdlri_conformance.conformance.engine.observe import Observation
 from mdlri_conformance.conformance.framework import outcomes
 
@@ -36,7 +38,7 @@ def classify(a: Observation | None, b: Observation | None) -> str:
     if o is None:
         return "observations"
     if o.phase == "listing":
-        return "seq ids" if o.what == "seq ids" else "listing"
+        return "seq ids" if o.what.endswith("seq ids") else "listing"
     if o.phase == "sync":
         return "buffer contents"
     values = [getattr(a, "value", None), getattr(b, "value", None)]
@@ -84,4 +86,14 @@ def test_differential_positive(backend: Any, against_backend: Any, pytestconfig:
 def test_differential_negative(backend: Any, against_backend: Any, pytestconfig: pytest.Config,
                                case: graphs.Case) -> None:
     """Both backends give the same error codes and FAULT behaviour on the negative plans."""
+    _differ(backend, against_backend, pytestconfig, case)
+
+
+@pytest.mark.clause("CAP-07", "EXE-01", "EXE-02", "UPD-05", "CAP-19", "MODE-14")
+@given(case=st.one_of(strategies_models.shared_models(), strategies_copies.copy_cases(),
+                      strategies_copies.pageable_copies()))
+def test_differential_models_and_copies(backend: Any, against_backend: Any,
+                                        pytestconfig: pytest.Config, case: graphs.Case) -> None:
+    """Both backends agree on several models sharing buffers (captured in turn or together,
+    executed in a drawn order) and on copies of every kind, pageable ones rejected."""
     _differ(backend, against_backend, pytestconfig, case)

@@ -1,9 +1,12 @@
 """Generated task graphs: the runner's observations against the independent oracle.
 
 Hypothesis draws cases from :mod:`conformance.engine.strategies` (multi-stream fork/join
-graphs of catalog kernels, value write/wait tasks with every wait flag and memsets, with
-SetParams/Disable/Update/Execute plans), :mod:`conformance.engine.strategies_blocked` and
-:mod:`conformance.engine.strategies_capture`; :func:`conformance.engine.runner.replay` runs them on
+graphs of catalog kernels, value write/wait tasks with every wait flag, memsets and copies
+of every capturable kind, with SetParams/Disable/Update/Execute plans),
+:mod:`conformance.engine.strategies_blocked`, :mod:`conformance.engine.strategies_capture`,
+:mod:`conformance.engine.strategies_models` (several models over shared buffers) and
+:mod:`conformance.engine.strategies_copies` (pinned host copies, rejected pageable copies);
+:func:`conformance.engine.runner.replay` runs them on
 the backend and :func:`conformance.engine.oracle.expected` says what a conforming runtime
 shows. The comparison is split by observation category so each spec cites clauses of the
 right level:
@@ -20,7 +23,13 @@ right level:
   documented (LIFE-03);
 * CaptureEnd on a joined side stream and captures with an unjoined side stream (CAP-11,
   CAP-13), and streams emptied by Disable (DIS-07): implementation clauses;
-* a capturing stream waiting on an event recorded before the capture (XS-05): documented.
+* a capturing stream waiting on an event recorded before the capture (XS-05): documented;
+* several models captured in turn or together over the same buffers and executed in a
+  drawn order on one stream: results against documented clauses (EXE-01, EXE-02, UPD-05),
+  the per-model listing and seq ids against implementation ones (CAP-07, SEQ-07);
+* pinned host-to-device and device-to-host copies, refilled on the host between
+  executions (documented: CAP-01, CAP-19, MODE-01), and pageable copies rejected during the
+  capture with 107000 while the capture goes on (documented: MODE-14).
 
 A sync timeout of 0 is never drawn: the documented immediate check (TMO-07) and the
 code's 107000 (TMO-02/TMO-08) disagree, so the fault 'timeout-zero-waits' is left to the
@@ -55,7 +64,8 @@ from mdlri_conformance.backends.contract import Cap
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.engine import (case_facts, graphs, oracle, runner,
                                                   strategies, strategies_blocked,
-                                                  strategies_capture)
+                                                  strategies_capture, strategies_copies,
+                                                  strategies_models)
 from mdlri_conformance.conformance.framework import outcomes
 
 #: what listing a replayed case needs (tasks are matched by order and type at worst)
@@ -214,6 +224,51 @@ def test_generated_negative(backend: Any, pytestconfig: pytest.Config,
                             case: graphs.Case) -> None:
     """Disable of a DEFAULT task and SetParams with a rejected type give 107000 and a FAULT
     model (later Update 107040, Execute 507011); a sync timeout below -1 gives 107000."""
+    compare(backend, pytestconfig, case, RESULTS)
+
+
+@pytest.mark.clause("EXE-01", "EXE-02", "UPD-05", "SETP-01", "DIS-01")
+@needs_plans
+@given(case=strategies_models.shared_models())
+def test_generated_shared_models(backend: Any, pytestconfig: pytest.Config,
+                                 case: graphs.Case) -> None:
+    """Two or three models captured over the same buffers, words and pinned host buffers,
+    executed in a drawn order on one stream (with or without a Sync between them): each
+    execution starts from what the previous one, of whichever model, left in memory; a
+    model's SetParams/Disable apply after that model's Update and change no other model."""
+    compare(backend, pytestconfig, case, RESULTS)
+
+
+@pytest.mark.clause("CAP-07", "SEQ-07", "SEQ-04", "LIST-08", "LIST-02")
+@given(case=strategies_models.shared_models())
+def test_generated_shared_models_listing(backend: Any, pytestconfig: pytest.Config,
+                                         case: graphs.Case) -> None:
+    """Captures of several models, one after the other or open together, each list only
+    their own streams and tasks (origin last), with seq ids unique and increasing within
+    each model, and stable across that model's Updates."""
+    compare(backend, pytestconfig, case, LISTING)
+
+
+@pytest.mark.clause("CAP-01", "CAP-19", "MODE-01", "EXE-02")
+@needs_plans
+@given(case=strategies_copies.copy_cases())
+def test_generated_copy_kinds(backend: Any, pytestconfig: pytest.Config,
+                              case: graphs.Case) -> None:
+    """Captured copies of every kind a capture takes (device to device, pinned host to
+    device, device to pinned host) move their bytes at every execution, not at capture: a
+    pinned source refilled on the host is copied with its new contents, and a pinned
+    destination holds what the last execution copied."""
+    compare(backend, pytestconfig, case, RESULTS)
+
+
+@pytest.mark.clause("MODE-14", "MODE-12")
+@needs_plans
+@given(case=strategies_copies.pageable_copies())
+def test_generated_pageable_copy(backend: Any, pytestconfig: pytest.Config,
+                                 case: graphs.Case) -> None:
+    """An async copy between device memory and pageable host memory on a capturing stream
+    answers 107000, issues no task (the stream's join is unchanged) and leaves the capture
+    valid: CaptureEnd succeeds and the model runs as if the copy had never been issued."""
     compare(backend, pytestconfig, case, RESULTS)
 
 
