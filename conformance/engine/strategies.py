@@ -44,6 +44,8 @@ SYNC_MS = 5000
 KERNELS: tuple[str, ...] = ("fill", "copy", "affine", "add", "accumulate",
                             "fallback_main", "fallback_postprocess")
 SEED_PAIR = ("fallback_main", "fallback_postprocess")
+#: launch block counts drawn (one first: shrinking moves toward it); 3 does not divide 8
+NUM_BLOCKS: tuple[int, ...] = (1, 2, 3, 8)
 #: SetParams types that SetParams rejects with 107000 + FAULT (SETP-03)
 BAD_TYPES: tuple[int, ...] = (int(TaskType.EVENT_RECORD), int(TaskType.EVENT_WAIT),
                               int(TaskType.EVENT_RESET), int(TaskType.DEFAULT))
@@ -173,9 +175,12 @@ class _Builder:
 
     # -- the items ---------------------------------------------------------------------------
     def launch(self, item: tuple[Any, ...]) -> None:
-        _, kernel, drawn, parent, picks, scalars = item
+        """A catalog kernel on 1 or more blocks: every block's share together is the kernel's
+        whole result (KRN-01), so the block count changes nothing an execution shows."""
+        _, kernel, drawn, parent, picks, scalars, *blocks = item
         s = self.stream(drawn, parent)
-        self.emit(Launch(s, kernel, self.kernel_args(kernel, picks, scalars, self.preds(s))))
+        args = self.kernel_args(kernel, picks, scalars, self.preds(s))
+        self.emit(Launch(s, kernel, args, blocks[0] if blocks else 1))
 
     def value_write(self, item: tuple[Any, ...]) -> None:
         _, drawn, parent, pick, value = item
@@ -292,7 +297,7 @@ _scalars = st.tuples(st.integers(-3, 3), st.integers(-9, 9))
 def _launch_item(kernels: Sequence[str], streams: st.SearchStrategy[int] = _streams
                  ) -> st.SearchStrategy[tuple[Any, ...]]:
     return st.tuples(st.just("launch"), st.sampled_from(list(kernels)), streams, _parent,
-                     st.tuples(_pick, _pick, _pick), _scalars)
+                     st.tuples(_pick, _pick, _pick), _scalars, st.sampled_from(NUM_BLOCKS))
 
 
 #: word values at the edges of the signed and unsigned 64-bit ranges
