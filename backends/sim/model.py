@@ -143,7 +143,9 @@ class SimModel(Handle):
         self.streams: list[ModelStream] = []  # attachment order
         self._seq = itertools.count(0)
         self.running = 0
-        self.events: dict[Any, ModelEvent] = {}  # user event -> internal event, capture order
+        self.events: dict[Any, ModelEvent] = {}  # user event -> its current internal event
+        #: every internal event of the capture, in creation order (the CaptureEnd resets)
+        self.internal_events: list[ModelEvent] = []
         self.internal_allocs: list[int] = []  # device copies of kernel args owned by the model
         self.session: Any = None  # CaptureSession while capturing
         self.faults: frozenset[str] = frozenset()  # injected bugs (backends.faults)
@@ -168,11 +170,18 @@ class SimModel(Handle):
         return task
 
     def model_event(self, user_event: Any) -> ModelEvent:
-        """The internal event for ``user_event``, created at its first capture."""
+        """The internal event ``user_event`` is bound to, created at its first capture."""
         me = self.events.get(user_event)
-        if me is None:
-            me = ModelEvent(user_event, len(self.events))
-            self.events[user_event] = me
+        return self.fresh_event(user_event) if me is None else me
+
+    def fresh_event(self, user_event: Any) -> ModelEvent:
+        """A new internal event, now the one ``user_event`` is bound to: a captured record of
+        an event already recorded in this capture records a new internal event, and later
+        waits take that one (XS-13, ``feature/aclgraph/v100/api_impl_capture_event.cc:136-149,
+        67, 89-103``)."""
+        me = ModelEvent(user_event, len(self.internal_events))
+        self.events[user_event] = me
+        self.internal_events.append(me)
         return me
 
     # -- listing ----------------------------------------------------------------------------
@@ -249,7 +258,7 @@ class SimModel(Handle):
             ms.alive = False
             for t in ms.tasks:
                 t.alive = False
-        for me in self.events.values():
+        for me in self.internal_events:
             me.alive = False
 
 

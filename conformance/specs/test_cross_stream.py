@@ -333,6 +333,53 @@ def test_xs08_event_reset_tasks_consume_seq_ids(dev: Dev) -> None:
                 f"greater than the origin's user-task seqIds {user_ids}", reset_ids)
 
 
+def _reused_fork_event(dev: Dev, x: np.ndarray) -> tuple[Any, Buf, Buf]:
+    """Capture main(inp->mid) on a side stream forked with event e, joined back with the same
+    e recorded again on the side stream, then postprocess(mid->out) on the origin; returns
+    (model, mid, out)."""
+    s1, s2 = dev.stream(), dev.stream()
+    inp, mid, out = dev.buffer(x), dev.buffer(n=N), dev.buffer(n=N)
+    _load_seed(dev)
+    dev.begin(s1)
+    e = dev.fork(s1, s2)
+    dev.launch("fallback_main", s2, input=inp, output=mid)
+    dev.join(s1, s2, e)  # the fork's event, recorded a second time in this capture
+    dev.launch("fallback_postprocess", s1, input=mid, output=out)
+    return dev.end(s1), mid, out
+
+
+@pytest.mark.clause("XS-13", "XS-02")
+@pytest.mark.requires(Cap.KERNELS)
+def test_xs13_fork_event_reused_for_the_join_orders_the_work(dev: Dev) -> None:
+    """XS-13 The fork's event recorded again on the side stream and waited on by the origin is
+    a join: every call answers 0, CaptureEnd succeeds, and the origin's kernel after the join
+    reads what the side stream's kernel wrote (the wait takes the second record)."""
+    x = _inputs(5)
+    m, mid, out = _reused_fork_event(dev, x)
+    dev.execute(m, dev.stream())
+    want_mid, want_out = _expected_diamond(x)
+    expect.eq(dev.read(mid), want_mid, "side stream output")
+    expect.eq(dev.read(out), want_out, "origin output after the join (read the side's output)")
+
+
+@pytest.mark.clause("XS-13", "XS-08")
+@pytest.mark.requires(Cap.INTERNAL_TASKS, Cap.LISTING, Cap.TASK_TYPE, Cap.KERNELS)
+def test_xs13_each_captured_record_gets_its_reset(dev: Dev) -> None:
+    """XS-13 An event recorded twice in a capture stands for two internal events: CaptureEnd
+    appends two EVENT_RESET tasks to the origin, none elsewhere."""
+    m, _, _ = _reused_fork_event(dev, _inputs())
+    listings = [[dev.type_of(t) for t in dev.tasks_of(s)] for s in dev.streams_of(m)]
+    expect.eq(len(listings), 2, "model streams")
+    # the origin's user tasks: the fork's record, the join's wait, the kernel (in that order)
+    origin = [ts for ts in listings if ts[:1] == [TaskType.EVENT_RECORD]]
+    expect.eq(len(origin), 1, "model streams beginning with the fork's EVENT_RECORD "
+              f"(listings {[[int(t) for t in ts] for ts in listings]})")
+    resets = [sum(ty == TaskType.EVENT_RESET for ty in ts) for ts in listings]
+    expect.eq(sum(resets), 2, "EVENT_RESET tasks in the model")
+    expect.eq([int(t) for t in origin[0][3:]], [int(TaskType.EVENT_RESET)] * 2,
+              "origin tasks after its kernel")
+
+
 # ---------------------------------------------------------------------------------------------
 # XS-11: event release at CaptureEnd
 

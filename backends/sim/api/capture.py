@@ -112,7 +112,7 @@ class CaptureApi:
             self._free_model(model)
             return rc, None
         origin_ms = sess.streams[sess.origin]
-        for me in sorted(model.events.values(), key=lambda m: m.order):  # XS-08, Q-04
+        for me in model.internal_events:  # XS-08: one per captured record (XS-13), Q-04
             if self.has_fault("no-event-reset-at-end"):
                 break
             model.append(origin_ms, TaskRecord(TaskType.EVENT_RESET, event=me,
@@ -140,11 +140,12 @@ class CaptureApi:
             self._close_session(sess)
             model.streams.clear()
             model.events.clear()
+            model.internal_events.clear()
             model.status = ModelStatus.READY
             model.captured = False
             return rc, out
         origin_ms = sess.streams[sess.origin]
-        for me in sorted(model.events.values(), key=lambda m: m.order):
+        for me in model.internal_events:
             model.append(origin_ms, TaskRecord(TaskType.EVENT_RESET, event=me,
                                                event_flag=me.flags))
         model.status = ModelStatus.READY

@@ -116,7 +116,8 @@ class EventsApi:
     @guarded()
     def record_event(self, event: Any, stream: Any) -> int:
         """aclrtRecordEvent. In capture: old-mode -> 207000 (XS-04); no SYNC -> 0 and nothing
-        recorded (XS-09); else an EVENT_RECORD task on the internal event. An event last
+        recorded (XS-09); else an EVENT_RECORD task on the internal event (a new one when the
+        event was already recorded in this capture, which later waits then take, XS-13). An event last
         recorded in another open capture is retargeted: rc 0, it is bound to this capture with
         a fresh internal event, neither capture is invalidated and the other keeps the record it
         has (XS-12, ``feature/aclgraph/v100/api_impl_capture_event.cc:120-160``). Default stream
@@ -131,6 +132,8 @@ class EventsApi:
             if not ev.has_wait_task:
                 return OK
             me = self._bind(ev, sess.model)  # XS-12: retargets an event of another capture
+            if me.recorded:
+                me = sess.model.fresh_event(ev)  # XS-13: a second record, a new internal event
             me.recorded = True
             self._append(st, TaskRecord(TaskType.EVENT_RECORD, event=me, event_flag=ev.flags))
             return OK

@@ -160,6 +160,11 @@ aclError emu_capture_event_op(emu_stream *s, emu_event *e, int op) {
         e->cap_model = NULL;
         e->cap_internal = NULL;
     }
+    /* XS-13: a record of an event already recorded in this capture records a new internal
+     * event (api_impl_capture_event.cc:136-149, 67), which later waits take (:89-103) and
+     * CaptureEnd resets too (one reset per captured record, XS-08) */
+    if (op == OP_EV_RECORD && e->cap_model == ms && e->cap_internal && e->cap_internal->recorded)
+        e->cap_internal = NULL;
     emu_event *ie = bind_event(e, ms);
     if (op == OP_EV_RECORD) ie->recorded = 1;
     emu_op o = {.op = op, .event = ie};
@@ -355,7 +360,8 @@ MDLRI_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI) {
         if (modelRI) *modelRI = NULL;
         goto out;
     }
-    /* XS-08: one EVENT_RESET per captured event on the origin, in binding order */
+    /* XS-08: one EVENT_RESET per internal event (per captured record, XS-13) on the origin,
+     * in binding order */
     for (size_t i = 0; i < m->nbound; i++) {
         emu_op o = {.op = OP_EV_RESET, .event = m->ievents[i]};
         emu_capture_append(s, &o);
