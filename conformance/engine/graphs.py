@@ -31,9 +31,9 @@ not a record is *unjoined*, and CaptureEnd fails with 107025 (XS-02, XS-03, CAP-
 
 Op references in plan steps are indices into ``ops``. :func:`check` validates a case that
 came from outside (a JSON file): it must stay inside defined behaviour (every event
-recorded once and before its waits, every side stream forked and joined, no two unordered
-ops touching the same buffer or word with a write). Violations raise :class:`GraphError`
-with a one-line message.
+recorded before its waits, a wait taking the event's latest record (XS-13), every side
+stream forked and joined, no two unordered ops touching the same buffer or word with a
+write). Violations raise :class:`GraphError` with a one-line message.
 """
 
 from __future__ import annotations
@@ -547,9 +547,7 @@ def check(case: Case) -> None:
             raise GraphError(f"{where}: event {op.event} belongs to model "
                              f"{event_model[op.event]}, stream {op.stream} to model "
                              f"{joined[op.stream]} (a cross-model event, XS-07)")
-        if isinstance(op, Record):
-            if op.event in recorded:
-                raise GraphError(f"{where}: event {op.event} recorded twice")
+        if isinstance(op, Record):  # a second record rebinds the event (XS-13)
             recorded[op.event] = i
             event_model[op.event] = joined[op.stream]
         if isinstance(op, Wait) and op.event not in recorded:

@@ -71,6 +71,7 @@ class _Builder:
     last_on: dict[int, int] = field(default_factory=dict)
     record_of: dict[int, int] = field(default_factory=dict)
     stream_of: dict[int, int] = field(default_factory=dict)  # drawn id -> case id
+    fork_event: dict[int, int] = field(default_factory=dict)  # side stream -> its fork's event
     events: int = 0
     hosts: list[list[int]] = field(default_factory=list)
     base: int = 0
@@ -128,12 +129,16 @@ class _Builder:
         self.last_on[op.stream] = i
         return i
 
-    def edge(self, src: int, dst: int) -> None:
-        """Record on ``src``, wait on ``dst`` (a fork when ``dst`` has not joined, XS-01)."""
-        e = self.events
-        self.events += 1
+    def edge(self, src: int, dst: int, event: int | None = None) -> int:
+        """Record on ``src``, wait on ``dst`` (a fork when ``dst`` has not joined, XS-01);
+        a new event unless ``event`` reuses one (recorded again: the wait takes this record,
+        XS-13). Returns the event."""
+        e = self.events if event is None else event
+        if event is None:
+            self.events += 1
         self.emit(Record(src, e))
         self.emit(Wait(dst, e))
+        return e
 
     def stream(self, drawn: int, parent: int) -> int:
         """The case stream for a drawn stream id, forking it on first use."""
@@ -142,7 +147,7 @@ class _Builder:
         joined = sorted(self.stream_of.values())
         s = self.base + len(self.stream_of)
         self.stream_of[drawn] = s
-        self.edge(joined[parent % len(joined)], s)
+        self.fork_event[s] = self.edge(joined[parent % len(joined)], s)
         return s
 
     # -- choosing buffers ----------------------------------------------------------------------
@@ -255,11 +260,12 @@ class _Builder:
 
     def join(self, item: tuple[Any, ...]) -> None:
         """Join a side stream back to the origin now (record on it, wait on the origin), so
-        later origin ops may consume its results (XS-02)."""
-        _, drawn, parent = item
+        later origin ops may consume its results (XS-02); with ``reuse`` the join records
+        the side stream's fork event again instead of a new one (XS-13)."""
+        _, drawn, parent, *reuse = item
         s = self.stream(drawn, parent)
         if s != self.base:
-            self.edge(s, self.base)
+            self.edge(s, self.base, self.fork_event.get(s) if reuse and reuse[0] else None)
 
     def joined_back(self, s: int) -> bool:
         """Whether side stream ``s`` already ends with a record the origin's last op follows."""
@@ -327,7 +333,8 @@ def satisfied_value(have: int, flag: int, distance: int) -> tuple[int, int]:
 def _item_kinds(kernels: Sequence[str], values: bool, memsets: bool,
                 streams: st.SearchStrategy[int] = _streams) -> list[st.SearchStrategy[Any]]:
     """The abstract item strategies (launch first) over drawn stream ids ``streams``."""
-    kinds = [_launch_item(kernels, streams), st.tuples(st.just("join"), streams, _parent),
+    kinds = [_launch_item(kernels, streams),
+             st.tuples(st.just("join"), streams, _parent, st.booleans()),
              st.tuples(st.just("event_edge"), streams, streams, _parent)]
     if values:
         kinds += [st.tuples(st.just("value_write"), streams, _parent, _pick,
