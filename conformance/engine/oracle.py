@@ -51,8 +51,8 @@ from mdlri_conformance.backends.contract import Err, StreamStatus, TaskType
 from mdlri_conformance.kernel import catalog
 
 from .graphs import (
-    DEFAULT_OPS, WORD_MASK, Case, Copy, Destroy, Disable, Execute, GraphError, HostFill,
-    HostWrite, Launch, Memset, Op, Query, Record, SetBadType, SetKernel, SetValue, Step, Sync,
+    DEFAULT_OPS, WORD_MASK, Case, Copy, Destroy, Disable, Execute, ExecuteBuilt, GraphError,
+    GroupUpdate, HostFill, HostWrite, Launch, Memset, Op, Query, Record, SetBadType, SetKernel, SetValue, Step, Sync,
     Update, ValueWait, ValueWrite, Wait, check, clash, happens_before_ops, pack_launch,
 )
 from . import case_facts, graphs
@@ -409,6 +409,11 @@ class Program:
         """The ops the next Update would commit (pending changes, then ``override``)."""
         return effective_ops(self.ops, {**self.pending, **(override or {})})
 
+    def invalidate(self) -> None:
+        """The committed ops changed outside Update (a task-group update, TG-10): validate
+        them again before the next execution."""
+        self._validated = False
+
     def commit(self) -> None:
         """Update: apply the pending changes (UPD-02, DIS-05, UPD-05)."""
         if self.pending:
@@ -651,6 +656,10 @@ def _step(i: int, step: Step, models: _Models) -> list[Observation]:
         return _update(i, step, models)
     if isinstance(step, Destroy):
         return _destroy(i, step, models)
+    if isinstance(step, GroupUpdate):
+        return _group_update(i, step, models)
+    if isinstance(step, ExecuteBuilt):
+        return _execute_built(i, step, models)
     model, program = models.of_op(getattr(step, "op", -1))
     rc = _change(i, step, model, program)
     return [Observation("step", i, "rc", int(rc))]
@@ -675,6 +684,39 @@ def _destroy(i: int, step: Destroy, models: _Models) -> list[Observation]:
                             "Destroy would poll for 10 s (107037)")
     return [Observation("step", i, "rc", int(model.destroy())),
             Observation("step", i, "returned after the release store began", True)]
+
+
+def _group_update(i: int, step: GroupUpdate, models: _Models) -> list[Observation]:
+    """A task-group update (TG-10): UpdateBegin, one launch per grouped task, UpdateEnd and
+    the sync of the update stream all answer 0, and from then on each grouped task runs its
+    replacement (another operator allowed). Defined here only for a READY model with no
+    execution in flight (an update racing with an execution is open, Q-21) and no pending
+    change."""
+    members = graphs.groups(models.programs[0].case)[step.group]
+    model, program = models.of_op(members[0])
+    if model.state is not State.READY or program.busy or program.pending:
+        raise UndefinedCase(f"plan[{i}]: task-group update of a {model.state.name} model "
+                            "(busy or with pending changes)")
+    for k, kernel, args in zip(members, step.kernels, step.args):
+        captured = program.live(k)
+        program.ops[k] = Launch(captured.stream, kernel, dict(args),
+                                getattr(captured, "num_blocks", 1))
+        program.host[k] = program.ops[k]
+    program.invalidate()
+    return [Observation("step", i, "rc", [int(Err.SUCCESS)] * (len(members) + 3))]
+
+
+def _execute_built(i: int, step: ExecuteBuilt, models: _Models) -> list[Observation]:
+    """ExecuteAsync of a built model on stream 0 (BLD-03): its stored launches run, in
+    order, once per execution; defined here only with no captured execution in flight
+    (they would queue behind a blocked one)."""
+    if models.queue.busy():
+        raise UndefinedCase(f"plan[{i}]: a built model's execution queued behind a blocked one")
+    launches = models.programs[0].case.builds[step.build]
+    for _ in range(step.times):
+        for k, op in enumerate(launches):
+            run_launch(models.memory, op, f"builds[{step.build}][{k}]")
+    return [Observation("step", i, "rc", [int(Err.SUCCESS)] * step.times)]
 
 
 def _update(i: int, step: Update, models: _Models) -> list[Observation]:
