@@ -583,6 +583,8 @@ class _Models:
     programs: list[Program]
     queue: ExecQueue
     op_model: list[int]
+    #: an execution was queued since the last successful Sync (it may still be running)
+    unsynced: bool = False
 
     @property
     def memory(self) -> OracleMemory:
@@ -632,9 +634,12 @@ def _step(i: int, step: Step, models: _Models) -> list[Observation]:
             if rc == Err.SUCCESS:
                 program.start()
             rcs.append(int(rc))
+        models.unsynced = models.unsynced or Err.SUCCESS in rcs
         return [Observation("step", i, "rc", rcs)]
     if isinstance(step, Sync):
         rc = ModelState.sync(step.timeout_ms, models.queue.busy())
+        if rc == Err.SUCCESS:
+            models.unsynced = False
         if rc == Err.RT_STREAM_SYNC_TIMEOUT:
             return [Observation("step", i, "rc", int(rc)),
                     Observation("step", i, "waited the timeout", True)]
@@ -690,10 +695,13 @@ def _group_update(i: int, step: GroupUpdate, models: _Models) -> list[Observatio
     """A task-group update (TG-10): UpdateBegin, one launch per grouped task, UpdateEnd and
     the sync of the update stream all answer 0, and from then on each grouped task runs its
     replacement (another operator allowed). Defined here only for a READY model with no
-    execution in flight (an update racing with an execution is open, Q-21) and no pending
-    change."""
+    pending change, after a Sync of every execution queued before it (an update racing
+    with an execution is open, Q-21)."""
     members = graphs.groups(models.programs[0].case)[step.group]
     model, program = models.of_op(members[0])
+    if models.unsynced:
+        raise UndefinedCase(f"plan[{i}]: task-group update while an execution may still run "
+                            "(no Sync since it was queued, Q-21)")
     if model.state is not State.READY or program.busy or program.pending:
         raise UndefinedCase(f"plan[{i}]: task-group update of a {model.state.name} model "
                             "(busy or with pending changes)")
@@ -716,6 +724,7 @@ def _execute_built(i: int, step: ExecuteBuilt, models: _Models) -> list[Observat
     for _ in range(step.times):
         for k, op in enumerate(launches):
             run_launch(models.memory, op, f"builds[{step.build}][{k}]")
+    models.unsynced = True
     return [Observation("step", i, "rc", [int(Err.SUCCESS)] * step.times)]
 
 
