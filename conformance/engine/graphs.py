@@ -20,10 +20,17 @@ A :class:`Case` is plain data, JSON round-trippable, and independent of any back
   the catalog, event record/wait, value write/wait, memset, copies of every capturable
   kind: device-to-device, pinned host-to-device and device-to-pinned host; ``pageable_copy``:
   an async copy with ordinary host memory, which a capturing stream rejects, MODE-14;
-  and ``end_on_side``: a CaptureEnd on a joined side stream, which must fail, CAP-11).
+  ``end_on_side``: a CaptureEnd on a joined side stream, which must fail, CAP-11; and
+  ``group_begin``/``group_end``: the launches between them on one stream form a task group,
+  TG-01, numbered by their end, :func:`groups`).
+* ``builds`` (default none): built models (aclmdlRIBuildBegin, one persistent stream bound,
+  its launches, EndTask, BuildEnd), made before the capture over the same buffers; their
+  launches are stored, not run, until an ``execute_built`` step (BLD-03).
 * ``plan``: the host steps after CaptureEnd (SetParams, Disable, Update and Execute of a
   model, Sync, Query, HostWrite: a host store into a word, which releases a blocked value
-  wait, and HostFill: a host store into a pinned host buffer between executions).
+  wait, and HostFill: a host store into a pinned host buffer between executions;
+  GroupUpdate: a task-group update re-issuing a group's kernels from a non-capturing
+  stream, TG-10; ExecuteBuilt: ExecuteAsync of a built model on stream 0).
 
 A value wait on a *host word* (a word no captured op writes) may block an execution until a
 plan step stores a satisfying value (TMO-01, TMO-03, TMO-06); a side stream whose last op is

@@ -6,7 +6,9 @@
 1. Setup: one device allocation per buffer (initial values written) and per word, one
    ``aclrtMallocHost`` buffer per pinned host buffer, one user stream per case stream, one
    ``aclrtCreateEventExWithFlag(SYNC)`` event per case event (XS-04), the catalog binary
-   from ``backend.kernel_binary_path()``.
+   from ``backend.kernel_binary_path()``, a task-update stream when the plan updates a task
+   group (TG-10, TG-11), and every built model (BuildBegin, a persistent stream bound with
+   HEAD, its launches, EndTask, BuildEnd: BLD-01/02/03/05).
 2. Capture on each model's origin stream in RELAXED mode (CAP-01), begun right before the
    model's first op and ended right after its last (models captured in turn or together,
    CAP-07); side streams join through the case's record/wait ops (XS-01, XS-02). The
