@@ -194,10 +194,28 @@ class GroupEnd:
     stream: int
 
 
+@dataclass(frozen=True)
+class Cond:
+    """A conditional task (COND-01, COND-05, COND-06): aclmdlRICondHandleCreate on the
+    capturing model (default value 0, flag 0: the runtime never writes the value, COND-03),
+    aclmdlRIAddCondTask of ``type`` ("if": 1-2 branches, "switch": 1-3) on ``stream``, and
+    each sub-model captured on a fresh stream with aclmdlRICaptureToModelRIBegin (COND-07),
+    its ``branches[k]`` launches (stream fields ignored), then CaptureEnd (COND-08).
+    At every execution it runs, per COND-11, for "if" branch 0 when the condition value is
+    non-zero and branch 1 (if any) when it is 0, for "switch" branch ``value``; the value
+    starts at 0 (COND-02) and changes only by :class:`SetCond` steps."""
+
+    stream: int
+    type: str
+    branches: list[list[Launch]]
+
+
 Op = Union[Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy, EndOnSide, PageableCopy,
-           OutsideWait, GroupBegin, GroupEnd]
+           OutsideWait, GroupBegin, GroupEnd, Cond]
 #: the ops that issue a task (the others are host calls made during the capture)
-TASK_OPS = (Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy)
+TASK_OPS = (Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy, Cond)
+#: the branch counts a conditional task type takes (COND-05)
+COND_SIZES = {"if": (1, 2), "switch": (1, 3)}
 #: the task-group markers (TG-01): host calls that add no user task
 GROUP_OPS = (GroupBegin, GroupEnd)
 #: host calls made during the capture that issue no user task and take part in no ordering
@@ -329,8 +347,19 @@ class ExecuteBuilt:
     times: int = 1
 
 
+@dataclass(frozen=True)
+class SetCond:
+    """A synchronous aclrtMemcpy of ``value`` into the 8-byte condition value of the
+    :class:`Cond` op ``op`` (the device pointer aclmdlRICondHandleGetCondPtr gives, COND-04)
+    while no execution is in flight: the next executions take the branch it selects
+    (COND-11). A "switch" value names a branch (out of range is open, Q-19)."""
+
+    op: int
+    value: int
+
+
 Step = Union[SetKernel, SetValue, SetBadType, Disable, Update, Execute, Sync, HostWrite, Query,
-             HostFill, Destroy, GroupUpdate, ExecuteBuilt]
+             HostFill, Destroy, GroupUpdate, ExecuteBuilt, SetCond]
 
 # ---------------------------------------------------------------------------------------------
 # the case
@@ -388,16 +417,20 @@ _OPS: dict[str, type] = {"launch": Launch, "record": Record, "wait": Wait,
                          "value_write": ValueWrite, "value_wait": ValueWait, "memset": Memset,
                          "copy": Copy, "pageable_copy": PageableCopy,
                          "end_on_side": EndOnSide, "outside_wait": OutsideWait,
-                         "group_begin": GroupBegin, "group_end": GroupEnd}
+                         "group_begin": GroupBegin, "group_end": GroupEnd, "cond": Cond}
 _STEPS: dict[str, type] = {"set_kernel": SetKernel, "set_value": SetValue,
                            "set_bad_type": SetBadType, "disable": Disable, "update": Update,
                            "execute": Execute, "sync": Sync, "host_write": HostWrite,
                            "query": Query, "host_fill": HostFill, "destroy": Destroy,
-                           "group_update": GroupUpdate, "execute_built": ExecuteBuilt}
+                           "group_update": GroupUpdate, "execute_built": ExecuteBuilt,
+                           "set_cond": SetCond}
 _TAG = {cls: tag for tag, cls in {**_OPS, **_STEPS}.items()}
 
 
 def _tagged(obj: Any) -> dict[str, Any]:
+    if isinstance(obj, Cond):
+        return {"kind": "cond", "stream": obj.stream, "type": obj.type,
+                "branches": [[_tagged(op) for op in ops] for ops in obj.branches]}
     return {"kind": _TAG[type(obj)], **asdict(obj)}
 
 
@@ -406,6 +439,10 @@ def _build(table: dict[str, type], raw: Any, where: str) -> Any:
         raise GraphError(f"{where}: expected an object with kind in {sorted(table)}")
     cls = table[raw["kind"]]
     fields = {k: v for k, v in raw.items() if k != "kind"}
+    if cls is Cond and isinstance(fields.get("branches"), list):
+        fields["branches"] = [[_build({"launch": Launch}, o, f"{where} branch {b}[{k}]")
+                               for k, o in enumerate(ops)] if isinstance(ops, list) else ops
+                              for b, ops in enumerate(fields["branches"])]
     try:
         return cls(**fields)
     except TypeError as exc:
@@ -478,6 +515,11 @@ def op_footprint(op: Op) -> Footprint:
     elif isinstance(op, Copy):
         reads.add(("host" if op.direction == "h2d" else "buf", op.src))
         writes.add(("host" if op.direction == "d2h" else "buf", op.dst))
+    elif isinstance(op, Cond):
+        for launch in (x for ops in op.branches for x in ops):
+            r, w = op_footprint(launch)
+            reads |= r
+            writes |= w
     return reads, writes
 
 
@@ -762,8 +804,30 @@ def _check_op(case: Case, op: Op, where: str) -> None:
                              f"{HOST_COPY_KINDS}")
         if not 0 <= op.buffer < len(case.buffers):
             raise GraphError(f"{where}: buffer {op.buffer} out of range")
+    if isinstance(op, Cond):
+        _check_cond(case, op, where)
     if isinstance(op, EndOnSide) and op.stream in case.origins:
         raise GraphError(f"{where}: end_on_side on the origin stream ends the capture")
+
+
+def _check_cond(case: Case, op: Cond, where: str) -> None:
+    """A conditional task of a known type with a branch count it takes (COND-05), in a
+    one-model case, each branch 1..4 valid launches."""
+    if op.type not in COND_SIZES:
+        raise GraphError(f"{where}: cond type {op.type!r} is not one of {sorted(COND_SIZES)}")
+    lo, hi = COND_SIZES[op.type]
+    if not lo <= len(op.branches) <= hi:
+        raise GraphError(f"{where}: {op.type} with {len(op.branches)} branches (COND-05: "
+                         f"{lo}..{hi})")
+    if case.models != 1:
+        raise GraphError(f"{where}: cond in a case of several models")
+    for b, ops in enumerate(op.branches):
+        if not 1 <= len(ops) <= 4:
+            raise GraphError(f"{where}: branch {b} holds {len(ops)} launches, not 1..4")
+        for k, launch in enumerate(ops):
+            if not isinstance(launch, Launch):
+                raise GraphError(f"{where}: branch {b}[{k}] is not a launch")
+            _check_launch(case, launch, f"{where} branch {b}[{k}]")
 
 
 def _check_copy(case: Case, op: Copy, where: str) -> None:
@@ -798,6 +862,16 @@ def _check_step(case: Case, step: Step, where: str) -> None:
         raise GraphError(f"{where}: op {op_index} out of range")
     if op_index is not None and isinstance(case.ops[op_index], NO_TASK_OPS):
         raise GraphError(f"{where}: op {op_index} issues no task")
+    if op_index is not None and isinstance(case.ops[op_index], Cond) != isinstance(step, SetCond):
+        raise GraphError(f"{where}: {_TAG[type(step)]} on a {_TAG[type(case.ops[op_index])]} op "
+                         "(a cond task takes only set_cond)")
+    if isinstance(step, SetCond):
+        target = case.ops[step.op]
+        assert isinstance(target, Cond)
+        if target.type == "switch" and not 0 <= step.value < len(target.branches):
+            raise GraphError(f"{where}: switch value {step.value} names no branch (Q-19)")
+        if not 0 <= step.value <= WORD_MASK:
+            raise GraphError(f"{where}: value {step.value} is not a 64-bit unsigned word")
     if isinstance(step, SetKernel):
         target = case.ops[step.op]
         if not isinstance(target, Launch):

@@ -51,9 +51,9 @@ from mdlri_conformance.backends.contract import Err, StreamStatus, TaskType
 from mdlri_conformance.kernel import catalog
 
 from .graphs import (
-    DEFAULT_OPS, WORD_MASK, Case, Copy, Destroy, Disable, Execute, ExecuteBuilt, GraphError,
-    GroupUpdate, HostFill, HostWrite, Launch, Memset, Op, Query, Record, SetBadType, SetKernel, SetValue, Step, Sync,
-    Update, ValueWait, ValueWrite, Wait, check, clash, happens_before_ops, pack_launch,
+    DEFAULT_OPS, WORD_MASK, Case, Cond, Copy, Destroy, Disable, Execute, ExecuteBuilt, GraphError,
+    GroupUpdate, HostFill, HostWrite, Launch, Memset, Op, Query, Record, SetBadType, SetCond,
+    SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait, check, clash, happens_before_ops, pack_launch,
 )
 from . import case_facts, graphs
 from .observe import Observation
@@ -378,6 +378,8 @@ class Program:
         self._validated = False
         self.queue = queue if queue is not None else ExecQueue()
         self.host_words = graphs.host_words(case)
+        #: the condition value of every Cond op: 0 at CondHandleCreate (COND-02)
+        self.cond_values: dict[int, int] = {}
 
     # -- host-side changes (only recorded; ModelState decides whether they are accepted) ----
     def live(self, i: int) -> Op:
@@ -494,6 +496,22 @@ class Program:
             mem.fill_bytes(op.buffer, op.value)
         elif isinstance(op, Copy):
             mem.copy(op.direction, op.src, op.dst)
+        elif isinstance(op, Cond):
+            for k, launch in enumerate(cond_branch(op, self.cond_values.get(i, 0))):
+                run_launch(mem, launch, f"ops[{i}] branch launch {k}")
+
+
+def cond_branch(op: Cond, value: int) -> list[Launch]:
+    """The launches a conditional task runs for condition ``value`` (COND-11): "if" runs
+    branch 0 when the value is non-zero and branch 1 (none when there is no second branch)
+    when it is 0; "switch" runs branch ``value`` (out of range is open, Q-19)."""
+    if op.type == "if":
+        k = 0 if value != 0 else 1
+    elif 0 <= value < len(op.branches):
+        k = value
+    else:
+        raise UndefinedCase(f"switch value {value} names no branch (Q-19)")
+    return list(op.branches[k]) if k < len(op.branches) else []
 
 
 def effective_ops(ops: list[Op | None], changes: dict[int, Pending]) -> list[Op | None]:
@@ -665,6 +683,12 @@ def _step(i: int, step: Step, models: _Models) -> list[Observation]:
         return _group_update(i, step, models)
     if isinstance(step, ExecuteBuilt):
         return _execute_built(i, step, models)
+    if isinstance(step, SetCond):
+        if models.unsynced or models.queue.busy():
+            raise UndefinedCase(f"plan[{i}]: a condition value written while an execution may "
+                                "still run")
+        models.of_op(step.op)[1].cond_values[step.op] = step.value
+        return [Observation("step", i, "rc", int(Err.SUCCESS))]
     model, program = models.of_op(getattr(step, "op", -1))
     rc = _change(i, step, model, program)
     return [Observation("step", i, "rc", int(rc))]

@@ -54,16 +54,16 @@ import numpy as np
 
 from mdlri_conformance.backends.contract import (
     NOT_SUPPORTED_CODES, UNWRITTEN, Backend, Cap, CaptureMode, CaptureStatus, Err, EventFlag,
-    MemcpyKind, ModelStreamFlag, StreamFlag, TaskParams, TaskType, ValueWriteTaskParams, EventRecordTaskParams,
+    CondHandleFlag, CondTaskParams, CondTaskType, MemcpyKind, ModelStreamFlag, StreamFlag, TaskParams, TaskType, ValueWriteTaskParams, EventRecordTaskParams,
     EventWaitTaskParams, EventResetTaskParams, err_name,
 )
 from mdlri_conformance.backends.task_params import kernel_task_params
 
 from . import deadline
 from . import graphs
-from .graphs import (WORD_MASK, Case, Copy, Destroy, Disable, EndOnSide, Execute, ExecuteBuilt,
+from .graphs import (WORD_MASK, Case, Cond, Copy, Destroy, Disable, EndOnSide, Execute, ExecuteBuilt,
                      GroupBegin, GroupEnd, GroupUpdate, HostFill, HostWrite, Launch, Memset, Op, OutsideWait, PageableCopy, Query, Record,
-                     SetBadType, SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite,
+                     SetBadType, SetCond, SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite,
                      Wait, pack_launch)
 from .case_facts import may_block
 from .listing import TaskMap
@@ -132,6 +132,8 @@ class _Replay:
     grouped: dict[int, int] = field(default_factory=dict)      # op index -> its group
     updater: Any = None                                        # the task-update stream (TG-10)
     built: list[Any] = field(default_factory=list)             # built models (BLD-03)
+    cond_ptr: dict[int, int] = field(default_factory=dict)     # Cond op -> its value's address
+    sub_streams: list[Any] = field(default_factory=list)       # sub-model capture streams
     bound: list[Any] = field(default_factory=list)             # their persistent streams
     stuck: bool = False                                        # a bounded call never returned
     met: list[str] = field(default_factory=list)               # not-supported answers
@@ -209,6 +211,8 @@ class _Replay:
         kernels |= {s.kernel for s in self.case.plan if isinstance(s, SetKernel) and s.kernel}
         kernels |= {k for s in self.case.plan if isinstance(s, GroupUpdate) for k in s.kernels}
         kernels |= {op.kernel for ops in self.case.builds for op in ops}
+        kernels |= {x.kernel for op in self.case.ops if isinstance(op, Cond)
+                    for ops in op.branches for x in ops}
         if kernels:
             rc, h = self.b.binary_load_from_file(self.b.kernel_binary_path(), None)
             self.ok(rc)
@@ -295,6 +299,8 @@ class _Replay:
                 rc = self.issue(op)
                 self.note(rc, "aclrtMemcpyAsync (pageable)")
                 obs.append(Observation("capture", -1, f"ops[{i}] rc", int(rc)))
+            elif isinstance(op, Cond):
+                self.add_cond(i, op)
             elif isinstance(op, GroupBegin):
                 self.ok(self.b.capture_task_grp_begin(self.streams[op.stream]),
                         "aclmdlRICaptureTaskGrpBegin")
@@ -313,6 +319,37 @@ class _Replay:
                 if end:
                     return obs + end
         return obs + [Observation("capture", -1, "rc", 0)]
+
+    def add_cond(self, i: int, op: Cond) -> None:
+        """A conditional task (COND-01..COND-08): CondHandleCreate on the capturing model
+        (default 0, flag 0), GetCondPtr, AddCondTask on the op's stream, and every
+        sub-model captured on a fresh stream (CaptureToModelRIBegin RELAXED, its launches,
+        CaptureEnd with a NULL model); each call must succeed."""
+        s = self.streams[op.stream]
+        rc, _, model = self.b.capture_get_info(s)
+        self.ok(rc, "aclmdlRICaptureGetInfo")
+        rc, handle = self.b.cond_handle_create(model, 0, CondHandleFlag.NONE)
+        self.ok(rc, "aclmdlRICondHandleCreate")
+        rc, ptr = self.b.cond_handle_get_cond_ptr(handle)
+        self.ok(rc, "aclmdlRICondHandleGetCondPtr")
+        self.cond_ptr[i] = int(ptr)
+        ctype = CondTaskType.IF if op.type == "if" else CondTaskType.SWITCH
+        size = len(op.branches)
+        rc, slots = self.b.add_cond_task(CondTaskParams(handle, ctype, size, size), s, 0)
+        self.ok(rc, "aclmdlRIAddCondTask")
+        for sub, launches in zip(list(slots or [])[:size], op.branches):
+            rc, u = self.b.create_stream()
+            self.ok(rc)
+            self.sub_streams.append(u)
+            self.ok(self.b.capture_to_model_ri_begin(u, sub, CaptureMode.RELAXED),
+                    "aclmdlRICaptureToModelRIBegin")
+            for launch in launches:
+                data = self.packed(launch)
+                self.ok(self.b.launch_kernel_with_host_args(
+                    self.funcs[launch.kernel], launch.num_blocks, u, None, data, len(data)),
+                    "aclrtLaunchKernelWithHostArgs (sub-model)")
+            rc, _ = self.b.capture_end(u, null_model=True)
+            self.ok(rc, "aclmdlRICaptureEnd (sub-model)")
 
     def begin(self, m: int) -> None:
         """CaptureBegin of model ``m`` on its origin stream (RELAXED)."""
@@ -436,6 +473,12 @@ class _Replay:
             return self.update(i, step.model)
         if isinstance(step, GroupUpdate):
             return self.group_update(i, step)
+        if isinstance(step, SetCond):
+            arr = np.array([step.value & WORD_MASK], dtype=np.uint64)
+            rc = int(self.note(self.b.memcpy(self.cond_ptr[step.op], 8, arr, 8,
+                                             MemcpyKind.HOST_TO_DEVICE),
+                               "aclrtMemcpy H2D (condition value)"))
+            return [Observation("step", i, "rc", rc)]
         if isinstance(step, ExecuteBuilt):
             rcs = [int(self.note(self.b.execute_async(self.built[step.build], self.streams[0]),
                                  "aclmdlRIExecuteAsync (built model)"))
@@ -622,7 +665,8 @@ class _Replay:
         if self.binary is not None:
             calls.append(lambda: b.binary_unload(self.binary))
         calls += [lambda e=e: b.destroy_event(e) for e in self.events]
-        calls += [lambda s=s: b.destroy_stream(s) for s in self.streams + self.bound]
+        calls += [lambda s=s: b.destroy_stream(s)
+                  for s in self.streams + self.bound + self.sub_streams]
         if self.updater is not None:
             calls.append(lambda: b.destroy_stream(self.updater))
         calls += [lambda a=a: b.free(a) for a in self.buf_addr + self.word_addr]
