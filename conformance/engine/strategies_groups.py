@@ -64,7 +64,8 @@ def launch_args(draw: st.DrawFn, case: Case, kernel: str) -> dict[str, int]:
 
 
 @st.composite
-def _launch(draw: st.DrawFn, case: Case, stream: int) -> Launch:
+def any_launch(draw: st.DrawFn, case: Case, stream: int) -> Launch:
+    """A launch of any generated kernel on ``stream`` (:func:`launch_args`)."""
     kernel = draw(st.sampled_from(KERNELS))
     return Launch(stream, kernel, draw(launch_args(case, kernel)))
 
@@ -103,7 +104,7 @@ def group_cases(draw: st.DrawFn, **kw: Any) -> Case:
     for _ in range(count):
         case.ops.append(GroupBegin(0))
         for _ in range(draw(st.integers(1, 3))):
-            case.ops.append(draw(_launch(case, 0)))
+            case.ops.append(draw(any_launch(case, 0)))
         case.ops.append(GroupEnd(0))
     updated = {g for g in range(count) if draw(st.booleans())} if count > 1 else \
         ({0} if draw(st.booleans()) else set())
@@ -129,7 +130,7 @@ def built_cases(draw: st.DrawFn, **kw: Any) -> Case:
     count = draw(st.integers(1, 2))
     for _ in range(count):
         size = draw(st.integers(1, 3))
-        case.builds.append([draw(_launch(case, 0)) for _ in range(size)])
+        case.builds.append([draw(any_launch(case, 0)) for _ in range(size)])
     for b in range(count):
         at = draw(st.integers(0, len(case.plan)))
         case.plan.insert(at, ExecuteBuilt(b, draw(st.integers(1, 2))))

@@ -5,8 +5,9 @@ graphs of catalog kernels, value write/wait tasks with every wait flag, memsets 
 of every capturable kind, with SetParams/Disable/Update/Execute plans),
 :mod:`conformance.engine.strategies_blocked`, :mod:`conformance.engine.strategies_capture`,
 :mod:`conformance.engine.strategies_models` (several models over shared buffers),
-:mod:`conformance.engine.strategies_copies` (pinned host copies, rejected pageable copies) and
-:mod:`conformance.engine.strategies_groups` (task groups and their updates, built models);
+:mod:`conformance.engine.strategies_copies` (pinned host copies, rejected pageable copies),
+:mod:`conformance.engine.strategies_groups` (task groups and their updates, built models) and
+:mod:`conformance.engine.strategies_cond` (IF and SWITCH tasks with captured sub-models);
 :func:`conformance.engine.runner.replay` runs them on
 the backend and :func:`conformance.engine.oracle.expected` says what a conforming runtime
 shows. The comparison is split by observation category so each spec cites clauses of the
@@ -34,7 +35,8 @@ right level:
 * task groups updated in rounds, by task-group updates or by SetParams + Update of grouped
   kernels (documented: TG-01, TG-10, SETP-01), their listing (TG-01, LIST-08), and models
   built next to a captured one and executed in its stream order (documented: BLD-03,
-  EXE-01).
+  EXE-01); IF and SWITCH tasks whose condition value is written between executions
+  (implementation: COND-01..COND-08, COND-11 from the example).
 
 A sync timeout of 0 is never drawn: the documented immediate check (TMO-07) and the
 code's 107000 (TMO-02/TMO-08) disagree, so the fault 'timeout-zero-waits' is left to the
@@ -70,7 +72,8 @@ from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.engine import (case_facts, graphs, oracle, runner,
                                                   strategies, strategies_blocked,
                                                   strategies_capture, strategies_copies,
-                                                  strategies_groups, strategies_models)
+                                                  strategies_cond, strategies_groups,
+                                                  strategies_models)
 from mdlri_conformance.conformance.framework import outcomes
 
 #: what listing a replayed case needs (tasks are matched by order and type at worst)
@@ -311,6 +314,19 @@ def test_generated_built_models(backend: Any, pytestconfig: pytest.Config,
     """Models built with BuildBegin/BindStream/EndTask/BuildEnd next to a captured one over
     the same buffers run nothing at build time and run their stored kernels at every
     ExecuteAsync, in stream order with the captured model's executions."""
+    compare(backend, pytestconfig, case, RESULTS)
+
+
+@pytest.mark.clause("COND-01", "COND-02", "COND-04", "COND-05", "COND-06", "COND-07",
+                     "COND-08", "COND-11")
+@needs_plans
+@pytest.mark.requires(Cap.COND)
+@given(case=strategies_cond.cond_cases())
+def test_generated_cond(backend: Any, pytestconfig: pytest.Config, case: graphs.Case) -> None:
+    """An IF or SWITCH task added to a capture, its sub-models captured on their own
+    streams: the condition value starts at 0 and, written on the host between executions,
+    selects the sub-model every later execution runs (IF: sub-model 0 for non-zero, 1 for
+    0; SWITCH: sub-model value)."""
     compare(backend, pytestconfig, case, RESULTS)
 
 
