@@ -22,7 +22,8 @@ A :class:`Case` is plain data, JSON round-trippable, and independent of any back
   an async copy with ordinary host memory, which a capturing stream rejects, MODE-14;
   ``end_on_side``: a CaptureEnd on a joined side stream, which must fail, CAP-11; and
   ``group_begin``/``group_end``: the launches between them on one stream form a task group,
-  TG-01, numbered by their end, :func:`groups`).
+  TG-01, numbered by their end, :func:`groups`; ``cond``: an IF or SWITCH task whose
+  sub-models are captured on streams of their own, COND-05..COND-08).
 * ``builds`` (default none): built models (aclmdlRIBuildBegin, one persistent stream bound,
   its launches, EndTask, BuildEnd), made before the capture over the same buffers; their
   launches are stored, not run, until an ``execute_built`` step (BLD-03).
@@ -30,7 +31,8 @@ A :class:`Case` is plain data, JSON round-trippable, and independent of any back
   model, Sync, Query, HostWrite: a host store into a word, which releases a blocked value
   wait, and HostFill: a host store into a pinned host buffer between executions;
   GroupUpdate: a task-group update re-issuing a group's kernels from a non-capturing
-  stream, TG-10; ExecuteBuilt: ExecuteAsync of a built model on stream 0).
+  stream, TG-10; ExecuteBuilt: ExecuteAsync of a built model on stream 0; SetCond: a host
+  write of a cond task's condition value, COND-04, COND-11).
 
 A value wait on a *host word* (a word no captured op writes) may block an execution until a
 plan step stores a satisfying value (TMO-01, TMO-03, TMO-06); a side stream whose last op is

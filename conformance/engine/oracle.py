@@ -27,6 +27,9 @@ Three parts, each usable on its own:
   (``Case.origins``) over one shared memory: the models' executions queue on one stream
   in plan order (EXE-01), so what one model's execution leaves in a buffer, word or
   pinned host buffer is what the next one reads (CAP-19: host memory is read at execution).
+  A task-group update replaces a group's ops at once (TG-10), a built model's launches run
+  at its ExecuteBuilt (BLD-03), and a cond task runs the branch its condition value selects
+  (COND-11); a task-group update and a condition write are defined only after a Sync.
 
 Execution order: a case that passes :func:`conformance.engine.graphs.check` has no two unordered
 ops touching the same buffer or word with a write, so every schedule that respects stream
@@ -53,7 +56,8 @@ from mdlri_conformance.kernel import catalog
 from .graphs import (
     DEFAULT_OPS, WORD_MASK, Case, Cond, Copy, Destroy, Disable, Execute, ExecuteBuilt, GraphError,
     GroupUpdate, HostFill, HostWrite, Launch, Memset, Op, Query, Record, SetBadType, SetCond,
-    SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait, check, clash, happens_before_ops, pack_launch,
+    SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait, check, clash,
+    happens_before_ops, pack_launch,
 )
 from . import case_facts, graphs
 from .observe import Observation

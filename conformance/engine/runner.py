@@ -53,18 +53,20 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from mdlri_conformance.backends.contract import (
-    NOT_SUPPORTED_CODES, UNWRITTEN, Backend, Cap, CaptureMode, CaptureStatus, Err, EventFlag,
-    CondHandleFlag, CondTaskParams, CondTaskType, MemcpyKind, ModelStreamFlag, StreamFlag, TaskParams, TaskType, ValueWriteTaskParams, EventRecordTaskParams,
-    EventWaitTaskParams, EventResetTaskParams, err_name,
+    NOT_SUPPORTED_CODES, UNWRITTEN, Backend, Cap, CaptureMode, CaptureStatus, CondHandleFlag,
+    CondTaskParams, CondTaskType, Err, EventFlag, MemcpyKind, ModelStreamFlag, StreamFlag,
+    TaskParams, TaskType, ValueWriteTaskParams, EventRecordTaskParams, EventWaitTaskParams,
+    EventResetTaskParams, err_name,
 )
 from mdlri_conformance.backends.task_params import kernel_task_params
 
 from . import deadline
 from . import graphs
-from .graphs import (WORD_MASK, Case, Cond, Copy, Destroy, Disable, EndOnSide, Execute, ExecuteBuilt,
-                     GroupBegin, GroupEnd, GroupUpdate, HostFill, HostWrite, Launch, Memset, Op, OutsideWait, PageableCopy, Query, Record,
-                     SetBadType, SetCond, SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite,
-                     Wait, pack_launch)
+from .graphs import (WORD_MASK, Case, Cond, Copy, Destroy, Disable, EndOnSide, Execute,
+                     ExecuteBuilt, GroupBegin, GroupEnd, GroupUpdate, HostFill, HostWrite, Launch,
+                     Memset, Op, OutsideWait, PageableCopy, Query, Record, SetBadType, SetCond,
+                     SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait,
+                     pack_launch)
 from .case_facts import may_block
 from .listing import TaskMap
 from .observe import Difference, Observation, first_difference
