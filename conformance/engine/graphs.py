@@ -20,10 +20,19 @@ A :class:`Case` is plain data, JSON round-trippable, and independent of any back
   the catalog, event record/wait, value write/wait, memset, copies of every capturable
   kind: device-to-device, pinned host-to-device and device-to-pinned host; ``pageable_copy``:
   an async copy with ordinary host memory, which a capturing stream rejects, MODE-14;
-  and ``end_on_side``: a CaptureEnd on a joined side stream, which must fail, CAP-11).
+  ``end_on_side``: a CaptureEnd on a joined side stream, which must fail, CAP-11; and
+  ``group_begin``/``group_end``: the launches between them on one stream form a task group,
+  TG-01, numbered by their end, :func:`groups`; ``cond``: an IF or SWITCH task whose
+  sub-models are captured on streams of their own, COND-05..COND-08).
+* ``builds`` (default none): built models (aclmdlRIBuildBegin, one persistent stream bound,
+  its launches, EndTask, BuildEnd), made before the capture over the same buffers; their
+  launches are stored, not run, until an ``execute_built`` step (BLD-03).
 * ``plan``: the host steps after CaptureEnd (SetParams, Disable, Update and Execute of a
   model, Sync, Query, HostWrite: a host store into a word, which releases a blocked value
-  wait, and HostFill: a host store into a pinned host buffer between executions).
+  wait, and HostFill: a host store into a pinned host buffer between executions;
+  GroupUpdate: a task-group update re-issuing a group's kernels from a non-capturing
+  stream, TG-10; ExecuteBuilt: ExecuteAsync of a built model on stream 0; SetCond: a host
+  write of a cond task's condition value, COND-04, COND-11).
 
 A value wait on a *host word* (a word no captured op writes) may block an execution until a
 plan step stores a satisfying value (TMO-01, TMO-03, TMO-06); a side stream whose last op is
@@ -168,12 +177,51 @@ class OutsideWait:
     stream: int
 
 
+@dataclass(frozen=True)
+class GroupBegin:
+    """aclmdlRICaptureTaskGrpBegin on a capturing stream: the launches issued on it until
+    the matching :class:`GroupEnd` form a task group (TG-01). Only kernel launches on that
+    stream may follow until the end (TG-04: anything else is 507009; TG-05: a task on
+    another capturing stream is 107034). It adds internal NOP tasks (TG-03) and no user
+    task."""
+
+    stream: int
+
+
+@dataclass(frozen=True)
+class GroupEnd:
+    """aclmdlRICaptureTaskGrpEnd on the stream of the open group: 0 and a non-NULL handle
+    (TG-01). Groups are numbered by their GroupEnd, in issue order."""
+
+    stream: int
+
+
+@dataclass(frozen=True)
+class Cond:
+    """A conditional task (COND-01, COND-05, COND-06): aclmdlRICondHandleCreate on the
+    capturing model (default value 0, flag 0: the runtime never writes the value, COND-03),
+    aclmdlRIAddCondTask of ``type`` ("if": 1-2 branches, "switch": 1-3) on ``stream``, and
+    each sub-model captured on a fresh stream with aclmdlRICaptureToModelRIBegin (COND-07),
+    its ``branches[k]`` launches (stream fields ignored), then CaptureEnd (COND-08).
+    At every execution it runs, per COND-11, for "if" branch 0 when the condition value is
+    non-zero and branch 1 (if any) when it is 0, for "switch" branch ``value``; the value
+    starts at 0 (COND-02) and changes only by :class:`SetCond` steps."""
+
+    stream: int
+    type: str
+    branches: list[list[Launch]]
+
+
 Op = Union[Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy, EndOnSide, PageableCopy,
-           OutsideWait]
+           OutsideWait, GroupBegin, GroupEnd, Cond]
 #: the ops that issue a task (the others are host calls made during the capture)
-TASK_OPS = (Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy)
-#: host calls made during the capture that issue no task and take part in no ordering
-NO_TASK_OPS = (EndOnSide, PageableCopy, OutsideWait)
+TASK_OPS = (Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy, Cond)
+#: the branch counts a conditional task type takes (COND-05)
+COND_SIZES = {"if": (1, 2), "switch": (1, 3)}
+#: the task-group markers (TG-01): host calls that add no user task
+GROUP_OPS = (GroupBegin, GroupEnd)
+#: host calls made during the capture that issue no user task and take part in no ordering
+NO_TASK_OPS = (EndOnSide, PageableCopy, OutsideWait, GroupBegin, GroupEnd)
 #: the ops whose tasks are DEFAULT: listed, but neither identifiable nor disableable
 DEFAULT_OPS = (Memset, Copy)
 
@@ -276,8 +324,44 @@ class Destroy:
     after_ms: int = 100
 
 
+@dataclass(frozen=True)
+class GroupUpdate:
+    """aclmdlRICaptureTaskUpdateBegin(u, handle of group ``group``) on the replay's update
+    stream ``u`` (a non-capturing stream that is no model's, TG-11), one kernel launch per
+    task of the group, in order, each replacing the next task (``kernels[k]`` with
+    ``args[k]``, the task's block count; the operator may differ, TG-10), then
+    aclmdlRICaptureTaskUpdateEnd(u) and a sync of ``u``: the update runs in ``u``'s stream
+    order, so the executions after it run the new kernels (TG-10). As many launches as the
+    group holds (TG-13 makes another count fail)."""
+
+    group: int
+    kernels: list[str]
+    args: list[dict[str, int]]
+
+
+@dataclass(frozen=True)
+class ExecuteBuilt:
+    """aclmdlRIExecuteAsync of built model ``build`` (:attr:`Case.builds`) on stream 0,
+    ``times`` times: it queues with the captured models' executions (EXE-01) and runs the
+    tasks stored at build time (BLD-03)."""
+
+    build: int = 0
+    times: int = 1
+
+
+@dataclass(frozen=True)
+class SetCond:
+    """A synchronous aclrtMemcpy of ``value`` into the 8-byte condition value of the
+    :class:`Cond` op ``op`` (the device pointer aclmdlRICondHandleGetCondPtr gives, COND-04)
+    while no execution is in flight: the next executions take the branch it selects
+    (COND-11). A "switch" value names a branch (out of range is open, Q-19)."""
+
+    op: int
+    value: int
+
+
 Step = Union[SetKernel, SetValue, SetBadType, Disable, Update, Execute, Sync, HostWrite, Query,
-             HostFill, Destroy]
+             HostFill, Destroy, GroupUpdate, ExecuteBuilt, SetCond]
 
 # ---------------------------------------------------------------------------------------------
 # the case
@@ -298,6 +382,7 @@ class Case:
     schema: int = SCHEMA
     origins: list[int] = field(default_factory=lambda: [0])
     hosts: list[list[int]] = field(default_factory=list)
+    builds: list[list[Launch]] = field(default_factory=list)
 
     def task_count(self) -> int:
         """Captured user tasks (the size measure of a counterexample)."""
@@ -320,6 +405,8 @@ class Case:
             out["origins"] = self.origins
         if self.hosts:
             out["hosts"] = self.hosts
+        if self.builds:
+            out["builds"] = [[_tagged(o) for o in ops] for ops in self.builds]
         out["ops"] = [_tagged(o) for o in self.ops]
         out["plan"] = [_tagged(s) for s in self.plan]
         return out
@@ -331,15 +418,21 @@ class Case:
 _OPS: dict[str, type] = {"launch": Launch, "record": Record, "wait": Wait,
                          "value_write": ValueWrite, "value_wait": ValueWait, "memset": Memset,
                          "copy": Copy, "pageable_copy": PageableCopy,
-                         "end_on_side": EndOnSide, "outside_wait": OutsideWait}
+                         "end_on_side": EndOnSide, "outside_wait": OutsideWait,
+                         "group_begin": GroupBegin, "group_end": GroupEnd, "cond": Cond}
 _STEPS: dict[str, type] = {"set_kernel": SetKernel, "set_value": SetValue,
                            "set_bad_type": SetBadType, "disable": Disable, "update": Update,
                            "execute": Execute, "sync": Sync, "host_write": HostWrite,
-                           "query": Query, "host_fill": HostFill, "destroy": Destroy}
+                           "query": Query, "host_fill": HostFill, "destroy": Destroy,
+                           "group_update": GroupUpdate, "execute_built": ExecuteBuilt,
+                           "set_cond": SetCond}
 _TAG = {cls: tag for tag, cls in {**_OPS, **_STEPS}.items()}
 
 
 def _tagged(obj: Any) -> dict[str, Any]:
+    if isinstance(obj, Cond):
+        return {"kind": "cond", "stream": obj.stream, "type": obj.type,
+                "branches": [[_tagged(op) for op in ops] for ops in obj.branches]}
     return {"kind": _TAG[type(obj)], **asdict(obj)}
 
 
@@ -348,6 +441,10 @@ def _build(table: dict[str, type], raw: Any, where: str) -> Any:
         raise GraphError(f"{where}: expected an object with kind in {sorted(table)}")
     cls = table[raw["kind"]]
     fields = {k: v for k, v in raw.items() if k != "kind"}
+    if cls is Cond and isinstance(fields.get("branches"), list):
+        fields["branches"] = [[_build({"launch": Launch}, o, f"{where} branch {b}[{k}]")
+                               for k, o in enumerate(ops)] if isinstance(ops, list) else ops
+                              for b, ops in enumerate(fields["branches"])]
     try:
         return cls(**fields)
     except TypeError as exc:
@@ -368,7 +465,9 @@ def from_dict(d: Any) -> Case:
             plan=[_build(_STEPS, s, f"plan[{i}]") for i, s in enumerate(d.get("plan", []))],
             name=str(d.get("name", "")), note=str(d.get("note", "")),
             origins=[int(o) for o in d.get("origins", [0])],
-            hosts=[list(map(int, h)) for h in d.get("hosts", [])])
+            hosts=[list(map(int, h)) for h in d.get("hosts", [])],
+            builds=[[_build({"launch": Launch}, o, f"builds[{b}][{i}]")
+                     for i, o in enumerate(ops)] for b, ops in enumerate(d.get("builds", []))])
     except KeyError as exc:
         raise GraphError(f"case: missing field {exc}") from None
     except (TypeError, ValueError) as exc:
@@ -418,6 +517,11 @@ def op_footprint(op: Op) -> Footprint:
     elif isinstance(op, Copy):
         reads.add(("host" if op.direction == "h2d" else "buf", op.src))
         writes.add(("host" if op.direction == "d2h" else "buf", op.dst))
+    elif isinstance(op, Cond):
+        for launch in (x for ops in op.branches for x in ops):
+            r, w = op_footprint(launch)
+            reads |= r
+            writes |= w
     return reads, writes
 
 
@@ -556,10 +660,107 @@ def check(case: Case) -> None:
     _check_joins(case)
     _check_races(case)
     _check_value_waits(case)
+    _check_groups(case)
+    _check_builds(case)
     for i, step in enumerate(case.plan):
         _check_step(case, step, f"plan[{i}]")
         if isinstance(step, Destroy):
             _check_destroy(case, i, step)
+        if isinstance(step, GroupUpdate):
+            _check_group_update(case, step, f"plan[{i}]")
+        if isinstance(step, ExecuteBuilt) and not 0 <= step.build < len(case.builds):
+            raise GraphError(f"plan[{i}]: built model {step.build} out of range")
+
+
+def groups(case: Case) -> list[list[int]]:
+    """The op indices of every task group, numbered by GroupEnd in issue order (TG-01): the
+    launches issued on the group's stream between its GroupBegin and GroupEnd. Reads the
+    ops as given (:func:`check` validates them)."""
+    out: list[list[int]] = []
+    open_on: dict[int, list[int]] = {}
+    for i, op in enumerate(case.ops):
+        if isinstance(op, GroupBegin):
+            open_on[op.stream] = []
+        elif isinstance(op, GroupEnd):
+            out.append(open_on.pop(op.stream, []))
+        elif isinstance(op, Launch) and op.stream in open_on:
+            open_on[op.stream].append(i)
+    return out
+
+
+def grouped_ops(case: Case) -> dict[int, int]:
+    """op index -> the group it belongs to (TG-01)."""
+    return {i: g for g, members in enumerate(groups(case)) for i in members}
+
+
+def _check_groups(case: Case) -> None:
+    """Task groups stay inside defined behaviour: GroupBegin on a stream with no open group
+    and GroupEnd only on the stream of the open one (TG-06), nothing but kernel launches on
+    that stream until GroupEnd (TG-04, TG-05: no other op of any stream), at least one
+    launch per group, and every group closed before its model's CaptureEnd (TG-07)."""
+    open_at: int | None = None
+    for i, op in enumerate(case.ops):
+        where = f"ops[{i}]"
+        if isinstance(op, GroupBegin):
+            if open_at is not None:
+                raise GraphError(f"{where}: group_begin while the group of ops[{open_at}] is "
+                                 "open (TG-05, TG-06)")
+            open_at = i
+        elif isinstance(op, GroupEnd):
+            if open_at is None or case.ops[open_at].stream != op.stream:
+                raise GraphError(f"{where}: group_end without an open group on stream "
+                                 f"{op.stream} (TG-06)")
+            if i == open_at + 1:
+                raise GraphError(f"{where}: an empty task group")
+            open_at = None
+        elif open_at is not None and not (isinstance(op, Launch)
+                                          and op.stream == case.ops[open_at].stream):
+            raise GraphError(f"{where}: {_TAG[type(op)]} on stream {op.stream} while the group "
+                             f"of ops[{open_at}] is open (only its stream's launches, TG-04, "
+                             "TG-05)")
+    if open_at is not None:
+        raise GraphError(f"ops[{open_at}]: a task group never ended (TG-07)")
+    grouped = grouped_ops(case)
+    updated = {s.group for s in case.plan if isinstance(s, GroupUpdate)}
+    for i, step in enumerate(case.plan):
+        op = getattr(step, "op", None)
+        if op not in grouped:
+            continue
+        if isinstance(step, Disable):
+            raise GraphError(f"plan[{i}]: disable of grouped ops[{op}] (not defined by the "
+                             "catalog)")
+        if grouped[op] in updated:
+            raise GraphError(f"plan[{i}]: SetParams on ops[{op}] of group {grouped[op]}, "
+                             "which a group_update also replaces (their order is not defined)")
+
+
+def _check_group_update(case: Case, step: GroupUpdate, where: str) -> None:
+    """A group update names a group and gives one valid launch per task of it (TG-10,
+    TG-13)."""
+    all_groups = groups(case)
+    if not 0 <= step.group < len(all_groups):
+        raise GraphError(f"{where}: group {step.group} out of range")
+    members = all_groups[step.group]
+    if not len(step.kernels) == len(step.args) == len(members):
+        raise GraphError(f"{where}: {len(step.kernels)} kernels and {len(step.args)} argument "
+                         f"sets for a group of {len(members)} tasks (TG-13)")
+    for k, (i, kernel, args) in enumerate(zip(members, step.kernels, step.args)):
+        target = case.ops[i]
+        _check_launch(case, Launch(target.stream, kernel, dict(args), target.num_blocks),
+                      f"{where} launch {k}")
+
+
+def _check_builds(case: Case) -> None:
+    """Every built model holds 1..8 valid kernel launches on its one bound stream (stream
+    0 of the build, BLD-03)."""
+    for b, ops in enumerate(case.builds):
+        if not 1 <= len(ops) <= 8:
+            raise GraphError(f"builds[{b}]: {len(ops)} launches is not in 1..8")
+        for i, op in enumerate(ops):
+            if op.stream != 0:
+                raise GraphError(f"builds[{b}][{i}]: stream {op.stream} (a build binds one "
+                                 "stream, 0)")
+            _check_launch(case, op, f"builds[{b}][{i}]")
 
 
 def _check_models(case: Case) -> None:
@@ -603,8 +804,30 @@ def _check_op(case: Case, op: Op, where: str) -> None:
                              f"{HOST_COPY_KINDS}")
         if not 0 <= op.buffer < len(case.buffers):
             raise GraphError(f"{where}: buffer {op.buffer} out of range")
+    if isinstance(op, Cond):
+        _check_cond(case, op, where)
     if isinstance(op, EndOnSide) and op.stream in case.origins:
         raise GraphError(f"{where}: end_on_side on the origin stream ends the capture")
+
+
+def _check_cond(case: Case, op: Cond, where: str) -> None:
+    """A conditional task of a known type with a branch count it takes (COND-05), in a
+    one-model case, each branch 1..4 valid launches."""
+    if op.type not in COND_SIZES:
+        raise GraphError(f"{where}: cond type {op.type!r} is not one of {sorted(COND_SIZES)}")
+    lo, hi = COND_SIZES[op.type]
+    if not lo <= len(op.branches) <= hi:
+        raise GraphError(f"{where}: {op.type} with {len(op.branches)} branches (COND-05: "
+                         f"{lo}..{hi})")
+    if case.models != 1:
+        raise GraphError(f"{where}: cond in a case of several models")
+    for b, ops in enumerate(op.branches):
+        if not 1 <= len(ops) <= 4:
+            raise GraphError(f"{where}: branch {b} holds {len(ops)} launches, not 1..4")
+        for k, launch in enumerate(ops):
+            if not isinstance(launch, Launch):
+                raise GraphError(f"{where}: branch {b}[{k}] is not a launch")
+            _check_launch(case, launch, f"{where} branch {b}[{k}]")
 
 
 def _check_copy(case: Case, op: Copy, where: str) -> None:
@@ -639,6 +862,16 @@ def _check_step(case: Case, step: Step, where: str) -> None:
         raise GraphError(f"{where}: op {op_index} out of range")
     if op_index is not None and isinstance(case.ops[op_index], NO_TASK_OPS):
         raise GraphError(f"{where}: op {op_index} issues no task")
+    if op_index is not None and isinstance(case.ops[op_index], Cond) != isinstance(step, SetCond):
+        raise GraphError(f"{where}: {_TAG[type(step)]} on a {_TAG[type(case.ops[op_index])]} op "
+                         "(a cond task takes only set_cond)")
+    if isinstance(step, SetCond):
+        target = case.ops[step.op]
+        assert isinstance(target, Cond)
+        if target.type == "switch" and not 0 <= step.value < len(target.branches):
+            raise GraphError(f"{where}: switch value {step.value} names no branch (Q-19)")
+        if not 0 <= step.value <= WORD_MASK:
+            raise GraphError(f"{where}: value {step.value} is not a 64-bit unsigned word")
     if isinstance(step, SetKernel):
         target = case.ops[step.op]
         if not isinstance(target, Launch):

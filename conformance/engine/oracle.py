@@ -27,6 +27,9 @@ Three parts, each usable on its own:
   (``Case.origins``) over one shared memory: the models' executions queue on one stream
   in plan order (EXE-01), so what one model's execution leaves in a buffer, word or
   pinned host buffer is what the next one reads (CAP-19: host memory is read at execution).
+  A task-group update replaces a group's ops at once (TG-10), a built model's launches run
+  at its ExecuteBuilt (BLD-03), and a cond task runs the branch its condition value selects
+  (COND-11); a task-group update and a condition write are defined only after a Sync.
 
 Execution order: a case that passes :func:`conformance.engine.graphs.check` has no two unordered
 ops touching the same buffer or word with a write, so every schedule that respects stream
@@ -51,9 +54,10 @@ from mdlri_conformance.backends.contract import Err, StreamStatus, TaskType
 from mdlri_conformance.kernel import catalog
 
 from .graphs import (
-    DEFAULT_OPS, WORD_MASK, Case, Copy, Destroy, Disable, Execute, GraphError, HostFill,
-    HostWrite, Launch, Memset, Op, Query, Record, SetBadType, SetKernel, SetValue, Step, Sync,
-    Update, ValueWait, ValueWrite, Wait, check, clash, happens_before_ops, pack_launch,
+    DEFAULT_OPS, WORD_MASK, Case, Cond, Copy, Destroy, Disable, Execute, ExecuteBuilt, GraphError,
+    GroupUpdate, HostFill, HostWrite, Launch, Memset, Op, Query, Record, SetBadType, SetCond,
+    SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait, check, clash,
+    happens_before_ops, pack_launch,
 )
 from . import case_facts, graphs
 from .observe import Observation
@@ -378,6 +382,8 @@ class Program:
         self._validated = False
         self.queue = queue if queue is not None else ExecQueue()
         self.host_words = graphs.host_words(case)
+        #: the condition value of every Cond op: 0 at CondHandleCreate (COND-02)
+        self.cond_values: dict[int, int] = {}
 
     # -- host-side changes (only recorded; ModelState decides whether they are accepted) ----
     def live(self, i: int) -> Op:
@@ -408,6 +414,11 @@ class Program:
     def effective(self, override: dict[int, Pending] | None = None) -> list[Op | None]:
         """The ops the next Update would commit (pending changes, then ``override``)."""
         return effective_ops(self.ops, {**self.pending, **(override or {})})
+
+    def invalidate(self) -> None:
+        """The committed ops changed outside Update (a task-group update, TG-10): validate
+        them again before the next execution."""
+        self._validated = False
 
     def commit(self) -> None:
         """Update: apply the pending changes (UPD-02, DIS-05, UPD-05)."""
@@ -489,6 +500,22 @@ class Program:
             mem.fill_bytes(op.buffer, op.value)
         elif isinstance(op, Copy):
             mem.copy(op.direction, op.src, op.dst)
+        elif isinstance(op, Cond):
+            for k, launch in enumerate(cond_branch(op, self.cond_values.get(i, 0))):
+                run_launch(mem, launch, f"ops[{i}] branch launch {k}")
+
+
+def cond_branch(op: Cond, value: int) -> list[Launch]:
+    """The launches a conditional task runs for condition ``value`` (COND-11): "if" runs
+    branch 0 when the value is non-zero and branch 1 (none when there is no second branch)
+    when it is 0; "switch" runs branch ``value`` (out of range is open, Q-19)."""
+    if op.type == "if":
+        k = 0 if value != 0 else 1
+    elif 0 <= value < len(op.branches):
+        k = value
+    else:
+        raise UndefinedCase(f"switch value {value} names no branch (Q-19)")
+    return list(op.branches[k]) if k < len(op.branches) else []
 
 
 def effective_ops(ops: list[Op | None], changes: dict[int, Pending]) -> list[Op | None]:
@@ -578,6 +605,8 @@ class _Models:
     programs: list[Program]
     queue: ExecQueue
     op_model: list[int]
+    #: an execution was queued since the last successful Sync (it may still be running)
+    unsynced: bool = False
 
     @property
     def memory(self) -> OracleMemory:
@@ -627,9 +656,12 @@ def _step(i: int, step: Step, models: _Models) -> list[Observation]:
             if rc == Err.SUCCESS:
                 program.start()
             rcs.append(int(rc))
+        models.unsynced = models.unsynced or Err.SUCCESS in rcs
         return [Observation("step", i, "rc", rcs)]
     if isinstance(step, Sync):
         rc = ModelState.sync(step.timeout_ms, models.queue.busy())
+        if rc == Err.SUCCESS:
+            models.unsynced = False
         if rc == Err.RT_STREAM_SYNC_TIMEOUT:
             return [Observation("step", i, "rc", int(rc)),
                     Observation("step", i, "waited the timeout", True)]
@@ -651,6 +683,16 @@ def _step(i: int, step: Step, models: _Models) -> list[Observation]:
         return _update(i, step, models)
     if isinstance(step, Destroy):
         return _destroy(i, step, models)
+    if isinstance(step, GroupUpdate):
+        return _group_update(i, step, models)
+    if isinstance(step, ExecuteBuilt):
+        return _execute_built(i, step, models)
+    if isinstance(step, SetCond):
+        if models.unsynced or models.queue.busy():
+            raise UndefinedCase(f"plan[{i}]: a condition value written while an execution may "
+                                "still run")
+        models.of_op(step.op)[1].cond_values[step.op] = step.value
+        return [Observation("step", i, "rc", int(Err.SUCCESS))]
     model, program = models.of_op(getattr(step, "op", -1))
     rc = _change(i, step, model, program)
     return [Observation("step", i, "rc", int(rc))]
@@ -675,6 +717,43 @@ def _destroy(i: int, step: Destroy, models: _Models) -> list[Observation]:
                             "Destroy would poll for 10 s (107037)")
     return [Observation("step", i, "rc", int(model.destroy())),
             Observation("step", i, "returned after the release store began", True)]
+
+
+def _group_update(i: int, step: GroupUpdate, models: _Models) -> list[Observation]:
+    """A task-group update (TG-10): UpdateBegin, one launch per grouped task, UpdateEnd and
+    the sync of the update stream all answer 0, and from then on each grouped task runs its
+    replacement (another operator allowed). Defined here only for a READY model with no
+    pending change, after a Sync of every execution queued before it (an update racing
+    with an execution is open, Q-21)."""
+    members = graphs.groups(models.programs[0].case)[step.group]
+    model, program = models.of_op(members[0])
+    if models.unsynced:
+        raise UndefinedCase(f"plan[{i}]: task-group update while an execution may still run "
+                            "(no Sync since it was queued, Q-21)")
+    if model.state is not State.READY or program.busy or program.pending:
+        raise UndefinedCase(f"plan[{i}]: task-group update of a {model.state.name} model "
+                            "(busy or with pending changes)")
+    for k, kernel, args in zip(members, step.kernels, step.args):
+        captured = program.live(k)
+        program.ops[k] = Launch(captured.stream, kernel, dict(args),
+                                getattr(captured, "num_blocks", 1))
+        program.host[k] = program.ops[k]
+    program.invalidate()
+    return [Observation("step", i, "rc", [int(Err.SUCCESS)] * (len(members) + 3))]
+
+
+def _execute_built(i: int, step: ExecuteBuilt, models: _Models) -> list[Observation]:
+    """ExecuteAsync of a built model on stream 0 (BLD-03): its stored launches run, in
+    order, once per execution; defined here only with no captured execution in flight
+    (they would queue behind a blocked one)."""
+    if models.queue.busy():
+        raise UndefinedCase(f"plan[{i}]: a built model's execution queued behind a blocked one")
+    launches = models.programs[0].case.builds[step.build]
+    for _ in range(step.times):
+        for k, op in enumerate(launches):
+            run_launch(models.memory, op, f"builds[{step.build}][{k}]")
+    models.unsynced = True
+    return [Observation("step", i, "rc", [int(Err.SUCCESS)] * step.times)]
 
 
 def _update(i: int, step: Update, models: _Models) -> list[Observation]:

@@ -6,7 +6,9 @@
 1. Setup: one device allocation per buffer (initial values written) and per word, one
    ``aclrtMallocHost`` buffer per pinned host buffer, one user stream per case stream, one
    ``aclrtCreateEventExWithFlag(SYNC)`` event per case event (XS-04), the catalog binary
-   from ``backend.kernel_binary_path()``.
+   from ``backend.kernel_binary_path()``, a task-update stream when the plan updates a task
+   group (TG-10, TG-11), and every built model (BuildBegin, a persistent stream bound with
+   HEAD, its launches, EndTask, BuildEnd: BLD-01/02/03/05).
 2. Capture on each model's origin stream in RELAXED mode (CAP-01), begun right before the
    model's first op and ended right after its last (models captured in turn or together,
    CAP-07); side streams join through the case's record/wait ops (XS-01, XS-02). The
@@ -51,18 +53,20 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from mdlri_conformance.backends.contract import (
-    NOT_SUPPORTED_CODES, UNWRITTEN, Backend, Cap, CaptureMode, CaptureStatus, Err, EventFlag,
-    MemcpyKind, TaskParams, TaskType, ValueWriteTaskParams, EventRecordTaskParams,
-    EventWaitTaskParams, EventResetTaskParams, err_name,
+    NOT_SUPPORTED_CODES, UNWRITTEN, Backend, Cap, CaptureMode, CaptureStatus, CondHandleFlag,
+    CondTaskParams, CondTaskType, Err, EventFlag, MemcpyKind, ModelStreamFlag, StreamFlag,
+    TaskParams, TaskType, ValueWriteTaskParams, EventRecordTaskParams, EventWaitTaskParams,
+    EventResetTaskParams, err_name,
 )
 from mdlri_conformance.backends.task_params import kernel_task_params
 
 from . import deadline
 from . import graphs
-from .graphs import (WORD_MASK, Case, Copy, Destroy, Disable, EndOnSide, Execute, HostFill,
-                     HostWrite, Launch, Memset, Op, OutsideWait, PageableCopy, Query, Record,
-                     SetBadType, SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite,
-                     Wait, pack_launch)
+from .graphs import (WORD_MASK, Case, Cond, Copy, Destroy, Disable, EndOnSide, Execute,
+                     ExecuteBuilt, GroupBegin, GroupEnd, GroupUpdate, HostFill, HostWrite, Launch,
+                     Memset, Op, OutsideWait, PageableCopy, Query, Record, SetBadType, SetCond,
+                     SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait,
+                     pack_launch)
 from .case_facts import may_block
 from .listing import TaskMap
 from .observe import Difference, Observation, first_difference
@@ -126,6 +130,13 @@ class _Replay:
     pending: dict[int, Op] = field(default_factory=dict)       # SetParams awaiting Update
     disabling: set[int] = field(default_factory=set)           # Disables awaiting Update
     removed: set[int] = field(default_factory=set)             # ops removed by an Update
+    groups: list[Any] = field(default_factory=list)            # task-group handles (TG-01)
+    grouped: dict[int, int] = field(default_factory=dict)      # op index -> its group
+    updater: Any = None                                        # the task-update stream (TG-10)
+    built: list[Any] = field(default_factory=list)             # built models (BLD-03)
+    cond_ptr: dict[int, int] = field(default_factory=dict)     # Cond op -> its value's address
+    sub_streams: list[Any] = field(default_factory=list)       # sub-model capture streams
+    bound: list[Any] = field(default_factory=list)             # their persistent streams
     stuck: bool = False                                        # a bounded call never returned
     met: list[str] = field(default_factory=list)               # not-supported answers
     maps: list[TaskMap] = field(init=False)                    # per model: op <-> task
@@ -137,6 +148,7 @@ class _Replay:
                              self.note, model=m) for m in range(self.case.models)]
         self.op_model = graphs.op_models(self.case)
         self.models = [None] * self.case.models
+        self.grouped = graphs.grouped_ops(self.case)
 
     @property
     def tasks(self) -> TaskMap:
@@ -199,6 +211,10 @@ class _Replay:
             self.ok(self.b.synchronize_stream_with_timeout(self.streams[0], CLEANUP_SYNC_MS))
         kernels = {op.kernel for op in self.case.ops if isinstance(op, Launch)}
         kernels |= {s.kernel for s in self.case.plan if isinstance(s, SetKernel) and s.kernel}
+        kernels |= {k for s in self.case.plan if isinstance(s, GroupUpdate) for k in s.kernels}
+        kernels |= {op.kernel for ops in self.case.builds for op in ops}
+        kernels |= {x.kernel for op in self.case.ops if isinstance(op, Cond)
+                    for ops in op.branches for x in ops}
         if kernels:
             rc, h = self.b.binary_load_from_file(self.b.kernel_binary_path(), None)
             self.ok(rc)
@@ -207,6 +223,31 @@ class _Replay:
                 rc, f = self.b.binary_get_function(h, name)
                 self.ok(rc)
                 self.funcs[name] = f
+        if any(isinstance(step, GroupUpdate) for step in self.case.plan):
+            rc, u = self.b.create_stream()
+            self.ok(rc)
+            self.updater = u
+        for ops in self.case.builds:
+            self.build(ops)
+
+    def build(self, ops: list[Launch]) -> None:
+        """A built model: BuildBegin(0) (BLD-01), a new ACL_STREAM_PERSISTENT stream bound
+        with HEAD (BLD-02), its launches issued on it (stored, not run, BLD-03), EndTask,
+        BuildEnd(reserve NULL) (BLD-05); each call must succeed."""
+        rc, model = self.b.build_begin(0)
+        self.ok(rc, "aclmdlRIBuildBegin")
+        self.built.append(model)
+        rc, s = self.b.create_stream_with_config(0, StreamFlag.PERSISTENT)
+        self.ok(rc, "aclrtCreateStreamWithConfig(PERSISTENT)")
+        self.bound.append(s)
+        self.ok(self.b.bind_stream(model, s, ModelStreamFlag.HEAD), "aclmdlRIBindStream")
+        for op in ops:
+            data = self.packed(op)
+            self.ok(self.b.launch_kernel_with_host_args(self.funcs[op.kernel], op.num_blocks,
+                                                        s, None, data, len(data)),
+                    "aclrtLaunchKernelWithHostArgs (bound stream)")
+        self.ok(self.b.end_task(model, s), "aclmdlRIEndTask")
+        self.ok(self.b.build_end(model, None), "aclmdlRIBuildEnd")
 
     def host_view(self, h: int) -> np.ndarray:
         """Pinned host buffer ``h`` as int32 values (a view of the aclrtMallocHost memory)."""
@@ -260,6 +301,15 @@ class _Replay:
                 rc = self.issue(op)
                 self.note(rc, "aclrtMemcpyAsync (pageable)")
                 obs.append(Observation("capture", -1, f"ops[{i}] rc", int(rc)))
+            elif isinstance(op, Cond):
+                self.add_cond(i, op)
+            elif isinstance(op, GroupBegin):
+                self.ok(self.b.capture_task_grp_begin(self.streams[op.stream]),
+                        "aclmdlRICaptureTaskGrpBegin")
+            elif isinstance(op, GroupEnd):
+                rc, handle = self.b.capture_task_grp_end(self.streams[op.stream])
+                self.ok(rc, "aclmdlRICaptureTaskGrpEnd")
+                self.groups.append(handle)
             elif isinstance(op, OutsideWait):
                 rc = self.b.stream_wait_event(self.streams[op.stream], self.outside)
                 self.note(rc, "aclrtStreamWaitEvent (outside event)")
@@ -271,6 +321,37 @@ class _Replay:
                 if end:
                     return obs + end
         return obs + [Observation("capture", -1, "rc", 0)]
+
+    def add_cond(self, i: int, op: Cond) -> None:
+        """A conditional task (COND-01..COND-08): CondHandleCreate on the capturing model
+        (default 0, flag 0), GetCondPtr, AddCondTask on the op's stream, and every
+        sub-model captured on a fresh stream (CaptureToModelRIBegin RELAXED, its launches,
+        CaptureEnd with a NULL model); each call must succeed."""
+        s = self.streams[op.stream]
+        rc, _, model = self.b.capture_get_info(s)
+        self.ok(rc, "aclmdlRICaptureGetInfo")
+        rc, handle = self.b.cond_handle_create(model, 0, CondHandleFlag.NONE)
+        self.ok(rc, "aclmdlRICondHandleCreate")
+        rc, ptr = self.b.cond_handle_get_cond_ptr(handle)
+        self.ok(rc, "aclmdlRICondHandleGetCondPtr")
+        self.cond_ptr[i] = int(ptr)
+        ctype = CondTaskType.IF if op.type == "if" else CondTaskType.SWITCH
+        size = len(op.branches)
+        rc, slots = self.b.add_cond_task(CondTaskParams(handle, ctype, size, size), s, 0)
+        self.ok(rc, "aclmdlRIAddCondTask")
+        for sub, launches in zip(list(slots or [])[:size], op.branches):
+            rc, u = self.b.create_stream()
+            self.ok(rc)
+            self.sub_streams.append(u)
+            self.ok(self.b.capture_to_model_ri_begin(u, sub, CaptureMode.RELAXED),
+                    "aclmdlRICaptureToModelRIBegin")
+            for launch in launches:
+                data = self.packed(launch)
+                self.ok(self.b.launch_kernel_with_host_args(
+                    self.funcs[launch.kernel], launch.num_blocks, u, None, data, len(data)),
+                    "aclrtLaunchKernelWithHostArgs (sub-model)")
+            rc, _ = self.b.capture_end(u, null_model=True)
+            self.ok(rc, "aclmdlRICaptureEnd (sub-model)")
 
     def begin(self, m: int) -> None:
         """CaptureBegin of model ``m`` on its origin stream (RELAXED)."""
@@ -392,6 +473,19 @@ class _Replay:
             return self.destroy(i, step)
         if isinstance(step, Update):
             return self.update(i, step.model)
+        if isinstance(step, GroupUpdate):
+            return self.group_update(i, step)
+        if isinstance(step, SetCond):
+            arr = np.array([step.value & WORD_MASK], dtype=np.uint64)
+            rc = int(self.note(self.b.memcpy(self.cond_ptr[step.op], 8, arr, 8,
+                                             MemcpyKind.HOST_TO_DEVICE),
+                               "aclrtMemcpy H2D (condition value)"))
+            return [Observation("step", i, "rc", rc)]
+        if isinstance(step, ExecuteBuilt):
+            rcs = [int(self.note(self.b.execute_async(self.built[step.build], self.streams[0]),
+                                 "aclmdlRIExecuteAsync (built model)"))
+                   for _ in range(step.times)]
+            return [Observation("step", i, "rc", rcs)]
         task = self.task_of(step.op) if hasattr(step, "op") else None
         if isinstance(step, Disable):
             rc = int(self.note(self.b.task_disable(task), "aclmdlRITaskDisable"))
@@ -459,6 +553,32 @@ class _Replay:
             obs += self.maps[m].observe(self.models[m], i, self.current)
             obs += self.maps[m].emptied(i, self.removed)
         return obs
+
+    def group_update(self, i: int, step: GroupUpdate) -> list[Observation]:
+        """A task-group update (TG-10): UpdateBegin(updater, handle), one launch per grouped
+        task on the update stream, UpdateEnd, and a sync of the update stream (the update
+        runs in its stream order); one observation, the rc list [begin, launches..., end,
+        sync]. When all succeed the grouped ops are the new launches (for later listings)."""
+        members = graphs.groups(self.case)[step.group]
+        u = self.updater
+        rcs = [int(self.note(self.b.capture_task_update_begin(u, self.groups[step.group]),
+                             "aclmdlRICaptureTaskUpdateBegin"))]
+        new: dict[int, Launch] = {}
+        for k, kernel, args in zip(members, step.kernels, step.args):
+            captured = self.case.ops[k]
+            op = Launch(captured.stream, kernel, dict(args), getattr(captured, "num_blocks", 1))
+            data = self.packed(op)
+            rcs.append(int(self.note(self.b.launch_kernel_with_host_args(
+                self.funcs[kernel], op.num_blocks, u, None, data, len(data)),
+                "aclrtLaunchKernelWithHostArgs (update)")))
+            new[k] = op
+        rcs.append(int(self.note(self.b.capture_task_update_end(u),
+                                 "aclmdlRICaptureTaskUpdateEnd")))
+        rcs.append(int(self.note(self.b.synchronize_stream_with_timeout(u, CLEANUP_SYNC_MS),
+                                 "aclrtSynchronizeStreamWithTimeout (update stream)")))
+        if all(rc == Err.SUCCESS for rc in rcs):
+            self.current.update(new)
+        return [Observation("step", i, "rc", rcs)]
 
     def sync(self, i: int, timeout_ms: int) -> list[Observation]:
         """aclrtSynchronizeStreamWithTimeout(origin): the rc, then every buffer and word; an
@@ -538,11 +658,19 @@ class _Replay:
                   for w, v in release.items() if w < len(self.word_addr)]
         calls += [lambda s=s: b.synchronize_stream_with_timeout(s, CLEANUP_SYNC_MS)
                   for s in self.streams]
+        if self.updater is not None:
+            calls.append(lambda: b.capture_task_update_end(self.updater))
+            calls.append(lambda: b.synchronize_stream_with_timeout(self.updater,
+                                                                   CLEANUP_SYNC_MS))
         calls += [lambda m=m: b.destroy(m) for m in self.models if m is not None]
+        calls += [lambda m=m: b.destroy(m) for m in self.built if m is not None]
         if self.binary is not None:
             calls.append(lambda: b.binary_unload(self.binary))
         calls += [lambda e=e: b.destroy_event(e) for e in self.events]
-        calls += [lambda s=s: b.destroy_stream(s) for s in self.streams]
+        calls += [lambda s=s: b.destroy_stream(s)
+                  for s in self.streams + self.bound + self.sub_streams]
+        if self.updater is not None:
+            calls.append(lambda: b.destroy_stream(self.updater))
         calls += [lambda a=a: b.free(a) for a in self.buf_addr + self.word_addr]
         calls += [lambda h=h: b.free_host(h) for h in self.hosts]
         for call in calls:

@@ -4,8 +4,10 @@ Hypothesis draws cases from :mod:`conformance.engine.strategies` (multi-stream f
 graphs of catalog kernels, value write/wait tasks with every wait flag, memsets and copies
 of every capturable kind, with SetParams/Disable/Update/Execute plans),
 :mod:`conformance.engine.strategies_blocked`, :mod:`conformance.engine.strategies_capture`,
-:mod:`conformance.engine.strategies_models` (several models over shared buffers) and
-:mod:`conformance.engine.strategies_copies` (pinned host copies, rejected pageable copies);
+:mod:`conformance.engine.strategies_models` (several models over shared buffers),
+:mod:`conformance.engine.strategies_copies` (pinned host copies, rejected pageable copies),
+:mod:`conformance.engine.strategies_groups` (task groups and their updates, built models) and
+:mod:`conformance.engine.strategies_cond` (IF and SWITCH tasks with captured sub-models);
 :func:`conformance.engine.runner.replay` runs them on
 the backend and :func:`conformance.engine.oracle.expected` says what a conforming runtime
 shows. The comparison is split by observation category so each spec cites clauses of the
@@ -29,7 +31,12 @@ right level:
   the per-model listing and seq ids against implementation ones (CAP-07, SEQ-07);
 * pinned host-to-device and device-to-host copies, refilled on the host between
   executions (documented: CAP-01, CAP-19, MODE-01), and pageable copies rejected during the
-  capture with 107000 while the capture goes on (documented: MODE-14).
+  capture with 107000 while the capture goes on (documented: MODE-14);
+* task groups updated in rounds, by task-group updates or by SetParams + Update of grouped
+  kernels (documented: TG-01, TG-10, SETP-01), their listing (TG-01, LIST-08), and models
+  built next to a captured one and executed in its stream order (documented: BLD-03,
+  EXE-01); IF and SWITCH tasks whose condition value is written between executions
+  (implementation: COND-01..COND-08, COND-11 from the example).
 
 A sync timeout of 0 is never drawn: the documented immediate check (TMO-07) and the
 code's 107000 (TMO-02/TMO-08) disagree, so the fault 'timeout-zero-waits' is left to the
@@ -65,6 +72,7 @@ from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.engine import (case_facts, graphs, oracle, runner,
                                                   strategies, strategies_blocked,
                                                   strategies_capture, strategies_copies,
+                                                  strategies_cond, strategies_groups,
                                                   strategies_models)
 from mdlri_conformance.conformance.framework import outcomes
 
@@ -269,6 +277,56 @@ def test_generated_pageable_copy(backend: Any, pytestconfig: pytest.Config,
     """An async copy between device memory and pageable host memory on a capturing stream
     answers 107000, issues no task (the stream's join is unchanged) and leaves the capture
     valid: CaptureEnd succeeds and the model runs as if the copy had never been issued."""
+    compare(backend, pytestconfig, case, RESULTS)
+
+
+@pytest.mark.clause("TG-01", "TG-10", "SETP-01", "UPD-05", "EXE-02")
+@needs_plans
+@pytest.mark.requires(Cap.TASK_GROUPS)
+@given(case=strategies_groups.group_cases())
+def test_generated_task_groups(backend: Any, pytestconfig: pytest.Config,
+                               case: graphs.Case) -> None:
+    """Kernels captured in task groups (GrpBegin/GrpEnd give 0 and a handle) run like any
+    other; a task-group update (UpdateBegin, one launch per grouped task, any operator,
+    UpdateEnd, all 0) replaces the group's tasks once the update stream has synced, and
+    SetParams + Update of a grouped kernel (fresh params, taskGrp NULL) applies at Update:
+    every later execution runs the new kernels."""
+    compare(backend, pytestconfig, case, RESULTS)
+
+
+@pytest.mark.clause("TG-01", "LIST-08", "SEQ-03", "SEQ-04", "SEQ-05")
+@pytest.mark.requires(Cap.TASK_GROUPS)
+@given(case=strategies_groups.group_cases())
+def test_generated_task_groups_listing(backend: Any, pytestconfig: pytest.Config,
+                                       case: graphs.Case) -> None:
+    """A model with task groups lists every grouped kernel as a user task of its stream in
+    issue order (the NOPs GrpBegin adds are DEFAULT and not matched), with seq ids unique,
+    increasing and stable across Updates."""
+    compare(backend, pytestconfig, case, LISTING)
+
+
+@pytest.mark.clause("BLD-01", "BLD-02", "BLD-03", "BLD-05", "EXE-01")
+@needs_plans
+@pytest.mark.requires(Cap.BUILD)
+@given(case=strategies_groups.built_cases())
+def test_generated_built_models(backend: Any, pytestconfig: pytest.Config,
+                                case: graphs.Case) -> None:
+    """Models built with BuildBegin/BindStream/EndTask/BuildEnd next to a captured one over
+    the same buffers run nothing at build time and run their stored kernels at every
+    ExecuteAsync, in stream order with the captured model's executions."""
+    compare(backend, pytestconfig, case, RESULTS)
+
+
+@pytest.mark.clause("COND-01", "COND-02", "COND-04", "COND-05", "COND-06", "COND-07",
+                     "COND-08", "COND-11")
+@needs_plans
+@pytest.mark.requires(Cap.COND)
+@given(case=strategies_cond.cond_cases())
+def test_generated_cond(backend: Any, pytestconfig: pytest.Config, case: graphs.Case) -> None:
+    """An IF or SWITCH task added to a capture, its sub-models captured on their own
+    streams: the condition value starts at 0 and, written on the host between executions,
+    selects the sub-model every later execution runs (IF: sub-model 0 for non-zero, 1 for
+    0; SWITCH: sub-model value)."""
     compare(backend, pytestconfig, case, RESULTS)
 
 
