@@ -6,11 +6,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.conformance.engine import graphs, oracle, oracle_listing, runner, signature
 from mdlri_conformance.conformance.engine.graphs import (
     Case, Disable, Execute, Launch, Memset, Record, SetKernel, Sync, Update, Wait,
@@ -21,13 +20,6 @@ CASES = Path(__file__).resolve().parent.parent / "conformance" / "cases"
 SENT = [-1] * 8
 X = list(range(1, 9))
 BACKUP = list(range(21, 29))
-
-
-@pytest.fixture(scope="module")
-def sim_backend() -> Iterator[Any]:
-    b = sim.create()
-    yield b
-    b.close()
 
 
 def seed_case() -> Case:

@@ -6,12 +6,11 @@ writes of the condition value)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.backends.contract import Err
 from mdlri_conformance.conformance.engine import graphs, oracle, runner
 from mdlri_conformance.conformance.engine.graphs import (
@@ -19,6 +18,8 @@ from mdlri_conformance.conformance.engine.graphs import (
 )
 from mdlri_conformance.conformance.engine.observe import first_difference
 from mdlri_conformance.conformance.engine.strategies_cond import cond_cases
+
+from .runner_helpers import Wrapped, conforms_on_a_fresh_sim
 
 X = list(range(1, 9))
 S = [-1] * 8
@@ -39,24 +40,7 @@ def cond_case(ctype: str = "if", values: tuple[int, ...] = (1, 0)) -> Case:
                 plan=plan)
 
 
-@pytest.fixture(scope="module")
-def sim_backend() -> Iterator[Any]:
-    b = sim.create()
-    yield b
-    b.close()
-
-
-class _Wrapped:
-    """A backend that forwards every call to ``inner``; subclasses plant one bug."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-class ReversedSubModels(_Wrapped):
+class ReversedSubModels(Wrapped):
     """AddCondTask hands out its sub-models last first (COND-06/COND-11 broken: branch k is
     captured into the sub-model the runtime runs for another value)."""
 
@@ -68,7 +52,7 @@ class ReversedSubModels(_Wrapped):
         return rc, slots
 
 
-class IgnoresCondWrites(_Wrapped):
+class IgnoresCondWrites(Wrapped):
     """Host writes into a condition value are dropped (the value stays 0: COND-03's flag 0
     broken, as if the runtime re-initialised it)."""
 
@@ -157,8 +141,4 @@ def test_planted_bugs_are_caught(sim_backend: Any, wrapper: Any, key: Any) -> No
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cond_cases())
 def test_drawn_cond_cases_conform_on_the_simulator(case: Case) -> None:
-    b = sim.create()
-    try:
-        assert first_difference(oracle.expected(case), runner.replay(b, case)) is None
-    finally:
-        b.close()
+    assert conforms_on_a_fresh_sim(case)

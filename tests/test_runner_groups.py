@@ -6,12 +6,11 @@ order, one that runs a built model's tasks when they are issued)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.backends.contract import Err
 from mdlri_conformance.conformance.engine import graphs, oracle, runner
 from mdlri_conformance.conformance.engine.graphs import (
@@ -20,6 +19,8 @@ from mdlri_conformance.conformance.engine.graphs import (
 )
 from mdlri_conformance.conformance.engine.observe import first_difference
 from mdlri_conformance.conformance.engine.strategies_groups import built_cases, group_cases
+
+from .runner_helpers import Wrapped, conforms_on_a_fresh_sim
 
 X = list(range(1, 9))
 S = [-1] * 8
@@ -53,24 +54,7 @@ def built_case() -> Case:
                 plan=[Sync(), Execute(), ExecuteBuilt(0), Sync()])
 
 
-@pytest.fixture(scope="module")
-def sim_backend() -> Iterator[Any]:
-    b = sim.create()
-    yield b
-    b.close()
-
-
-class _Wrapped:
-    """A backend that forwards every call to ``inner``; subclasses plant one bug."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-class IgnoresGroupUpdate(_Wrapped):
+class IgnoresGroupUpdate(Wrapped):
     """UpdateBegin/UpdateEnd and the launches between them answer 0 but change nothing
     (TG-10 broken)."""
 
@@ -93,7 +77,7 @@ class IgnoresGroupUpdate(_Wrapped):
         return self._inner.launch_kernel_with_host_args(func, blocks, stream, *rest)
 
 
-class ReversesGroupUpdate(_Wrapped):
+class ReversesGroupUpdate(Wrapped):
     """The launches of a task-group update replace the group's tasks last first (TG-10's
     "in order" broken)."""
 
@@ -119,7 +103,7 @@ class ReversesGroupUpdate(_Wrapped):
         return self._inner.capture_task_update_end(stream)
 
 
-class RunsBuildEagerly(_Wrapped):
+class RunsBuildEagerly(Wrapped):
     """A kernel issued on a bound stream also runs at once (BLD-03 broken: tasks on a bound
     stream are stored, not executed)."""
 
@@ -273,21 +257,13 @@ _SETTINGS = settings(max_examples=20, deadline=None,
 @_SETTINGS
 @given(group_cases())
 def test_drawn_group_cases_conform_on_the_simulator(case: Case) -> None:
-    b = sim.create()
-    try:
-        assert first_difference(oracle.expected(case), runner.replay(b, case)) is None
-    finally:
-        b.close()
+    assert conforms_on_a_fresh_sim(case)
 
 
 @_SETTINGS
 @given(built_cases())
 def test_drawn_built_cases_conform_on_the_simulator(case: Case) -> None:
-    b = sim.create()
-    try:
-        assert first_difference(oracle.expected(case), runner.replay(b, case)) is None
-    finally:
-        b.close()
+    assert conforms_on_a_fresh_sim(case)
 
 
 def test_the_group_strategies_reach_both_kinds_of_round() -> None:

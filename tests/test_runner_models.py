@@ -5,10 +5,9 @@ copy) are caught as divergences."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 
 import mdlri_conformance.backends.sim as sim
@@ -21,28 +20,13 @@ from mdlri_conformance.conformance.engine.observe import first_difference
 from mdlri_conformance.conformance.engine.strategies_copies import copy_cases, pageable_copies
 from mdlri_conformance.conformance.engine.strategies_models import shared_models
 
+from .runner_helpers import Wrapped, conforms_on_a_fresh_sim
+
 X = list(range(1, 9))
 S = [-1] * 8
 
 
-@pytest.fixture(scope="module")
-def sim_backend() -> Iterator[Any]:
-    b = sim.create()
-    yield b
-    b.close()
-
-
-class _Wrapped:
-    """A backend that forwards every call to ``inner``; subclasses plant one bug."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-class RunsFirstModel(_Wrapped):
+class RunsFirstModel(Wrapped):
     """ExecuteAsync of any model runs the records of the first model captured: a runtime
     that mixes up two models' records."""
 
@@ -60,7 +44,7 @@ class RunsFirstModel(_Wrapped):
         return self._inner.execute_async(self.made[0] if self.made else model, stream)
 
 
-class SnapshotsHostAtCapture(_Wrapped):
+class SnapshotsHostAtCapture(Wrapped):
     """A captured host-to-device copy reads the pinned source when it is captured: the task
     copies from a private pinned snapshot (CAP-19 broken)."""
 
@@ -79,7 +63,7 @@ class SnapshotsHostAtCapture(_Wrapped):
         return self._inner.memcpy_async(dst, dest_max, src, count, kind, stream)
 
 
-class CapturesPageableCopies(_Wrapped):
+class CapturesPageableCopies(Wrapped):
     """A capturing stream accepts an async copy with pageable host memory (MODE-14 broken):
     the memory is quietly pinned and the copy captured."""
 
@@ -164,21 +148,13 @@ _SETTINGS = settings(max_examples=25, deadline=None,
 @_SETTINGS
 @given(shared_models())
 def test_drawn_shared_models_conform_on_the_simulator(case: Case) -> None:
-    b = sim.create()
-    try:
-        assert first_difference(oracle.expected(case), runner.replay(b, case)) is None
-    finally:
-        b.close()
+    assert conforms_on_a_fresh_sim(case)
 
 
 @_SETTINGS
 @given(copy_cases())
 def test_drawn_copies_conform_on_the_simulator(case: Case) -> None:
-    b = sim.create()
-    try:
-        assert first_difference(oracle.expected(case), runner.replay(b, case)) is None
-    finally:
-        b.close()
+    assert conforms_on_a_fresh_sim(case)
 
 
 @_SETTINGS
