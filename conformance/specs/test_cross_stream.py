@@ -219,6 +219,22 @@ def test_xs05_wait_on_event_recorded_outside(dev: Dev) -> None:
     expect.ok(rc, "aclmdlRICaptureEnd after the rejected wait")
 
 
+@pytest.mark.clause("XS-14")
+@pytest.mark.requires(Cap.LISTING)
+def test_xs14_wait_on_an_event_never_recorded(dev: Dev) -> None:
+    """XS-14 A capturing stream waiting on an event that was never recorded gets 0 and captures
+    no task; the capture goes on and ends."""
+    s = dev.stream()
+    e = dev.event()
+    dev.begin(s)
+    expect.ok(dev.b.stream_wait_event(s, e), "aclrtStreamWaitEvent on an event never recorded")
+    st, _ = dev.capture_status(s, "after the wait")
+    expect.eq(st, CaptureStatus.ACTIVE, "status after the wait")
+    m = dev.end(s)
+    tasks = [t for ms in dev.streams_of(m) for t in dev.tasks_of(ms)]
+    expect.eq(len(tasks), 0, "tasks captured by the wait")
+
+
 @pytest.mark.clause("XS-06")
 def test_xs06_captured_event_never_recorded(dev: Dev) -> None:
     """XS-06 An event captured by a reset but never recorded makes CaptureEnd return 107024."""

@@ -150,8 +150,8 @@ class EventsApi:
     def stream_wait_event(self, stream: Any, event: Any) -> int:
         """aclrtStreamWaitEvent. An unbound external event: see :meth:`_external_event_task`.
         No SYNC -> 107000 (XS-09). Capturing stream: event of this capture -> EVENT_WAIT task;
-        of another open capture -> 107032 (XS-07); old-mode -> 207000 (XS-04); otherwise
-        107024, capture kept (XS-05). Non-capturing stream waiting on an event recorded in an
+        of another open capture -> 107032 (XS-07); old-mode -> 207000 (XS-04); never recorded
+        -> 0 and no task (XS-14); otherwise 107024, capture kept (XS-05). Non-capturing stream waiting on an event recorded in an
         open capture joins that capture (fork, XS-01)."""
         rc, ev, st = self._event_on_stream(event, stream)
         if rc:
@@ -170,6 +170,8 @@ class EventsApi:
                 return self._conflict(sess, ev)
             if ev.old_mode:
                 return int(Err.RT_FEATURE_NOT_SUPPORT)
+            if ev.last_record is None and not ev.in_model:
+                return OK  # XS-14: never recorded: nothing to wait for, no task, no join
             return int(Err.RT_CAPTURE_DEPENDENCY)
         if ev.binding is not None:
             if st.default:
