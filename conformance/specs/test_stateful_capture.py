@@ -62,22 +62,33 @@ BLOCKED = Err.RT_CAPTURE_MODE_NOT_SUPPORT
 
 @dataclass
 class Open:
-    """An open capture: its origin stream, mode, beginning thread, model (from GetInfo) and
-    side streams (stream -> rejoined since its last work)."""
+    """An open capture: its origin stream, mode, beginning thread, model (from GetInfo), side
+    streams (stream -> rejoined to the origin since its last work) and ``hands`` (side stream
+    -> the side stream that forked from its last task, a record: XS-02 counts that record as
+    joined when the stream waiting on it is joined in turn)."""
 
     origin: int
     mode: int
     thread: int
     model: Any
     sides: dict[int, bool] = field(default_factory=dict)
+    hands: dict[int, int] = field(default_factory=dict)
 
     @property
     def streams(self) -> list[int]:
         return [self.origin, *self.sides]
 
+    def _joined(self, side: int, seen: frozenset[int] = frozenset()) -> bool:
+        if self.sides[side]:
+            return True
+        nxt = self.hands.get(side)
+        return nxt is not None and nxt not in seen and self._joined(nxt, seen | {side})
+
     @property
     def joined_back(self) -> bool:
-        return all(self.sides.values())
+        """XS-02: every side stream's last task is a record another stream waits on, and
+        following those waits leads to the origin."""
+        return all(self._joined(s) for s in self.sides)
 
 
 class CaptureMachine(RuleBasedStateMachine):
@@ -157,6 +168,8 @@ class CaptureMachine(RuleBasedStateMachine):
                                          if s == origin or not cap.sides[s]]), label="from")
         side = data.draw(st.sampled_from(self._free()), label="side")
         self._edge(cap, src, side)
+        if src != origin:
+            cap.hands[src] = side  # src's last task is now the record side waits on
         cap.sides[side] = False
         self.member[side] = origin
 
@@ -174,6 +187,7 @@ class CaptureMachine(RuleBasedStateMachine):
             expect.ok(self._call(cap.thread, lambda: self._fill_rc(side, 20 + side)),
                       f"kernel launch on side stream {side}")
             cap.sides[side] = False
+            cap.hands.pop(side, None)
             return
         self._side_rejoin(cap, side)
 
@@ -237,6 +251,7 @@ class CaptureMachine(RuleBasedStateMachine):
         """Record on the side stream, the origin waits: the side is joined back (XS-02)."""
         self._edge(cap, side, cap.origin)
         cap.sides[side] = True
+        cap.hands.pop(side, None)
 
     def _edge(self, cap: Open, src: int, dst: int) -> None:
         """In the capture's thread: record a new event on ``src``, ``dst`` waits on it."""
