@@ -20,7 +20,7 @@ import pytest
 from mdlri_conformance.backends.contract import UNWRITTEN, Cap, Err
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
-from mdlri_conformance.conformance.harness import Buf, Dev
+from mdlri_conformance.conformance.harness import Buf, Dev, in_thread
 from mdlri_conformance.kernel import catalog
 from mdlri_conformance.kernel.layout import FOLLOW, SAME, compare
 
@@ -253,6 +253,27 @@ def test_param_info_argument_checks(dev: Dev) -> None:
               "ParamInfo(index 2, offset=NULL)")
     expect.eq(info(func, 2, null_size=True), (Err.SUCCESS, layout[2][0], UNWRITTEN),
               "ParamInfo(index 2, size=NULL)")
+
+
+@pytest.mark.clause("KRN-03")
+@pytest.mark.requires(Cap.KERNELS, Cap.THREADS)
+def test_param_info_null_checks_come_before_the_context(dev: Dev) -> None:
+    """KRN-03: the NULL checks are the ACL layer's, made before the runtime looks for a
+    context (`src/acl/aclrt_impl/kernel.cpp:741-766`): in a thread with no current context a
+    NULL func, a NULL count, or offset and size both NULL still answer 100000, nothing
+    written."""
+    count_fn, info = _param_api(dev)
+    func, _ = _count_of(dev, "affine")
+    # deliberately no aclrtSetDevice in the worker: the missing context is the point
+    got = in_thread(dev.b, lambda: (count_fn(None), count_fn(func, null_out=True),
+                                    info(None, 0),
+                                    info(func, 0, null_offset=True, null_size=True)),
+                    set_device=False)
+    expect.eq(list(got), [(Err.INVALID_PARAM, UNWRITTEN), (Err.INVALID_PARAM, UNWRITTEN),
+                          (Err.INVALID_PARAM, UNWRITTEN, UNWRITTEN),
+                          (Err.INVALID_PARAM, UNWRITTEN, UNWRITTEN)],
+              "ParamCount(NULL), ParamCount(count=NULL), ParamInfo(NULL), "
+              "ParamInfo(offset=size=NULL) without a context")
 
 
 @pytest.mark.clause("KRN-03")
