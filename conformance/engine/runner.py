@@ -242,10 +242,7 @@ class _Replay:
         self.bound.append(s)
         self.ok(self.b.bind_stream(model, s, ModelStreamFlag.HEAD), "aclmdlRIBindStream")
         for op in ops:
-            data = self.packed(op)
-            self.ok(self.b.launch_kernel_with_host_args(self.funcs[op.kernel], op.num_blocks,
-                                                        s, None, data, len(data)),
-                    "aclrtLaunchKernelWithHostArgs (bound stream)")
+            self.ok(self.launch(op, s), "aclrtLaunchKernelWithHostArgs (bound stream)")
         self.ok(self.b.end_task(model, s), "aclmdlRIEndTask")
         self.ok(self.b.build_end(model, None), "aclmdlRIBuildEnd")
 
@@ -253,9 +250,19 @@ class _Replay:
         """Pinned host buffer ``h`` as int32 values (a view of the aclrtMallocHost memory)."""
         return self.hosts[h][:4 * len(self.case.hosts[h])].view(np.int32)
 
-    def write_word(self, addr: int, value: int) -> None:
+    def store_word(self, addr: int, value: int) -> int:
+        """Synchronous aclrtMemcpy(HOST_TO_DEVICE) of a 64-bit value; its rc."""
         arr = np.array([int(value) & WORD_MASK], dtype=np.uint64)
-        self.ok(self.b.memcpy(addr, 8, arr, 8, MemcpyKind.HOST_TO_DEVICE))
+        return int(self.b.memcpy(addr, 8, arr, 8, MemcpyKind.HOST_TO_DEVICE))
+
+    def write_word(self, addr: int, value: int) -> None:
+        self.ok(self.store_word(addr, value))
+
+    def launch(self, op: Launch, stream: Any) -> int:
+        """aclrtLaunchKernelWithHostArgs of ``op``'s kernel on ``stream``; its rc."""
+        data = self.packed(op)
+        return self.b.launch_kernel_with_host_args(self.funcs[op.kernel], op.num_blocks, stream,
+                                                   None, data, len(data))
 
     # -- packing ---------------------------------------------------------------------------
     def packed(self, op: Launch) -> bytes:
@@ -268,8 +275,7 @@ class _Replay:
         CaptureEnd right after its last (CAP-01/04/07), the ops in issue order; the capture
         observations (observe.py item 1). An EndOnSide op is observed with the capture
         statuses after it (CAP-11), a PageableCopy (MODE-14) and an OutsideWait (XS-05) with
-        their rc; a failed final
-        CaptureEnd with the model it left and the statuses (CAP-13)."""
+        their rc; a failed final CaptureEnd with the model it left and the statuses (CAP-13)."""
         first: dict[int, int] = {}
         last: dict[int, int] = {}
         for i, m in enumerate(self.op_model):
@@ -346,10 +352,7 @@ class _Replay:
             self.ok(self.b.capture_to_model_ri_begin(u, sub, CaptureMode.RELAXED),
                     "aclmdlRICaptureToModelRIBegin")
             for launch in launches:
-                data = self.packed(launch)
-                self.ok(self.b.launch_kernel_with_host_args(
-                    self.funcs[launch.kernel], launch.num_blocks, u, None, data, len(data)),
-                    "aclrtLaunchKernelWithHostArgs (sub-model)")
+                self.ok(self.launch(launch, u), "aclrtLaunchKernelWithHostArgs (sub-model)")
             rc, _ = self.b.capture_end(u, null_model=True)
             self.ok(rc, "aclmdlRICaptureEnd (sub-model)")
 
@@ -387,9 +390,7 @@ class _Replay:
     def issue(self, op: Op) -> int:
         s = self.streams[op.stream]
         if isinstance(op, Launch):
-            data = self.packed(op)
-            return self.b.launch_kernel_with_host_args(self.funcs[op.kernel], op.num_blocks, s,
-                                                       None, data, len(data))
+            return self.launch(op, s)
         if isinstance(op, Record):
             return self.b.record_event(self.events[op.event], s)
         if isinstance(op, Wait):
@@ -457,9 +458,8 @@ class _Replay:
         if isinstance(step, Sync):
             return self.sync(i, step.timeout_ms)
         if isinstance(step, HostWrite):
-            arr = np.array([step.value & WORD_MASK], dtype=np.uint64)
-            rc = int(self.note(self.b.memcpy(self.word_addr[step.word], 8, arr, 8,
-                                             MemcpyKind.HOST_TO_DEVICE), "aclrtMemcpy H2D"))
+            rc = self.note(self.store_word(self.word_addr[step.word], step.value),
+                           "aclrtMemcpy H2D")
             return [Observation("step", i, "rc", rc)]
         if isinstance(step, Query):
             out = self.bounded(lambda: self.b.stream_query(self.streams[0]), DEADLINE_SLACK_S)
@@ -476,10 +476,8 @@ class _Replay:
         if isinstance(step, GroupUpdate):
             return self.group_update(i, step)
         if isinstance(step, SetCond):
-            arr = np.array([step.value & WORD_MASK], dtype=np.uint64)
-            rc = int(self.note(self.b.memcpy(self.cond_ptr[step.op], 8, arr, 8,
-                                             MemcpyKind.HOST_TO_DEVICE),
-                               "aclrtMemcpy H2D (condition value)"))
+            rc = self.note(self.store_word(self.cond_ptr[step.op], step.value),
+                           "aclrtMemcpy H2D (condition value)")
             return [Observation("step", i, "rc", rc)]
         if isinstance(step, ExecuteBuilt):
             rcs = [int(self.note(self.b.execute_async(self.built[step.build], self.streams[0]),
@@ -501,10 +499,10 @@ class _Replay:
         return [Observation("step", i, "rc", rc)]
 
     def destroy(self, i: int, step: Destroy) -> list[Observation]:
-        """aclmdlRIDestroy of model 0 (LIFE-01, LIFE-03). With a release store, a host thread of its own
-        (device made current first) stores the value ``after_ms`` after Destroy was called;
-        the observation says whether Destroy returned only after that store began, as it
-        must when it waits for the execution the store releases."""
+        """aclmdlRIDestroy of model 0 (LIFE-01, LIFE-03). With a release store, a host thread
+        of its own (device made current first) stores the value ``after_ms`` after Destroy was
+        called; the observation says whether Destroy returned only after that store began, as
+        it must when it waits for the execution the store releases."""
         store: dict[str, Any] = {}
         releaser = None
         if step.release_word is not None:
@@ -523,7 +521,8 @@ class _Replay:
 
             releaser = threading.Thread(target=release, name="mdlri-release", daemon=True)
             releaser.start()
-        out = self.bounded(lambda: self.b.destroy(self.models[0]), DESTROY_POLL_S + DEADLINE_SLACK_S)
+        out = self.bounded(lambda: self.b.destroy(self.models[0]),
+                           DESTROY_POLL_S + DEADLINE_SLACK_S)
         returned = time.monotonic()
         if releaser is not None:
             releaser.join(step.after_ms / 1000.0 + DEADLINE_SLACK_S)
@@ -567,10 +566,8 @@ class _Replay:
         for k, kernel, args in zip(members, step.kernels, step.args):
             captured = self.case.ops[k]
             op = Launch(captured.stream, kernel, dict(args), getattr(captured, "num_blocks", 1))
-            data = self.packed(op)
-            rcs.append(int(self.note(self.b.launch_kernel_with_host_args(
-                self.funcs[kernel], op.num_blocks, u, None, data, len(data)),
-                "aclrtLaunchKernelWithHostArgs (update)")))
+            rcs.append(int(self.note(self.launch(op, u),
+                                     "aclrtLaunchKernelWithHostArgs (update)")))
             new[k] = op
         rcs.append(int(self.note(self.b.capture_task_update_end(u),
                                  "aclmdlRICaptureTaskUpdateEnd")))
