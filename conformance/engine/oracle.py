@@ -619,6 +619,12 @@ class _Models:
         m = self.op_model[i]
         return self.states[m], self.programs[m]
 
+    def host_store(self, word: int, value: int) -> None:
+        """A host store into a word: the executions in flight go on as far as it lets them
+        (TMO-03)."""
+        self.memory.set_word(word, value)
+        self.queue.advance()
+
 
 def expected(case: Case) -> list[Observation]:
     """The observations a conforming runtime shows when ``case`` is replayed.
@@ -667,8 +673,7 @@ def _step(i: int, step: Step, models: _Models) -> list[Observation]:
                     Observation("step", i, "waited the timeout", True)]
         return [Observation("step", i, "rc", int(rc))] + sync_observations(i, models.memory)
     if isinstance(step, HostWrite):
-        models.memory.set_word(step.word, step.value)
-        models.queue.advance()
+        models.host_store(step.word, step.value)
         return [Observation("step", i, "rc", int(Err.SUCCESS))]
     if isinstance(step, HostFill):
         if models.queue.busy():
@@ -710,8 +715,7 @@ def _destroy(i: int, step: Destroy, models: _Models) -> list[Observation]:
         return [Observation("step", i, "rc", int(model.destroy()))]
     if not program.busy:
         raise UndefinedCase(f"plan[{i}]: destroy with a release store but nothing blocked")
-    models.memory.set_word(step.release_word, step.release_value)
-    models.queue.advance()
+    models.host_store(step.release_word, step.release_value)
     if program.busy:
         raise UndefinedCase(f"plan[{i}]: the release store leaves the execution blocked, so "
                             "Destroy would poll for 10 s (107037)")
