@@ -4,6 +4,8 @@ contradicting each other before any plugin acts on them."""
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
+from typing import Any
 
 import pytest
 
@@ -44,8 +46,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     shard.add_options(g)  # --shard, --shard-durations
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_cmdline_main(config: pytest.Config) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Generator[None, Any, Any]:
     """Options that contradict each other are refused in one line, before any plugin acts on
-    them (Hypothesis reads its profile in its own pytest_configure)."""
+    them (Hypothesis reads its profile in its own pytest_configure); a wrapper, so it comes
+    before xdist's own option handling."""
     conflicts.check(config)
+    _default_dist(config)
+    return (yield)
+
+
+def _default_dist(config: pytest.Config) -> None:
+    """With ``-n N`` and no ``--dist``, xdist hands out the specs in fixed chunks (``load``):
+    the few long generated and stateful items then pile up on one worker at the end. Work
+    stealing evens the workers out; an explicit ``--dist`` is kept."""
+    if not config.pluginmanager.hasplugin("xdist") or not getattr(config.option,
+                                                                  "numprocesses", None):
+        return
+    given = [*config.invocation_params.args, *os.environ.get("PYTEST_ADDOPTS", "").split(),
+             *config.getini("addopts")]
+    if any(str(a) == "-d" or str(a).startswith("--dist") for a in given):
+        return
+    if config.option.dist == "no":
+        config.option.dist = "worksteal"
