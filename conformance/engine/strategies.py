@@ -24,6 +24,7 @@ so counterexamples shrink to few tasks and streams.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence, cast
 
@@ -332,7 +333,15 @@ def satisfied_value(have: int, flag: int, distance: int) -> tuple[int, int]:
 
 def _item_kinds(kernels: Sequence[str], values: bool, memsets: bool,
                 streams: st.SearchStrategy[int] = _streams) -> list[st.SearchStrategy[Any]]:
-    """The abstract item strategies (launch first) over drawn stream ids ``streams``."""
+    """The abstract item strategies (launch first) over drawn stream ids ``streams``; built
+    once per argument set (building and validating strategies on every draw was a fifth of
+    the generation time)."""
+    return list(_kinds_cached(tuple(kernels), values, memsets, streams))
+
+
+@functools.lru_cache(maxsize=None)
+def _kinds_cached(kernels: tuple[str, ...], values: bool, memsets: bool,
+                  streams: st.SearchStrategy[int]) -> tuple[st.SearchStrategy[Any], ...]:
     kinds = [_launch_item(kernels, streams),
              st.tuples(st.just("join"), streams, _parent, st.booleans()),
              st.tuples(st.just("event_edge"), streams, streams, _parent)]
@@ -345,14 +354,20 @@ def _item_kinds(kernels: Sequence[str], values: bool, memsets: bool,
         kinds += [st.tuples(st.just("memset"), streams, _parent, _pick, st.sampled_from([0, 1])),
                   st.tuples(st.just("copy"), streams, _parent, _pick, _pick,
                             st.sampled_from(graphs.COPY_KINDS))]
-    return kinds
+    return tuple(kinds)
+
+
+@functools.lru_cache(maxsize=None)
+def _rest_items(kinds: tuple[st.SearchStrategy[Any], ...], max_size: int
+                ) -> st.SearchStrategy[list[Any]]:
+    return st.lists(st.one_of(*kinds), max_size=max_size)
 
 
 def _build_items(draw: st.DrawFn, b: _Builder, kinds: list[st.SearchStrategy[Any]],
                  max_ops: int) -> None:
     """Draw a launch and up to ``max_ops - 1`` more items and interpret them into ``b``."""
     first = draw(kinds[0])
-    rest = draw(st.lists(st.one_of(*kinds), max_size=max_ops - 1))
+    rest = draw(_rest_items(tuple(kinds), max_ops - 1))
     for item in [first, *rest]:
         getattr(b, item[0])(item)
 
@@ -559,8 +574,13 @@ def build_multi_plan(case: Case, rounds: Sequence[tuple[Sequence[tuple[int, ...]
 @st.composite
 def plans_for(draw: st.DrawFn, case: Case, max_rounds: int = 3) -> list[Step]:
     """A defined plan for ``case`` (mutates ``case.buffers`` for fresh swap targets)."""
-    rounds = draw(st.lists(_round, min_size=1, max_size=max_rounds))
+    rounds = draw(_rounds(max_rounds))
     return build_plan(case, rounds)
+
+
+@functools.lru_cache(maxsize=None)
+def _rounds(max_rounds: int) -> st.SearchStrategy[list[Any]]:
+    return st.lists(_round, min_size=1, max_size=max_rounds)
 
 
 @st.composite
