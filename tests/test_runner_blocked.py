@@ -8,10 +8,10 @@ import time
 from typing import Any
 
 import mdlri_conformance.backends.sim as sim
-from mdlri_conformance.conformance.engine import deadline, oracle, runner
+from mdlri_conformance.conformance.engine import deadline, graphs, oracle, runner
 from mdlri_conformance.conformance.engine.graphs import (
     Case, Destroy, EndOnSide, Execute, HostWrite, Launch, OutsideWait, Query, Record, SetKernel,
-    Sync, Update, ValueWait, Wait,
+    StrayWait, Sync, Update, ValueWait, Wait,
 )
 from mdlri_conformance.conformance.engine.observe import first_difference
 
@@ -110,3 +110,51 @@ def test_outside_wait_is_refused_and_captures_nothing() -> None:
         assert diff.expected.what == "ops[2] rc"
     finally:
         b.close()
+
+
+def test_stray_wait_answers_0_and_captures_nothing() -> None:
+    """XS-14: a wait on a fresh event and one on an event the capture records only later
+    both answer 0 and add no task; the later record is captured and orders the join. A
+    backend that refuses the wait, or captures a wait task for it, differs there."""
+    case = Case(streams=2, buffers=[[-1] * 8], words=[], events=3,
+                ops=[StrayWait(0, 2), StrayWait(0, 0), Record(0, 0), Wait(1, 0),
+                     StrayWait(1, 1), Launch(1, "fill", {"out": 0, "n": 8, "value": 3}),
+                     Record(1, 1), Wait(0, 1)],
+                plan=[Execute(), Sync()])
+    graphs.check(case)
+    exp = oracle.expected(case)
+    assert [o.value for o in exp if o.what in ("ops[0] rc", "ops[1] rc", "ops[4] rc")] == \
+        [0, 0, 0]
+    b: Any = sim.create()
+    try:
+        assert first_difference(exp, runner.replay(b, case)) is None
+
+        class Refusing:
+            """Answers the first wait (ops[0], on the fresh event) as if it were XS-05's."""
+            waits = 0
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(b, name)
+
+            def stream_wait_event(self, stream: Any, event: Any) -> int:
+                self.waits += 1
+                return 107024 if self.waits == 1 else b.stream_wait_event(stream, event)
+
+        diff = first_difference(exp, runner.replay(Refusing(), case))  # type: ignore[arg-type]
+        assert diff is not None and diff.expected is not None
+        assert diff.expected.what == "ops[0] rc"
+    finally:
+        b.close()
+
+
+def test_a_stray_wait_after_a_record_is_refused_by_check() -> None:
+    """A wait on an event already recorded in the capture is a plain wait (XS-01): the graph
+    language refuses a StrayWait there."""
+    case = Case(streams=1, buffers=[[-1] * 8], words=[], events=1,
+                ops=[Record(0, 0), StrayWait(0, 0)], plan=[])
+    try:
+        graphs.check(case)
+    except graphs.GraphError as exc:
+        assert "stray wait on event 0" in str(exc)
+    else:
+        raise AssertionError("check accepted a stray wait after the record")

@@ -11,7 +11,8 @@ from mdlri_conformance.conformance.engine.graphs import EndOnSide, HostWrite, Up
 from mdlri_conformance.conformance.engine.strategies_blocked import (blocked_cases,
                                                                      blocking_values)
 from mdlri_conformance.conformance.engine.strategies_capture import (emptied_stream,
-                                                                     end_on_side, unjoined)
+                                                                     end_on_side, stray_wait,
+                                                                     unjoined)
 
 words = st.integers(0, graphs.WORD_MASK)
 
@@ -38,6 +39,21 @@ def test_blocked_cases_block_first_and_are_defined(case: graphs.Case) -> None:
     obs = oracle.expected(case)
     assert ("step", 0, "rc") in [o.key for o in obs]
     assert any(isinstance(s, HostWrite) for s in case.plan)
+    assert graphs.from_json(case.to_json()) == case
+
+
+@settings(max_examples=60)
+@given(stray_wait())
+def test_stray_wait_cases_are_defined(case: graphs.Case) -> None:
+    """XS-14: the stray wait is on a joined stream, on an event not recorded before it; the
+    oracle expects 0 for it and the case survives a JSON round trip."""
+    graphs.check(case)
+    (at,) = [i for i, op in enumerate(case.ops) if isinstance(op, graphs.StrayWait)]
+    stray = case.ops[at]
+    assert not any(isinstance(op, graphs.Record) and op.event == stray.event
+                   for op in case.ops[:at])
+    obs = {o.what: o.value for o in oracle.expected(case) if o.phase == "capture"}
+    assert obs[f"ops[{at}] rc"] == 0 and obs["rc"] == 0
     assert graphs.from_json(case.to_json()) == case
 
 

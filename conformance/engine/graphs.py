@@ -178,6 +178,17 @@ class OutsideWait:
 
 
 @dataclass(frozen=True)
+class StrayWait:
+    """aclrtStreamWaitEvent on a capturing stream (the origin, or a side stream that has
+    joined) for ``event`` while it has never been recorded: 0, no task, nothing ordered, and
+    the capture goes on (XS-14). The event may be recorded later in the capture (a record
+    after the wait): that record is captured as usual."""
+
+    stream: int
+    event: int
+
+
+@dataclass(frozen=True)
 class GroupBegin:
     """aclmdlRICaptureTaskGrpBegin on a capturing stream: the launches issued on it until
     the matching :class:`GroupEnd` form a task group (TG-01). Only kernel launches on that
@@ -213,7 +224,7 @@ class Cond:
 
 
 Op = Union[Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy, EndOnSide, PageableCopy,
-           OutsideWait, GroupBegin, GroupEnd, Cond]
+           OutsideWait, StrayWait, GroupBegin, GroupEnd, Cond]
 #: the ops that issue a task (the others are host calls made during the capture)
 TASK_OPS = (Launch, Record, Wait, ValueWrite, ValueWait, Memset, Copy, Cond)
 #: the branch counts a conditional task type takes (COND-05)
@@ -221,7 +232,7 @@ COND_SIZES = {"if": (1, 2), "switch": (1, 3)}
 #: the task-group markers (TG-01): host calls that add no user task
 GROUP_OPS = (GroupBegin, GroupEnd)
 #: host calls made during the capture that issue no user task and take part in no ordering
-NO_TASK_OPS = (EndOnSide, PageableCopy, OutsideWait, GroupBegin, GroupEnd)
+NO_TASK_OPS = (EndOnSide, PageableCopy, OutsideWait, StrayWait, GroupBegin, GroupEnd)
 #: the ops whose tasks are DEFAULT: listed, but neither identifiable nor disableable
 DEFAULT_OPS = (Memset, Copy)
 
@@ -419,6 +430,7 @@ _OPS: dict[str, type] = {"launch": Launch, "record": Record, "wait": Wait,
                          "value_write": ValueWrite, "value_wait": ValueWait, "memset": Memset,
                          "copy": Copy, "pageable_copy": PageableCopy,
                          "end_on_side": EndOnSide, "outside_wait": OutsideWait,
+                         "stray_wait": StrayWait,
                          "group_begin": GroupBegin, "group_end": GroupEnd, "cond": Cond}
 _STEPS: dict[str, type] = {"set_kernel": SetKernel, "set_value": SetValue,
                            "set_bad_type": SetBadType, "disable": Disable, "update": Update,
@@ -636,7 +648,7 @@ def check(case: Case) -> None:
         where = f"ops[{i}]"
         if not 0 <= op.stream < case.streams:
             raise GraphError(f"{where}: stream {op.stream} out of range")
-        if isinstance(op, (Record, Wait)) and not 0 <= op.event < case.events:
+        if isinstance(op, (Record, Wait, StrayWait)) and not 0 <= op.event < case.events:
             raise GraphError(f"{where}: event {op.event} out of range")
         if op.stream not in joined:
             if isinstance(op, NO_TASK_OPS):
@@ -656,6 +668,9 @@ def check(case: Case) -> None:
             event_model[op.event] = joined[op.stream]
         if isinstance(op, Wait) and op.event not in recorded:
             raise GraphError(f"{where}: wait on event {op.event} before its record")
+        if isinstance(op, StrayWait) and op.event in recorded:
+            raise GraphError(f"{where}: stray wait on event {op.event}, which was recorded "
+                             f"at ops[{recorded[op.event]}] (a plain wait, XS-01)")
         _check_op(case, op, where)
     _check_joins(case)
     _check_races(case)

@@ -327,6 +327,8 @@ def _align(ts: Sequence[tuple[Any, Sig]], ops: Sequence[tuple[int, Sig | None]]
            ) -> tuple[int, list[tuple[int, int]]]:
     """Longest common subsequence of task and op signatures: (length, [(task i, op j)])."""
     n, m = len(ts), len(ops)
+    if n == m and all(t[1] == o[1] for t, o in zip(ts, ops)):
+        return n, [(k, k) for k in range(n)]  # the usual listing: every task in op order
     dp = [[0] * (m + 1) for _ in range(n + 1)]
     for a in range(n - 1, -1, -1):
         for c in range(m - 1, -1, -1):

@@ -17,7 +17,7 @@ from typing import Iterable
 from mdlri_conformance.backends.contract import CaptureStatus, Err, TaskType
 
 from . import case_facts, graphs
-from .graphs import Case, EndOnSide, OutsideWait, PageableCopy
+from .graphs import Case, EndOnSide, OutsideWait, PageableCopy, StrayWait
 from .observe import Observation, model_key
 
 #: the seq-id properties every conforming listing has (SEQ-03, SEQ-04, SEQ-05)
@@ -77,7 +77,8 @@ def capture_observations(case: Case) -> tuple[list[Observation], bool]:
     a CaptureEnd on a joined side stream answers 107036 and the capture stays ACTIVE on
     every stream joined so far (CAP-11; the others are not capturing yet, NONE); a pageable
     async copy on a capturing stream answers 107000 (MODE-14) and a wait on an event
-    recorded before the capture 107024 (XS-05), and the capture goes on; an
+    recorded before the capture 107024 (XS-05), a wait on an event never recorded 0 (XS-14),
+    and the capture goes on; an
     unjoined side stream makes CaptureEnd fail with 107025, the model NULL and every stream
     out of capture (XS-02, CAP-13)."""
     obs = []
@@ -87,6 +88,8 @@ def capture_observations(case: Case) -> tuple[list[Observation], bool]:
         if isinstance(op, OutsideWait):
             obs.append(Observation("capture", -1, f"ops[{i}] rc",
                                    int(Err.RT_CAPTURE_DEPENDENCY)))
+        if isinstance(op, StrayWait):
+            obs.append(Observation("capture", -1, f"ops[{i}] rc", int(Err.SUCCESS)))
         if isinstance(op, EndOnSide):
             obs.append(Observation("capture", -1, f"ops[{i}] end on side",
                                    int(Err.RT_STREAM_CAPTURE_UNMATCHED)))

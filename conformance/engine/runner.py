@@ -65,8 +65,8 @@ from . import graphs
 from .graphs import (WORD_MASK, Case, Cond, Copy, Destroy, Disable, EndOnSide, Execute,
                      ExecuteBuilt, GroupBegin, GroupEnd, GroupUpdate, HostFill, HostWrite, Launch,
                      Memset, Op, OutsideWait, PageableCopy, Query, Record, SetBadType, SetCond,
-                     SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait,
-                     pack_launch)
+                     SetKernel, SetValue, Step, StrayWait, Sync, Update, ValueWait, ValueWrite,
+                     Wait, pack_launch)
 from .case_facts import may_block
 from .listing import TaskMap
 from .observe import Difference, Observation, first_difference
@@ -274,8 +274,8 @@ class _Replay:
         """Every model's CaptureBegin(origin, RELAXED) right before its first op and
         CaptureEnd right after its last (CAP-01/04/07), the ops in issue order; the capture
         observations (observe.py item 1). An EndOnSide op is observed with the capture
-        statuses after it (CAP-11), a PageableCopy (MODE-14) and an OutsideWait (XS-05) with
-        their rc; a failed final CaptureEnd with the model it left and the statuses (CAP-13)."""
+        statuses after it (CAP-11), a PageableCopy (MODE-14), an OutsideWait (XS-05) and a
+        StrayWait (XS-14) with their rc; a failed final CaptureEnd with the model it left and the statuses (CAP-13)."""
         first: dict[int, int] = {}
         last: dict[int, int] = {}
         for i, m in enumerate(self.op_model):
@@ -319,6 +319,10 @@ class _Replay:
             elif isinstance(op, OutsideWait):
                 rc = self.b.stream_wait_event(self.streams[op.stream], self.outside)
                 self.note(rc, "aclrtStreamWaitEvent (outside event)")
+                obs.append(Observation("capture", -1, f"ops[{i}] rc", int(rc)))
+            elif isinstance(op, StrayWait):
+                rc = self.b.stream_wait_event(self.streams[op.stream], self.events[op.event])
+                self.note(rc, "aclrtStreamWaitEvent (event never recorded)")
                 obs.append(Observation("capture", -1, f"ops[{i}] rc", int(rc)))
             else:
                 self.ok(self.issue(op))

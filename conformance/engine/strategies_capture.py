@@ -4,6 +4,9 @@
   capture stays ACTIVE and ends normally on the origin, CAP-11);
 * :func:`outside_wait`: a capturing stream waits on an event recorded before the capture
   began: 107024, no task, and the capture goes on (XS-05);
+* :func:`stray_wait`: a capturing stream waits on an event never recorded so far (a fresh
+  one, or one the capture records later: a record after the wait): 0, no task, and the
+  capture goes on (XS-14);
 * :func:`unjoined`: a side stream whose last task is not an event record, so CaptureEnd
   fails with 107025 and the model is NULL (XS-02, XS-03, CAP-13);
 * :func:`emptied_stream`: a one-stream capture whose every task is disabled over one or
@@ -64,6 +67,32 @@ def outside_wait(draw: st.DrawFn, **kw: Any) -> Case:
     case.ops.insert(at, graphs.OutsideWait(s))
     case.plan = draw(plans_for(case, max_rounds=1))
     case.name = "outside-wait"
+    return case
+
+
+@st.composite
+def stray_wait(draw: st.DrawFn, **kw: Any) -> Case:
+    """A wait, on the origin or on a side stream that has joined, for an event that has not
+    been recorded yet: a fresh event, or one of the case's events whose first record comes
+    later in the capture (that record is then captured as usual). 0 and no task; the
+    capture goes on, ends normally and the plan runs as usual, every other task in place
+    (XS-14)."""
+    case = draw(cases(**kw))
+    s = draw(st.integers(0, case.streams - 1))
+    first = min((i for i, op in enumerate(case.ops) if op.stream == s), default=-1) if s else -1
+    at = draw(st.integers(first + 1, len(case.ops)))
+    first_record = {}
+    for i, op in enumerate(case.ops):
+        if isinstance(op, Record):
+            first_record.setdefault(op.event, i)
+    later = sorted(e for e, i in first_record.items() if i >= at)
+    event = draw(st.sampled_from([-1, *later]))
+    if event < 0:
+        event = case.events
+        case.events += 1
+    case.ops.insert(at, graphs.StrayWait(s, event))
+    case.plan = draw(plans_for(case, max_rounds=1))
+    case.name = "stray-wait"
     return case
 
 

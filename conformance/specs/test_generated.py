@@ -26,6 +26,8 @@ right level:
 * CaptureEnd on a joined side stream and captures with an unjoined side stream (CAP-11,
   CAP-13), and streams emptied by Disable (DIS-07): implementation clauses;
 * a capturing stream waiting on an event recorded before the capture (XS-05): documented;
+  on an event not recorded yet, a fresh one or one recorded later in the capture (XS-14):
+  implementation;
 * several models captured in turn or together over the same buffers and executed in a
   drawn order on one stream: results against documented clauses (EXE-01, EXE-02, UPD-05),
   the per-model listing and seq ids against implementation ones (CAP-07, SEQ-07);
@@ -211,6 +213,18 @@ def test_generated_outside_wait(backend: Any, pytestconfig: pytest.Config,
     """A capturing stream (the origin, or a side stream that joined) waiting on an event
     recorded before the capture began answers 107024 and captures nothing; the capture
     goes on, ends normally, lists every other task and runs its plan as usual."""
+    compare(backend, pytestconfig, case)
+
+
+@pytest.mark.clause("XS-14")
+@needs_plans
+@given(case=strategies_capture.stray_wait())
+def test_generated_stray_wait(backend: Any, pytestconfig: pytest.Config,
+                             case: graphs.Case) -> None:
+    """A capturing stream (the origin, or a side stream that joined) waiting on an event
+    that has not been recorded yet (a fresh one, or one the capture records later) answers
+    0 and captures nothing; the later record is captured as usual, the capture ends
+    normally, lists every other task and runs its plan as usual."""
     compare(backend, pytestconfig, case)
 
 
