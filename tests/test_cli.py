@@ -57,3 +57,15 @@ def test_replay_and_example_report_unsupported_on_a_partial_runtime() -> None:
                                            "Operation failed: "
                                            "aclmdlRITaskGetParams returned error code 207000 "
                                            "(RT_FEATURE_NOT_SUPPORT)")
+
+
+def test_replay_on_the_acl_emulator() -> None:
+    """replay takes the acl options: a shipped case conforms on the emulator (exit 0), and the
+    same emulator with a planted fault the case reaches differs (exit 1)."""
+    res = _cli("replay", "cond-if-else", "--backend", "acl", "--acl-lib", "emulator")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.startswith("conforms (") and "backend acl" in res.stdout
+    res = _cli("replay", "value-handshake-set-value", "--backend", "acl", "--acl-lib", "emulator",
+               "--fault", "setparams-without-update")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "differs at observation" in res.stdout

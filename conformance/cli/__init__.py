@@ -137,9 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
                                     "'conforms' or the first differing observation.")
     rp.add_argument("case", help="a case JSON file, or the name of a shipped case "
                                  "(seed-fallback, fork-join-3-streams-disable, ...)")
-    rp.add_argument("--backend", default="sim", help="sim (default) or package.module:factory")
+    rp.add_argument("--backend", default="sim",
+                    help="sim (default), acl or package.module:factory")
+    _add_acl_options(rp)
     rp.add_argument("--fault", action="append", metavar="NAME",
-                    help="replay on the simulator with this planted fault (repeatable)")
+                    help="replay with this planted fault, on the simulator or the acl "
+                         "emulator (repeatable)")
     rp.set_defaults(func=cmd_replay)
 
     from ..framework.killmatrix import add_parser as add_faults_parser

@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..framework.backend_loader import (BackendLoadError, backend_options, fault_options,
-                                        load_backend)
+from ..framework.backend_loader import BackendLoadError, backend_options, load_backend
 from .common import PROG, one_line, read_summary, shipped, usage_error
 
 
@@ -67,7 +66,9 @@ def cmd_replay(ns: argparse.Namespace) -> int:
     except (oracle.UndefinedCase, graphs.GraphError) as exc:
         return usage_error(f"{ns.case}: undefined behaviour: {exc}")
     try:
-        backend = load_backend(ns.backend, **fault_options(ns.backend, ns.fault))
+        backend = load_backend(ns.backend, **backend_options(
+            ns.backend, acl_lib=ns.acl_lib, kernel_binary=ns.kernel_binary,
+            devices=ns.devices, faults=ns.fault))
     except BackendLoadError as exc:
         return usage_error(str(exc))
     from ..framework import probe, verdict
