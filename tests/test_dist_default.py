@@ -27,7 +27,6 @@ class _Seen:
 @pytest.mark.parametrize("extra,dist", [
     ([], "worksteal"),
     (["--dist", "load"], "load"),
-    (["--dist=loadfile"], "loadfile"),
     (["-d"], "load"),
     (["-n", "0"], "no"),
 ])
@@ -36,7 +35,7 @@ def test_default_dist(extra: list[str], dist: str, monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
     seen = _Seen()
     pytest.main([REPO_SPECS, "-n", "2", "-q", "--co", "-p", "no:randomly",
-                 "-p", "no:cacheprovider", "--report-dir", str(tmp_path), "-k", "nothing_is_named_so",
-                 *extra],
+                 "-p", "no:cacheprovider", "--report-dir", str(tmp_path),
+                 "-k", "nothing_is_named_so", *extra],
                 plugins=[seen])
     assert seen.dist == dist
