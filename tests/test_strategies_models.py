@@ -7,6 +7,7 @@ from hypothesis import Phase, find, given, settings
 
 from mdlri_conformance.conformance.engine import graphs, oracle
 from mdlri_conformance.conformance.engine.graphs import Case, Copy, Execute, HostFill, Sync
+from mdlri_conformance.conformance.engine.strategies_cond import shared_models_cond
 from mdlri_conformance.conformance.engine.strategies_copies import copy_cases, pageable_copies
 from mdlri_conformance.conformance.engine.strategies_models import merge, shared_models
 
@@ -86,3 +87,35 @@ def test_pageable_copies_are_defined(case: Case) -> None:
     rejected = [o for o in obs if o.phase == "capture" and o.what.endswith("] rc")]
     assert 1 <= len(rejected) <= 2 and all(o.value == 107000 for o in rejected)
     assert graphs.from_json(case.to_json()) == case
+
+
+@settings(max_examples=40, deadline=None)
+@given(shared_models_cond())
+def test_shared_models_cond_are_defined(case: Case) -> None:
+    """Each chosen model ends with its conditional task (nothing of its own model after it),
+    the drawn plan's op indices still name the ops they named, and the rounds after it set
+    a value then execute (COND-04, COND-11)."""
+    graphs.check(case)
+    oracle.expected(case)
+    sm = graphs.stream_models(case)
+    conds = [i for i, op in enumerate(case.ops) if isinstance(op, graphs.Cond)]
+    assert conds
+    for i in conds:
+        m = sm[case.ops[i].stream]
+        assert not any(sm[op.stream] == m for op in case.ops[i + 1:])
+    for k, step in enumerate(case.plan):
+        if isinstance(step, graphs.SetCond):
+            assert step.op in conds and isinstance(case.plan[k + 1], Execute)
+        elif isinstance(getattr(step, "op", None), int):
+            assert not isinstance(case.ops[step.op], graphs.Cond)
+    assert graphs.from_json(case.to_json()) == case
+
+
+def test_shared_models_cond_reach_two_conditional_models() -> None:
+    """The strategy reaches a case where two models each carry a conditional task."""
+    found = find(shared_models_cond(),
+                 lambda c: len({graphs.stream_models(c)[op.stream] for op in c.ops
+                                if isinstance(op, graphs.Cond)}) >= 2,
+                 settings=settings(database=None, max_examples=500,
+                                   phases=[Phase.generate]))
+    assert sum(isinstance(op, graphs.Cond) for op in found.ops) >= 2

@@ -826,16 +826,14 @@ def _check_op(case: Case, op: Op, where: str) -> None:
 
 
 def _check_cond(case: Case, op: Cond, where: str) -> None:
-    """A conditional task of a known type with a branch count it takes (COND-05), in a
-    one-model case, each branch 1..4 valid launches."""
+    """A conditional task of a known type with a branch count it takes (COND-05), each
+    branch 1..4 valid launches."""
     if op.type not in COND_SIZES:
         raise GraphError(f"{where}: cond type {op.type!r} is not one of {sorted(COND_SIZES)}")
     lo, hi = COND_SIZES[op.type]
     if not lo <= len(op.branches) <= hi:
         raise GraphError(f"{where}: {op.type} with {len(op.branches)} branches (COND-05: "
                          f"{lo}..{hi})")
-    if case.models != 1:
-        raise GraphError(f"{where}: cond in a case of several models")
     for b, ops in enumerate(op.branches):
         if not 1 <= len(ops) <= 4:
             raise GraphError(f"{where}: branch {b} holds {len(ops)} launches, not 1..4")

@@ -13,11 +13,13 @@ of range (open, Q-19).
 
 :func:`cond_cases` appends the conditional task to the origin stream of a positive case
 after every other op (so its branches race with nothing) and follows the drawn plan with
-1-3 rounds of a condition write, an execution and a sync.
+1-3 rounds of a condition write, an execution and a sync; :func:`shared_models_cond` does
+the same at the end of 1-3 models of a shared-buffer case, each with its own value.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -26,6 +28,7 @@ from . import graphs
 from .graphs import Case, Cond, Execute, SetCond, Sync
 from .strategies import SYNC_MS, cases, plans_for
 from .strategies_groups import any_launch
+from .strategies_models import shared_models
 
 #: IF values: zero, one, and a wide non-zero value (any non-zero selects sub-model 0)
 IF_VALUES = (0, 1, 7, (1 << 63) + 5)
@@ -47,4 +50,54 @@ def cond_cases(draw: st.DrawFn, **kw: Any) -> Case:
     for _ in range(draw(st.integers(1, 3))):
         case.plan += [SetCond(at, draw(st.sampled_from(values))), Execute(1), Sync(SYNC_MS)]
     case.name = "cond"
+    return case
+
+
+def _shift_plan(plan: list[Any], inserted: list[int]) -> list[Any]:
+    """``plan`` with every op index moved past the ops inserted at ``inserted`` (indices in
+    the final op list, ascending)."""
+    def moved(op: int) -> int:
+        for at in inserted:
+            if at <= op:
+                op += 1
+        return op
+    return [replace(s, op=moved(s.op)) if isinstance(getattr(s, "op", None), int) else s
+            for s in plan]
+
+
+@st.composite
+def shared_models_cond(draw: st.DrawFn, **kw: Any) -> Case:
+    """A case of 2-3 models over shared buffers (:func:`strategies_models.shared_models`)
+    where 1-3 of the models end with an IF or SWITCH task on their origin stream; after the
+    drawn plan, 1-4 rounds write one model's condition value and execute a drawn model, so
+    each model's value must stay its own (COND-02, COND-04, COND-11) and memory carries from
+    one model's execution to the next (EXE-01)."""
+    case = draw(shared_models(**kw))
+    last = {}
+    sm = graphs.stream_models(case)
+    for i, op in enumerate(case.ops):
+        last[sm[op.stream]] = i
+    chosen = sorted(draw(st.lists(st.sampled_from(sorted(last)), min_size=1,
+                                  max_size=len(last), unique=True)))
+    conds: dict[int, Cond] = {}
+    for m in chosen:
+        ctype = draw(st.sampled_from(sorted(graphs.COND_SIZES)))
+        lo, hi = graphs.COND_SIZES[ctype]
+        origin = case.origins[m]
+        conds[m] = Cond(origin, ctype,
+                        [[draw(any_launch(case, origin)) for _ in range(draw(st.integers(1, 2)))]
+                         for _ in range(draw(st.integers(lo, hi)))])
+    # insert from the back so the earlier positions stay valid, then name the final ones
+    for m in sorted(chosen, key=lambda m: -last[m]):
+        case.ops.insert(last[m] + 1, conds[m])
+    at = {m: i for i, op in enumerate(case.ops) for m in chosen if op is conds[m]}
+    case.plan = _shift_plan(case.plan, sorted(at.values()))
+    for _ in range(draw(st.integers(1, 4))):
+        m = draw(st.sampled_from(chosen))
+        op = conds[m]
+        values = IF_VALUES if op.type == "if" else tuple(range(len(op.branches)))
+        run = draw(st.integers(0, case.models - 1))
+        case.plan += [SetCond(at[m], draw(st.sampled_from(values))), Execute(1, run),
+                      Sync(SYNC_MS)]
+    case.name = "shared-models-cond"
     return case

@@ -38,7 +38,8 @@ right level:
   kernels (documented: TG-01, TG-10, SETP-01), their listing (TG-01, LIST-08), and models
   built next to a captured one and executed in its stream order (documented: BLD-03,
   EXE-01); IF and SWITCH tasks whose condition value is written between executions
-  (implementation: COND-01..COND-08, COND-11 from the example).
+  (implementation: COND-01..COND-08, COND-11 from the example), also at the end of several
+  models sharing buffers, each with its own value.
 
 A sync timeout of 0 is never drawn: the documented immediate check (TMO-07) and the
 code's 107000 (TMO-02/TMO-08) disagree, so the fault 'timeout-zero-waits' is left to the
@@ -341,6 +342,19 @@ def test_generated_cond(backend: Any, pytestconfig: pytest.Config, case: graphs.
     streams: the condition value starts at 0 and, written on the host between executions,
     selects the sub-model every later execution runs (IF: sub-model 0 for non-zero, 1 for
     0; SWITCH: sub-model value)."""
+    compare(backend, pytestconfig, case, RESULTS)
+
+
+@pytest.mark.clause("COND-01", "COND-02", "COND-04", "COND-11", "CAP-07", "EXE-01")
+@needs_plans
+@pytest.mark.requires(Cap.COND)
+@given(case=strategies_cond.shared_models_cond())
+def test_generated_shared_models_cond(backend: Any, pytestconfig: pytest.Config,
+                                      case: graphs.Case) -> None:
+    """Several models over the same buffers, some ending with an IF or SWITCH task: each
+    task's condition value is its own (written for one model, it changes no other model's
+    branch), and the models run in the drawn order on one stream, each execution seeing what
+    the previous one wrote."""
     compare(backend, pytestconfig, case, RESULTS)
 
 
