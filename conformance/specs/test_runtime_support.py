@@ -13,10 +13,12 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import UNWRITTEN, Cap, Err, MemcpyKind, ValueWaitFlag
+from mdlri_conformance.backends.contract import (
+    UNWRITTEN, Cap, Err, EventRecordFlag, EventWaitFlag, MemcpyKind, ValueWaitFlag,
+)
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
-from mdlri_conformance.conformance.harness import SYNC_MS, Dev, in_thread
+from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Dev, in_thread
 
 X = np.arange(1, 9, dtype=np.int32)
 U64 = 0xFFFF_FFFF_FFFF_FFFF
@@ -245,3 +247,106 @@ def test_event_sync_without_context_checks_arguments_first(dev: Dev) -> None:
               "aclrtSynchronizeEventWithTimeout(event, -2), no context")
     expect.rc(rcs[1], Err.INVALID_PARAM, "aclrtSynchronizeEventWithTimeout(NULL, -1), no context")
     expect.rc(rcs[2], Err.INVALID_PARAM, "aclrtSynchronizeEvent(NULL), no context")
+
+
+@pytest.mark.clause("RT-06")
+def test_event_sync_null_event_with_context(dev: Dev) -> None:
+    """RT-06: the ACL layer's NULL check answers in a thread with a context too:
+    aclrtSynchronizeEvent(NULL) and aclrtSynchronizeEventWithTimeout(NULL, -1) return 100000
+    (`src/acl/aclrt_impl/event.cpp:173-177`, `:184-190`: ACL_REQUIRES_NOT_NULL_WITH_INPUT_REPORT)."""
+    sync_t = host_state(dev, "synchronize_event_with_timeout", "aclrtSynchronizeEventWithTimeout")
+    sync = host_state(dev, "synchronize_event", "aclrtSynchronizeEvent")
+    expect.rc(sync(None), Err.INVALID_PARAM, "aclrtSynchronizeEvent(NULL)")
+    expect.rc(sync_t(None, -1), Err.INVALID_PARAM, "aclrtSynchronizeEventWithTimeout(NULL, -1)")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-08: aclrtSetDevice with a device id that does not exist
+
+
+@pytest.mark.clause("RT-08")
+@pytest.mark.requires(Cap.THREADS)
+@pytest.mark.parametrize("device_id", [-1, 1 << 20])
+def test_set_device_invalid_id(dev: Dev, device_id: int) -> None:
+    """RT-08: aclrtSetDevice with an id outside [0, device count) returns 107001
+    (ApiErrorDecorator::SetDevice, `api/impl/api_error.cc:3281-3294`: RT_ERROR_DEVICE_ID ->
+    ACL_ERROR_RT_INVALID_DEVICEID, `core/src/common/errcode_manage.cc:39`) and gives the thread
+    no context: its aclrtGetDevice still answers 107002."""
+    get_device = host_state(dev, "get_device", "aclrtGetDevice")
+    rc, (get_rc, _) = in_thread(dev.b, lambda: (dev.b.set_device(device_id), get_device()),
+                                set_device=False)
+    expect.rc(rc, Err.RT_INVALID_DEVICEID, f"aclrtSetDevice({device_id})")
+    expect.rc(get_rc, Err.RT_CONTEXT_NULL, f"aclrtGetDevice after aclrtSetDevice({device_id})")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-09: aclrtMemset[Async] counts
+
+
+@pytest.mark.clause("RT-09")
+@pytest.mark.requires(Cap.DATA_MOVEMENT)
+def test_memset_count_zero_and_past_max(dev: Dev) -> None:
+    """RT-09: aclrtMemset and aclrtMemsetAsync with count 0 return 0 and write nothing
+    (`src/acl/aclrt_impl/memory.cpp:670-679`, `:738-745`: count == 0 returns ACL_SUCCESS first);
+    aclrtMemsetAsync with count > maxCount returns 107000 and writes nothing
+    (ApiErrorDecorator::MemsetAsync, `api/impl/api_error.cc:3128-3136`)."""
+    s = dev.stream()
+    a = dev.buffer(n=8)
+    expect.rc(dev.b.memset(a.addr, a.nbytes, 0x5A, 0), Err.SUCCESS, "aclrtMemset(count 0)")
+    expect.rc(dev.b.memset_async(a.addr, a.nbytes, 0x5A, 0, s), Err.SUCCESS,
+              "aclrtMemsetAsync(count 0)")
+    expect.rc(dev.b.memset_async(a.addr, 8, 0x5A, 16, s), Err.RT_PARAM_INVALID,
+              "aclrtMemsetAsync(maxCount 8, count 16)")
+    dev.sync(s)
+    expect.eq(dev.read(a), np.full(8, SENTINEL, dtype=np.int32),
+              "buffer after the count-0 fills and the refused fill")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-10: the *WithFlag event calls with the DEFAULT flag
+
+
+@pytest.mark.clause("RT-10")
+@pytest.mark.requires(Cap.CROSS_STREAM, Cap.VALUE_TASKS)
+@pytest.mark.parametrize("timeout", [0, 0xFFFF_FFFF])
+def test_with_flag_default_is_the_plain_call(dev: Dev, timeout: int) -> None:
+    """RT-10: aclrtRecordEventWithFlag(DEFAULT) is aclrtRecordEvent
+    (`src/acl/aclrt_impl/event.cpp:96-110`) and aclrtStreamWaitEventWithFlag(DEFAULT) is
+    aclrtStreamWaitEvent with a timeout: any uint32 is accepted, 0xFFFFFFFF meaning the
+    runtime's default wait timeout (`src/acl/aclrt_impl/stream.cpp:239-256`,
+    `api/api_c_stream.cc:389-434`). Both return 0 and the wait orders the work behind it."""
+    s1, s2 = dev.stream(), dev.stream()
+    e = dev.event()
+    first, second = dev.buffer64(0), dev.buffer64(0)
+    expect.ok(dev.b.value_write(first, 0x11, 0, s1), "aclrtValueWrite on s1 (setup)")
+    expect.rc(dev.b.record_event_with_flag(e, s1, EventRecordFlag.DEFAULT), Err.SUCCESS,
+              "aclrtRecordEventWithFlag(DEFAULT)")
+    expect.rc(dev.b.stream_wait_event_with_flag(s2, e, timeout, EventWaitFlag.DEFAULT),
+              Err.SUCCESS, f"aclrtStreamWaitEventWithFlag(timeout {timeout:#x}, DEFAULT)")
+    expect.ok(dev.b.value_write(second, 0x22, 0, s2), "aclrtValueWrite on s2 (setup)")
+    dev.sync(s2)
+    dev.sync(s1)
+    expect.eq((dev.read64(first), dev.read64(second)), (0x11, 0x22),
+              "words written before the record and after the wait")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-11: aclrtMemcpyAsync with pageable host memory outside capture
+
+
+@pytest.mark.clause("RT-11")
+@pytest.mark.requires(Cap.DATA_MOVEMENT)
+def test_pageable_memcpy_async_copies_before_it_returns(dev: Dev) -> None:
+    """RT-11: aclrtMemcpyAsync host -> device from pageable host memory on a stream that is not
+    capturing synchronizes the stream and copies before it returns
+    (ApiErrorDecorator::MemcpyAsync, `api/impl/api_error.cc:2256-2270`: StreamSynchronize, then
+    MemCopySync): the host buffer overwritten right after the call does not reach the device."""
+    s = dev.stream()
+    a = dev.buffer(n=8)
+    host = X.copy()  # ordinary numpy memory: pageable
+    expect.rc(dev.b.memcpy_async(a.addr, a.nbytes, host, host.nbytes,
+                                 MemcpyKind.HOST_TO_DEVICE, s), Err.SUCCESS,
+              "aclrtMemcpyAsync H2D from pageable memory")
+    host[:] = -7
+    dev.sync(s)
+    expect.eq(dev.read(a), X, "device buffer: the host values at the call")
