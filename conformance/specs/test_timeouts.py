@@ -188,11 +188,17 @@ def test_timeout_zero_on_blocked_work(dev: Dev) -> None:
     """TMO-07: timeout 0 on blocked work answers at once with the expiry code (507046 for the
     stream, 507047 for an event recorded after the work) and cancels nothing."""
     s = dev.stream()
+    e = dev.event()
     model, flag, out = gated_main(dev, s)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
+    expect.ok(dev.b.record_event(e, s), "aclrtRecordEvent after the blocked execution (setup)")
+    sync_event = getattr(dev.b, "synchronize_event_with_timeout", None)
     try:
         expect.rc(dev.b.synchronize_stream_with_timeout(s, 0), Err.RT_STREAM_SYNC_TIMEOUT,
                   "aclrtSynchronizeStreamWithTimeout(0) on blocked work")
+        if sync_event is not None:
+            expect.rc(sync_event(e, 0), Err.RT_EVENT_SYNC_TIMEOUT,
+                      "aclrtSynchronizeEventWithTimeout(0) of a record behind blocked work")
     finally:
         dev.write64(flag, 1)
     dev.sync(s)
