@@ -14,11 +14,13 @@ import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import (
-    UNWRITTEN, Cap, Err, EventRecordFlag, EventWaitFlag, MemcpyKind, ValueWaitFlag,
+    UNWRITTEN, Cap, Err, EventFlag, EventRecordFlag, EventWaitFlag, MemcpyKind, ModelStreamFlag,
+    ValueWaitFlag,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Dev, in_thread
+from mdlri_conformance.conformance.specs._setups import begin_build, persistent_stream
 
 X = np.arange(1, 9, dtype=np.int32)
 U64 = 0xFFFF_FFFF_FFFF_FFFF
@@ -350,3 +352,65 @@ def test_pageable_memcpy_async_copies_before_it_returns(dev: Dev) -> None:
     host[:] = -7
     dev.sync(s)
     expect.eq(dev.read(a), X, "device buffer: the host values at the call")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-12: event syncs the runtime refuses
+
+
+def _event_syncs(dev: Dev) -> list[tuple[str, Callable[[Any], int]]]:
+    sync_t = host_state(dev, "synchronize_event_with_timeout", "aclrtSynchronizeEventWithTimeout")
+    sync = host_state(dev, "synchronize_event", "aclrtSynchronizeEvent")
+    return [("aclrtSynchronizeEvent", sync),
+            ("aclrtSynchronizeEventWithTimeout(-1)", lambda e: sync_t(e, -1))]
+
+
+@pytest.mark.clause("RT-12")
+def test_event_sync_of_an_external_event(dev: Dev) -> None:
+    """RT-12: the sync of an aclrtCreateEventWithFlag(ACL_EVENT_EXTERNAL) event returns 207000
+    (ApiErrorDecorator::EventSynchronize, `api/impl/api_error.cc:1776-1778`; rtEventSynchronize
+    passes RT_ERROR_FEATURE_NOT_SUPPORT on as 207000, `api/api_c.cc:792`)."""
+    syncs = _event_syncs(dev)
+    rc, e = dev.b.create_event_with_flag(EventFlag.EXTERNAL)
+    expect.ok(rc, "aclrtCreateEventWithFlag(EXTERNAL) (setup)")
+    try:
+        for what, sync in syncs:
+            expect.rc(sync(e), Err.RT_FEATURE_NOT_SUPPORT, f"{what} of an EXTERNAL event")
+    finally:
+        dev.b.destroy_event(e)
+
+
+@pytest.mark.clause("RT-12")
+@pytest.mark.requires(Cap.CAPTURE, Cap.VALUE_TASKS)
+def test_event_sync_of_a_capturing_event(dev: Dev) -> None:
+    """RT-12: the sync of an event recorded in a capture that is still open returns 107028
+    (RT_ERROR_EVENT_CAPTURED, `api/impl/api_error.cc:1779-1781`,
+    `core/src/common/errcode_manage.cc:202`); the capture goes on and ends."""
+    syncs = _event_syncs(dev)
+    s = dev.stream()
+    e = dev.event()
+    word = dev.buffer64(0)
+    dev.begin(s)
+    expect.ok(dev.b.value_write(word, 1, 0, s), "aclrtValueWrite in the capture (setup)")
+    expect.ok(dev.b.record_event(e, s), "aclrtRecordEvent in the capture (setup)")
+    for what, sync in syncs:
+        expect.rc(sync(e), Err.RT_EVENT_CAPTURED, f"{what} of an event of the open capture")
+    dev.end(s)
+
+
+@pytest.mark.clause("RT-12")
+@pytest.mark.requires(Cap.BUILD, Cap.VALUE_TASKS)
+def test_event_sync_of_a_record_in_a_built_model(dev: Dev) -> None:
+    """RT-12: the sync of an event recorded on a stream bound to a built model (the record is a
+    task of the model) returns 107000 (IsEventInModel, `api/impl/api_error.cc:1782-1784`)."""
+    syncs = _event_syncs(dev)
+    m = begin_build(dev)
+    ps = persistent_stream(dev)
+    e = dev.event()
+    expect.ok(dev.b.bind_stream(m, ps, ModelStreamFlag.HEAD), "aclmdlRIBindStream (setup)")
+    try:
+        expect.ok(dev.b.record_event(e, ps), "aclrtRecordEvent on the bound stream (setup)")
+        for what, sync in syncs:
+            expect.rc(sync(e), Err.RT_PARAM_INVALID, f"{what} of a record stored in a built model")
+    finally:
+        dev.b.unbind_stream(m, ps)
