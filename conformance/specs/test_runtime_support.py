@@ -173,6 +173,23 @@ def test_value_wait_nor_blocks_until_the_condition_holds(dev: Dev) -> None:
     expect.eq(dev.read64(marker), 0x5A, "value written once the NOR condition held")
 
 
+@pytest.mark.clause("RT-13")
+@pytest.mark.requires(Cap.VALUE_TASKS)
+@pytest.mark.parametrize("flag", [1, 0xFFFF_FFFF])
+def test_value_write_rejects_flags_other_than_zero(dev: Dev, flag: int) -> None:
+    """RT-13: aclrtValueWrite with a flag other than 0 returns 107000 and writes nothing
+    (ApiErrorDecorator::MemWriteValue, `api/impl/api_error.cc:7249-7254`); flag 0 writes."""
+    s = dev.stream()
+    word = dev.buffer64(0)
+    expect.rc(dev.b.value_write(word, 0x5A, flag, s), Err.RT_PARAM_INVALID,
+              f"aclrtValueWrite(flag {flag:#x})")
+    dev.sync(s)
+    expect.eq(dev.read64(word), 0, f"word after the refused aclrtValueWrite(flag {flag:#x})")
+    expect.rc(dev.b.value_write(word, 0x5B, 0, s), Err.SUCCESS, "aclrtValueWrite(flag 0)")
+    dev.sync(s)
+    expect.eq(dev.read64(word), 0x5B, "word after aclrtValueWrite(flag 0)")
+
+
 # ---------------------------------------------------------------------------------------------
 # RT-05: aclrtMemcpy with ACL_MEMCPY_DEFAULT
 
