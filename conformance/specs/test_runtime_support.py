@@ -107,6 +107,33 @@ def test_launch_rejects_zero_blocks_or_args(dev: Dev, num_blocks: int, size_delt
               f"output after the refused launch ({what})")
 
 
+@pytest.mark.clause("RT-14")
+@pytest.mark.requires(Cap.KERNELS)
+@pytest.mark.parametrize("what", ["funcHandle NULL", "hostArgs NULL", "placeHolderArray NULL, num 1"])
+def test_launch_rejects_null_arguments(dev: Dev, what: str) -> None:
+    """RT-14: aclrtLaunchKernelWithHostArgs with a NULL funcHandle or hostArgs returns 100000
+    (ACL layer, `src/acl/aclrt_impl/kernel.cpp:496-497`); a NULL placeHolderArray with
+    placeHolderNum 1 returns 107000 (ApiErrorDecorator::CheckArgs,
+    `api/impl/api_error.cc:246-248`). Nothing is launched: the output keeps its values."""
+    s = dev.stream()
+    out = dev.buffer(n=8)
+    data = dev.args("fill", out=out, n=out.n, value=7)
+    func = dev.func("fill")
+    if what == "funcHandle NULL":
+        rc = dev.b.launch_kernel_with_host_args(None, 1, s, None, data, len(data))
+        want = Err.INVALID_PARAM
+    elif what == "hostArgs NULL":
+        rc = dev.b.launch_kernel_with_host_args(func, 1, s, None, None, len(data))
+        want = Err.INVALID_PARAM
+    else:
+        rc = dev.b.launch_kernel_with_host_args(func, 1, s, None, data, len(data), None, 1)
+        want = Err.RT_PARAM_INVALID
+    expect.rc(rc, want, f"aclrtLaunchKernelWithHostArgs with {what}")
+    dev.sync(s)
+    expect.eq(dev.read(out), np.full(8, -1, dtype=np.int32),
+              f"output after the refused launch ({what})")
+
+
 # ---------------------------------------------------------------------------------------------
 # RT-04: aclrtValueWait flags
 
