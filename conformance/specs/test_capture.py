@@ -298,6 +298,26 @@ def test_cap08_default_stream_and_a_capturing_event(dev: Dev) -> None:
     expect.eq(dev.read64(word), 0x33, "word written on the default stream before the record")
 
 
+@pytest.mark.clause("CAP-09")
+def test_cap09_begin_on_a_model_stream(dev: Dev) -> None:
+    """CAP-09 CaptureBegin on a stream of a captured model (aclmdlRIGetStreams) returns 107005
+    in every mode, the stream being bound to that model (ApiImpl::StreamBeginCapture,
+    `feature/aclgraph/v100/api_impl_aclgraph.cc:26-38`); a mode outside GLOBAL..RELAXED is
+    refused first with 107000 (ApiErrorDecorator::StreamBeginCapture,
+    `feature/aclgraph/api_error_aclgraph.cc:37-44`)."""
+    s = dev.stream()
+    dev.begin(s)
+    m = dev.end(s)
+    streams = dev.streams_of(m)
+    expect.true(len(streams) >= 1, "streams of the captured model (setup)", ">= 1", len(streams))
+    ms = streams[0]
+    for mode in CaptureMode:
+        expect.rc(dev.b.capture_begin(ms, mode), Err.RT_STREAM_MODEL,
+                  f"aclmdlRICaptureBegin(model stream, {mode.name})")
+    expect.rc(dev.b.capture_begin(ms, 3), Err.RT_PARAM_INVALID,
+              "aclmdlRICaptureBegin(model stream, mode 3)")
+
+
 @pytest.mark.clause("CAP-10")
 def test_cap10_end_on_idle_stream(dev: Dev) -> None:
     """CAP-10 CaptureEnd on a stream that is not capturing returns 107029, modelRI untouched."""
