@@ -458,3 +458,24 @@ def test_event_sync_of_a_record_in_a_built_model(dev: Dev) -> None:
             expect.rc(sync(e), Err.RT_PARAM_INVALID, f"{what} of a record stored in a built model")
     finally:
         dev.b.unbind_stream(m, ps)
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-15: aclrtCreateEventWithFlag flags
+
+
+@pytest.mark.clause("RT-15")
+@pytest.mark.parametrize("flag", [0x40, 0x80, 0x100])
+def test_create_event_with_flag_rejects_unknown_bits(dev: Dev, flag: int) -> None:
+    """RT-15: aclrtCreateEventWithFlag with a bit above 0x3F returns 107000 and writes no event
+    (ApiErrorDecorator::EventCreate, `api/impl/api_error.cc:1628-1636`: flag > RT_EVENT_FLAG_MAX,
+    `core/inc/event/event.hpp:37-39`; the ACL layer passes the flag on unchanged,
+    `src/acl/aclrt_impl/event.cpp`, aclrtCreateEventWithFlagImpl); EXTERNAL alone is created."""
+    rc, e = dev.b.create_event_with_flag(flag)
+    if rc == Err.SUCCESS:
+        dev.b.destroy_event(e)
+    expect.rc(rc, Err.RT_PARAM_INVALID, f"aclrtCreateEventWithFlag({flag:#x})")
+    expect.eq(e, UNWRITTEN, f"event out-param of aclrtCreateEventWithFlag({flag:#x})")
+    rc, e = dev.b.create_event_with_flag(EventFlag.EXTERNAL)
+    expect.rc(rc, Err.SUCCESS, "aclrtCreateEventWithFlag(EXTERNAL)")
+    expect.ok(dev.b.destroy_event(e), "aclrtDestroyEvent (setup)")
