@@ -43,8 +43,8 @@ def host_state(dev: Dev, method: str, api: str) -> Callable[..., Any]:
 def test_get_device_answers_the_set_device(dev: Dev) -> None:
     """RT-01: after aclrtSetDevice(0) aclrtGetDevice returns (0, 0), in the spec's thread and in
     a new thread; a thread that never set a device gets 107002 (`api/impl/api_impl.cc:
-    3473-3495`), or 100000 for a NULL out-param: the ACL layer checks it first
-    (`src/acl/aclrt_impl/device.cpp:134`)."""
+    3473-3495`), or 100000 for a NULL out-param, with or without a context: the ACL layer
+    checks it first (`src/acl/aclrt_impl/device.cpp:134`)."""
     get_device = host_state(dev, "get_device", "aclrtGetDevice")
     rc, dev_id = get_device()
     expect.rc(rc, Err.SUCCESS, "aclrtGetDevice in the spec's thread")
@@ -57,6 +57,8 @@ def test_get_device_answers_the_set_device(dev: Dev) -> None:
     rc, _ = in_thread(dev.b, lambda: get_device(null_out=True), set_device=False)
     expect.rc(rc, Err.INVALID_PARAM,
               "aclrtGetDevice(NULL) in a thread without a context (ACL check first)")
+    rc, _ = get_device(null_out=True)
+    expect.rc(rc, Err.INVALID_PARAM, "aclrtGetDevice(NULL) in the spec's thread")
 
 
 @pytest.mark.clause("RT-02")
