@@ -268,6 +268,56 @@ def test_cap08_begin_on_null_stream(dev: Dev) -> None:
                   f"aclmdlRICaptureBegin(NULL, {mode.name})")
 
 
+@pytest.mark.clause("CAP-08")
+@pytest.mark.requires(Cap.CROSS_STREAM, Cap.VALUE_TASKS)
+def test_cap08_default_stream_and_a_capturing_event(dev: Dev) -> None:
+    """CAP-08 An aclrtStreamWaitEvent on the default (NULL) stream of an event recorded in an
+    open capture returns 107031 (ApiImpl::StreamWaitEvent, `api/impl/api_impl.cc:1591-1633`:
+    the NULL stream is the context's default stream, then evt->IsCapturing() and the default
+    stream); the capture goes on and ends. (aclrtResetEvent is not asserted: ApiImpl::EventReset
+    answers 207000 for a new-mode event before its capture check, `:2209-2214`.) An event no capture holds is recorded on the default stream
+    as usual: 0, and its sync returns 0 (ToBeCaptured needs a capturing stream,
+    `feature/aclgraph/event_capture.cc:183-196`)."""
+    s = dev.stream()
+    held, free = dev.event(), dev.event()
+    dev.begin(s)
+    expect.ok(dev.b.record_event(held, s), "aclrtRecordEvent in the capture (setup)")
+    expect.rc(dev.b.stream_wait_event(None, held), Err.RT_STREAM_CAPTURE_IMPLICIT,
+              "aclrtStreamWaitEvent(default stream, event of the open capture)")
+    st, _ = dev.capture_status(s, "after the refused default-stream wait")
+    expect.eq(st, CaptureStatus.ACTIVE, "capture status after the refused default-stream wait")
+    dev.end(s)
+    word = dev.buffer64(0)
+    expect.ok(dev.b.value_write(word, 0x33, 0, None), "aclrtValueWrite on the default stream (setup)")
+    expect.rc(dev.b.record_event(free, None), Err.SUCCESS,
+              "aclrtRecordEvent(event of no capture, default stream)")
+    sync_event = getattr(dev.b, "synchronize_event_with_timeout", None)
+    if sync_event is not None:
+        expect.rc(sync_event(free, 5000), Err.SUCCESS, "event sync of the default-stream record")
+    dev.sync(None)
+    expect.eq(dev.read64(word), 0x33, "word written on the default stream before the record")
+
+
+@pytest.mark.clause("CAP-09")
+def test_cap09_begin_on_a_model_stream(dev: Dev) -> None:
+    """CAP-09 CaptureBegin on a stream of a captured model (aclmdlRIGetStreams) returns 107005
+    in every mode, the stream being bound to that model (ApiImpl::StreamBeginCapture,
+    `feature/aclgraph/v100/api_impl_aclgraph.cc:26-38`); a mode outside GLOBAL..RELAXED is
+    refused first with 107000 (ApiErrorDecorator::StreamBeginCapture,
+    `feature/aclgraph/api_error_aclgraph.cc:37-44`)."""
+    s = dev.stream()
+    dev.begin(s)
+    m = dev.end(s)
+    streams = dev.streams_of(m)
+    expect.true(len(streams) >= 1, "streams of the captured model (setup)", ">= 1", len(streams))
+    ms = streams[0]
+    for mode in CaptureMode:
+        expect.rc(dev.b.capture_begin(ms, mode), Err.RT_STREAM_MODEL,
+                  f"aclmdlRICaptureBegin(model stream, {mode.name})")
+    expect.rc(dev.b.capture_begin(ms, 3), Err.RT_PARAM_INVALID,
+              "aclmdlRICaptureBegin(model stream, mode 3)")
+
+
 @pytest.mark.clause("CAP-10")
 def test_cap10_end_on_idle_stream(dev: Dev) -> None:
     """CAP-10 CaptureEnd on a stream that is not capturing returns 107029, modelRI untouched."""

@@ -3,9 +3,10 @@
 Clause group: XS (fork/join, join requirement, event kinds, events recorded outside the
 capture, cross-model event use, internal EVENT_RESET tasks, event release at CaptureEnd).
 
-Not covered here: XS-09 (the catalog does not name the event-creation flag whose events
-"have no wait task", so no spec can create one deliberately). XS-10 (EXTERNAL record/wait)
-is in test_external_events.py.
+XS-09 uses aclrtCreateEventExWithFlag(ACL_EVENT_TIME_LINE): the runtime keeps the flag as
+given, and an event without DDSYNC/DDSYNC_NS/EXTERNAL/IPC "has no wait task"
+(`core/inc/event/event.hpp:133-136`). XS-10 (EXTERNAL record/wait) is in
+test_external_events.py.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import Cap, CaptureMode, CaptureStatus, Err, TaskType
+from mdlri_conformance.backends.contract import (
+    Cap, CaptureMode, CaptureStatus, Err, EventFlag, TaskType,
+)
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
 from mdlri_conformance.kernel import catalog
@@ -57,6 +60,37 @@ def _load_seed(dev: Dev) -> None:
 def _expected_diamond(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     mid = x + catalog.SEED_MAIN_BIAS
     return mid, mid * catalog.SEED_POST_SCALE
+
+
+# ---------------------------------------------------------------------------------------------
+# XS-09: an event without a wait task
+
+
+@pytest.mark.clause("XS-09")
+@pytest.mark.requires(Cap.VALUE_TASKS)
+def test_xs09_record_of_an_event_without_wait_task_captures_nothing(dev: Dev) -> None:
+    """XS-09 aclrtRecordEvent in a capture of a new-mode event whose flags give it no wait task
+    (aclrtCreateEventExWithFlag(ACL_EVENT_TIME_LINE): the runtime keeps the flag as given,
+    `src/acl/aclrt_impl/event.cpp` aclrtCreateEventExWithFlagImpl, `api/impl/api_impl.cc:
+    2072-2090`, and IsEventWithoutWaitTask is true, `core/inc/event/event.hpp:133-136`) returns
+    0 and captures no EVENT_RECORD task (`api/impl/api_impl.cc:2180-2182`); the capture ends
+    and the model runs."""
+    rc, e = dev.b.create_event_ex_with_flag(EventFlag.TIME_LINE)
+    expect.ok(rc, "aclrtCreateEventExWithFlag(TIME_LINE) (setup)")
+    try:
+        s = dev.stream()
+        word = dev.buffer64(0)
+        dev.begin(s)
+        expect.ok(dev.b.value_write(word, 0x44, 0, s), "aclrtValueWrite in the capture (setup)")
+        expect.rc(dev.b.record_event(e, s), Err.SUCCESS,
+                  "aclrtRecordEvent(TIME_LINE event) in the capture")
+        m = dev.end(s)
+        expect.eq(len(dev.tasks_of_type(m, TaskType.EVENT_RECORD)), 0,
+                  "EVENT_RECORD tasks of the model")
+        dev.execute(m, s)
+        expect.eq(dev.read64(word), 0x44, "word written by the model")
+    finally:
+        dev.b.destroy_event(e)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -196,25 +196,30 @@ def test_external_placeholder_cannot_be_disabled(dev: Dev) -> None:
 # TYPE-04
 
 
-@pytest.mark.clause("TYPE-04")
+@pytest.mark.clause("TYPE-04", "GETP-02")
 def test_external_record_params(dev: Dev) -> None:
     """TYPE-04: GetParams of the DEFAULT-typed external record reports EVENT_RECORD with
-    recordFlag EXTERNAL."""
+    recordFlag EXTERNAL; GETP-02: its reserved fields read as zero (ApiImpl::TaskGetParams
+    clears the whole struct before filling it, `api/impl/api_impl.cc:9568`)."""
     model = _record_model(dev)[0]
     found = _placeholders(dev, model)
     expect.eq(len(found), 1, "external placeholders")
     p = found[0][1]
     expect.eq(p.type, TaskType.EVENT_RECORD, "GetParams type")
     expect.eq(p.event_record.record_flag, EventRecordFlag.EXTERNAL, "recordFlag")
+    expect.eq(tuple(p.rsv0), (0, 0, 0), "rsv0 of the external record's params")
+    expect.eq(bytes(p.rsv1), bytes(32), "rsv1 of the external record's params")
 
 
-@pytest.mark.clause("TYPE-04")
+@pytest.mark.clause("TYPE-04", "GETP-02")
 def test_external_wait_params(dev: Dev) -> None:
     """TYPE-04: GetParams of the DEFAULT-typed external wait reports EVENT_WAIT with waitFlag
-    EXTERNAL."""
+    EXTERNAL; GETP-02: its reserved fields read as zero (`api/impl/api_impl.cc:9568`)."""
     model = _wait_model(dev)[0]
     found = _placeholders(dev, model)
     expect.eq(len(found), 1, "external placeholders")
     p = found[0][1]
     expect.eq(p.type, TaskType.EVENT_WAIT, "GetParams type")
     expect.eq(p.event_wait.wait_flag, EventWaitFlag.EXTERNAL, "waitFlag")
+    expect.eq(tuple(p.rsv0), (0, 0, 0), "rsv0 of the external wait's params")
+    expect.eq(bytes(p.rsv1), bytes(32), "rsv1 of the external wait's params")

@@ -23,7 +23,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import Cap, CaptureMode, CaptureStatus, Err
+from mdlri_conformance.backends.contract import (
+    Cap, CaptureMode, CaptureStatus, Err, EventRecordFlag, EventWaitFlag,
+)
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import Buf, Dev
 
@@ -132,3 +134,22 @@ def test_destroyed_stream_rejected(dev: Dev, api: str) -> None:
     else:
         rc, _ = dev.b.capture_end(s)
     expect.rc(rc, Err.RT_INVALID_HANDLE, f"{api} on a destroyed stream")
+
+
+@pytest.mark.clause("LIFE-08")
+@pytest.mark.requires(Cap.HANDLE_VALIDATION, Cap.EXTERNAL_EVENTS)
+@pytest.mark.parametrize("api", ["record_event_with_flag", "stream_wait_event_with_flag"])
+def test_destroyed_stream_rejected_by_external_event_calls(dev: Dev, api: str) -> None:
+    """LIFE-08: a destroyed stream handle passed to aclrtRecordEventWithFlag /
+    aclrtStreamWaitEventWithFlag with the EXTERNAL flag returns 107017: the stream handle is
+    validated before the call acts (RT_VALIDATE_AND_UNWRAP_OBJECT in rtEventRecordWithFlag,
+    `api/api_c.cc:750-759`, and in rtStreamWaitEventWithFlag, `api/api_c_stream.cc:416-424`)."""
+    rc, s = dev.b.create_stream()
+    expect.ok(rc, "aclrtCreateStream (setup)")
+    expect.ok(dev.b.destroy_stream(s), "aclrtDestroyStream (setup)")
+    e = dev.event()
+    if api == "record_event_with_flag":
+        rc = dev.b.record_event_with_flag(e, s, EventRecordFlag.EXTERNAL)
+    else:
+        rc = dev.b.stream_wait_event_with_flag(s, e, 0, EventWaitFlag.EXTERNAL)
+    expect.rc(rc, Err.RT_INVALID_HANDLE, f"{api}(EXTERNAL) on a destroyed stream")

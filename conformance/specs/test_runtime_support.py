@@ -13,10 +13,14 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import UNWRITTEN, Cap, Err, MemcpyKind, ValueWaitFlag
+from mdlri_conformance.backends.contract import (
+    UNWRITTEN, Cap, Err, EventFlag, EventRecordFlag, EventWaitFlag, MemcpyKind, ModelStreamFlag,
+    ValueWaitFlag,
+)
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
-from mdlri_conformance.conformance.harness import SYNC_MS, Dev, in_thread
+from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Dev, in_thread
+from mdlri_conformance.conformance.specs._setups import begin_build, persistent_stream
 
 X = np.arange(1, 9, dtype=np.int32)
 U64 = 0xFFFF_FFFF_FFFF_FFFF
@@ -39,8 +43,8 @@ def host_state(dev: Dev, method: str, api: str) -> Callable[..., Any]:
 def test_get_device_answers_the_set_device(dev: Dev) -> None:
     """RT-01: after aclrtSetDevice(0) aclrtGetDevice returns (0, 0), in the spec's thread and in
     a new thread; a thread that never set a device gets 107002 (`api/impl/api_impl.cc:
-    3473-3495`), or 100000 for a NULL out-param: the ACL layer checks it first
-    (`src/acl/aclrt_impl/device.cpp:134`)."""
+    3473-3495`), or 100000 for a NULL out-param, with or without a context: the ACL layer
+    checks it first (`src/acl/aclrt_impl/device.cpp:134`)."""
     get_device = host_state(dev, "get_device", "aclrtGetDevice")
     rc, dev_id = get_device()
     expect.rc(rc, Err.SUCCESS, "aclrtGetDevice in the spec's thread")
@@ -53,6 +57,8 @@ def test_get_device_answers_the_set_device(dev: Dev) -> None:
     rc, _ = in_thread(dev.b, lambda: get_device(null_out=True), set_device=False)
     expect.rc(rc, Err.INVALID_PARAM,
               "aclrtGetDevice(NULL) in a thread without a context (ACL check first)")
+    rc, _ = get_device(null_out=True)
+    expect.rc(rc, Err.INVALID_PARAM, "aclrtGetDevice(NULL) in the spec's thread")
 
 
 @pytest.mark.clause("RT-02")
@@ -98,6 +104,33 @@ def test_launch_rejects_zero_blocks_or_args(dev: Dev, num_blocks: int, size_delt
     size = 0 if size_delta is None else len(data) + size_delta
     rc = dev.b.launch_kernel_with_host_args(dev.func("fill"), num_blocks, s, None, data, size)
     expect.rc(rc, Err.RT_PARAM_INVALID, f"aclrtLaunchKernelWithHostArgs with {what}")
+    dev.sync(s)
+    expect.eq(dev.read(out), np.full(8, -1, dtype=np.int32),
+              f"output after the refused launch ({what})")
+
+
+@pytest.mark.clause("RT-14")
+@pytest.mark.requires(Cap.KERNELS)
+@pytest.mark.parametrize("what", ["funcHandle NULL", "hostArgs NULL", "placeHolderArray NULL, num 1"])
+def test_launch_rejects_null_arguments(dev: Dev, what: str) -> None:
+    """RT-14: aclrtLaunchKernelWithHostArgs with a NULL funcHandle or hostArgs returns 100000
+    (ACL layer, `src/acl/aclrt_impl/kernel.cpp:496-497`); a NULL placeHolderArray with
+    placeHolderNum 1 returns 107000 (ApiErrorDecorator::CheckArgs,
+    `api/impl/api_error.cc:246-248`). Nothing is launched: the output keeps its values."""
+    s = dev.stream()
+    out = dev.buffer(n=8)
+    data = dev.args("fill", out=out, n=out.n, value=7)
+    func = dev.func("fill")
+    if what == "funcHandle NULL":
+        rc = dev.b.launch_kernel_with_host_args(None, 1, s, None, data, len(data))
+        want = Err.INVALID_PARAM
+    elif what == "hostArgs NULL":
+        rc = dev.b.launch_kernel_with_host_args(func, 1, s, None, None, len(data))
+        want = Err.INVALID_PARAM
+    else:
+        rc = dev.b.launch_kernel_with_host_args(func, 1, s, None, data, len(data), None, 1)
+        want = Err.RT_PARAM_INVALID
+    expect.rc(rc, want, f"aclrtLaunchKernelWithHostArgs with {what}")
     dev.sync(s)
     expect.eq(dev.read(out), np.full(8, -1, dtype=np.int32),
               f"output after the refused launch ({what})")
@@ -167,6 +200,23 @@ def test_value_wait_nor_blocks_until_the_condition_holds(dev: Dev) -> None:
     expect.eq(early, 0, "value write behind the blocked wait, before the release")
     dev.sync(s)
     expect.eq(dev.read64(marker), 0x5A, "value written once the NOR condition held")
+
+
+@pytest.mark.clause("RT-13")
+@pytest.mark.requires(Cap.VALUE_TASKS)
+@pytest.mark.parametrize("flag", [1, 0xFFFF_FFFF])
+def test_value_write_rejects_flags_other_than_zero(dev: Dev, flag: int) -> None:
+    """RT-13: aclrtValueWrite with a flag other than 0 returns 107000 and writes nothing
+    (ApiErrorDecorator::MemWriteValue, `api/impl/api_error.cc:7249-7254`); flag 0 writes."""
+    s = dev.stream()
+    word = dev.buffer64(0)
+    expect.rc(dev.b.value_write(word, 0x5A, flag, s), Err.RT_PARAM_INVALID,
+              f"aclrtValueWrite(flag {flag:#x})")
+    dev.sync(s)
+    expect.eq(dev.read64(word), 0, f"word after the refused aclrtValueWrite(flag {flag:#x})")
+    expect.rc(dev.b.value_write(word, 0x5B, 0, s), Err.SUCCESS, "aclrtValueWrite(flag 0)")
+    dev.sync(s)
+    expect.eq(dev.read64(word), 0x5B, "word after aclrtValueWrite(flag 0)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,3 +295,189 @@ def test_event_sync_without_context_checks_arguments_first(dev: Dev) -> None:
               "aclrtSynchronizeEventWithTimeout(event, -2), no context")
     expect.rc(rcs[1], Err.INVALID_PARAM, "aclrtSynchronizeEventWithTimeout(NULL, -1), no context")
     expect.rc(rcs[2], Err.INVALID_PARAM, "aclrtSynchronizeEvent(NULL), no context")
+
+
+@pytest.mark.clause("RT-06")
+def test_event_sync_null_event_with_context(dev: Dev) -> None:
+    """RT-06: the ACL layer's NULL check answers in a thread with a context too:
+    aclrtSynchronizeEvent(NULL) and aclrtSynchronizeEventWithTimeout(NULL, -1) return 100000
+    (`src/acl/aclrt_impl/event.cpp:173-177`, `:184-190`: ACL_REQUIRES_NOT_NULL_WITH_INPUT_REPORT)."""
+    sync_t = host_state(dev, "synchronize_event_with_timeout", "aclrtSynchronizeEventWithTimeout")
+    sync = host_state(dev, "synchronize_event", "aclrtSynchronizeEvent")
+    expect.rc(sync(None), Err.INVALID_PARAM, "aclrtSynchronizeEvent(NULL)")
+    expect.rc(sync_t(None, -1), Err.INVALID_PARAM, "aclrtSynchronizeEventWithTimeout(NULL, -1)")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-08: aclrtSetDevice with a device id that does not exist
+
+
+@pytest.mark.clause("RT-08")
+@pytest.mark.requires(Cap.THREADS)
+@pytest.mark.parametrize("device_id", [-1, 1 << 20])
+def test_set_device_invalid_id(dev: Dev, device_id: int) -> None:
+    """RT-08: aclrtSetDevice with an id outside [0, device count) returns 107001
+    (ApiErrorDecorator::SetDevice, `api/impl/api_error.cc:3281-3294`: RT_ERROR_DEVICE_ID ->
+    ACL_ERROR_RT_INVALID_DEVICEID, `core/src/common/errcode_manage.cc:39`) and gives the thread
+    no context: its aclrtGetDevice still answers 107002."""
+    get_device = host_state(dev, "get_device", "aclrtGetDevice")
+    rc, (get_rc, _) = in_thread(dev.b, lambda: (dev.b.set_device(device_id), get_device()),
+                                set_device=False)
+    expect.rc(rc, Err.RT_INVALID_DEVICEID, f"aclrtSetDevice({device_id})")
+    expect.rc(get_rc, Err.RT_CONTEXT_NULL, f"aclrtGetDevice after aclrtSetDevice({device_id})")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-09: aclrtMemset[Async] counts
+
+
+@pytest.mark.clause("RT-09")
+@pytest.mark.requires(Cap.DATA_MOVEMENT)
+def test_memset_count_zero_and_past_max(dev: Dev) -> None:
+    """RT-09: aclrtMemset and aclrtMemsetAsync with count 0 return 0 and write nothing
+    (`src/acl/aclrt_impl/memory.cpp:670-679`, `:738-745`: count == 0 returns ACL_SUCCESS first);
+    aclrtMemsetAsync with count > maxCount returns 107000 and writes nothing
+    (ApiErrorDecorator::MemsetAsync, `api/impl/api_error.cc:3128-3136`)."""
+    s = dev.stream()
+    a = dev.buffer(n=8)
+    expect.rc(dev.b.memset(a.addr, a.nbytes, 0x5A, 0), Err.SUCCESS, "aclrtMemset(count 0)")
+    expect.rc(dev.b.memset_async(a.addr, a.nbytes, 0x5A, 0, s), Err.SUCCESS,
+              "aclrtMemsetAsync(count 0)")
+    expect.rc(dev.b.memset_async(a.addr, 8, 0x5A, 16, s), Err.RT_PARAM_INVALID,
+              "aclrtMemsetAsync(maxCount 8, count 16)")
+    dev.sync(s)
+    expect.eq(dev.read(a), np.full(8, SENTINEL, dtype=np.int32),
+              "buffer after the count-0 fills and the refused fill")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-10: the *WithFlag event calls with the DEFAULT flag
+
+
+@pytest.mark.clause("RT-10")
+@pytest.mark.requires(Cap.CROSS_STREAM, Cap.VALUE_TASKS)
+@pytest.mark.parametrize("timeout", [0, 0xFFFF_FFFF])
+def test_with_flag_default_is_the_plain_call(dev: Dev, timeout: int) -> None:
+    """RT-10: aclrtRecordEventWithFlag(DEFAULT) is aclrtRecordEvent
+    (`src/acl/aclrt_impl/event.cpp:96-110`) and aclrtStreamWaitEventWithFlag(DEFAULT) is
+    aclrtStreamWaitEvent with a timeout: any uint32 is accepted, 0xFFFFFFFF meaning the
+    runtime's default wait timeout (`src/acl/aclrt_impl/stream.cpp:239-256`,
+    `api/api_c_stream.cc:389-434`). Both return 0 and the wait orders the work behind it."""
+    s1, s2 = dev.stream(), dev.stream()
+    e = dev.event()
+    first, second = dev.buffer64(0), dev.buffer64(0)
+    expect.ok(dev.b.value_write(first, 0x11, 0, s1), "aclrtValueWrite on s1 (setup)")
+    expect.rc(dev.b.record_event_with_flag(e, s1, EventRecordFlag.DEFAULT), Err.SUCCESS,
+              "aclrtRecordEventWithFlag(DEFAULT)")
+    expect.rc(dev.b.stream_wait_event_with_flag(s2, e, timeout, EventWaitFlag.DEFAULT),
+              Err.SUCCESS, f"aclrtStreamWaitEventWithFlag(timeout {timeout:#x}, DEFAULT)")
+    expect.ok(dev.b.value_write(second, 0x22, 0, s2), "aclrtValueWrite on s2 (setup)")
+    dev.sync(s2)
+    dev.sync(s1)
+    expect.eq((dev.read64(first), dev.read64(second)), (0x11, 0x22),
+              "words written before the record and after the wait")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-11: aclrtMemcpyAsync with pageable host memory outside capture
+
+
+@pytest.mark.clause("RT-11")
+@pytest.mark.requires(Cap.DATA_MOVEMENT)
+def test_pageable_memcpy_async_copies_before_it_returns(dev: Dev) -> None:
+    """RT-11: aclrtMemcpyAsync host -> device from pageable host memory on a stream that is not
+    capturing synchronizes the stream and copies before it returns
+    (ApiErrorDecorator::MemcpyAsync, `api/impl/api_error.cc:2256-2270`: StreamSynchronize, then
+    MemCopySync): the host buffer overwritten right after the call does not reach the device."""
+    s = dev.stream()
+    a = dev.buffer(n=8)
+    host = X.copy()  # ordinary numpy memory: pageable
+    expect.rc(dev.b.memcpy_async(a.addr, a.nbytes, host, host.nbytes,
+                                 MemcpyKind.HOST_TO_DEVICE, s), Err.SUCCESS,
+              "aclrtMemcpyAsync H2D from pageable memory")
+    host[:] = -7
+    dev.sync(s)
+    expect.eq(dev.read(a), X, "device buffer: the host values at the call")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-12: event syncs the runtime refuses
+
+
+def _event_syncs(dev: Dev) -> list[tuple[str, Callable[[Any], int]]]:
+    sync_t = host_state(dev, "synchronize_event_with_timeout", "aclrtSynchronizeEventWithTimeout")
+    sync = host_state(dev, "synchronize_event", "aclrtSynchronizeEvent")
+    return [("aclrtSynchronizeEvent", sync),
+            ("aclrtSynchronizeEventWithTimeout(-1)", lambda e: sync_t(e, -1))]
+
+
+@pytest.mark.clause("RT-12")
+def test_event_sync_of_an_external_event(dev: Dev) -> None:
+    """RT-12: the sync of an aclrtCreateEventWithFlag(ACL_EVENT_EXTERNAL) event returns 207000
+    (ApiErrorDecorator::EventSynchronize, `api/impl/api_error.cc:1776-1778`; rtEventSynchronize
+    passes RT_ERROR_FEATURE_NOT_SUPPORT on as 207000, `api/api_c.cc:792`)."""
+    syncs = _event_syncs(dev)
+    rc, e = dev.b.create_event_with_flag(EventFlag.EXTERNAL)
+    expect.ok(rc, "aclrtCreateEventWithFlag(EXTERNAL) (setup)")
+    try:
+        for what, sync in syncs:
+            expect.rc(sync(e), Err.RT_FEATURE_NOT_SUPPORT, f"{what} of an EXTERNAL event")
+    finally:
+        dev.b.destroy_event(e)
+
+
+@pytest.mark.clause("RT-12")
+@pytest.mark.requires(Cap.CAPTURE, Cap.VALUE_TASKS)
+def test_event_sync_of_a_capturing_event(dev: Dev) -> None:
+    """RT-12: the sync of an event recorded in a capture that is still open returns 107028
+    (RT_ERROR_EVENT_CAPTURED, `api/impl/api_error.cc:1779-1781`,
+    `core/src/common/errcode_manage.cc:202`); the capture goes on and ends."""
+    syncs = _event_syncs(dev)
+    s = dev.stream()
+    e = dev.event()
+    word = dev.buffer64(0)
+    dev.begin(s)
+    expect.ok(dev.b.value_write(word, 1, 0, s), "aclrtValueWrite in the capture (setup)")
+    expect.ok(dev.b.record_event(e, s), "aclrtRecordEvent in the capture (setup)")
+    for what, sync in syncs:
+        expect.rc(sync(e), Err.RT_EVENT_CAPTURED, f"{what} of an event of the open capture")
+    dev.end(s)
+
+
+@pytest.mark.clause("RT-12")
+@pytest.mark.requires(Cap.BUILD, Cap.VALUE_TASKS)
+def test_event_sync_of_a_record_in_a_built_model(dev: Dev) -> None:
+    """RT-12: the sync of an event recorded on a stream bound to a built model (the record is a
+    task of the model) returns 107000 (IsEventInModel, `api/impl/api_error.cc:1782-1784`)."""
+    syncs = _event_syncs(dev)
+    m = begin_build(dev)
+    ps = persistent_stream(dev)
+    e = dev.event()
+    expect.ok(dev.b.bind_stream(m, ps, ModelStreamFlag.HEAD), "aclmdlRIBindStream (setup)")
+    try:
+        expect.ok(dev.b.record_event(e, ps), "aclrtRecordEvent on the bound stream (setup)")
+        for what, sync in syncs:
+            expect.rc(sync(e), Err.RT_PARAM_INVALID, f"{what} of a record stored in a built model")
+    finally:
+        dev.b.unbind_stream(m, ps)
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-15: aclrtCreateEventWithFlag flags
+
+
+@pytest.mark.clause("RT-15")
+@pytest.mark.parametrize("flag", [0x40, 0x80, 0x100])
+def test_create_event_with_flag_rejects_unknown_bits(dev: Dev, flag: int) -> None:
+    """RT-15: aclrtCreateEventWithFlag with a bit above 0x3F returns 107000 and writes no event
+    (ApiErrorDecorator::EventCreate, `api/impl/api_error.cc:1628-1636`: flag > RT_EVENT_FLAG_MAX,
+    `core/inc/event/event.hpp:37-39`; the ACL layer passes the flag on unchanged,
+    `src/acl/aclrt_impl/event.cpp`, aclrtCreateEventWithFlagImpl); EXTERNAL alone is created."""
+    rc, e = dev.b.create_event_with_flag(flag)
+    if rc == Err.SUCCESS:
+        dev.b.destroy_event(e)
+    expect.rc(rc, Err.RT_PARAM_INVALID, f"aclrtCreateEventWithFlag({flag:#x})")
+    expect.eq(e, UNWRITTEN, f"event out-param of aclrtCreateEventWithFlag({flag:#x})")
+    rc, e = dev.b.create_event_with_flag(EventFlag.EXTERNAL)
+    expect.rc(rc, Err.SUCCESS, "aclrtCreateEventWithFlag(EXTERNAL)")
+    expect.ok(dev.b.destroy_event(e), "aclrtDestroyEvent (setup)")

@@ -188,11 +188,17 @@ def test_timeout_zero_on_blocked_work(dev: Dev) -> None:
     """TMO-07: timeout 0 on blocked work answers at once with the expiry code (507046 for the
     stream, 507047 for an event recorded after the work) and cancels nothing."""
     s = dev.stream()
+    e = dev.event()
     model, flag, out = gated_main(dev, s)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
+    expect.ok(dev.b.record_event(e, s), "aclrtRecordEvent after the blocked execution (setup)")
+    sync_event = getattr(dev.b, "synchronize_event_with_timeout", None)
     try:
         expect.rc(dev.b.synchronize_stream_with_timeout(s, 0), Err.RT_STREAM_SYNC_TIMEOUT,
                   "aclrtSynchronizeStreamWithTimeout(0) on blocked work")
+        if sync_event is not None:
+            expect.rc(sync_event(e, 0), Err.RT_EVENT_SYNC_TIMEOUT,
+                      "aclrtSynchronizeEventWithTimeout(0) of a record behind blocked work")
     finally:
         dev.write64(flag, 1)
     dev.sync(s)
@@ -346,6 +352,57 @@ def test_event_sync_expiry_returns_507047(dev: Dev) -> None:
     finally:
         dev.write64(flag, 1)
     expect.ok(sync_event(e, 5000), "aclrtSynchronizeEventWithTimeout after the release")
+    dev.sync(s)
+    expect.eq(dev.read(out), X + 10, "output after the release")
+
+
+@pytest.mark.clause("TMO-09")
+@pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS, Cap.THREADS)
+@pytest.mark.requires(Cap.BLOCKING_WAIT)
+@pytest.mark.parametrize("call", ["with_timeout(-1)", "plain"])
+def test_event_sync_without_deadline_waits_for_the_record(dev: Dev, call: str) -> None:
+    """TMO-09: aclrtSynchronizeEventWithTimeout(-1) and aclrtSynchronizeEvent have no host
+    deadline: on a record behind blocked work they return 0 only after a timer thread has
+    released the work, never 507047 at once. aclrtSynchronizeEvent is the timeout -1 call
+    (`api/api_c.cc:784-795` calls EventSynchronize(evt) whose timeout defaults to -1,
+    `api/api.hpp:275`); Event::Synchronize waits for the record's task until the deadline,
+    -1 none (`core/src/event/event.cc:1081-1170`)."""
+    sync_t = event_sync(dev)
+    if call == "plain":
+        plain = getattr(dev.b, "synchronize_event", None)
+        if plain is None:
+            raise outcomes.Unsupported("the backend has no aclrtSynchronizeEvent "
+                                       "(HostStateBackend.synchronize_event)")
+        sync, what = plain, "aclrtSynchronizeEvent"
+    else:
+        sync, what = (lambda ev: sync_t(ev, WAIT_FOREVER)), "aclrtSynchronizeEventWithTimeout(-1)"
+    s = dev.stream()
+    e = dev.event()
+    model, flag, out = gated_main(dev, s)
+    released: dict[str, float] = {}
+
+    def release() -> None:
+        dev.b.set_device(0)
+        one = np.array([1], dtype=np.uint64)
+        released["at"] = time.monotonic()  # before the write: the wait cannot end earlier
+        released["rc"] = dev.b.memcpy(flag, 8, one, 8, MemcpyKind.HOST_TO_DEVICE)
+
+    expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
+    expect.ok(dev.b.record_event(e, s), "aclrtRecordEvent after the blocked execution")
+    timer = threading.Timer(0.3, release)
+    timer.start()
+    try:
+        rc = sync(e)
+        returned_at = time.monotonic()
+    finally:
+        timer.join()
+        if "rc" not in released:
+            dev.write64(flag, 1)
+    expect.ok(int(released.get("rc", -1)), "host release of the flag from the timer thread (setup)")
+    expect.rc(rc, Err.SUCCESS, f"{what} of a record behind blocked work")
+    expect.true(returned_at >= released["at"], f"{what} returned only after the release",
+                "after the host released the wait",
+                f"{(released['at'] - returned_at) * 1000:.1f} ms before it")
     dev.sync(s)
     expect.eq(dev.read(out), X + 10, "output after the release")
 

@@ -224,9 +224,6 @@ MDLRI_API aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uin
     if (!funcHandle || !hostArgs)
         return emu_err(ACL_ERROR_INVALID_PARAM,
                        "aclrtLaunchKernelWithHostArgs: funcHandle or hostArgs is NULL");
-    if (placeHolderNum && !placeHolderArray)
-        return emu_err(ACL_ERROR_INVALID_PARAM,
-                       "aclrtLaunchKernelWithHostArgs: placeHolderArray is NULL");
     NEED_CTX();
     argsSize = (uint32_t)argsSize; /* narrowed to uint32 like the runtime does */
     LOCK();
@@ -235,6 +232,12 @@ MDLRI_API aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uin
     if (!emu_valid(funcHandle, MAGIC_FUNC)) {
         rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE,
                      "aclrtLaunchKernelWithHostArgs: invalid function handle %p", funcHandle);
+        goto out;
+    }
+    /* the runtime's CheckArgs, not the ACL layer: 107000 (RT-14) */
+    if (placeHolderNum && !placeHolderArray) {
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID,
+                     "aclrtLaunchKernelWithHostArgs: placeHolderArray is NULL");
         goto out;
     }
     if (numBlocks == 0 || argsSize == 0) {

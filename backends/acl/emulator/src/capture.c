@@ -140,6 +140,13 @@ aclError emu_capture_event_op(emu_stream *s, emu_event *e, int op) {
     if (!e->new_mode)
         return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                        "%s: capture needs events from aclrtCreateEventExWithFlag", fn);
+    /* XS-09: an event without a wait task (no SYNC / DDSYNC / EXTERNAL / IPC bit,
+     * event.hpp:133-136) recorded in a capture: 0 and nothing captured (api_impl.cc:2180-2182).
+     * Flag 0, which the runtime refuses at creation (api_error.cc:1653-1672), stays a SYNC
+     * event here as before */
+    if (op == OP_EV_RECORD && ms && e->flags &&
+        !(e->flags & (ACL_EVENT_SYNC | 0x4u | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC)))
+        return ACL_SUCCESS;
     if (op == OP_EV_WAIT && !ms) {
         if (emu_stream_pool_full()) {
             /* FLD-07 R3: no internal stream for the joining stream; the stream does not join
@@ -226,12 +233,14 @@ MDLRI_API aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode 
     if (!emu_valid(stream, MAGIC_STRM)) {
         rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE,
                      "aclmdlRICaptureBegin: invalid or destroyed stream %p", stream);
+    } else if ((unsigned)mode > ACL_MODEL_RI_CAPTURE_MODE_RELAXED) {
+        /* the error decorator checks the mode before the impl's model check (CAP-09,
+         * api_error_aclgraph.cc:37-44) */
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRICaptureBegin: invalid mode %u",
+                     (unsigned)mode);
     } else if (s->owner) {
         rc = emu_err(ACL_ERROR_RT_STREAM_MODEL,
                      "aclmdlRICaptureBegin: stream %p is bound to a model", stream);
-    } else if ((unsigned)mode > ACL_MODEL_RI_CAPTURE_MODE_RELAXED) {
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRICaptureBegin: invalid mode %u",
-                     (unsigned)mode);
     } else if (s->is_default) {
         rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                      "aclmdlRICaptureBegin: the default stream cannot be captured");

@@ -22,6 +22,11 @@ MDLRI_API aclError aclrtCreateEvent(aclrtEvent *event) {
 }
 
 MDLRI_API aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
+    /* the runtime's EventCreate checks (RT-15): some bit of 0x3F and nothing above it; 0x10
+     * and EXTERNAL (0x20) only alone -> 107000, nothing written */
+    if (event && ((flag & 0x3Fu) == 0 || flag > 0x3Fu || ((flag & 0x10u) && (flag & ~0x10u)) ||
+                  ((flag & ACL_EVENT_EXTERNAL) && (flag & ~ACL_EVENT_EXTERNAL))))
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclrtCreateEventWithFlag: flag 0x%x", flag);
     /* only EXTERNAL events of this family can be used in capture */
     return event_new(event, flag, (flag & ACL_EVENT_EXTERNAL) != 0, "aclrtCreateEventWithFlag");
 }
