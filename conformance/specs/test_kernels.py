@@ -277,6 +277,28 @@ def test_param_info_null_checks_come_before_the_context(dev: Dev) -> None:
 
 
 @pytest.mark.clause("KRN-03")
+@pytest.mark.requires(Cap.KERNELS, Cap.THREADS)
+def test_param_info_needs_no_context(dev: Dev) -> None:
+    """KRN-03: no layer of aclrtFunctionGetParamCount/Info looks for a context (ACL layer
+    `src/acl/aclrt_impl/kernel.cpp:741-766`, `api/api_c_standard_soc.cc:1581-1615`,
+    `api/impl/api_error.cc:7606-7636`, `api/impl/api_impl.cc:9322-9342`): in a thread with no
+    current context the count and the info are answered (one out-pointer NULL leaves only that
+    value unwritten) and an index past the count is still 107000."""
+    count_fn, info = _param_api(dev)
+    func, count = _count_of(dev, "affine")
+    layout = catalog.get("affine").layout
+    # deliberately no aclrtSetDevice in the worker: the missing context is the point
+    got = in_thread(dev.b, lambda: (count_fn(func), info(func, 2, null_offset=True),
+                                    info(func, 2, null_size=True), info(func, count)),
+                    set_device=False)
+    expect.eq(list(got), [(Err.SUCCESS, count), (Err.SUCCESS, UNWRITTEN, layout[2][1]),
+                          (Err.SUCCESS, layout[2][0], UNWRITTEN),
+                          (Err.RT_PARAM_INVALID, UNWRITTEN, UNWRITTEN)],
+              "ParamCount, ParamInfo(2, offset=NULL), ParamInfo(2, size=NULL), "
+              f"ParamInfo({count}) without a context")
+
+
+@pytest.mark.clause("KRN-03")
 @pytest.mark.requires(Cap.KERNELS, Cap.HANDLE_VALIDATION)
 def test_param_info_of_an_unloaded_function(dev: Dev) -> None:
     """KRN-03: the function of an unloaded binary is no live kernel handle: ParamCount and

@@ -11,7 +11,7 @@ from mdlri_conformance.kernel import catalog
 
 from ..attributes import parse_cfg, timeout_seconds
 from ..device import KernelOp
-from ..guard import NO_CTX, NO_CTX_OUT, guarded
+from ..guard import NO_CTX_OUT, guarded
 from ..handles import live
 from ..kernels import BinHandle, FuncHandle, parse_manifest
 from ..model import TaskRecord
@@ -62,25 +62,29 @@ class BinaryApi:
         self._binaries.remove(bin_handle)
         return OK
 
-    @guarded(lambda a: (E_NULL if a["func"] is None or a["null_out"] else NO_CTX, UNWRITTEN))
+    @guarded(needs_context=False)
     def function_get_param_count(self, func: Any, *, null_out: bool = False) -> tuple[int, Any]:
         """aclrtFunctionGetParamCount: the number of fields of the kernel's argument struct
-        (KRN-02). NULL func / count 100000 (ACL layer, before the context), a function that is
-        not live 107017 (KRN-03)."""
+        (KRN-02). NULL func / count 100000 (ACL layer), a function that is not live 107017
+        (KRN-03). No context is needed: neither the ACL layer nor rtFunctionGetParamCount nor
+        ApiErrorDecorator / ApiImpl::FunctionGetParamCount looks for one
+        (`src/acl/aclrt_impl/kernel.cpp:741-748`, `api/api_c_standard_soc.cc:1581-1597`,
+        `api/impl/api_error.cc:7606-7616`, `api/impl/api_impl.cc:9322-9326`)."""
         if func is None or null_out:
             return E_NULL, UNWRITTEN
         if not live(func, FuncHandle):
             return E_HANDLE, UNWRITTEN
         return OK, len(func.spec.fields)
 
-    @guarded(lambda a: (E_NULL if a["func"] is None or (a["null_offset"] and a["null_size"])
-                        else NO_CTX, UNWRITTEN, UNWRITTEN))
+    @guarded(needs_context=False)
     def function_get_param_info(self, func: Any, index: int, *, null_offset: bool = False,
                                 null_size: bool = False) -> tuple[int, Any, Any]:
         """aclrtFunctionGetParamInfo: the ``(offset, size)`` of field ``index`` in the
         kernel's argument bytes, the layout its ``spec`` packs with (KRN-02). NULL func, or
         offset and size both NULL, 100000; not live 107017; ``index`` >= the count 107000;
-        a NULL out-pointer leaves only that value unwritten (KRN-03)."""
+        a NULL out-pointer leaves only that value unwritten (KRN-03). No context is needed,
+        as for the count (`api/api_c_standard_soc.cc:1599-1615`, `api/impl/api_error.cc:
+        7618-7636`, `api/impl/api_impl.cc:9328-9342`)."""
         if func is None or (null_offset and null_size):
             return E_NULL, UNWRITTEN, UNWRITTEN
         if not live(func, FuncHandle):

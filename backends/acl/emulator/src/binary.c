@@ -168,7 +168,9 @@ MDLRI_API aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle) {
  * (runtime_handle_guard.cc:70-93); a kernel without parameter information, and paramIndex >=
  * the count, are RT_ERROR_INVALID_VALUE -> 107000 (api/impl/api_error.cc:7606-7636,
  * errcode_manage.cc:314); either out-pointer alone may be NULL (api/impl/api_impl.cc:
- * 9328-9342). */
+ * 9328-9342). Neither call needs a context: no check for one in the ACL layer, in
+ * rtFunctionGetParam* (api/api_c_standard_soc.cc:1581-1615), in ApiErrorDecorator or in
+ * ApiImpl (api/impl/api_impl.cc:9322-9342). */
 static aclError func_params(const void *func, const char *fn, const emu_param_table **out) {
     if (!emu_valid(func, MAGIC_FUNC))
         return emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid function handle %p", fn, func);
@@ -184,7 +186,6 @@ MDLRI_API aclError aclrtFunctionGetParamCount(const void *func, size_t *paramCou
     if (!func || !paramCount)
         return emu_err(ACL_ERROR_INVALID_PARAM,
                        "aclrtFunctionGetParamCount: func or paramCount is NULL");
-    NEED_CTX();
     LOCK();
     const emu_param_table *t = NULL;
     aclError rc = func_params(func, "aclrtFunctionGetParamCount", &t);
@@ -200,7 +201,6 @@ MDLRI_API aclError aclrtFunctionGetParamInfo(const void *func, size_t paramIndex
     if (!paramOffset && !paramSize)
         return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtFunctionGetParamInfo: paramOffset and "
                                                 "paramSize cannot both be NULL");
-    NEED_CTX();
     LOCK();
     const emu_param_table *t = NULL;
     aclError rc = func_params(func, "aclrtFunctionGetParamInfo", &t);
