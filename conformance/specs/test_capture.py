@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import (
-    UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, MemcpyKind, StreamFlag,
+    UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, MemcpyKind, ModelStreamFlag, StreamFlag,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, Dev, in_thread
+from mdlri_conformance.conformance.specs._setups import begin_build, persistent_stream
 from mdlri_conformance.kernel import catalog
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE)
@@ -316,6 +317,33 @@ def test_cap09_begin_on_a_model_stream(dev: Dev) -> None:
                   f"aclmdlRICaptureBegin(model stream, {mode.name})")
     expect.rc(dev.b.capture_begin(ms, 3), Err.RT_PARAM_INVALID,
               "aclmdlRICaptureBegin(model stream, mode 3)")
+
+
+@pytest.mark.clause("ERR-04", "CAP-09")
+@pytest.mark.requires(Cap.BUILD)
+def test_err04_end_on_a_model_stream(dev: Dev) -> None:
+    """ERR-04 CaptureEnd on a stream of a model returns 107005, not 107029, modelRI untouched:
+    ApiImpl::StreamEndCapture refuses stm->Model_() != nullptr with RT_ERROR_STREAM_MODEL
+    before the capture state is looked at (`feature/aclgraph/v100/api_impl_aclgraph.cc:
+    56-58`). Both kinds of model stream: an internal stream of a captured model
+    (aclmdlRIGetStreams) and a persistent stream bound to a building model (aclmdlRIBindStream)."""
+    s = dev.stream()
+    dev.begin(s)
+    m = dev.end(s)
+    streams = dev.streams_of(m)
+    expect.true(len(streams) >= 1, "streams of the captured model (setup)", ">= 1", len(streams))
+    rc, out = dev.end_rc(streams[0])
+    expect.rc(rc, Err.RT_STREAM_MODEL, "aclmdlRICaptureEnd(internal stream of a captured model)")
+    expect.eq(out, UNWRITTEN, "modelRI out-param (internal model stream)")
+    built = begin_build(dev)
+    ps = persistent_stream(dev)
+    expect.ok(dev.b.bind_stream(built, ps, ModelStreamFlag.HEAD), "aclmdlRIBindStream (setup)")
+    try:
+        rc, out = dev.end_rc(ps)
+        expect.rc(rc, Err.RT_STREAM_MODEL, "aclmdlRICaptureEnd(stream bound to a model)")
+        expect.eq(out, UNWRITTEN, "modelRI out-param (bound stream)")
+    finally:
+        dev.b.unbind_stream(built, ps)
 
 
 @pytest.mark.clause("CAP-10")

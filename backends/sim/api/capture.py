@@ -86,13 +86,19 @@ class CaptureApi:
     @guarded(NO_CTX_OUT)
     def capture_end(self, stream: Any, *, null_model: bool = False) -> tuple[int, Any]:
         """aclmdlRICaptureEnd (CAP-04, CAP-10..16, XS-02/03/06/08, STAT-04/08); a sub-model
-        capture ends in :meth:`_sub_capture_end` (COND-08)."""
+        capture ends in :meth:`_sub_capture_end` (COND-08). A stream of a model (an internal
+        stream of a captured model, or a stream bound to a built model) is refused with 107005
+        before the capture state is looked at (ERR-04: ApiImpl::StreamEndCapture,
+        `feature/aclgraph/v100/api_impl_aclgraph.cc:56-58`, stm->Model_() != nullptr ->
+        RT_ERROR_STREAM_MODEL)."""
         if stream is None:
             return E_NULL, UNWRITTEN
         if isinstance(stream, ModelStream):
-            return int(Err.RT_STREAM_NOT_CAPTURED), UNWRITTEN
+            return int(Err.RT_STREAM_MODEL), UNWRITTEN
         if not live(stream, SimStream):
             return E_HANDLE, UNWRITTEN
+        if stream in self._bound:
+            return int(Err.RT_STREAM_MODEL), UNWRITTEN
         if not stream.capturing:
             return int(Err.RT_STREAM_NOT_CAPTURED), UNWRITTEN  # CAP-10
         sess: CaptureSession = stream.session

@@ -319,6 +319,13 @@ MDLRI_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI) {
                      "aclmdlRICaptureEnd: invalid or destroyed stream %p", stream);
         goto out;
     }
+    if (s->owner) { /* a model's stream, bound or internal: ApiImpl::StreamEndCapture refuses
+                     * stm->Model_() != nullptr with RT_ERROR_STREAM_MODEL before the capture
+                     * state (feature/aclgraph/v100/api_impl_aclgraph.cc:56-58) */
+        rc = emu_err(ACL_ERROR_RT_STREAM_MODEL,
+                     "aclmdlRICaptureEnd: stream %p is bound to a model", stream);
+        goto out;
+    }
     m = s->cap_model;
     if (!m) {
         rc = emu_err(ACL_ERROR_RT_STREAM_NOT_CAPTURED,
