@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import (
-    UNWRITTEN, Cap, Err, EventFlag, EventRecordFlag, EventWaitFlag, MemcpyKind, ModelStreamFlag,
-    ValueWaitFlag,
+    UNWRITTEN, Cap, CaptureMode, Err, EventFlag, EventRecordFlag, EventWaitFlag, MemcpyKind,
+    ModelStreamFlag, TaskType, ValueWaitFlag,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
@@ -219,6 +219,30 @@ def test_value_write_rejects_flags_other_than_zero(dev: Dev, flag: int) -> None:
     expect.eq(dev.read64(word), 0x5B, "word after aclrtValueWrite(flag 0)")
 
 
+@pytest.mark.clause("RT-17")
+@pytest.mark.requires(Cap.VALUE_TASKS, Cap.THREADS)
+def test_value_write_and_wait_null_address(dev: Dev) -> None:
+    """RT-17: aclrtValueWrite and aclrtValueWait with a NULL address return 100000
+    (`src/acl/aclrt_impl/memory.cpp:1445`, `:1455`: ACL_REQUIRES_NOT_NULL_WITH_INPUT_REPORT),
+    whatever the flag (the flag is the runtime's check) and in a thread without a context too;
+    nothing is enqueued: a value write after them runs."""
+    s = dev.stream()
+    marker = dev.buffer64(0)
+    expect.rc(dev.b.value_write(None, 1, 0, s), Err.INVALID_PARAM, "aclrtValueWrite(NULL)")
+    expect.rc(dev.b.value_write(None, 1, 1, s), Err.INVALID_PARAM,
+              "aclrtValueWrite(NULL, flag 1)")
+    expect.rc(dev.b.value_wait(None, 1, int(ValueWaitFlag.EQ), s), Err.INVALID_PARAM,
+              "aclrtValueWait(NULL)")
+    expect.rc(dev.b.value_wait(None, 1, 4, s), Err.INVALID_PARAM, "aclrtValueWait(NULL, flag 4)")
+    rcs = in_thread(dev.b, lambda: (dev.b.value_write(None, 1, 0, None),
+                                    dev.b.value_wait(None, 1, 0, None)), set_device=False)
+    expect.rc(rcs[0], Err.INVALID_PARAM, "aclrtValueWrite(NULL) without a context")
+    expect.rc(rcs[1], Err.INVALID_PARAM, "aclrtValueWait(NULL) without a context")
+    expect.ok(dev.b.value_write(marker, 0x5A, 0, s), "aclrtValueWrite after the refusals (setup)")
+    dev.sync(s)
+    expect.eq(dev.read64(marker), 0x5A, "value written after the refused calls")
+
+
 # ---------------------------------------------------------------------------------------------
 # RT-05: aclrtMemcpy with ACL_MEMCPY_DEFAULT
 
@@ -273,6 +297,20 @@ def test_malloc_size_zero_is_refused(dev: Dev) -> None:
     expect.true(host is not None and host is not UNWRITTEN and len(host) == 1,
                 "hostPtr of aclrtMallocHost(size 1)", "a 1-byte buffer", host)
     expect.rc(dev.b.free_host(host), Err.SUCCESS, "aclrtFreeHost of the 1-byte buffer")
+
+
+@pytest.mark.clause("RT-16")
+@pytest.mark.requires(Cap.THREADS)
+def test_free_null_is_the_acl_layers_100000(dev: Dev) -> None:
+    """RT-16: aclrtFree(NULL) and aclrtFreeHost(NULL) return 100000
+    (`src/acl/aclrt_impl/memory.cpp:570`, `:621`: ACL_REQUIRES_NOT_NULL_WITH_INPUT_REPORT), the
+    ACL layer's check, made before the runtime looks for a context: a thread that never called
+    aclrtSetDevice gets 100000 too."""
+    expect.rc(dev.b.free(None), Err.INVALID_PARAM, "aclrtFree(NULL)")
+    expect.rc(dev.b.free_host(None), Err.INVALID_PARAM, "aclrtFreeHost(NULL)")
+    rcs = in_thread(dev.b, lambda: (dev.b.free(None), dev.b.free_host(None)), set_device=False)
+    expect.rc(rcs[0], Err.INVALID_PARAM, "aclrtFree(NULL) without a context")
+    expect.rc(rcs[1], Err.INVALID_PARAM, "aclrtFreeHost(NULL) without a context")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -348,6 +386,38 @@ def test_memset_count_zero_and_past_max(dev: Dev) -> None:
     dev.sync(s)
     expect.eq(dev.read(a), np.full(8, SENTINEL, dtype=np.int32),
               "buffer after the count-0 fills and the refused fill")
+
+
+@pytest.mark.clause("RT-09", "MODE-13")
+@pytest.mark.requires(Cap.DATA_MOVEMENT, Cap.THREADS, Cap.CAPTURE, Cap.LISTING)
+def test_memset_count_zero_comes_before_every_check(dev: Dev) -> None:
+    """RT-09: count 0 is aclrtMemset[Async]'s first test (`src/acl/aclrt_impl/memory.cpp:
+    674-677`, `:742-745`, before the NULL check of devPtr and before the runtime): a NULL
+    devPtr with count 0 returns 0, in a thread without a context too; aclrtMemset with count 0
+    in a GLOBAL capture returns 0, not 107030 (MODE-13 is the runtime's check); and
+    aclrtMemsetAsync with count 0 on a capturing stream returns 0 and captures no task."""
+    s = dev.stream()
+    a = dev.buffer(n=8)
+    expect.rc(dev.b.memset(None, 0, 0x5A, 0), Err.SUCCESS, "aclrtMemset(NULL, count 0)")
+    expect.rc(dev.b.memset_async(None, 0, 0x5A, 0, s), Err.SUCCESS,
+              "aclrtMemsetAsync(NULL, count 0)")
+    rcs = in_thread(dev.b, lambda: (dev.b.memset(None, 0, 0x5A, 0),
+                                    dev.b.memset_async(None, 0, 0x5A, 0, None)),
+                    set_device=False)
+    expect.rc(rcs[0], Err.SUCCESS, "aclrtMemset(NULL, count 0) without a context")
+    expect.rc(rcs[1], Err.SUCCESS, "aclrtMemsetAsync(NULL, count 0) without a context")
+    dev.begin(s, CaptureMode.GLOBAL)
+    try:
+        sync_rc = dev.b.memset(a.addr, a.nbytes, 0x5A, 0)
+        async_rc = dev.b.memset_async(a.addr, a.nbytes, 0x5A, 0, s)
+    finally:
+        m = dev.end(s)
+    expect.rc(sync_rc, Err.SUCCESS, "aclrtMemset(count 0) during a GLOBAL capture")
+    expect.rc(async_rc, Err.SUCCESS, "aclrtMemsetAsync(count 0) on the capturing stream")
+    expect.eq(len(dev.tasks_of_type(m, TaskType.DEFAULT)), 0,
+              "DEFAULT (memset) tasks captured by the count-0 aclrtMemsetAsync")
+    dev.sync(s)
+    expect.eq(dev.read(a), np.full(8, SENTINEL, dtype=np.int32), "buffer after the count-0 fills")
 
 
 # ---------------------------------------------------------------------------------------------

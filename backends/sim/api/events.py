@@ -316,15 +316,19 @@ class EventsApi:
     # -- value write / wait -------------------------------------------------------------------
 
     def _check_value_addr(self, dev_addr: Any, value: Any) -> int:
-        if dev_addr is None or not is_int(dev_addr) or not is_int(value):
+        if dev_addr is None:  # ACL layer (`src/acl/aclrt_impl/memory.cpp:1445, 1455`)
+            return E_NULL
+        if not is_int(dev_addr) or not is_int(value):
             return E_PARAM
         if dev_addr % 8 or not self.mem.valid_range(int(dev_addr), 8):
             return E_PARAM
         return OK
 
-    @guarded()
+    @guarded(lambda a: E_NULL if a["dev_addr"] is None else NO_CTX)
     def value_write(self, dev_addr: int | None, value: int, flag: int, stream: Any) -> int:
-        """aclrtValueWrite: 8-byte aligned device address, flag 0 (abi.md §3.5)."""
+        """aclrtValueWrite: 8-byte aligned device address, flag 0 (abi.md §3.5). A NULL address
+        is the ACL layer's 100000, answered before the context
+        (`src/acl/aclrt_impl/memory.cpp:1445, 1455`: ACL_REQUIRES_NOT_NULL_WITH_INPUT_REPORT)."""
         rc = self._check_value_addr(dev_addr, value)
         if rc:
             return rc
@@ -340,9 +344,11 @@ class EventsApi:
             self._enqueue(st, ValueWriteOp(int(dev_addr), int(value)))
         return OK
 
-    @guarded()
+    @guarded(lambda a: E_NULL if a["dev_addr"] is None else NO_CTX)
     def value_wait(self, dev_addr: int | None, value: int, flag: int, stream: Any) -> int:
-        """aclrtValueWait: flag GEQ/EQ/AND/NOR (0..3), else 107000."""
+        """aclrtValueWait: flag GEQ/EQ/AND/NOR (0..3), else 107000. A NULL address
+        is the ACL layer's 100000, answered before the context
+        (`src/acl/aclrt_impl/memory.cpp:1445, 1455`: ACL_REQUIRES_NOT_NULL_WITH_INPUT_REPORT)."""
         rc = self._check_value_addr(dev_addr, value)
         if rc:
             return rc

@@ -11,10 +11,15 @@ import numpy as np
 from mdlri_conformance.backends.contract import UNWRITTEN, Err, MallocPolicy, TaskType
 
 from ..device import MemcpyOp, MemsetOp, Op
-from ..guard import NO_CTX_OUT, guarded
+from ..guard import NO_CTX, NO_CTX_OUT, guarded
 from ..memory import as_bytes_view
 from ..model import TaskRecord
 from .checks import E_NULL, E_PARAM, OK, is_int
+
+
+def _zero(count: Any) -> bool:
+    """A count of 0: aclrtMemset[Async] return ACL_SUCCESS at once (RT-09)."""
+    return is_int(count) and count == 0
 
 
 class MemoryApi:
@@ -29,10 +34,14 @@ class MemoryApi:
             return E_PARAM, UNWRITTEN
         return OK, self.mem.alloc(int(size), "user")
 
-    @guarded()
+    @guarded(lambda a: E_NULL if a["dev_ptr"] is None else NO_CTX)
     def free(self, dev_ptr: int | None) -> int:
-        """aclrtFree: NULL or an address that is not a live allocation start -> 107000."""
-        if dev_ptr is None or not is_int(dev_ptr):
+        """aclrtFree: NULL -> 100000, the ACL layer's check, before the context
+        (`src/acl/aclrt_impl/memory.cpp:570`, RT-07); an address that is not a live allocation
+        start -> 107000."""
+        if dev_ptr is None:
+            return E_NULL
+        if not is_int(dev_ptr):
             return E_PARAM
         alloc = self.mem.find(int(dev_ptr))
         if alloc is None or alloc.base != dev_ptr or alloc.owner != "user":
@@ -49,10 +58,14 @@ class MemoryApi:
             return E_PARAM, UNWRITTEN
         return OK, self.pinned.alloc(int(size))
 
-    @guarded()
+    @guarded(lambda a: E_NULL if a["host"] is None else NO_CTX)
     def free_host(self, host: np.ndarray) -> int:
-        """aclrtFreeHost: only buffers from malloc_host (NULL or others -> 107000)."""
-        if host is None or not self.pinned.free(host):
+        """aclrtFreeHost: NULL -> 100000, the ACL layer's check, before the context
+        (`src/acl/aclrt_impl/memory.cpp:621`, RT-07); only buffers from malloc_host (others
+        -> 107000)."""
+        if host is None:
+            return E_NULL
+        if not self.pinned.free(host):
             return E_PARAM
         return OK
 
@@ -146,18 +159,27 @@ class MemoryApi:
             return E_PARAM, None
         return self._endpoint(dev_ptr, int(count), True)
 
-    @guarded()
+    @guarded(lambda a: OK if _zero(a["count"]) else NO_CTX)
     def memset(self, dev_ptr: int, max_count: int, value: int, count: int) -> int:
-        """aclrtMemset: synchronous and "unsafe" (MODE-01, MODE-13 -> 107030)."""
+        """aclrtMemset: synchronous and "unsafe" (MODE-01, MODE-13 -> 107030). Count 0 returns
+        0 before any other check, the context's included: the ACL layer's first test
+        (`src/acl/aclrt_impl/memory.cpp:674-677`, RT-09), so a NULL pointer or a blocking
+        capture mode does not matter."""
+        if _zero(count):
+            return OK
         rc, d = self._check_memset(dev_ptr, max_count, value, count)
         if rc:
             return rc
         return self._run_now(lambda: MemsetOp(d, int(value), int(count)))
 
-    @guarded()
+    @guarded(lambda a: OK if _zero(a["count"]) else NO_CTX)
     def memset_async(self, dev_ptr: int, max_count: int, value: int, count: int,
                      stream: Any) -> int:
-        """aclrtMemsetAsync: captured as a DEFAULT task (TYPE-02)."""
+        """aclrtMemsetAsync: captured as a DEFAULT task (TYPE-02). Count 0 returns 0 before any
+        other check and issues nothing, not even on a capturing stream: the ACL layer's first
+        test (`src/acl/aclrt_impl/memory.cpp:742-745`, RT-09)."""
+        if _zero(count):
+            return OK
         rc, d = self._check_memset(dev_ptr, max_count, value, count)
         if rc:
             return rc

@@ -252,7 +252,11 @@ static aclError check_set(const char *fn, void *p, size_t maxCount, size_t count
     return ACL_SUCCESS;
 }
 
+/* aclrtMemset[Async] with count 0 return ACL_SUCCESS before any other check (NULL pointer,
+ * context, capture mode, stream) and issue nothing (RT-09: src/acl/aclrt_impl/memory.cpp:674-677,
+ * 742-745). */
 MDLRI_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
+    if (count == 0) return ACL_SUCCESS;
     if (!devPtr) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtMemset: devPtr is NULL");
     NEED_CTX();
     LOCK();
@@ -270,6 +274,7 @@ MDLRI_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, siz
 
 MDLRI_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
                                     aclrtStream stream) {
+    if (count == 0) return ACL_SUCCESS;
     if (!devPtr) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync: devPtr is NULL");
     NEED_CTX();
     LOCK();
