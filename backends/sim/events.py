@@ -24,9 +24,7 @@ from mdlri_conformance.backends.contract import EventFlag
 from .device import EventState
 from .handles import Handle
 
-#: creation flags accepted by aclrtCreateEventWithFlag
-WITH_FLAG_ALLOWED = (EventFlag.SYNC | EventFlag.CAPTURE_STREAM_PROGRESS | EventFlag.TIME_LINE
-                     | EventFlag.DEVICE_USE_ONLY | EventFlag.EXTERNAL)
+#: (aclrtCreateEventWithFlag's flag checks: api/events.py, _event_create_flag_ok, RT-15)
 #: creation flags accepted by aclrtCreateEventExWithFlag
 EX_ALLOWED = (EventFlag.SYNC | EventFlag.CAPTURE_STREAM_PROGRESS | EventFlag.TIME_LINE
               | EventFlag.IPC)

@@ -551,3 +551,22 @@ def test_create_event_with_flag_rejects_unknown_bits(dev: Dev, flag: int) -> Non
     rc, e = dev.b.create_event_with_flag(EventFlag.EXTERNAL)
     expect.rc(rc, Err.SUCCESS, "aclrtCreateEventWithFlag(EXTERNAL)")
     expect.ok(dev.b.destroy_event(e), "aclrtDestroyEvent (setup)")
+
+
+@pytest.mark.clause("RT-15")
+@pytest.mark.parametrize("flag", [0, 0x10 | 0x1, 0x20 | 0x1, 0x20 | 0x8, 0x20 | 0x10])
+def test_create_event_with_flag_rejects_no_bit_and_combined_sole_flags(dev: Dev,
+                                                                       flag: int) -> None:
+    """RT-15: aclrtCreateEventWithFlag with no bit of 0x3F (flag 0), or with 0x10 or EXTERNAL
+    (0x20) combined with another bit, returns 107000 and writes no event
+    (ApiErrorDecorator::EventCreate, `api/impl/api_error.cc:1632-1644`); SYNC, EXTERNAL alone
+    and SYNC | TIME_LINE are created."""
+    rc, e = dev.b.create_event_with_flag(flag)
+    if rc == Err.SUCCESS:
+        dev.b.destroy_event(e)
+    expect.rc(rc, Err.RT_PARAM_INVALID, f"aclrtCreateEventWithFlag({flag:#x})")
+    expect.eq(e, UNWRITTEN, f"event out-param of aclrtCreateEventWithFlag({flag:#x})")
+    for ok_flag in (0x1, 0x20, 0x1 | 0x8):
+        rc, e = dev.b.create_event_with_flag(ok_flag)
+        expect.rc(rc, Err.SUCCESS, f"aclrtCreateEventWithFlag({ok_flag:#x})")
+        expect.ok(dev.b.destroy_event(e), "aclrtDestroyEvent (setup)")

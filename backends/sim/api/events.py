@@ -11,7 +11,7 @@ from ..build import UserEventRef
 from ..capture import CaptureSession
 from ..cond import SubModel
 from ..device import U64, NopOp, RecordOp, ResetOp, ValueWaitOp, ValueWriteOp, WaitOp
-from ..events import EX_ALLOWED, WITH_FLAG_ALLOWED, SimEvent, valid_flags
+from ..events import EX_ALLOWED, SimEvent, valid_flags
 from ..external import ExternalEventRef
 from ..guard import NO_CTX, NO_CTX_OUT, guarded
 from ..limits import REFUSED
@@ -31,6 +31,22 @@ def _sync_no_ctx(a: dict) -> int:
     return NO_CTX
 
 
+#: RT_EVENT_FLAG_MAX (`core/inc/event/event.hpp:37-39`) and the flags that must be used alone
+#: (RT_EVENT_MC2 0x10, RT_EVENT_EXTERNAL 0x20, `api/impl/api_error.cc:1638-1644`)
+_EVENT_FLAG_MAX = 0x3F
+_SOLE_FLAGS = (0x10, int(EventFlag.EXTERNAL))
+
+
+def _event_create_flag_ok(flag: Any) -> bool:
+    """ApiErrorDecorator::EventCreate's flag checks (`api/impl/api_error.cc:1632-1644`)."""
+    if not is_int(flag) or flag < 0:
+        return False
+    flag = int(flag)
+    if not flag & _EVENT_FLAG_MAX or flag > _EVENT_FLAG_MAX:
+        return False
+    return not any(flag & sole and flag & ~sole for sole in _SOLE_FLAGS)
+
+
 class EventsApi:
     """User events (XS, TMO-09), the external record/wait (XS-10) and value write/wait."""
 
@@ -46,8 +62,12 @@ class EventsApi:
 
     @guarded(NO_CTX_OUT)
     def create_event_with_flag(self, flag: int) -> tuple[int, Any]:
-        """aclrtCreateEventWithFlag: old-mode unless EXTERNAL; unknown bits -> 107000."""
-        if not valid_flags(flag, WITH_FLAG_ALLOWED):
+        """aclrtCreateEventWithFlag: old-mode unless EXTERNAL. The runtime's checks (RT-15,
+        ApiErrorDecorator::EventCreate, `api/impl/api_error.cc:1628-1645`; the ACL layer passes
+        the flag on unchanged, `src/acl/aclrt_impl/event.cpp:44-56`): no bit of
+        RT_EVENT_FLAG_MAX (0x3F, `core/inc/event/event.hpp:37-39`) -- flag 0 included -- or a
+        bit above it, and 0x10 or EXTERNAL (0x20) combined with another bit, are 107000."""
+        if not _event_create_flag_ok(flag):
             return E_PARAM, UNWRITTEN
         return OK, self._new_event(int(flag), "with_flag")
 
