@@ -276,9 +276,11 @@ def test_cap08_default_stream_and_a_capturing_event(dev: Dev) -> None:
     open capture returns 107031 (ApiImpl::StreamWaitEvent, `api/impl/api_impl.cc:1591-1633`:
     the NULL stream is the context's default stream, then evt->IsCapturing() and the default
     stream); the capture goes on and ends. (aclrtResetEvent is not asserted: ApiImpl::EventReset
-    answers 207000 for a new-mode event before its capture check, `:2209-2214`.) An event no capture holds is recorded on the default stream
-    as usual: 0, and its sync returns 0 (ToBeCaptured needs a capturing stream,
-    `feature/aclgraph/event_capture.cc:183-196`)."""
+    answers 207000 for a new-mode event before its capture check, `:2209-2214`.) An
+    aclrtRecordEvent on the default stream is a normal record, 0, for the event of the open
+    capture too, and the capture goes on; an event no capture holds is recorded on the default
+    stream as usual: 0, and its sync returns 0 (ToBeCaptured needs a capturing stream,
+    `feature/aclgraph/event_capture.cc:183-196`, `api/impl/api_impl.cc:2168-2193`)."""
     s = dev.stream()
     held, free = dev.event(), dev.event()
     dev.begin(s)
@@ -287,6 +289,12 @@ def test_cap08_default_stream_and_a_capturing_event(dev: Dev) -> None:
               "aclrtStreamWaitEvent(default stream, event of the open capture)")
     st, _ = dev.capture_status(s, "after the refused default-stream wait")
     expect.eq(st, CaptureStatus.ACTIVE, "capture status after the refused default-stream wait")
+    # the default stream never captures, so ToBeCaptured is false and the record is a normal
+    # one (`api/impl/api_impl.cc:2168-2193`): 0, the capture goes on
+    expect.rc(dev.b.record_event(held, None), Err.SUCCESS,
+              "aclrtRecordEvent(event of the open capture, default stream)")
+    st, _ = dev.capture_status(s, "after the default-stream record")
+    expect.eq(st, CaptureStatus.ACTIVE, "capture status after the default-stream record")
     dev.end(s)
     word = dev.buffer64(0)
     expect.ok(dev.b.value_write(word, 0x33, 0, None), "aclrtValueWrite on the default stream (setup)")

@@ -140,8 +140,12 @@ class EventsApi:
         event was already recorded in this capture, which later waits then take, XS-13). An event last
         recorded in another open capture is retargeted: rc 0, it is bound to this capture with
         a fresh internal event, neither capture is invalidated and the other keeps the record it
-        has (XS-12, ``feature/aclgraph/v100/api_impl_capture_event.cc:120-160``). Default stream
-        + captured event -> 107031."""
+        has (XS-12, ``feature/aclgraph/v100/api_impl_capture_event.cc:120-160``). Outside
+        capture -- the default stream included, which never captures -- the event is recorded
+        as usual, even one bound to an open capture: ApiImpl::EventRecord takes the capture path
+        only when Event::ToBeCaptured(stream), i.e. the stream is capturing
+        (`api/impl/api_impl.cc:2168-2193`, `feature/aclgraph/event_capture.cc:183-196`); its
+        default-stream 107031 is unreachable (CAP-08)."""
         rc, ev, st = self._event_on_stream(event, stream)
         if rc:
             return rc
@@ -157,8 +161,6 @@ class EventsApi:
             me.recorded = True
             self._append(st, TaskRecord(TaskType.EVENT_RECORD, event=me, event_flag=ev.flags))
             return OK
-        if st.default and ev.binding is not None:
-            return int(Err.RT_STREAM_CAPTURE_IMPLICIT)
         op = self._enqueue(st, RecordOp(ev.state))
         if st in self._bound:
             ev.in_model = True  # a record stored in a built model (event sync: 107000)
