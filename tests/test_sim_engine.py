@@ -144,7 +144,7 @@ def test_value_conditions(cur, val, flag, expect):
 def test_value_op_checks(b):
     s = ok(b.create_stream())
     x = ok(b.malloc(16))
-    assert b.value_write(None, 1, 0, s) == Err.RT_PARAM_INVALID
+    assert b.value_write(None, 1, 0, s) == Err.INVALID_PARAM  # ACL layer, memory.cpp:1445 (RT-17)
     assert b.value_write(x + 4, 1, 0, s) == Err.RT_PARAM_INVALID
     assert b.value_write(x, 1, 1, s) == Err.RT_PARAM_INVALID
     assert b.value_wait(x, 1, 4, s) == Err.RT_PARAM_INVALID

@@ -46,7 +46,7 @@ def test_malloc_free_errors(b):
     assert rc == 0 and b.free(one) == 0
     rc, a = b.malloc(10)
     assert rc == 0 and a % 64 == 0
-    assert b.free(None) == Err.RT_PARAM_INVALID
+    assert b.free(None) == Err.INVALID_PARAM  # ACL layer, memory.cpp:570 (RT-16)
     assert b.free(a + 1) == Err.RT_PARAM_INVALID
     assert b.free(a) == 0
     assert b.free(a) == Err.RT_PARAM_INVALID
