@@ -366,15 +366,16 @@ class ExecuteOp(Op):
             op_lists = self._start()
             #: a built model's plan names the streams that run from the start (HEAD); the
             #: others wait for an activation (backends.sim.switch); None = all of them
-            heads = getattr(op_lists, "heads", None)
+            heads = None if type(op_lists) is list else getattr(op_lists, "heads", None)
             self.plan = op_lists
-            self.queues = []
-            self.active = set()
+            self.queues = queues = []
+            self.active = active = set()
+            prefix = queue.name + "/exec-q"
             for i, lst in enumerate(op_lists):
-                q = Queue(f"{queue.name}/exec-q{i}", deque(lst), transient=True, group=self)
-                self.queues.append(q)
+                q = Queue(prefix + str(i), deque(lst), 0, True, self)
+                queues.append(q)
                 if heads is None or heads[i]:
-                    self.active.add(i)
+                    active.add(i)
                     if q.ops:
                         engine.attach(q)
         queues = self.queues
@@ -412,15 +413,25 @@ class ExecuteOp(Op):
 # Queues and the engine
 
 
-@dataclass(eq=False)
 class Queue:
-    """A FIFO of device operations (a user stream's, or one execution's model stream's)."""
+    """A FIFO of device operations (a user stream's, or one execution's model stream's).
 
-    name: str
-    ops: deque = field(default_factory=deque)
-    error: int = 0
-    transient: bool = False
-    group: ExecuteOp | None = None
+    A plain class with slots (every execution makes one per model stream); compares by
+    identity."""
+
+    __slots__ = ("name", "ops", "error", "transient", "group")
+
+    def __init__(self, name: str, ops: deque | None = None, error: int = 0,
+                 transient: bool = False, group: "ExecuteOp | None" = None) -> None:
+        self.name = name
+        self.ops: deque = deque() if ops is None else ops
+        self.error = error
+        self.transient = transient
+        self.group = group
+
+    def __repr__(self) -> str:
+        return (f"Queue(name={self.name!r}, ops={self.ops!r}, error={self.error!r}, "
+                f"transient={self.transient!r}, group={self.group!r})")
 
     def idle(self) -> bool:
         return not self.ops
@@ -531,7 +542,11 @@ class Engine:
         while True:
             self._poked = False
             progressed = self.run_queues(self.queues) or self._poked
-            self.queues = [q for q in self.queues if q.ops or not q.transient]
+            queues = self.queues
+            for q in queues:  # drop the drained transient queues (rarely any)
+                if not q.ops and q.transient:
+                    self.queues = [q for q in queues if q.ops or not q.transient]
+                    break
             if not progressed:
                 return any_progress
             any_progress = True

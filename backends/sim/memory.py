@@ -50,6 +50,8 @@ class Allocation:
     owner: str = "user"  # "user" (aclrtMalloc) | "internal" (runtime copies of kernel args)
     data: np.ndarray = field(init=False, repr=False)
     end: int = field(init=False, repr=False)
+    #: int32 view of the whole 4-byte words (made on first use, MemorySpace.view_i32)
+    i32: "np.ndarray | None" = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         self.data = np.frombuffer(self.raw, dtype=np.uint8)
@@ -184,12 +186,20 @@ class DeviceMemorySpace:
         v = self._views_i32.get(key)
         if v is not None:
             return v
-        if type(count) is not int or count < 0:
+        if type(addr) is not int or type(count) is not int or count < 0:
             return None
-        b = self.view(addr, 4 * count)
-        if b is None:
+        alloc = self.find(addr)
+        if alloc is None or addr + 4 * count > alloc.end:
             return None
-        v = b.view(_I32)
+        off = addr - alloc.base
+        if off & 3:
+            v = alloc.data[off:off + 4 * count].view(_I32)
+        else:  # a slice of the allocation's int32 view (a cheaper numpy call than .view)
+            whole = alloc.i32
+            if whole is None:
+                whole = alloc.i32 = alloc.data[:alloc.size & ~3].view(_I32)
+            off >>= 2
+            v = whole[off:off + count]
         if len(self._views_i32) >= 4096:
             self._views_i32.clear()
         self._views_i32[key] = v

@@ -281,12 +281,8 @@ class SimModel(Handle):
         self.executions += 1
         if self.faults:
             return self._fresh_plan()
-        cache = self._plan_cache
-        if cache is None or cache[0] != self.plan_gen or cache[1] != len(self.streams):
-            cache = self._plan_cache = (self.plan_gen, len(self.streams),
-                                        [_stream_template(ms.tasks) for ms in self.streams])
         plan = []
-        for shared, fresh in cache[2]:
+        for shared, fresh in self.prepare_plan():
             if fresh:
                 ops = list(shared)
                 for i, make, arg in fresh:
@@ -295,6 +291,17 @@ class SimModel(Handle):
             else:
                 plan.append(shared)
         return plan
+
+    def prepare_plan(self) -> list[tuple[list[Op], list[tuple[int, Any, Any]]]]:
+        """The per-stream templates of :meth:`execution_plan`, made again when the model
+        changed since (:attr:`plan_gen`). CaptureEnd and Update call it, as the runtime
+        builds a model's task streams when the model becomes READY, not at each launch;
+        making it there or at the first execution runs the same ops."""
+        cache = self._plan_cache
+        if cache is None or cache[0] != self.plan_gen or cache[1] != len(self.streams):
+            cache = self._plan_cache = (self.plan_gen, len(self.streams),
+                                        [_stream_template(ms.tasks) for ms in self.streams])
+        return cache[2]
 
     def _fresh_plan(self) -> list[list[Op]]:
         """Every op made fresh from the device records (a model with injected faults)."""
@@ -357,11 +364,16 @@ class SharedKernelOp(LiveKernelOp):
         super().__init__(task)
         self._rec: TaskRecord | None = None
 
+    def resolve(self, rec: TaskRecord) -> None:
+        """Make the kernel op of device record ``rec`` (the plan does it for the record of
+        the time it is made; :meth:`step` again whenever the record was replaced since)."""
+        self._op = record_to_op(rec)
+        self._rec = rec
+
     def step(self, engine: Any, queue: Any) -> bool:
         rec = self.task.dev
         if rec is not self._rec:
-            self._op = record_to_op(rec)
-            self._rec = rec
+            self.resolve(rec)
         op = self._op
         if type(op) is KernelOp and op.spec.ready is None:
             return op.step(engine, queue)
@@ -387,7 +399,9 @@ def _stream_template(tasks: "list[Task]") -> tuple[list[Op], list[tuple[int, Any
         if rec.type == _KERNEL:
             spec = getattr(rec.func, "spec", None)
             if spec is not None and getattr(spec, "ready", True) is None:
-                shared.append(SharedKernelOp(t))
+                op = SharedKernelOp(t)
+                op.resolve(rec)
+                shared.append(op)
             else:
                 shared.append(None)  # type: ignore[arg-type]
                 fresh.append((i, LiveKernelOp, t))
