@@ -205,8 +205,8 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
 
     def _unsafe_blocked(self) -> bool:
         """MODE-02/03/04/06/07/08/11 for the calling thread."""
-        if self.has_fault("capture-mode-ignored"):
-            return False
+        if not self._sessions or self.has_fault("capture-mode-ignored"):
+            return False  # no open capture: nothing is refused (MODE-06)
         me = threading.current_thread()
         return unsafe_blocked(self._sessions, me, self._modes.get(), self._modes.leaked(me))
 

@@ -278,6 +278,8 @@ class PinnedRegistry:
 
     def is_pinned(self, arr: np.ndarray) -> bool:
         """True if every byte of ``arr`` lies inside one registered pinned buffer."""
+        if not self._buffers:
+            return False
         start = data_ptr(arr)
         end = start + arr.nbytes
         for base, buf in self._buffers.items():
