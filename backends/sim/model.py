@@ -363,20 +363,21 @@ class SharedKernelOp(LiveKernelOp):
     def __init__(self, task: "Task") -> None:
         super().__init__(task)
         self._rec: TaskRecord | None = None
+        self._plain = False  # _op is a KernelOp that never waits (no state of its own)
 
     def resolve(self, rec: TaskRecord) -> None:
         """Make the kernel op of device record ``rec`` (the plan does it for the record of
         the time it is made; :meth:`step` again whenever the record was replaced since)."""
-        self._op = record_to_op(rec)
+        op = self._op = record_to_op(rec)
         self._rec = rec
+        self._plain = type(op) is KernelOp and op.spec.ready is None
 
     def step(self, engine: Any, queue: Any) -> bool:
-        rec = self.task.dev
+        rec = self.task._dev  # Task.dev without the property call
         if rec is not self._rec:
             self.resolve(rec)
-        op = self._op
-        if type(op) is KernelOp and op.spec.ready is None:
-            return op.step(engine, queue)
+        if self._plain:
+            return self._op.step(engine, queue)
         live = LiveKernelOp(self.task)
         queue.ops[0] = live
         try:
@@ -400,7 +401,10 @@ def _stream_template(tasks: "list[Task]") -> tuple[list[Op], list[tuple[int, Any
             spec = getattr(rec.func, "spec", None)
             if spec is not None and getattr(spec, "ready", True) is None:
                 op = SharedKernelOp(t)
-                op.resolve(rec)
+                try:
+                    op.resolve(rec)
+                except Exception:  # noqa: BLE001 - left to the first run, as before
+                    pass
                 shared.append(op)
             else:
                 shared.append(None)  # type: ignore[arg-type]
