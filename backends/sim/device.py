@@ -90,6 +90,13 @@ class Op:
 
     label = "op"
     done = False
+    #: whether the class overrides :meth:`finish` (the engine skips the call of the no-op;
+    #: set for every subclass by ``__init_subclass__``)
+    _has_finish = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._has_finish = cls.finish is not Op.finish
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -522,7 +529,8 @@ class Engine:
                     ops = q.ops
                     continue
                 ops.popleft()
-                op.finish()
+                if op._has_finish:
+                    op.finish()
                 op.done = True
                 progressed = True
         return progressed
