@@ -54,6 +54,7 @@ from .capture import CaptureSession, ThreadModes, unsafe_blocked
 from .cond import CondHandle, SubModel
 from .device import Engine, ExecuteOp, Op, Queue
 from .events import SimEvent
+from . import guard as _guard
 from .guard import ApiReturn
 from .handles import SimContext, live
 from .kernels import MANIFEST_PATH, BinHandle
@@ -204,8 +205,8 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
 
     def _unsafe_blocked(self) -> bool:
         """MODE-02/03/04/06/07/08/11 for the calling thread."""
-        if self.has_fault("capture-mode-ignored"):
-            return False
+        if not self._sessions or self.has_fault("capture-mode-ignored"):
+            return False  # no open capture: nothing is refused (MODE-06)
         me = threading.current_thread()
         return unsafe_blocked(self._sessions, me, self._modes.get(), self._modes.leaked(me))
 
@@ -355,5 +356,8 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         with self._cond:
             return list(self.engine.faults)
 
+
+_guard._BASE_HAS_CONTEXT[0] = SimBackend._has_context
+_guard._BASE_KICK[0] = SimBackend._kick
 
 __all__ = ["SimBackend", "VERSION"]

@@ -68,7 +68,7 @@ class LimitsMixin:
         return n
 
     def _streams_in_use(self) -> int:
-        from .build import BuiltModel
+        BuiltModel = _built_model()
         return len(self._streams) + sum(self._model_streams(m) for m in self._models
                                         if not isinstance(m, BuiltModel))
 
@@ -81,10 +81,23 @@ class LimitsMixin:
 
     def _model_streams_refused(self, model: Any) -> bool:
         """R4: a captured model needs more SQ/CQs than the software-SQ pool has."""
-        from .build import BuiltModel
-        if self.model_stream_limit is None or isinstance(model, BuiltModel):
+        if self.model_stream_limit is None or isinstance(model, _built_model()):
             return False
         return self._model_streams(model) > self.model_stream_limit
+
+
+def _built_model() -> type:
+    """:class:`backends.sim.build.BuiltModel` (imported on first use: build imports the
+    device and model modules; the import statement itself costs a microsecond per call, and
+    ExecuteAsync asks on every call)."""
+    global _BUILT_MODEL
+    if _BUILT_MODEL is None:
+        from .build import BuiltModel
+        _BUILT_MODEL = BuiltModel
+    return _BUILT_MODEL
+
+
+_BUILT_MODEL: Any = None
 
 
 __all__ = ["DEFAULT_MODEL_STREAM_LIMIT", "DEFAULT_STREAM_LIMIT", "LimitsMixin", "REFUSED",

@@ -30,6 +30,7 @@ ALIGN = 64
 DEFAULT_GUARD = 4096
 #: byte every fresh allocation is filled with
 DEFAULT_FILL = 0xA5
+_I32 = np.dtype("<i4")
 
 
 class DeviceAccessError(RuntimeError):
@@ -49,6 +50,8 @@ class Allocation:
     owner: str = "user"  # "user" (aclrtMalloc) | "internal" (runtime copies of kernel args)
     data: np.ndarray = field(init=False, repr=False)
     end: int = field(init=False, repr=False)
+    #: int32 view of the whole 4-byte words (made on first use, MemorySpace.view_i32)
+    i32: "np.ndarray | None" = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         self.data = np.frombuffer(self.raw, dtype=np.uint8)
@@ -72,6 +75,11 @@ class DeviceMemorySpace:
         #: the allocation the last access found (tasks of one execution mostly touch the
         #: same few buffers); reset whenever an allocation goes
         self._last: Allocation | None = None
+        #: (addr, nbytes) -> uint8 view of a range that lies in one live allocation (the
+        #: buffers the tasks of an execution touch again and again); dropped whenever an
+        #: allocation goes, so a view is never handed out for freed memory
+        self._views: dict[tuple[int, int], np.ndarray] = {}
+        self._views_i32: dict[tuple[int, int], np.ndarray] = {}  # (addr, count) -> int32 view
 
     # -- allocation ------------------------------------------------------------------------
     def alloc(self, size: int, owner: str = "user") -> int:
@@ -91,6 +99,8 @@ class DeviceMemorySpace:
         if alloc is None:
             return False
         self._last = None
+        self._views.clear()
+        self._views_i32.clear()
         i = bisect.bisect_left(self._bases, base)
         del self._bases[i]
         return True
@@ -129,6 +139,8 @@ class DeviceMemorySpace:
         self._allocs.clear()
         self._bases.clear()
         self._last = None
+        self._views.clear()
+        self._views_i32.clear()
 
     # -- access (kernel.catalog.DeviceMemory) ----------------------------------------------
     def _locate(self, addr: int, nbytes: int) -> tuple[Allocation, int]:
@@ -146,6 +158,52 @@ class DeviceMemorySpace:
                 f"device access of {nbytes} bytes at {addr:#x} is outside every live allocation"
                 + (f" (nearest allocation {alloc.base:#x}+{alloc.size})" if alloc else ""))
         return alloc, addr - alloc.base
+
+    def view(self, addr: int, nbytes: int) -> np.ndarray | None:
+        """A writable uint8 view of ``[addr, addr + nbytes)`` when one live allocation holds
+        it, else None (never raises: the caller then takes the path that reports the bad
+        access exactly as :meth:`read` / :meth:`write` do). Valid until the next free."""
+        key = (addr, nbytes)
+        v = self._views.get(key)
+        if v is not None:
+            return v
+        if type(addr) is not int or type(nbytes) is not int or nbytes < 0:
+            return None
+        alloc = self.find(addr)
+        if alloc is None or addr + nbytes > alloc.end:
+            return None
+        off = addr - alloc.base
+        v = alloc.data[off:off + nbytes]
+        if len(self._views) >= 4096:
+            self._views.clear()
+        self._views[key] = v
+        return v
+
+    def view_i32(self, addr: int, count: int) -> np.ndarray | None:
+        """:meth:`view` of ``count`` little-endian int32 values (the catalog kernels' data),
+        or None."""
+        key = (addr, count)
+        v = self._views_i32.get(key)
+        if v is not None:
+            return v
+        if type(addr) is not int or type(count) is not int or count < 0:
+            return None
+        alloc = self.find(addr)
+        if alloc is None or addr + 4 * count > alloc.end:
+            return None
+        off = addr - alloc.base
+        if off & 3:
+            v = alloc.data[off:off + 4 * count].view(_I32)
+        else:  # a slice of the allocation's int32 view (a cheaper numpy call than .view)
+            whole = alloc.i32
+            if whole is None:
+                whole = alloc.i32 = alloc.data[:alloc.size & ~3].view(_I32)
+            off >>= 2
+            v = whole[off:off + count]
+        if len(self._views_i32) >= 4096:
+            self._views_i32.clear()
+        self._views_i32[key] = v
+        return v
 
     def _slice(self, addr: int, nbytes: int) -> np.ndarray:
         alloc, off = self._locate(addr, nbytes)
@@ -220,6 +278,8 @@ class PinnedRegistry:
 
     def is_pinned(self, arr: np.ndarray) -> bool:
         """True if every byte of ``arr`` lies inside one registered pinned buffer."""
+        if not self._buffers:
+            return False
         start = data_ptr(arr)
         end = start + arr.nbytes
         for base, buf in self._buffers.items():

@@ -107,8 +107,20 @@ class Task(Handle):
         self.seq_id = seq_id
         self.task_id = next(stream.task_ids)  # the stream-local task id (DebugJsonPrint)
         self.host = record
-        self.dev = record
+        self._dev = record
         self.disabled = False
+
+    @property
+    def dev(self) -> TaskRecord:
+        """The device record (what executions run; changed by Update and task-group
+        updates)."""
+        return self._dev
+
+    @dev.setter
+    def dev(self, record: TaskRecord) -> None:
+        if record is not self._dev:
+            self._dev = record
+            self.model.plan_gen += 1  # the cached execution plan is stale
 
     @property
     def type(self) -> int:
@@ -125,11 +137,22 @@ class ModelStream(Handle):
         super().__init__()
         self.model = model
         self.user_stream = user_stream
-        self.tasks: list[Task] = []
+        self._tasks: list[Task] = []
         #: faults only: what executes when it differs from the listing (DIS-01, DIS-05)
         self.exec_override: list[Task] | None = None
         self.local_seq = itertools.count(0)  # fault seq-per-stream only
         self.task_ids = itertools.count(0)
+
+    @property
+    def tasks(self) -> list[Task]:
+        """The listed tasks, in order (mutated only through :meth:`SimModel.append`, replaced
+        by Update: either makes the model's cached execution plan stale)."""
+        return self._tasks
+
+    @tasks.setter
+    def tasks(self, tasks: list[Task]) -> None:
+        self._tasks = tasks
+        self.model.plan_gen += 1
 
 
 class SimModel(Handle):
@@ -151,12 +174,18 @@ class SimModel(Handle):
         self.faults: frozenset[str] = frozenset()  # injected bugs (backends.faults)
         self.executions = 0
         self.external_events: set = set()  # user events used EXTERNAL in this graph (XS-10)
+        #: bumped on every change of what an execution runs: a stream or task appended, a
+        #: task list replaced (Update), a device record replaced (Update, task-group update)
+        self.plan_gen = 0
+        #: (plan_gen, number of streams, per-stream templates) of :meth:`execution_plan`
+        self._plan_cache: Any = None
 
     # -- building ---------------------------------------------------------------------------
     def new_stream(self, user_stream: Any) -> ModelStream:
         """Attach a new internal stream (mirroring ``user_stream``)."""
         ms = ModelStream(self, user_stream)
         self.streams.append(ms)
+        self.plan_gen += 1
         return ms
 
     def next_seq(self) -> int:
@@ -167,6 +196,7 @@ class SimModel(Handle):
         seq = next(stream.local_seq) if "seq-per-stream" in self.faults else self.next_seq()
         task = Task(self, stream, seq, record)
         stream.tasks.append(task)
+        self.plan_gen += 1
         return task
 
     def model_event(self, user_event: Any) -> ModelEvent:
@@ -240,8 +270,41 @@ class SimModel(Handle):
 
     # -- execution --------------------------------------------------------------------------
     def execution_plan(self) -> list[list[Op]]:
-        """One op list per internal stream, from the device records (EXE-01, EXE-02)."""
+        """One op list per internal stream, from the device records (EXE-01, EXE-02).
+
+        The ops that keep no state of their own between two runs (event, value, memcpy,
+        memset, NOP ops, and kernels that never wait: each reads its task's device record,
+        argument bytes and buffers when it runs) are made once and shared by every execution
+        until :attr:`plan_gen` changes; the others (waiting kernels, extension tasks) are made
+        fresh for each execution, in task order. A model with injected faults makes every op
+        fresh. The returned lists must not be mutated (the engine copies them into queues)."""
         self.executions += 1
+        if self.faults:
+            return self._fresh_plan()
+        plan = []
+        for shared, fresh in self.prepare_plan():
+            if fresh:
+                ops = list(shared)
+                for i, make, arg in fresh:
+                    ops[i] = make(arg)
+                plan.append(ops)
+            else:
+                plan.append(shared)
+        return plan
+
+    def prepare_plan(self) -> list[tuple[list[Op], list[tuple[int, Any, Any]]]]:
+        """The per-stream templates of :meth:`execution_plan`, made again when the model
+        changed since (:attr:`plan_gen`). CaptureEnd and Update call it, as the runtime
+        builds a model's task streams when the model becomes READY, not at each launch;
+        making it there or at the first execution runs the same ops."""
+        cache = self._plan_cache
+        if cache is None or cache[0] != self.plan_gen or cache[1] != len(self.streams):
+            cache = self._plan_cache = (self.plan_gen, len(self.streams),
+                                        [_stream_template(ms.tasks) for ms in self.streams])
+        return cache[2]
+
+    def _fresh_plan(self) -> list[list[Op]]:
+        """Every op made fresh from the device records (a model with injected faults)."""
         plan = [[task_to_op(t) for t in
                  (ms.tasks if ms.exec_override is None else ms.exec_override)]
                 for ms in self.streams]
@@ -287,6 +350,74 @@ class LiveKernelOp(Op):
         return None if self._op is None else self._op.deadline()
 
 
+class SharedKernelOp(LiveKernelOp):
+    """The kernel task of a cached execution plan, shared by the executions of its model.
+
+    Like :class:`LiveKernelOp` it reads the task's device record when it runs (TG-10); the
+    kernel op of a record is kept while the record stays (records are replaced, never changed
+    in place). A kernel that never waits completes or faults in one step and keeps no state,
+    so one op serves every execution. When the record's kernel can wait (``wait_flag``, its
+    start time is per execution) or the record is no kernel, a fresh :class:`LiveKernelOp`
+    takes this op's place at the head of the queue and runs, exactly as an unshared op would."""
+
+    def __init__(self, task: "Task") -> None:
+        super().__init__(task)
+        self._rec: TaskRecord | None = None
+        self._plain = False  # _op is a KernelOp that never waits (no state of its own)
+
+    def resolve(self, rec: TaskRecord) -> None:
+        """Make the kernel op of device record ``rec`` (the plan does it for the record of
+        the time it is made; :meth:`step` again whenever the record was replaced since)."""
+        op = self._op = record_to_op(rec)
+        self._rec = rec
+        self._plain = type(op) is KernelOp and op.spec.ready is None
+
+    def step(self, engine: Any, queue: Any) -> bool:
+        rec = self.task._dev  # Task.dev without the property call
+        if rec is not self._rec:
+            self.resolve(rec)
+        if self._plain:
+            return self._op.step(engine, queue)
+        live = LiveKernelOp(self.task)
+        queue.ops[0] = live
+        try:
+            return live.step(engine, queue)
+        except BaseException:
+            queue.ops[0] = self  # the engine drops the head op it stepped
+            raise
+
+    def deadline(self) -> float | None:
+        return None
+
+
+def _stream_template(tasks: "list[Task]") -> tuple[list[Op], list[tuple[int, Any, Any]]]:
+    """The shared ops of one stream's tasks and the (index, factory, argument) of the ops
+    each execution makes fresh (see :meth:`SimModel.execution_plan`)."""
+    shared: list[Op] = []
+    fresh: list[tuple[int, Any, Any]] = []
+    for i, t in enumerate(tasks):
+        rec = t.dev
+        if rec.type == _KERNEL:
+            spec = getattr(rec.func, "spec", None)
+            if spec is not None and getattr(spec, "ready", True) is None:
+                op = SharedKernelOp(t)
+                try:
+                    op.resolve(rec)
+                except Exception:  # noqa: BLE001 - left to the first run, as before
+                    pass
+                shared.append(op)
+            else:
+                shared.append(None)  # type: ignore[arg-type]
+                fresh.append((i, LiveKernelOp, t))
+        elif rec.type in _STATELESS_TYPES or rec.default_kind in _STATELESS_KINDS \
+                or (rec.type not in _BY_TYPE and rec.default_kind not in _BY_DEFAULT_KIND):
+            shared.append(record_to_op(rec))
+        else:
+            shared.append(None)  # type: ignore[arg-type]
+            fresh.append((i, record_to_op, rec))
+    return shared, fresh
+
+
 def task_to_op(task: "Task") -> Op:
     """The device operation of a listed task in an execution (kernels resolve late)."""
     if task.dev.type == _KERNEL:
@@ -318,6 +449,13 @@ _BY_DEFAULT_KIND: dict[str, Any] = {
     "ext_record": lambda rec: RecordOp(rec.event.state),
     "ext_wait": lambda rec: WaitOp(rec.event.state),
 }
+
+
+#: task types and DEFAULT kinds whose ops keep no state between runs (shared by executions)
+_STATELESS_TYPES = frozenset({int(TaskType.EVENT_RECORD), int(TaskType.EVENT_WAIT),
+                              int(TaskType.EVENT_RESET), int(TaskType.VALUE_WRITE),
+                              int(TaskType.VALUE_WAIT)})
+_STATELESS_KINDS = frozenset({"memcpy", "memset", "ext_record", "ext_wait"})
 
 
 def record_to_op(rec: TaskRecord) -> Op:

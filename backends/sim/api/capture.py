@@ -124,6 +124,8 @@ class CaptureApi:
             model.append(origin_ms, TaskRecord(TaskType.EVENT_RESET, event=me,
                                                event_flag=me.flags))
         model.status = ModelStatus.READY
+        if not model.faults:
+            model.prepare_plan()  # the task streams the executions will run
         self._close_session(sess)
         if self.has_fault("side-stream-stays-captured"):
             for us in sess.streams:

@@ -28,6 +28,8 @@ E_STREAM_MODEL = int(Err.RT_STREAM_MODEL)         # 107005
 
 def is_int(x: Any) -> bool:
     """An integer argument of the task-level API: int or numpy integer, not bool."""
+    if type(x) is int:  # the common case first (a bool's type is bool, not int)
+        return True
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 

@@ -33,6 +33,8 @@ class CondApi:
 
     def _assign_defaults(self, model: Any) -> None:
         """COND-03: ASSIGN_DEFAULT values written host-synchronously at execute time."""
+        if not self._conds:
+            return  # no cond handle anywhere (the common case)
         todo = [model]
         while todo:
             m = todo.pop()

@@ -34,8 +34,8 @@ class ModelApi:
             return int(Err.RT_TASK_TYPE_NOT_SUPPORT)  # TG-15
         if live(model, BuiltModel) and not model.has_end_task:
             return E_EXECUTE  # EXE-12
-        rc, m = self._model(model, E_PARAM if self.has_fault("execute-null-model-107000")
-                            else E_NULL)
+        rc, m = self._model(model, E_PARAM if model is None and self.has_fault(
+            "execute-null-model-107000") else E_NULL)
         if rc:
             return rc
         rc, st = self._stream(stream)

@@ -88,10 +88,7 @@ class StreamsApi:
         (507000, 507011, 507015, 107020) is returned once the stream drains."""
         if not is_int(timeout_ms) or timeout_ms < -1:
             return E_PARAM
-        rc, st = self._stream(stream)
-        if rc:
-            return rc
-        rc, st, noop = self._sync_checks(stream)
+        rc, st, noop = self._sync_checks(stream)  # the stream's own rc first, as _stream
         if rc or noop:
             return rc
         if timeout_ms == 0 and not self.has_fault("timeout-zero-waits"):

@@ -152,6 +152,8 @@ class UpdateApi:
             return int(Err.RT_MODEL_UPDATE_FAILED)
         m.commit_update()
         m.status = ModelStatus.READY
+        if not m.faults:
+            m.prepare_plan()  # the task streams the next executions will run
         return OK
 
 
