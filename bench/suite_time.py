@@ -2,12 +2,20 @@
 demand, not part of the test run).
 
     python bench/suite_time.py [--workers 2] [--profile ci] [--dist worksteal]
+                               [--bytecode cache|env]
 
 Runs ``pytest conformance/specs`` twice in fresh subprocesses (``-n 0``, then ``-n W``), each
 with its own report directory, and prints both wall times, the speed-up, and the per-area time
 from the serial run's ``results.jsonl`` durations (the sum of the specs' call times per area,
 with its share of the total). Targets: ``-n 2`` at least 1.6x faster than ``-n 0``, and the
 ``ci`` suite on the simulator in <= 60 s wall on 2 cores.
+
+Bytecode: every pytest process imports and assertion-rewrites the suite's ~170 modules. With
+Python's bytecode cache (its default, and what ``pip install`` sets up) that is read from
+``__pycache__``; with ``PYTHONDONTWRITEBYTECODE`` set each process compiles them again, about
+3 s per process, which an ``-n 2`` run pays three times (controller and two workers).
+``--bytecode cache`` (default) runs the suite with the cache on, after one warm-up run that
+fills it; ``--bytecode env`` keeps this environment as it is. The mode is printed.
 """
 
 from __future__ import annotations
@@ -29,15 +37,33 @@ SPEEDUP_TARGET = 1.6
 SPECS = REPO / "conformance" / "specs"
 
 
-def run_suite(workers: int, profile: str, out: Path,
-              extra: Sequence[str] = ()) -> tuple[float, int]:
+def suite_env(bytecode: str) -> dict[str, str]:
+    """The suite processes' environment: ``cache`` drops PYTHONDONTWRITEBYTECODE."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    if bytecode == "cache":
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def bytecode_line(bytecode: str) -> str:
+    """What the measurement ran with, for the printout."""
+    if bytecode == "cache":
+        return ("bytecode: Python's cache on (warmed by one run first)" +
+                ("; this environment sets PYTHONDONTWRITEBYTECODE, dropped for the suite runs"
+                 if os.environ.get("PYTHONDONTWRITEBYTECODE") else ""))
+    return ("bytecode: as this environment has it (PYTHONDONTWRITEBYTECODE="
+            f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '') or 'unset'})")
+
+
+def run_suite(workers: int, profile: str, out: Path, extra: Sequence[str] = (),
+              env: dict[str, str] | None = None) -> tuple[float, int]:
     """(wall seconds, pytest exit code) of one suite run into ``out``."""
     cmd = [sys.executable, "-m", "pytest", str(SPECS), "-p", "no:cacheprovider", "-q",
            "--tb=no", "--profile", profile, "--report-dir", str(out), "-n", str(workers),
            *extra]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+                          env=env if env is not None else suite_env("env"))
     return time.monotonic() - t0, proc.returncode
 
 
@@ -55,16 +81,24 @@ def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> 
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--profile", default="ci")
     ap.add_argument("--dist", choices=("load", "loadscope", "loadfile", "worksteal"),
-                    help="xdist --dist of the parallel run (default: xdist's own, load)")
+                    help="xdist --dist of the parallel run (default: the suite plugin's, "
+                         "worksteal)")
+    ap.add_argument("--bytecode", choices=("cache", "env"), default="cache",
+                    help="cache (default): Python's bytecode cache on, warmed first; env: "
+                         "this environment as it is")
     ns = ap.parse_args(argv)
     if ns.workers < 1:
         ap.error("--workers must be at least 1")
+    env = suite_env(ns.bytecode)
     with tempfile.TemporaryDirectory(prefix="mdlri-bench-") as tmp:
         serial_dir, par_dir = Path(tmp) / "n0", Path(tmp) / f"n{ns.workers}"
-        t0, rc0 = run_suite(0, ns.profile, serial_dir)
+        if ns.bytecode == "cache":
+            run_suite(0, ns.profile, Path(tmp) / "warm", ["-k", "test_abort_null"], env)
+        t0, rc0 = run_suite(0, ns.profile, serial_dir, env=env)
         t2, rc2 = run_suite(ns.workers, ns.profile, par_dir,
-                            ["--dist", ns.dist] if ns.dist else [])
+                            ["--dist", ns.dist] if ns.dist else [], env)
         areas = per_area(serial_dir)
+    emit(bytecode_line(ns.bytecode))
     total = sum(d for _, d in areas.values()) or 1.0
     emit(f"suite wall time on sim ({ns.profile}): -n 0 {t0:.1f} s (exit {rc0}), "
          f"-n {ns.workers}{' --dist ' + ns.dist if ns.dist else ''} {t2:.1f} s (exit {rc2}); "

@@ -275,7 +275,8 @@ class _Replay:
         CaptureEnd right after its last (CAP-01/04/07), the ops in issue order; the capture
         observations (observe.py item 1). An EndOnSide op is observed with the capture
         statuses after it (CAP-11), a PageableCopy (MODE-14), an OutsideWait (XS-05) and a
-        StrayWait (XS-14) with their rc; a failed final CaptureEnd with the model it left and the statuses (CAP-13)."""
+        StrayWait (XS-14) with their rc; a failed final CaptureEnd with the model it left and
+        the statuses (CAP-13)."""
         first: dict[int, int] = {}
         last: dict[int, int] = {}
         for i, m in enumerate(self.op_model):
