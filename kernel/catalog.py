@@ -69,13 +69,29 @@ class DeviceMemory(Protocol):
 
 
 def read_i32(mem: DeviceMemory, addr: int, n: int) -> np.ndarray:
-    """Read ``n`` int32 values at ``addr`` (a view of the copy ``read`` returns)."""
+    """Read ``n`` int32 values at ``addr``: always a copy, so a body that writes what it
+    read sees the values from before its own write. A memory with ``view_i32(addr, n)`` (a
+    live int32 view, or None for a range it does not hold whole) is read through it; any
+    other range goes through ``read``, which reports a bad access."""
+    view = getattr(mem, "view_i32", None)
+    if view is not None:
+        v = view(addr, n)
+        if v is not None:
+            return v.copy()
     return mem.read(addr, 4 * n).view(I32)
 
 
 def write_i32(mem: DeviceMemory, addr: int, values: np.ndarray) -> None:
-    """Write int32 values at ``addr`` (wrapping like C int32 arithmetic)."""
-    mem.write(addr, np.ascontiguousarray(values, dtype=I32).view(np.uint8))
+    """Write int32 values at ``addr`` (wrapping like C int32 arithmetic), through
+    ``view_i32`` where the memory has one (see :func:`read_i32`)."""
+    data = np.ascontiguousarray(values, dtype=I32)
+    view = getattr(mem, "view_i32", None)
+    if view is not None:
+        v = view(addr, data.size)
+        if v is not None:
+            v[:] = data
+            return
+    mem.write(addr, data.view(np.uint8))
 
 
 def f32_bits(value: float) -> int:

@@ -42,7 +42,6 @@ import numpy as np
 from mdlri_conformance.backends.contract import Err, ValueWaitFlag
 from mdlri_conformance.kernel.catalog import KernelTrap
 
-from .kernels import FAST_BODIES
 from .memory import DeviceAccessError, DeviceMemorySpace
 
 U64 = 0xFFFF_FFFF_FFFF_FFFF
@@ -229,18 +228,16 @@ class KernelOp(Op):
         if self.args_size < spec.args_size:
             raise DeviceFault(f"kernel {spec.name}: {self.args_size} argument bytes, "
                               f"the struct needs {spec.args_size}")
-        # the fast path: a catalog int32 kernel that never waits, no injected fault; the
-        # argument bytes are read above on every run, decoded again only when they changed
-        if spec.ready is None and not engine.injected:
-            fast = FAST_BODIES.get(spec.body)
-            if fast is not None:
+        try:
+            # a kernel that never waits, no injected fault: the argument bytes are read above
+            # on every run and decoded again only when they changed
+            if spec.ready is None and not engine.injected:
                 if raw != self._raw:
                     self._args = spec.unpack(raw)
                     self._raw = raw
-                if fast(mem, self._args):
-                    return True
-        try:
-            if not self.spec.is_ready(engine.mem, raw):
+                spec.body(mem, self._args)
+                return True
+            if not spec.is_ready(mem, raw):
                 now = time.monotonic()
                 if self.started is None:
                     self.started = now
