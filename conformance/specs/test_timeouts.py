@@ -52,6 +52,22 @@ def timed_sync(dev: Dev, s: Any, timeout_ms: int) -> tuple[int, float]:
 # TMO-01 .. TMO-03
 
 
+def _release_later(dev: Dev, flag: Any, delay_s: float
+                   ) -> tuple[threading.Timer, dict[str, float]]:
+    """A timer (not started) whose thread stores 1 to the gate word ``flag`` with a host
+    memcpy after ``delay_s``; the dict gets when the store began ("at", before the write, so
+    a wait cannot end earlier) and the memcpy's rc ("rc")."""
+    released: dict[str, float] = {}
+
+    def release() -> None:
+        dev.b.set_device(0)
+        one = np.array([1], dtype=np.uint64)
+        released["at"] = time.monotonic()
+        released["rc"] = dev.b.memcpy(flag, 8, one, 8, MemcpyKind.HOST_TO_DEVICE)
+
+    return threading.Timer(delay_s, release), released
+
+
 @pytest.mark.clause("TMO-01")
 @pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS, Cap.THREADS)
 @pytest.mark.requires(Cap.BLOCKING_WAIT)
@@ -60,16 +76,8 @@ def test_minus_one_waits_until_done(dev: Dev) -> None:
     s = dev.stream()
     model, flag, out = gated_main(dev, s)
     delay_s = 0.3
-    released: dict[str, float] = {}
-
-    def release() -> None:
-        dev.b.set_device(0)
-        one = np.array([1], dtype=np.uint64)
-        released["at"] = time.monotonic()  # before the write: the wait cannot end earlier
-        released["rc"] = dev.b.memcpy(flag, 8, one, 8, MemcpyKind.HOST_TO_DEVICE)
-
+    timer, released = _release_later(dev, flag, delay_s)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
-    timer = threading.Timer(delay_s, release)
     timer.start()
     try:
         rc, _ = timed_sync(dev, s, WAIT_FOREVER)
@@ -379,17 +387,9 @@ def test_event_sync_without_deadline_waits_for_the_record(dev: Dev, call: str) -
     s = dev.stream()
     e = dev.event()
     model, flag, out = gated_main(dev, s)
-    released: dict[str, float] = {}
-
-    def release() -> None:
-        dev.b.set_device(0)
-        one = np.array([1], dtype=np.uint64)
-        released["at"] = time.monotonic()  # before the write: the wait cannot end earlier
-        released["rc"] = dev.b.memcpy(flag, 8, one, 8, MemcpyKind.HOST_TO_DEVICE)
-
+    timer, released = _release_later(dev, flag, 0.3)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
     expect.ok(dev.b.record_event(e, s), "aclrtRecordEvent after the blocked execution")
-    timer = threading.Timer(0.3, release)
     timer.start()
     try:
         rc = sync(e)
