@@ -20,14 +20,19 @@ def _fill_model(b, x, value):
     return s, ok(b.capture_end(s))
 
 
+
+def _run(b, m, s) -> None:
+    """One execution of ``m`` on ``s``, synced; both calls must succeed."""
+    ok(b.execute_async(m, s))
+    ok(b.synchronize_stream(s))
+
 def test_plan_is_made_at_capture_end_and_shared(b):
     x = ok(b.malloc(32))
     s, m = _fill_model(b, x, 5)
     cached = m._plan_cache
     assert cached is not None
     for _ in range(3):
-        ok(b.execute_async(m, s))
-        ok(b.synchronize_stream(s))
+        _run(b, m, s)
     assert m._plan_cache is cached
     assert isinstance(cached[2][0][0][0], SharedKernelOp)
     assert i32(b, x, 8) == [5] * 8
@@ -36,22 +41,19 @@ def test_plan_is_made_at_capture_end_and_shared(b):
 def test_args_rewritten_between_executions_are_seen(b):
     x = ok(b.malloc(32))
     s, m = _fill_model(b, x, 1)
-    ok(b.execute_async(m, s))
-    ok(b.synchronize_stream(s))
+    _run(b, m, s)
     assert i32(b, x, 8) == [1] * 8
     task = tasks(b, streams(b, m)[0])[0]
     spec = func(b, "fill").spec
     b.mem.write(task.dev.args_addr, np.frombuffer(spec.pack(out=x, n=8, value=7), np.uint8))
-    ok(b.execute_async(m, s))
-    ok(b.synchronize_stream(s))
+    _run(b, m, s)
     assert i32(b, x, 8) == [7] * 8
 
 
 def test_buffer_freed_after_a_cached_execution_faults(b):
     x = ok(b.malloc(32))
     s, m = _fill_model(b, x, 1)
-    ok(b.execute_async(m, s))
-    ok(b.synchronize_stream(s))
+    _run(b, m, s)
     ok(b.free(x))
     ok(b.execute_async(m, s))
     assert b.synchronize_stream(s) == Err.RT_MODEL_EXECUTE
@@ -68,16 +70,14 @@ def test_update_makes_the_plan_again(b):
     ok(launch(b, fill, s, out=x, n=8, value=1))
     ok(launch(b, fill, s, out=y, n=8, value=2))
     m = ok(b.capture_end(s))
-    ok(b.execute_async(m, s))
-    ok(b.synchronize_stream(s))
+    _run(b, m, s)
     before = m._plan_cache
     put_i32(b, x, [0] * 8)
     put_i32(b, y, [0] * 8)
     ok(b.task_disable(tasks(b, streams(b, m)[0])[0]))
     ok(b.update(m))
     assert m._plan_cache is not before
-    ok(b.execute_async(m, s))
-    ok(b.synchronize_stream(s))
+    _run(b, m, s)
     assert i32(b, x, 8) == [0] * 8 and i32(b, y, 8) == [2] * 8
 
 
