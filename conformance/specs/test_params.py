@@ -245,6 +245,8 @@ def test_getp_04_event_fields(dev: Dev) -> None:
     """GETP-04 Event params name an internal event (not the user's), with record/wait/reset flags 0."""
     model, _, user_event = _event_model(dev)
     typed = _typed(dev, model)
+    expect.true(TaskType.EVENT_RESET in typed, "CaptureEnd's EVENT_RESET task (XS-08, setup)",
+                "present", sorted(typed))
     rec = dev.params_of(typed[TaskType.EVENT_RECORD][0]).event_record
     wait = dev.params_of(typed[TaskType.EVENT_WAIT][0]).event_wait
     reset = dev.params_of(typed[TaskType.EVENT_RESET][0]).event_reset
