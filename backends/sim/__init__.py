@@ -125,10 +125,11 @@ CHOICES: dict[str, str] = {
                             "stream returns 107000 (abi.md §5.3, newer chips).",
     "capture-forbidden-flags": "Only DEVICE_USE_ONLY streams refuse CaptureBegin (507000, "
                                "CAP-18); PERSISTENT streams can be captured (no binding API).",
-    "default-stream-events": "Recording, waiting or resetting an event bound to an open "
+    "default-stream-events": "Recording or waiting on an event bound to an open "
                              "capture on the default stream (None) returns 107031.",
     "event-wait-task": "Events without SYNC (except aclrtCreateEvent ones) have no wait task "
-                       "inside and outside capture: StreamWaitEvent/ResetEvent -> 107000, "
+                       "inside and outside capture: StreamWaitEvent -> 107000, ResetEvent "
+                       "-> 207000 (api_error.cc:1760-1762), "
                        "except ACL_EVENT_EXTERNAL ones (see external-events).",
     "external-events": "An aclrtCreateEventWithFlag(ACL_EVENT_EXTERNAL) event not bound to a "
                        "capture can be waited on and reset inside a capture: the EVENT_WAIT / "

@@ -7,7 +7,11 @@
 * ``aclrtCreateEventExWithFlag`` (and WithFlag + EXTERNAL) create **new-mode** events, the kind
   capture fork/join uses.
 * An event whose flags lack SYNC has **no wait task** (XS-09): a record inside a capture
-  returns 0 and records nothing; StreamWaitEvent and ResetEvent with it return 107000.
+  returns 0 and records nothing; StreamWaitEvent with it returns 107000, ResetEvent 207000.
+* **aclrtResetEvent** answers as the runtime: 207000 for an event without a wait task
+  (`api/impl/api_error.cc:1760-1762`), for a new-mode (ExWithFlag) event on any stream
+  (`api/impl/api_impl.cc:2210-2214`) and for an old-mode event on a capturing stream
+  (`:2239-2243`); an EXTERNAL event is reset plainly. A user's reset never captures a task.
 
 Each user event owns an :class:`~backends.sim.device.EventState` flag used outside capture.
 While a capture uses it, ``binding`` names the capture model it belongs to (released at

@@ -234,7 +234,8 @@ def test_xs04_wait_old_event_in_capture(dev: Dev) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# XS-05 / XS-06: events not recorded in the capture
+# XS-05: events not recorded in the capture (XS-06, an event captured by a reset but never
+# recorded, is unreachable: untestable.toml)
 
 
 @pytest.mark.clause("XS-05")
@@ -269,19 +270,6 @@ def test_xs14_wait_on_an_event_never_recorded(dev: Dev) -> None:
     expect.eq(len(tasks), 0, "tasks captured by the wait")
 
 
-@pytest.mark.clause("XS-06")
-def test_xs06_captured_event_never_recorded(dev: Dev) -> None:
-    """XS-06 An event captured by a reset but never recorded makes CaptureEnd return 107024."""
-    s = dev.stream()
-    e = dev.event()
-    dev.begin(s)
-    # aclrtResetEvent on a capturing stream captures the event without recording it
-    expect.ok(dev.b.reset_event(e, s), "aclrtResetEvent in capture (setup)")
-    rc, m = dev.end_rc(s)
-    expect.rc(rc, Err.RT_CAPTURE_DEPENDENCY, "aclmdlRICaptureEnd")
-    expect.eq(m, None, "modelRI out-param of the failed CaptureEnd")
-
-
 # ---------------------------------------------------------------------------------------------
 # XS-07: cross-model event use
 
@@ -289,22 +277,29 @@ def test_xs06_captured_event_never_recorded(dev: Dev) -> None:
 @pytest.mark.clause("XS-07")
 @pytest.mark.parametrize("op", ["wait", "reset"])
 def test_xs07_cross_model_event_invalidates_both(dev: Dev, op: str) -> None:
-    """XS-07 Capture A's event waited on or reset on a stream capturing into B: 107032, then both
-    ends 507903 (TerminateCapture on both models, `api/impl/api_impl.cc:1641, 2236`,
-    `feature/aclgraph/capture_model_utils.cc:125-139`)."""
+    """XS-07 Capture A's event waited on on a stream capturing into B: 107032, then both ends
+    507903 (TerminateCapture on both models, `api/impl/api_impl.cc:1641`,
+    `feature/aclgraph/capture_model_utils.cc:125-139`). The reset half cannot be reached through
+    the API: ApiImpl::EventReset refuses an aclrtCreateEventExWithFlag (new-mode) event with
+    207000 before it looks at the capture (`api/impl/api_impl.cc:2210-2214`; the capture path
+    and its TerminateCapture come after, `:2218-2237`), so [reset] asserts that answer: 207000
+    and neither capture invalidated, both end with 0."""
     s_a, s_b = dev.stream(), dev.stream()
     e = dev.event()
     dev.begin(s_a)
     dev.begin(s_b)
     expect.ok(dev.b.record_event(e, s_a), "aclrtRecordEvent in capture A")
     if op == "wait":
-        rc = dev.b.stream_wait_event(s_b, e)
+        expect.rc(dev.b.stream_wait_event(s_b, e), Err.STREAM_CAPTURE_CONFLICT,
+                  "cross-model wait on capture B")
+        want = Err.RT_STREAM_CAPTURE_INVALIDATED
     else:
-        rc = dev.b.reset_event(e, s_b)
-    expect.rc(rc, Err.STREAM_CAPTURE_CONFLICT, f"cross-model {op} on capture B")
+        expect.rc(dev.b.reset_event(e, s_b), Err.RT_FEATURE_NOT_SUPPORT,
+                  "cross-model reset on capture B (refused before the capture is looked at)")
+        want = Err.SUCCESS
     for name, s in (("A", s_a), ("B", s_b)):
         rc, _ = dev.end_rc(s)
-        expect.rc(rc, Err.RT_STREAM_CAPTURE_INVALIDATED, f"aclmdlRICaptureEnd (capture {name})")
+        expect.rc(rc, want, f"aclmdlRICaptureEnd (capture {name})")
 
 
 @pytest.mark.clause("XS-12")

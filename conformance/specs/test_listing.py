@@ -45,7 +45,11 @@ class Rich:
 
 
 def _capture_rich(dev: Dev) -> Rich:
-    """kernel, memcpyAsync, record, wait, reset, memsetAsync, [value write, value wait], kernel."""
+    """kernel, memcpyAsync, record, wait, memsetAsync, [value write, value wait], kernel; then
+    the EVENT_RESET CaptureEnd appends to the origin for the captured record (XS-08). A user's
+    aclrtResetEvent never captures a task: the runtime refuses it with 207000 for an
+    aclrtCreateEventExWithFlag event (ApiImpl::EventReset, `api/impl/api_impl.cc:2210-2214`)
+    and for an old-mode event on a capturing stream (`:2239-2243`)."""
     b = dev.b
     s = dev.stream()
     e = dev.event()
@@ -58,17 +62,18 @@ def _capture_rich(dev: Dev) -> Rich:
                              MemcpyKind.DEVICE_TO_DEVICE, s), "aclrtMemcpyAsync (capture)")
     expect.ok(b.record_event(e, s), "aclrtRecordEvent (capture)")
     expect.ok(b.stream_wait_event(s, e), "aclrtStreamWaitEvent (capture)")
-    expect.ok(b.reset_event(e, s), "aclrtResetEvent (capture)")
     expect.ok(b.memset_async(dst.addr, dst.nbytes, 0, dst.nbytes, s), "aclrtMemsetAsync (capture)")
-    expected = [TaskType.KERNEL, TaskType.EVENT_RECORD, TaskType.EVENT_WAIT, TaskType.EVENT_RESET]
+    expected = [TaskType.KERNEL, TaskType.EVENT_RECORD, TaskType.EVENT_WAIT]
     if values:
         expect.ok(b.value_write(word, 5, 0, s), "aclrtValueWrite (capture)")
         expect.ok(b.value_wait(word, 5, ValueWaitFlag.EQ, s), "aclrtValueWait (capture)")
         expected += [TaskType.VALUE_WRITE, TaskType.VALUE_WAIT]
     dev.fill(s, out, 2)
     expected.append(TaskType.KERNEL)
-    # memcpyAsync follows the first kernel (index 0), memsetAsync follows the reset (index 3)
-    return Rich(dev.end(s), s, e, expected, [0, 3])
+    # the record's EVENT_RESET, appended by CaptureEnd after the origin's user tasks (XS-08)
+    expected.append(TaskType.EVENT_RESET)
+    # memcpyAsync follows the first kernel (index 0), memsetAsync follows the wait (index 2)
+    return Rich(dev.end(s), s, e, expected, [0, 2])
 
 
 def _only_stream(dev: Dev, model: Any) -> Any:
@@ -360,13 +365,13 @@ def test_type_01_values_in_enumeration(dev: Dev) -> None:
 @pytest.mark.clause("TYPE-02")
 @pytest.mark.requires(Cap.TASK_TYPE)
 def test_type_02_api_to_type_mapping(dev: Dev) -> None:
-    """TYPE-02 Launch→KERNEL, Record→EVENT_RECORD, Wait→EVENT_WAIT, Reset→EVENT_RESET, ValueWrite/Wait→VALUE_*, memcpy/memset→DEFAULT."""
+    """TYPE-02 Launch→KERNEL, Record→EVENT_RECORD, Wait→EVENT_WAIT, reset (CaptureEnd's, XS-08)→EVENT_RESET, ValueWrite/Wait→VALUE_*, memcpy/memset→DEFAULT."""
     rich = _capture_rich(dev)
     types = [dev.type_of(t) for t in dev.tasks_of(_only_stream(dev, rich.model))]
     typed = [(i, t) for i, t in enumerate(types) if t != TaskType.DEFAULT]
     head = [t for _, t in typed[:len(rich.expected)]]
     expect.eq(head, rich.expected, "non-DEFAULT task types in list order")
-    # anything after the user's tasks is runtime-added (XS-08 resets at CaptureEnd)
+    # anything after these is runtime-added too (XS-08 resets at CaptureEnd)
     tail = [t for _, t in typed[len(rich.expected):]]
     expect.true(all(t == TaskType.EVENT_RESET for t in tail), "types after the user's tasks",
                 "only EVENT_RESET", tail)

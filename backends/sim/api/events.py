@@ -213,27 +213,24 @@ class EventsApi:
 
     @guarded()
     def reset_event(self, event: Any, stream: Any) -> int:
-        """aclrtResetEvent. An unbound external event: see :meth:`_external_event_task`. No
-        SYNC -> 107000 (XS-09). In capture: an EVENT_RESET task on the internal event (the
-        event becomes captured); other capture's event -> 107032."""
+        """aclrtResetEvent as the runtime answers it. An unbound external event: see
+        :meth:`_external_event_task` (Event::IsCapturing / ToBeCaptured are false for
+        RT_EVENT_EXTERNAL, `feature/aclgraph/event_capture.cc:174-196`, so the plain reset goes
+        on the stream). An event without a wait task -> 207000 (ApiErrorDecorator::EventReset,
+        `api/impl/api_error.cc:1760-1762`); a new-mode event (aclrtCreateEventExWithFlag) ->
+        207000 on any stream, in or out of capture (ApiImpl::EventReset,
+        `api/impl/api_impl.cc:2210-2214`); an old-mode event on a capturing stream -> 207000
+        (`:2239-2243`). Otherwise the plain reset. So a user's reset never captures a task
+        (XS-06 and XS-07's reset are unreachable)."""
         rc, ev, st = self._event_on_stream(event, stream)
         if rc:
             return rc
         if self._external_unbound(ev):
             return self._external_event_task(st, ev, TaskType.EVENT_RESET)
-        if not ev.has_wait_task:
-            return E_PARAM
+        if not ev.has_wait_task or ev.api == "ex":
+            return int(Err.RT_FEATURE_NOT_SUPPORT)
         if st.capturing:
-            sess: CaptureSession = st.session
-            if ev.binding is not None and ev.binding is not sess.model:
-                return self._conflict(sess, ev)
-            if ev.old_mode:
-                return int(Err.RT_FEATURE_NOT_SUPPORT)
-            me = self._bind(ev, sess.model)
-            self._append(st, TaskRecord(TaskType.EVENT_RESET, event=me, event_flag=ev.flags))
-            return OK
-        if st.default and ev.binding is not None:
-            return int(Err.RT_STREAM_CAPTURE_IMPLICIT)
+            return int(Err.RT_FEATURE_NOT_SUPPORT)
         self._enqueue(st, ResetOp(ev.state))
         return OK
 

@@ -64,6 +64,27 @@ MDLRI_API aclError aclrtDestroyEvent(aclrtEvent event) {
     return rc;
 }
 
+/* aclrtResetEvent's refusals, as the runtime answers them (all 207000): an event without a
+ * wait task (ApiErrorDecorator::EventReset, api_error.cc:1760-1762); an
+ * aclrtCreateEventExWithFlag (new-mode) event on any stream, in or out of capture
+ * (ApiImpl::EventReset, api_impl.cc:2210-2214); an old-mode event on a capturing stream
+ * (:2239-2243). An ACL_EVENT_EXTERNAL event is neither capturing nor to be captured
+ * (event_capture.cc:174-196): its plain reset goes on the stream. So a user's reset never
+ * captures a task of its own. Caller holds g_lock. */
+static aclError reset_refused(const emu_event *e, emu_stream *s) {
+    if (e->flags & ACL_EVENT_EXTERNAL) return ACL_SUCCESS;
+    if (e->flags && !(e->flags & (ACL_EVENT_SYNC | 0x4u | ACL_EVENT_IPC)))
+        return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                       "aclrtResetEvent: flag 0x%x has no wait task, nothing to reset", e->flags);
+    if (e->new_mode)
+        return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                       "aclrtResetEvent: an aclrtCreateEventExWithFlag event cannot be reset");
+    if (emu_is_capturing(s))
+        return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                       "aclrtResetEvent: an old-mode event cannot be reset on a capturing stream");
+    return ACL_SUCCESS;
+}
+
 static aclError event_op(aclrtEvent event, aclrtStream stream, int op, const char *fn) {
     if (!event) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", fn);
     NEED_CTX();
@@ -72,6 +93,7 @@ static aclError event_op(aclrtEvent event, aclrtStream stream, int op, const cha
     emu_stream *s = NULL;
     aclError rc = event_get(event, &e, fn);
     if (rc == ACL_SUCCESS) rc = emu_stream_get(stream, &s, 1, fn);
+    if (rc == ACL_SUCCESS && op == OP_EV_RESET) rc = reset_refused(e, s);
     if (rc == ACL_SUCCESS) rc = emu_admit(s, op); /* task groups (taskgroups.c) */
     if (rc != ACL_SUCCESS) goto out;
     if (emu_is_capturing(s) || (op == OP_EV_WAIT && e->cap_model)) {
