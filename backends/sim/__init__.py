@@ -125,8 +125,9 @@ CHOICES: dict[str, str] = {
                             "stream returns 107000 (abi.md §5.3, newer chips).",
     "capture-forbidden-flags": "Only DEVICE_USE_ONLY streams refuse CaptureBegin (507000, "
                                "CAP-18); PERSISTENT streams can be captured (no binding API).",
-    "default-stream-events": "Recording or waiting on an event bound to an open "
-                             "capture on the default stream (None) returns 107031.",
+    "default-stream-events": "Waiting on the default stream (None) for an event bound to an "
+                             "open capture returns 107031; recording it there is a plain "
+                             "record, 0 (CAP-08).",
     "event-wait-task": "Events without SYNC (except aclrtCreateEvent ones) have no wait task "
                        "inside and outside capture: StreamWaitEvent -> 107000, ResetEvent "
                        "-> 207000 (api_error.cc:1760-1762), "
