@@ -420,6 +420,42 @@ def test_memset_count_zero_comes_before_every_check(dev: Dev) -> None:
     expect.eq(dev.read(a), np.full(8, SENTINEL, dtype=np.int32), "buffer after the count-0 fills")
 
 
+@pytest.mark.clause("RT-18", "MODE-13")
+@pytest.mark.requires(Cap.DATA_MOVEMENT, Cap.THREADS, Cap.CAPTURE, Cap.LISTING)
+def test_memcpy_count_zero_comes_before_every_check(dev: Dev) -> None:
+    """RT-18: count 0 is aclrtMemcpy[Async]'s first test (`src/acl/aclrt_impl/memory.cpp:
+    653-656`, `:688-691`, before the NULL checks, the kind and the runtime): NULL pointers and
+    an invalid kind with count 0 return 0, in a thread without a context too; aclrtMemcpy
+    with count 0 in a GLOBAL capture returns 0, not 107030 (MODE-13 is the runtime's check);
+    aclrtMemcpyAsync with count 0 on a capturing stream returns 0 and captures no task; and
+    nothing is copied."""
+    s = dev.stream()
+    a, b = dev.buffer(list(range(1, 9))), dev.buffer(n=8)
+    d2d = MemcpyKind.DEVICE_TO_DEVICE
+    expect.rc(dev.b.memcpy(None, 0, None, 0, d2d), Err.SUCCESS, "aclrtMemcpy(NULL, NULL, count 0)")
+    expect.rc(dev.b.memcpy(b.addr, b.nbytes, a.addr, 0, 99), Err.SUCCESS,
+              "aclrtMemcpy(count 0, kind 99)")
+    expect.rc(dev.b.memcpy_async(None, 0, None, 0, d2d, s), Err.SUCCESS,
+              "aclrtMemcpyAsync(NULL, NULL, count 0)")
+    rcs = in_thread(dev.b, lambda: (dev.b.memcpy(None, 0, None, 0, d2d),
+                                    dev.b.memcpy_async(None, 0, None, 0, d2d, None)),
+                    set_device=False)
+    expect.rc(rcs[0], Err.SUCCESS, "aclrtMemcpy(NULL, count 0) without a context")
+    expect.rc(rcs[1], Err.SUCCESS, "aclrtMemcpyAsync(NULL, count 0) without a context")
+    dev.begin(s, CaptureMode.GLOBAL)
+    try:
+        sync_rc = dev.b.memcpy(b.addr, b.nbytes, a.addr, 0, d2d)
+        async_rc = dev.b.memcpy_async(b.addr, b.nbytes, a.addr, 0, d2d, s)
+    finally:
+        m = dev.end(s)
+    expect.rc(sync_rc, Err.SUCCESS, "aclrtMemcpy(count 0) during a GLOBAL capture")
+    expect.rc(async_rc, Err.SUCCESS, "aclrtMemcpyAsync(count 0) on the capturing stream")
+    expect.eq(len(dev.tasks_of_type(m, TaskType.DEFAULT)), 0,
+              "DEFAULT (memcpy) tasks captured by the count-0 aclrtMemcpyAsync")
+    dev.sync(s)
+    expect.eq(dev.read(b), np.full(8, SENTINEL, dtype=np.int32), "buffer after the count-0 copies")
+
+
 # ---------------------------------------------------------------------------------------------
 # RT-10: the *WithFlag event calls with the DEFAULT flag
 

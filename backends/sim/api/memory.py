@@ -18,7 +18,8 @@ from .checks import E_NULL, E_PARAM, OK, is_int
 
 
 def _zero(count: Any) -> bool:
-    """A count of 0: aclrtMemset[Async] return ACL_SUCCESS at once (RT-09)."""
+    """A count of 0: aclrtMemset[Async] (RT-09) and aclrtMemcpy[Async] (RT-18) return
+    ACL_SUCCESS at once."""
     return is_int(count) and count == 0
 
 
@@ -113,21 +114,29 @@ class MemoryApi:
                        for p in (dst, src)) or isinstance(src, (bytes, bytearray, memoryview))
         return OK, d, s, pageable
 
-    @guarded()
+    @guarded(lambda a: OK if _zero(a["count"]) else NO_CTX)
     def memcpy(self, dst: int | np.ndarray, dest_max: int, src: int | np.ndarray,
                count: int, kind: int) -> int:
-        """aclrtMemcpy: synchronous and "unsafe" (MODE-01): 107030 when blocked (MODE-13)."""
+        """aclrtMemcpy: synchronous and "unsafe" (MODE-01): 107030 when blocked (MODE-13).
+        Count 0 returns 0 before any other check, the context's included
+        (`src/acl/aclrt_impl/memory.cpp:653-656`, RT-18)."""
+        if _zero(count):
+            return OK
         rc, d, s, _ = self._check_copy(dst, dest_max, src, count, kind)
         if rc:
             return rc
         return self._run_now(lambda: MemcpyOp(d, s, int(count)))
 
-    @guarded()
+    @guarded(lambda a: OK if _zero(a["count"]) else NO_CTX)
     def memcpy_async(self, dst: int | np.ndarray, dest_max: int, src: int | np.ndarray,
                      count: int, kind: int, stream: Any) -> int:
-        """aclrtMemcpyAsync. Capturing stream: a DEFAULT task reading host memory at execution
-        (CAP-19); pageable host memory -> 107000 (MODE-14). Non-capturing stream with pageable
-        memory: done synchronously after the stream drains, "unsafe" -> 107041 (MODE-13)."""
+        """aclrtMemcpyAsync. Count 0 returns 0 before any other check and issues nothing
+        (`src/acl/aclrt_impl/memory.cpp:688-691`, RT-18). Capturing stream: a DEFAULT task
+        reading host memory at execution (CAP-19); pageable host memory -> 107000 (MODE-14).
+        Non-capturing stream with pageable memory: done synchronously after the stream
+        drains, "unsafe" -> 107041 (MODE-13)."""
+        if _zero(count):
+            return OK
         rc, d, s, pageable = self._check_copy(dst, dest_max, src, count, kind)
         if rc:
             return rc

@@ -184,8 +184,12 @@ static aclError check_copy(const char *fn, void *dst, size_t destMax, const void
     return ACL_SUCCESS;
 }
 
+/* aclrtMemcpy[Async] with count 0 return ACL_SUCCESS before any other check (NULL pointers,
+ * kind, context, capture mode, stream) and issue nothing (RT-18: src/acl/aclrt_impl/memory.cpp:
+ * 653-656, 688-691). */
 MDLRI_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                                aclrtMemcpyKind kind) {
+    if (count == 0) return ACL_SUCCESS;
     if (!dst || !src) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: NULL pointer");
     NEED_CTX();
     LOCK();
@@ -205,6 +209,7 @@ MDLRI_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_
 
 MDLRI_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
                                     aclrtMemcpyKind kind, aclrtStream stream) {
+    if (count == 0) return ACL_SUCCESS;
     if (!dst || !src) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: NULL pointer");
     NEED_CTX();
     LOCK();
