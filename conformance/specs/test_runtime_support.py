@@ -19,7 +19,7 @@ from mdlri_conformance.backends.contract import (
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
-from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Dev, in_thread
+from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Buf, Dev, in_thread
 from mdlri_conformance.conformance.specs._setups import begin_build, persistent_stream
 
 X = np.arange(1, 9, dtype=np.int32)
@@ -388,6 +388,39 @@ def test_memset_count_zero_and_past_max(dev: Dev) -> None:
               "buffer after the count-0 fills and the refused fill")
 
 
+def _target(t: Buf | None) -> tuple[int | None, int]:
+    """(address, capacity) of a call's target buffer; (NULL, 0) for None."""
+    return (None, 0) if t is None else (t.addr, t.nbytes)
+
+
+def _count_zero_first(dev: Dev, name: str, sync: Callable[[Buf | None], int],
+                      enqueue: Callable[[Buf | None, Any], int], out: Buf) -> None:
+    """The count-0 observables of a synchronous call and its Async twin, each given the target
+    buffer (None: NULL pointers) and the Async one a stream: 0 with NULL pointers, in a thread
+    without a context too; 0 for the synchronous call in a GLOBAL capture, not 107030
+    (MODE-13 is the runtime's check); 0 and no captured task for the Async call on the
+    capturing stream; ``out`` left untouched."""
+    s = dev.stream()
+    expect.rc(sync(None), Err.SUCCESS, f"aclrt{name}(NULL, count 0)")
+    expect.rc(enqueue(None, s), Err.SUCCESS, f"aclrt{name}Async(NULL, count 0)")
+    rcs = in_thread(dev.b, lambda: (sync(None), enqueue(None, None)), set_device=False)
+    expect.rc(rcs[0], Err.SUCCESS, f"aclrt{name}(NULL, count 0) without a context")
+    expect.rc(rcs[1], Err.SUCCESS, f"aclrt{name}Async(NULL, count 0) without a context")
+    dev.begin(s, CaptureMode.GLOBAL)
+    try:
+        sync_rc = sync(out)
+        async_rc = enqueue(out, s)
+    finally:
+        m = dev.end(s)
+    expect.rc(sync_rc, Err.SUCCESS, f"aclrt{name}(count 0) during a GLOBAL capture")
+    expect.rc(async_rc, Err.SUCCESS, f"aclrt{name}Async(count 0) on the capturing stream")
+    expect.eq(len(dev.tasks_of_type(m, TaskType.DEFAULT)), 0,
+              f"DEFAULT tasks captured by the count-0 aclrt{name}Async")
+    dev.sync(s)
+    expect.eq(dev.read(out), np.full(out.n, SENTINEL, dtype=np.int32),
+              f"buffer after the count-0 aclrt{name} calls")
+
+
 @pytest.mark.clause("RT-09", "MODE-13")
 @pytest.mark.requires(Cap.DATA_MOVEMENT, Cap.THREADS, Cap.CAPTURE, Cap.LISTING)
 def test_memset_count_zero_comes_before_every_check(dev: Dev) -> None:
@@ -396,28 +429,12 @@ def test_memset_count_zero_comes_before_every_check(dev: Dev) -> None:
     devPtr with count 0 returns 0, in a thread without a context too; aclrtMemset with count 0
     in a GLOBAL capture returns 0, not 107030 (MODE-13 is the runtime's check); and
     aclrtMemsetAsync with count 0 on a capturing stream returns 0 and captures no task."""
-    s = dev.stream()
-    a = dev.buffer(n=8)
-    expect.rc(dev.b.memset(None, 0, 0x5A, 0), Err.SUCCESS, "aclrtMemset(NULL, count 0)")
-    expect.rc(dev.b.memset_async(None, 0, 0x5A, 0, s), Err.SUCCESS,
-              "aclrtMemsetAsync(NULL, count 0)")
-    rcs = in_thread(dev.b, lambda: (dev.b.memset(None, 0, 0x5A, 0),
-                                    dev.b.memset_async(None, 0, 0x5A, 0, None)),
-                    set_device=False)
-    expect.rc(rcs[0], Err.SUCCESS, "aclrtMemset(NULL, count 0) without a context")
-    expect.rc(rcs[1], Err.SUCCESS, "aclrtMemsetAsync(NULL, count 0) without a context")
-    dev.begin(s, CaptureMode.GLOBAL)
-    try:
-        sync_rc = dev.b.memset(a.addr, a.nbytes, 0x5A, 0)
-        async_rc = dev.b.memset_async(a.addr, a.nbytes, 0x5A, 0, s)
-    finally:
-        m = dev.end(s)
-    expect.rc(sync_rc, Err.SUCCESS, "aclrtMemset(count 0) during a GLOBAL capture")
-    expect.rc(async_rc, Err.SUCCESS, "aclrtMemsetAsync(count 0) on the capturing stream")
-    expect.eq(len(dev.tasks_of_type(m, TaskType.DEFAULT)), 0,
-              "DEFAULT (memset) tasks captured by the count-0 aclrtMemsetAsync")
-    dev.sync(s)
-    expect.eq(dev.read(a), np.full(8, SENTINEL, dtype=np.int32), "buffer after the count-0 fills")
+    b = dev.b
+    _count_zero_first(
+        dev, "Memset",
+        lambda t: b.memset(*_target(t), 0x5A, 0),
+        lambda t, st: b.memset_async(*_target(t), 0x5A, 0, st),
+        dev.buffer(n=8))
 
 
 @pytest.mark.clause("RT-18", "MODE-13")
@@ -429,31 +446,16 @@ def test_memcpy_count_zero_comes_before_every_check(dev: Dev) -> None:
     with count 0 in a GLOBAL capture returns 0, not 107030 (MODE-13 is the runtime's check);
     aclrtMemcpyAsync with count 0 on a capturing stream returns 0 and captures no task; and
     nothing is copied."""
-    s = dev.stream()
-    a, b = dev.buffer(list(range(1, 9))), dev.buffer(n=8)
+    b = dev.b
+    src, out = dev.buffer(list(range(1, 9))), dev.buffer(n=8)
     d2d = MemcpyKind.DEVICE_TO_DEVICE
-    expect.rc(dev.b.memcpy(None, 0, None, 0, d2d), Err.SUCCESS, "aclrtMemcpy(NULL, NULL, count 0)")
-    expect.rc(dev.b.memcpy(b.addr, b.nbytes, a.addr, 0, 99), Err.SUCCESS,
+    expect.rc(b.memcpy(out.addr, out.nbytes, src.addr, 0, 99), Err.SUCCESS,
               "aclrtMemcpy(count 0, kind 99)")
-    expect.rc(dev.b.memcpy_async(None, 0, None, 0, d2d, s), Err.SUCCESS,
-              "aclrtMemcpyAsync(NULL, NULL, count 0)")
-    rcs = in_thread(dev.b, lambda: (dev.b.memcpy(None, 0, None, 0, d2d),
-                                    dev.b.memcpy_async(None, 0, None, 0, d2d, None)),
-                    set_device=False)
-    expect.rc(rcs[0], Err.SUCCESS, "aclrtMemcpy(NULL, count 0) without a context")
-    expect.rc(rcs[1], Err.SUCCESS, "aclrtMemcpyAsync(NULL, count 0) without a context")
-    dev.begin(s, CaptureMode.GLOBAL)
-    try:
-        sync_rc = dev.b.memcpy(b.addr, b.nbytes, a.addr, 0, d2d)
-        async_rc = dev.b.memcpy_async(b.addr, b.nbytes, a.addr, 0, d2d, s)
-    finally:
-        m = dev.end(s)
-    expect.rc(sync_rc, Err.SUCCESS, "aclrtMemcpy(count 0) during a GLOBAL capture")
-    expect.rc(async_rc, Err.SUCCESS, "aclrtMemcpyAsync(count 0) on the capturing stream")
-    expect.eq(len(dev.tasks_of_type(m, TaskType.DEFAULT)), 0,
-              "DEFAULT (memcpy) tasks captured by the count-0 aclrtMemcpyAsync")
-    dev.sync(s)
-    expect.eq(dev.read(b), np.full(8, SENTINEL, dtype=np.int32), "buffer after the count-0 copies")
+    _count_zero_first(
+        dev, "Memcpy",
+        lambda t: b.memcpy(*_target(t), None if t is None else src.addr, 0, d2d),
+        lambda t, st: b.memcpy_async(*_target(t), None if t is None else src.addr, 0, d2d, st),
+        out)
 
 
 # ---------------------------------------------------------------------------------------------
