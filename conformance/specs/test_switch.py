@@ -198,7 +198,8 @@ def test_null_stream_arguments(dev: Dev) -> None:
     """ERR-33: a NULL stream handle to aclrtActiveStream, aclrtSwitchStream, aclrtSetLabel and
     aclrtSwitchLabelByIndex is refused by the ACL layer with 100000 (ACL_REQUIRES_NOT_NULL,
     `src/acl/aclrt_impl/stream.cpp:345-346, 362-367`, `label.cpp:38-39, 89-91`), before the
-    runtime's bound-stream check (BLD-09); the other arguments here are valid."""
+    runtime's bound-stream check (BLD-09); the other arguments here are valid. So is a NULL
+    ptr or labelList of aclrtSwitchLabelByIndex on a bound stream, each alone."""
     b = dev.b
     m = begin_build(dev)
     head = _bind(dev, m, ModelStreamFlag.HEAD)
@@ -220,3 +221,8 @@ def test_null_stream_arguments(dev: Dev) -> None:
     dev.track("destroy_label_list", lambda: b.destroy_label_list(lst))
     expect.rc(b.switch_label_by_index(v, 1, lst, None), Err.INVALID_PARAM,
               "aclrtSwitchLabelByIndex(stream NULL)")
+    # each of ptr and labelList is checked on its own (label.cpp:89-90), the stream valid
+    expect.rc(b.switch_label_by_index(None, 1, lst, head), Err.INVALID_PARAM,
+              "aclrtSwitchLabelByIndex(ptr NULL)")
+    expect.rc(b.switch_label_by_index(v, 1, None, head), Err.INVALID_PARAM,
+              "aclrtSwitchLabelByIndex(labelList NULL)")
