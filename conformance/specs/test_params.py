@@ -461,36 +461,14 @@ def test_setp_07_kernel_to_value_write(dev: Dev) -> None:
 @pytest.mark.clause("SETP-07")
 @pytest.mark.requires(*SETP, *GETP, Cap.VALUE_TASKS)
 @pytest.mark.requires(Cap.BLOCKING_WAIT)
-def test_setp_07_value_write_to_value_wait(dev: Dev) -> None:
-    """SETP-07 SetParams(VALUE_WAIT) converts a VALUE_WRITE task; after Update the write no longer happens."""
-    b = dev.b
-    s = dev.stream()
-    word, cond = dev.buffer64(0), dev.buffer64(0)
-    dev.begin(s)
-    expect.ok(b.value_write(word, 3, 0, s), "aclrtValueWrite (capture)")
-    model = dev.end(s)
-    [task] = _typed(dev, model)[TaskType.VALUE_WRITE]
-    params = TaskParams(type=TaskType.VALUE_WAIT, value_wait=ValueWaitTaskParams(
-        dev_addr=cond, value=0, flag=ValueWaitFlag.GEQ))  # already satisfied: 0 - 0 >= 0
-    expect.ok(b.task_set_params(task, params), "SetParams(VALUE_WAIT) on a VALUE_WRITE task")
-    p = dev.params_of(task)
-    expect.eq((p.type, p.value_wait.dev_addr, p.value_wait.value, p.value_wait.flag),
-              (TaskType.VALUE_WAIT, cond, 0, ValueWaitFlag.GEQ), "GetParams after the conversion")
-    expect.ok(b.update(model), "aclmdlRIUpdate")
-    dev.execute(model, s)
-    expect.eq(dev.read64(word), 0, "word the former VALUE_WRITE targeted")
-
-
-@pytest.mark.clause("SETP-07")
-@pytest.mark.requires(*SETP, *GETP, Cap.VALUE_TASKS)
-@pytest.mark.requires(Cap.BLOCKING_WAIT)
-@pytest.mark.parametrize("flag", [ValueWaitFlag.EQ, ValueWaitFlag.NOR])
-def test_setp_07_value_wait_takes_every_flag(dev: Dev, flag: int) -> None:
-    """SETP-07 SetParams(VALUE_WAIT) keeps the flag it is given, the last of the four (NOR)
-    too: GetParams shows it, and after Update the wait holds on a word its condition accepts
-    (EQ 0 == 0; NOR ~(0 | 0) != 0, abi.md §3.5), so the execution completes and the converted
-    VALUE_WRITE no longer writes (the runtime stores the flag as given,
-    `core/src/task/task_info/memory/memory_task.cc:751-762, 401-410`)."""
+@pytest.mark.parametrize("flag", [ValueWaitFlag.GEQ, ValueWaitFlag.EQ, ValueWaitFlag.NOR],
+                         ids=["GEQ", "EQ", "NOR"])
+def test_setp_07_value_write_to_value_wait(dev: Dev, flag: int) -> None:
+    """SETP-07 SetParams(VALUE_WAIT) converts a VALUE_WRITE task and keeps the flag it is
+    given, the last of the four (NOR) too: GetParams shows it, and after Update the wait holds
+    on a word its condition accepts (GEQ 0 - 0 >= 0; EQ 0 == 0; NOR ~(0 | 0) != 0, abi.md
+    §3.5), so the execution completes and the write no longer happens (the runtime stores the
+    flag as given, `core/src/task/task_info/memory/memory_task.cc:751-762, 401-410`)."""
     b = dev.b
     s = dev.stream()
     word, cond = dev.buffer64(0), dev.buffer64(0)
@@ -500,8 +478,10 @@ def test_setp_07_value_wait_takes_every_flag(dev: Dev, flag: int) -> None:
     [task] = _typed(dev, model)[TaskType.VALUE_WRITE]
     params = TaskParams(type=TaskType.VALUE_WAIT, value_wait=ValueWaitTaskParams(
         dev_addr=cond, value=0, flag=flag))
-    expect.ok(b.task_set_params(task, params), f"SetParams(VALUE_WAIT, flag {flag})")
-    expect.eq(dev.params_of(task).value_wait.flag, flag, "GetParams flag after the conversion")
+    expect.ok(b.task_set_params(task, params), "SetParams(VALUE_WAIT) on a VALUE_WRITE task")
+    p = dev.params_of(task)
+    expect.eq((p.type, p.value_wait.dev_addr, p.value_wait.value, p.value_wait.flag),
+              (TaskType.VALUE_WAIT, cond, 0, flag), "GetParams after the conversion")
     expect.ok(b.update(model), "aclmdlRIUpdate")
     dev.execute(model, s)
     expect.eq(dev.read64(word), 0, "word the former VALUE_WRITE targeted")
