@@ -15,6 +15,8 @@ from mdlri_conformance.conformance.engine.graphs import (
 )
 from mdlri_conformance.conformance.engine.observe import first_difference
 
+from .runner_helpers import Wrapped
+
 X = [1, 2, 3, 4, 5, 6, 7, 8]
 COPY = {"src": 0, "dst": 1, "n": 8}
 
@@ -83,6 +85,24 @@ def test_destroy_waits_for_the_blocked_execution_it_releases() -> None:
             b.close()
 
 
+class AcceptsOutsideWait(Wrapped):
+    """Answers 0 where the wait on an event recorded outside the capture is 107024 (XS-05)."""
+
+    def stream_wait_event(self, stream: Any, event: Any) -> int:
+        rc = self._inner.stream_wait_event(stream, event)
+        return 0 if rc == 107024 else rc
+
+
+class RefusesFirstWait(Wrapped):
+    """Answers the first wait of the replay as if it were XS-05's (107024)."""
+
+    waits = 0
+
+    def stream_wait_event(self, stream: Any, event: Any) -> int:
+        self.waits += 1
+        return 107024 if self.waits == 1 else self._inner.stream_wait_event(stream, event)
+
+
 def test_outside_wait_is_refused_and_captures_nothing() -> None:
     """XS-05: the wait answers 107024 mid-capture and the capture goes on; a backend that
     accepts it differs at that observation."""
@@ -97,15 +117,7 @@ def test_outside_wait_is_refused_and_captures_nothing() -> None:
     try:
         assert first_difference(exp, runner.replay(b, case)) is None
 
-        class Accepting:
-            def __getattr__(self, name: str) -> Any:
-                return getattr(b, name)
-
-            def stream_wait_event(self, stream: Any, event: Any) -> int:
-                rc = b.stream_wait_event(stream, event)
-                return 0 if rc == 107024 else rc
-
-        diff = first_difference(exp, runner.replay(Accepting(), case))  # type: ignore[arg-type]
+        diff = first_difference(exp, runner.replay(AcceptsOutsideWait(b), case))
         assert diff is not None and diff.expected is not None
         assert diff.expected.what == "ops[2] rc"
     finally:
@@ -129,18 +141,7 @@ def test_stray_wait_answers_0_and_captures_nothing() -> None:
     try:
         assert first_difference(exp, runner.replay(b, case)) is None
 
-        class Refusing:
-            """Answers the first wait (ops[0], on the fresh event) as if it were XS-05's."""
-            waits = 0
-
-            def __getattr__(self, name: str) -> Any:
-                return getattr(b, name)
-
-            def stream_wait_event(self, stream: Any, event: Any) -> int:
-                self.waits += 1
-                return 107024 if self.waits == 1 else b.stream_wait_event(stream, event)
-
-        diff = first_difference(exp, runner.replay(Refusing(), case))  # type: ignore[arg-type]
+        diff = first_difference(exp, runner.replay(RefusesFirstWait(b), case))
         assert diff is not None and diff.expected is not None
         assert diff.expected.what == "ops[0] rc"
     finally:
