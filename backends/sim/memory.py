@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -159,6 +160,24 @@ class DeviceMemorySpace:
                 + (f" (nearest allocation {alloc.base:#x}+{alloc.size})" if alloc else ""))
         return alloc, addr - alloc.base
 
+    def _span(self, addr: Any, nbytes: Any) -> tuple[Allocation, int] | None:
+        """(allocation, offset) when one live allocation holds ``[addr, addr + nbytes)``,
+        else None (never raises, unlike :meth:`_locate`)."""
+        if type(addr) is not int or type(nbytes) is not int or nbytes < 0:
+            return None
+        alloc = self.find(addr)
+        if alloc is None or addr + nbytes > alloc.end:
+            return None
+        return alloc, addr - alloc.base
+
+    @staticmethod
+    def _keep(cache: dict[tuple[int, int], np.ndarray], key: tuple[int, int],
+              v: np.ndarray) -> np.ndarray:
+        if len(cache) >= 4096:
+            cache.clear()
+        cache[key] = v
+        return v
+
     def view(self, addr: int, nbytes: int) -> np.ndarray | None:
         """A writable uint8 view of ``[addr, addr + nbytes)`` when one live allocation holds
         it, else None (never raises: the caller then takes the path that reports the bad
@@ -167,17 +186,11 @@ class DeviceMemorySpace:
         v = self._views.get(key)
         if v is not None:
             return v
-        if type(addr) is not int or type(nbytes) is not int or nbytes < 0:
+        span = self._span(addr, nbytes)
+        if span is None:
             return None
-        alloc = self.find(addr)
-        if alloc is None or addr + nbytes > alloc.end:
-            return None
-        off = addr - alloc.base
-        v = alloc.data[off:off + nbytes]
-        if len(self._views) >= 4096:
-            self._views.clear()
-        self._views[key] = v
-        return v
+        alloc, off = span
+        return self._keep(self._views, key, alloc.data[off:off + nbytes])
 
     def view_i32(self, addr: int, count: int) -> np.ndarray | None:
         """:meth:`view` of ``count`` little-endian int32 values (the catalog kernels' data),
@@ -186,12 +199,10 @@ class DeviceMemorySpace:
         v = self._views_i32.get(key)
         if v is not None:
             return v
-        if type(addr) is not int or type(count) is not int or count < 0:
+        span = self._span(addr, 4 * count if type(count) is int else count)
+        if span is None:
             return None
-        alloc = self.find(addr)
-        if alloc is None or addr + 4 * count > alloc.end:
-            return None
-        off = addr - alloc.base
+        alloc, off = span
         if off & 3:
             v = alloc.data[off:off + 4 * count].view(_I32)
         else:  # a slice of the allocation's int32 view (a cheaper numpy call than .view)
@@ -200,10 +211,7 @@ class DeviceMemorySpace:
                 whole = alloc.i32 = alloc.data[:alloc.size & ~3].view(_I32)
             off >>= 2
             v = whole[off:off + count]
-        if len(self._views_i32) >= 4096:
-            self._views_i32.clear()
-        self._views_i32[key] = v
-        return v
+        return self._keep(self._views_i32, key, v)
 
     def _slice(self, addr: int, nbytes: int) -> np.ndarray:
         alloc, off = self._locate(addr, nbytes)
