@@ -54,7 +54,6 @@ from .capture import CaptureSession, ThreadModes, unsafe_blocked
 from .cond import CondHandle, SubModel
 from .device import Engine, ExecuteOp, Op, Queue
 from .events import SimEvent
-from . import guard as _guard
 from .guard import ApiReturn
 from .handles import SimContext, live
 from .kernels import MANIFEST_PATH, BinHandle
@@ -356,8 +355,5 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         with self._cond:
             return list(self.engine.faults)
 
-
-_guard._BASE_HAS_CONTEXT[0] = SimBackend._has_context
-_guard._BASE_KICK[0] = SimBackend._kick
 
 __all__ = ["SimBackend", "VERSION"]

@@ -417,25 +417,16 @@ class ExecuteOp(Op):
 # Queues and the engine
 
 
+@dataclass(eq=False, slots=True)
 class Queue:
-    """A FIFO of device operations (a user stream's, or one execution's model stream's).
+    """A FIFO of device operations (a user stream's, or one execution's model stream's);
+    slotted (every execution makes one per model stream), compared by identity."""
 
-    A plain class with slots (every execution makes one per model stream); compares by
-    identity."""
-
-    __slots__ = ("name", "ops", "error", "transient", "group")
-
-    def __init__(self, name: str, ops: deque | None = None, error: int = 0,
-                 transient: bool = False, group: "ExecuteOp | None" = None) -> None:
-        self.name = name
-        self.ops: deque = deque() if ops is None else ops
-        self.error = error
-        self.transient = transient
-        self.group = group
-
-    def __repr__(self) -> str:
-        return (f"Queue(name={self.name!r}, ops={self.ops!r}, error={self.error!r}, "
-                f"transient={self.transient!r}, group={self.group!r})")
+    name: str
+    ops: deque = field(default_factory=deque)
+    error: int = 0
+    transient: bool = False
+    group: ExecuteOp | None = None
 
     def idle(self) -> bool:
         return not self.ops
@@ -479,7 +470,8 @@ class Engine:
             return True
         if done:
             queue.ops.popleft()
-            op.finish()
+            if op._has_finish:
+                op.finish()
             op.done = True
         return done
 
@@ -502,33 +494,10 @@ class Engine:
         return min(times) if times else None
 
     def run_queues(self, queues: Iterable[Queue]) -> bool:
-        """One pass: advance each given queue as far as it goes. True if anything ran.
-
-        The loop is :meth:`_step_head` inlined (one Python call fewer per executed op, the
-        try set up once per queue); an engine subclass that overrides :meth:`_step_head`
-        (tests.partial_runtime) gets the loop that calls it. Same order, same outcome."""
+        """One pass: advance each given queue as far as it goes. True if anything ran."""
         progressed = False
-        if type(self)._step_head is not _ENGINE_STEP_HEAD:
-            for q in list(queues):
-                while q.ops and self._step_head(q):
-                    progressed = True
-            return progressed
         for q in list(queues):
-            ops = q.ops
-            while ops:
-                op = ops[0]
-                try:
-                    if not op.step(self, q):
-                        break
-                except (DeviceAccessError, DeviceFault) as exc:
-                    self._fault(q, op, exc)
-                    progressed = True
-                    ops = q.ops
-                    continue
-                ops.popleft()
-                if op._has_finish:
-                    op.finish()
-                op.done = True
+            while q.ops and self._step_head(q):
                 progressed = True
         return progressed
 
@@ -567,5 +536,3 @@ class Engine:
                 op.done = True
         self.queues.clear()
 
-
-_ENGINE_STEP_HEAD = Engine._step_head

@@ -67,37 +67,23 @@ def guarded(no_ctx: Any = NO_CTX, *, needs_context: bool = True) -> Callable:
 
         # the big lock itself, not its Condition: the same RLock, one Python frame fewer
         # on each side of every API call
-        # _has_context and _kick are inlined (every API call runs both); a subclass that
-        # overrides either gets its own method called
         @functools.wraps(fn)
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             with self._lock:
                 if self._closed:
                     raise BackendClosed(f"{fn.__name__} called on a closed SimBackend")
-                cls = type(self)
-                if needs_context and not (
-                        getattr(self._tls, "context", False)
-                        if cls._has_context is _BASE_HAS_CONTEXT[0] else self._has_context()):
+                if needs_context and not self._has_context():
                     return no_context(self, args, kwargs)
                 try:
                     return fn(self, *args, **kwargs)
                 except ApiReturn as exc:
                     return exc.rc
                 finally:
-                    if cls._kick is _BASE_KICK[0]:
-                        if not self._closed and self.engine.progress():
-                            self._cond.notify_all()
-                    else:
-                        self._kick()
+                    self._kick()
 
         return wrapper
 
     return deco
-
-
-#: SimBackend._has_context and SimBackend._kick (set by backends.sim.backend)
-_BASE_HAS_CONTEXT: list[Any] = [None]
-_BASE_KICK: list[Any] = [None]
 
 
 __all__ = ["ApiReturn", "BackendClosed", "NO_CTX", "NO_CTX_OUT", "guarded"]
