@@ -189,13 +189,8 @@ class KernelSpec:
     def unpack(self, data: bytes) -> dict[str, int]:
         """Decode argument bytes into named values (an int32 in an 8-byte slot is its low 4
         bytes)."""
-        if type(data) is bytes and len(data) == self._size:  # the simulator's every run
-            unpacker = _UNPACKERS.get(self._unpack_format)
-            if unpacker is None:
-                unpacker = _UNPACKERS[self._unpack_format] = struct.Struct(
-                    self._unpack_format).unpack
-            return dict(zip(self._names, unpacker(data)))
-        raw = bytes(data[: self._size])
+        raw = data if type(data) is bytes and len(data) == self._size \
+            else bytes(data[: self._size])  # exact bytes, the simulator's every run: no copy
         return dict(zip(self._names, struct.unpack(self._unpack_format, raw)))
 
     def run(self, mem: DeviceMemory, args: bytes) -> None:
@@ -205,11 +200,6 @@ class KernelSpec:
     def is_ready(self, mem: DeviceMemory, args: bytes) -> bool:
         """Whether the kernel can run now (always, unless it has a ``ready`` predicate)."""
         return True if self.ready is None else bool(self.ready(mem, self.unpack(args)))
-
-
-#: unpack format -> the compiled ``struct.Struct(...).unpack`` (KernelSpec.unpack; a module
-#: dict, not a field: a KernelSpec stays picklable)
-_UNPACKERS: dict[str, Callable[[bytes], tuple]] = {}
 
 
 def natural_slots(fields: Sequence[Field]) -> tuple[Slot, ...]:
