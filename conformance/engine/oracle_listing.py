@@ -72,6 +72,14 @@ def emptied_observations(index: int, streams: Iterable[int]) -> list[Observation
             for s in streams]
 
 
+#: the rc of each capture-time call that issues no task and lets the capture go on: a
+#: pageable async copy (MODE-14), a wait on an event recorded before the capture (XS-05), a
+#: wait on an event not recorded yet (XS-14)
+_CAPTURE_CALL_RC: dict[type, int] = {PageableCopy: int(Err.RT_PARAM_INVALID),
+                                     OutsideWait: int(Err.RT_CAPTURE_DEPENDENCY),
+                                     StrayWait: int(Err.SUCCESS)}
+
+
 def capture_observations(case: Case) -> tuple[list[Observation], bool]:
     """The capture block of observe.py item 1 and whether a model came out of it:
     a CaptureEnd on a joined side stream answers 107036 and the capture stays ACTIVE on
@@ -83,13 +91,8 @@ def capture_observations(case: Case) -> tuple[list[Observation], bool]:
     out of capture (XS-02, CAP-13)."""
     obs = []
     for i, op in enumerate(case.ops):
-        if isinstance(op, PageableCopy):
-            obs.append(Observation("capture", -1, f"ops[{i}] rc", int(Err.RT_PARAM_INVALID)))
-        if isinstance(op, OutsideWait):
-            obs.append(Observation("capture", -1, f"ops[{i}] rc",
-                                   int(Err.RT_CAPTURE_DEPENDENCY)))
-        if isinstance(op, StrayWait):
-            obs.append(Observation("capture", -1, f"ops[{i}] rc", int(Err.SUCCESS)))
+        if type(op) in _CAPTURE_CALL_RC:
+            obs.append(Observation("capture", -1, f"ops[{i}] rc", _CAPTURE_CALL_RC[type(op)]))
         if isinstance(op, EndOnSide):
             obs.append(Observation("capture", -1, f"ops[{i}] end on side",
                                    int(Err.RT_STREAM_CAPTURE_UNMATCHED)))

@@ -317,13 +317,10 @@ class _Replay:
                 rc, handle = self.b.capture_task_grp_end(self.streams[op.stream])
                 self.ok(rc, "aclmdlRICaptureTaskGrpEnd")
                 self.groups.append(handle)
-            elif isinstance(op, OutsideWait):
-                rc = self.b.stream_wait_event(self.streams[op.stream], self.outside)
-                self.note(rc, "aclrtStreamWaitEvent (outside event)")
-                obs.append(Observation("capture", -1, f"ops[{i}] rc", int(rc)))
-            elif isinstance(op, StrayWait):
-                rc = self.b.stream_wait_event(self.streams[op.stream], self.events[op.event])
-                self.note(rc, "aclrtStreamWaitEvent (event never recorded)")
+            elif isinstance(op, (OutsideWait, StrayWait)):
+                event = self.outside if isinstance(op, OutsideWait) else self.events[op.event]
+                rc = self.b.stream_wait_event(self.streams[op.stream], event)
+                self.note(rc, "aclrtStreamWaitEvent (event not recorded in the capture)")
                 obs.append(Observation("capture", -1, f"ops[{i}] rc", int(rc)))
             else:
                 self.ok(self.issue(op))

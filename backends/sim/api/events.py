@@ -173,8 +173,8 @@ class EventsApi:
         """aclrtStreamWaitEvent. An unbound external event: see :meth:`_external_event_task`.
         No SYNC -> 107000 (XS-09). Capturing stream: event of this capture -> EVENT_WAIT task;
         of another open capture -> 107032 (XS-07); old-mode -> 207000 (XS-04); never recorded
-        -> 0 and no task (XS-14); otherwise 107024, capture kept (XS-05). Non-capturing stream waiting on an event recorded in an
-        open capture joins that capture (fork, XS-01)."""
+        -> 0 and no task (XS-14); otherwise 107024, capture kept (XS-05). Non-capturing stream
+        waiting on an event recorded in an open capture joins that capture (fork, XS-01)."""
         rc, ev, st = self._event_on_stream(event, stream)
         if rc:
             return rc
