@@ -55,15 +55,21 @@ def end_on_side(draw: st.DrawFn, **kw: Any) -> Case:
     return case
 
 
+def _joined_slot(draw: st.DrawFn, case: Case) -> tuple[int, int]:
+    """A stream and an op index at which it is capturing: the origin anywhere, a side stream
+    after its first op (the wait that joined it)."""
+    s = draw(st.integers(0, case.streams - 1))
+    first = min((i for i, op in enumerate(case.ops) if op.stream == s), default=-1) if s else -1
+    return s, draw(st.integers(first + 1, len(case.ops)))
+
+
 @st.composite
 def outside_wait(draw: st.DrawFn, **kw: Any) -> Case:
     """A wait, on the origin or on a side stream that has joined, for an event recorded
     before the capture began: 107024 and no task; the capture goes on, ends normally and
     the plan runs as usual, every other task in place (XS-05)."""
     case = draw(cases(**kw))
-    s = draw(st.integers(0, case.streams - 1))
-    first = min((i for i, op in enumerate(case.ops) if op.stream == s), default=-1) if s else -1
-    at = draw(st.integers(first + 1, len(case.ops)))
+    s, at = _joined_slot(draw, case)
     case.ops.insert(at, graphs.OutsideWait(s))
     case.plan = draw(plans_for(case, max_rounds=1))
     case.name = "outside-wait"
@@ -78,9 +84,7 @@ def stray_wait(draw: st.DrawFn, **kw: Any) -> Case:
     capture goes on, ends normally and the plan runs as usual, every other task in place
     (XS-14)."""
     case = draw(cases(**kw))
-    s = draw(st.integers(0, case.streams - 1))
-    first = min((i for i, op in enumerate(case.ops) if op.stream == s), default=-1) if s else -1
-    at = draw(st.integers(first + 1, len(case.ops)))
+    s, at = _joined_slot(draw, case)
     first_record = {}
     for i, op in enumerate(case.ops):
         if isinstance(op, Record):
