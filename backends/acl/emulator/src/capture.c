@@ -140,13 +140,9 @@ aclError emu_capture_event_op(emu_stream *s, emu_event *e, int op) {
     if (!e->new_mode)
         return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                        "%s: capture needs events from aclrtCreateEventExWithFlag", fn);
-    /* XS-09: an event without a wait task (no SYNC / DDSYNC / EXTERNAL / IPC bit,
-     * event.hpp:133-136) recorded in a capture: 0 and nothing captured (api_impl.cc:2180-2182).
-     * Flag 0, which the runtime refuses at creation (api_error.cc:1653-1672), stays a SYNC
-     * event here as before */
-    if (op == OP_EV_RECORD && ms && e->flags &&
-        !(e->flags & (ACL_EVENT_SYNC | 0x4u | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC)))
-        return ACL_SUCCESS;
+    /* XS-09: an event without a wait task recorded in a capture: 0 and nothing captured
+     * (api_impl.cc:2180-2182) */
+    if (op == OP_EV_RECORD && ms && !emu_event_has_wait_task(e)) return ACL_SUCCESS;
     if (op == OP_EV_WAIT && !ms) {
         if (emu_stream_pool_full()) {
             /* FLD-07 R3: no internal stream for the joining stream; the stream does not join

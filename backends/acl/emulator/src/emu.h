@@ -187,6 +187,13 @@ struct emu_event {
     int in_model; /* recorded on a stream bound to a built model (EVT sync: 107000) */
 };
 
+/* Whether an event has a wait task: a SYNC, DDSYNC (0x4), EXTERNAL or IPC bit (XS-09,
+ * core/inc/event/event.hpp:133-136). Flag 0, which the runtime refuses at creation
+ * (api_error.cc:1653-1672), counts as SYNC here, as it always has. */
+static inline int emu_event_has_wait_task(const emu_event *e) {
+    return !e->flags || (e->flags & (ACL_EVENT_SYNC | 0x4u | ACL_EVENT_EXTERNAL | ACL_EVENT_IPC));
+}
+
 typedef struct emu_item {
     struct emu_item *next;
     emu_op o;

@@ -73,7 +73,7 @@ MDLRI_API aclError aclrtDestroyEvent(aclrtEvent event) {
  * captures a task of its own. Caller holds g_lock. */
 static aclError reset_refused(const emu_event *e, emu_stream *s) {
     if (e->flags & ACL_EVENT_EXTERNAL) return ACL_SUCCESS;
-    if (e->flags && !(e->flags & (ACL_EVENT_SYNC | 0x4u | ACL_EVENT_IPC)))
+    if (!emu_event_has_wait_task(e))
         return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                        "aclrtResetEvent: flag 0x%x has no wait task, nothing to reset", e->flags);
     if (e->new_mode)
