@@ -52,7 +52,8 @@ from .api.update import UpdateApi
 from .build import BuiltModel, op_to_record
 from .capture import CaptureSession, ThreadModes, unsafe_blocked
 from .cond import CondHandle, SubModel
-from .device import Engine, ExecuteOp, Op, Queue
+from .device import Engine, Op, Queue
+from .execution import ExecuteOp
 from .events import SimEvent
 from .guard import ApiReturn
 from .handles import SimContext, live

@@ -5,7 +5,7 @@ queue per internal model stream (EXE-01, EXE-15). After each API call that enque
 changes device/host state, the backend calls :meth:`Engine.progress`, which repeatedly runs the
 head operation of every queue until no queue can advance. An operation may be *blocked*: an
 event wait whose event is not set, a value wait whose condition fails (abi.md §3.5), or an
-:class:`ExecuteOp` whose model queues have not drained yet.
+:class:`~backends.sim.execution.ExecuteOp` whose model queues have not drained yet.
 
 Events use *flag* semantics: a record sets the flag, a wait blocks until it is set (and does not
 clear it), a reset clears it.
@@ -106,6 +106,17 @@ class Op:
     def deadline(self) -> float | None:
         """``time.monotonic()`` value at which a blocked op changes by itself (a timeout)."""
         return None
+
+    def abandon(self, engine: "Engine") -> None:
+        """Drop the work this op started elsewhere (a model execution's queues)."""
+
+    #: whether :meth:`stable` must be asked before the op runs from a :class:`TracedPlan`
+    check_stable = False
+
+    def stable(self) -> bool:
+        """Whether the op still runs as it did when a trace of its plan was kept: it completes
+        or faults in one step, needs no queue, and blocks on nothing but event flags."""
+        return True
 
     def __repr__(self) -> str:
         return f"<{self.label}>"
@@ -345,74 +356,6 @@ class ValueWaitOp(Op):
         return value_condition(engine.mem.read_u64(self.addr), self.value, self.flag)
 
 
-class ExecuteOp(Op):
-    """One model execution on a stream (EXE-01).
-
-    When it reaches the head of its stream, ``start()`` returns one op list per internal model
-    stream; each becomes a transient queue and they all run at once (cross-queue order only
-    through events). The op completes when every one of those queues has drained; then
-    ``on_finish(ok)`` runs (the model's running count is decremented there).
-    """
-
-    label = "execute"
-
-    def __init__(self, start: Callable[[], list[list[Op]]],
-                 on_finish: Callable[[bool], None]) -> None:
-        self._start = start
-        self._on_finish = on_finish
-        self.queues: list[Queue] | None = None
-        self.active: set[int] = set()
-        self.plan: Any = None
-        self.failed = False
-
-    def step(self, engine: "Engine", queue: "Queue") -> bool:
-        if self.queues is None:
-            op_lists = self._start()
-            #: a built model's plan names the streams that run from the start (HEAD); the
-            #: others wait for an activation (backends.sim.switch); None = all of them
-            heads = None if type(op_lists) is list else getattr(op_lists, "heads", None)
-            self.plan = op_lists
-            self.queues = queues = []
-            self.active = active = set()
-            prefix = queue.name + "/exec-q"
-            for i, lst in enumerate(op_lists):
-                q = Queue(prefix + str(i), deque(lst), 0, True, self)
-                queues.append(q)
-                if heads is None or heads[i]:
-                    active.add(i)
-                    if q.ops:
-                        engine.attach(q)
-        queues = self.queues
-        for i in self.active:
-            if queues[i].ops:
-                return False
-        if self.failed:
-            queue.error = queue.error or int(Err.RT_MODEL_EXECUTE)
-        return True
-
-    def activate(self, engine: "Engine", index: int) -> None:
-        """Start the waiting stream ``index`` of this execution (no-op once started)."""
-        if self.queues is None or index in self.active:
-            return
-        self.active.add(index)
-        if self.queues[index].ops:
-            engine.attach(self.queues[index])
-
-    def abandon(self, engine: "Engine") -> None:
-        """Drop every queued op of this execution (device error or backend close)."""
-        self.failed = True
-        for q in self.queues or ():
-            while q.ops:
-                op = q.ops.popleft()
-                op.finish()
-                op.done = True
-
-    def finish(self) -> None:
-        cb, self._on_finish = self._on_finish, None
-        if cb is not None:
-            cb(not self.failed)
-
-
 # ---------------------------------------------------------------------------------------------
 # Queues and the engine
 
@@ -426,7 +369,7 @@ class Queue:
     ops: deque = field(default_factory=deque)
     error: int = 0
     transient: bool = False
-    group: ExecuteOp | None = None
+    group: Op | None = None  # the execution.ExecuteOp whose model stream this queue is
 
     def idle(self) -> bool:
         return not self.ops
@@ -530,8 +473,7 @@ class Engine:
         for q in list(self.queues):
             while q.ops:
                 op = q.ops.popleft()
-                if isinstance(op, ExecuteOp):
-                    op.abandon(self)
+                op.abandon(self)
                 op.finish()
                 op.done = True
         self.queues.clear()

@@ -28,6 +28,7 @@ from mdlri_conformance.backends.contract import TaskType
 
 from .device import (EventState, KernelOp, MemcpyOp, MemsetOp, NopOp, Op, RecordOp, ResetOp,
                      ValueWaitOp, ValueWriteOp, WaitOp)
+from .execution import TracedPlan
 from .attributes import timeout_seconds
 from .handles import Handle
 
@@ -281,8 +282,11 @@ class SimModel(Handle):
         self.executions += 1
         if self.faults:
             return self._fresh_plan()
+        templates, traced = self.prepare_plan()
+        if traced is not None:
+            return traced
         plan = []
-        for shared, fresh in self.prepare_plan():
+        for shared, fresh in templates:
             if fresh:
                 ops = list(shared)
                 for i, make, arg in fresh:
@@ -292,16 +296,40 @@ class SimModel(Handle):
                 plan.append(shared)
         return plan
 
-    def prepare_plan(self) -> list[tuple[list[Op], list[tuple[int, Any, Any]]]]:
+    def prepare_plan(self) -> tuple[list[tuple[list[Op], list[tuple[int, Any, Any]]]],
+                                    TracedPlan | None]:
         """The per-stream templates of :meth:`execution_plan`, made again when the model
-        changed since (:attr:`plan_gen`). CaptureEnd and Update call it, as the runtime
-        builds a model's task streams when the model becomes READY, not at each launch;
-        making it there or at the first execution runs the same ops."""
+        changed since (:attr:`plan_gen`), and the plan itself as a :class:`TracedPlan` when
+        every op is shared and blocks on nothing but this model's own events. CaptureEnd and
+        Update call it, as the runtime builds a model's task streams when the model becomes
+        READY, not at each launch; making it there or at the first execution runs the same
+        ops."""
         cache = self._plan_cache
         if cache is None or cache[0] != self.plan_gen or cache[1] != len(self.streams):
-            cache = self._plan_cache = (self.plan_gen, len(self.streams),
-                                        [_stream_template(ms.tasks) for ms in self.streams])
-        return cache[2]
+            templates = [_stream_template(ms.tasks) for ms in self.streams]
+            cache = self._plan_cache = (self.plan_gen, len(self.streams), templates,
+                                        self._traced(templates))
+        return cache[2], cache[3]
+
+    def _traced(self, templates: list[tuple[list[Op], list[Any]]]) -> TracedPlan | None:
+        """The templates as a :class:`TracedPlan`, or None when an op is made per execution,
+        may wait on memory or another model's or a user's event, or is of any other kind."""
+        own = {id(me.state): me.state for me in self.internal_events}
+        states: dict[int, EventState] = {}
+        for shared, fresh in templates:
+            if fresh:
+                return None
+            for op in shared:
+                kind = type(op)
+                if kind in _EVENT_OPS:
+                    if id(op.state) not in own:
+                        return None
+                    states[id(op.state)] = op.state
+                elif kind not in _TRACED_OPS:
+                    return None
+        plan = TracedPlan((shared for shared, _ in templates), states.values())
+        plan.order(tuple(s.is_set for s in plan.states))  # the order the next start takes
+        return plan
 
     def _fresh_plan(self) -> list[list[Op]]:
         """Every op made fresh from the device records (a model with injected faults)."""
@@ -371,6 +399,12 @@ class SharedKernelOp(LiveKernelOp):
         op = self._op = record_to_op(rec)
         self._rec = rec
         self._plain = type(op) is KernelOp and op.spec.ready is None
+
+    check_stable = True
+
+    def stable(self) -> bool:
+        """Still the plain kernel of the task's current device record."""
+        return self._plain and self.task._dev is self._rec
 
     def step(self, engine: Any, queue: Any) -> bool:
         rec = self.task._dev  # Task.dev without the property call
@@ -456,6 +490,11 @@ _STATELESS_TYPES = frozenset({int(TaskType.EVENT_RECORD), int(TaskType.EVENT_WAI
                               int(TaskType.EVENT_RESET), int(TaskType.VALUE_WRITE),
                               int(TaskType.VALUE_WAIT)})
 _STATELESS_KINDS = frozenset({"memcpy", "memset", "ext_record", "ext_wait"})
+#: the ops a TracedPlan may hold: event ops on the model's own events, ops that never block,
+#: and value waits, which its order takes as satisfied and which hand the rest of the
+#: execution to the engine when they are not
+_EVENT_OPS = frozenset({RecordOp, WaitOp, ResetOp})
+_TRACED_OPS = frozenset({NopOp, MemcpyOp, MemsetOp, ValueWriteOp, ValueWaitOp, SharedKernelOp})
 
 
 def record_to_op(rec: TaskRecord) -> Op:

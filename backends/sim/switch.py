@@ -24,7 +24,7 @@ Each of these is stored as one DEFAULT task (listed by GetTasksByStream). Only b
 take them: an unbound ``stream`` or target returns 107005 for ActiveStream, SwitchStream and
 SwitchLabelByIndex (BLD-09) and 107000 for SetLabel, a NULL handle or pointer 100000, a
 destroyed handle 107017 (the API: :mod:`backends.sim.api.switch`). This module is the
-run-time side: it works on the :class:`~backends.sim.device.ExecuteOp` of the execution (its
+run-time side: it works on the :class:`~backends.sim.execution.ExecuteOp` of the execution (its
 queue group) and the model's :class:`~backends.sim.build.BuiltPlan`.
 """
 
@@ -34,7 +34,8 @@ from typing import Any
 
 from mdlri_conformance.backends.contract import CompareDataType, Condition, TaskType
 
-from .device import DeviceFault, ExecuteOp, Op, Queue
+from .device import DeviceFault, Op, Queue
+from .execution import ExecuteOp
 from .handles import Handle
 from .model import ModelStream, TaskRecord, record_to_op
 

@@ -10,7 +10,8 @@ from mdlri_conformance.backends.contract import UNWRITTEN, Err, ModelStreamFlag,
 
 from ..build import BuiltModel
 from ..cond import SubModel
-from ..device import ExecuteOp, Queue
+from ..device import Queue
+from ..execution import ExecuteOp
 from ..guard import NO_CTX_OUT, guarded
 from ..handles import live
 from ..model import ModelStatus, ModelStream, SimModel

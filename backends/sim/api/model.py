@@ -9,7 +9,7 @@ from mdlri_conformance.backends.contract import Err
 
 from ..build import BuiltModel
 from ..cond import SubModel
-from ..device import ExecuteOp
+from ..execution import ExecuteOp
 from ..guard import guarded
 from ..handles import live
 from ..limits import RESOURCE_ALLOC_FAIL

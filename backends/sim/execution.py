@@ -1,0 +1,174 @@
+"""A model execution on the device: the op at the head of the execution stream that runs one
+op list per internal model stream (EXE-01, EXE-15), and the plan whose op order one execution
+keeps for the next ones (:class:`TracedPlan`)."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Callable, Iterable
+
+from mdlri_conformance.backends.contract import Err
+
+from .device import DeviceFault, Engine, EventState, Op, Queue, RecordOp, ResetOp, WaitOp
+from .memory import DeviceAccessError
+
+
+class ExecuteOp(Op):
+    """One model execution on a stream (EXE-01).
+
+    When it reaches the head of its stream, ``start()`` returns one op list per internal model
+    stream; each becomes a transient queue and they all run at once (cross-queue order only
+    through events). The op completes when every one of those queues has drained; then
+    ``on_finish(ok)`` runs (the model's running count is decremented there).
+    """
+
+    label = "execute"
+
+    def __init__(self, start: Callable[[], list[list[Op]]],
+                 on_finish: Callable[[bool], None]) -> None:
+        self._start = start
+        self._on_finish = on_finish
+        self.queues: list[Queue] | None = None
+        self.active: set[int] = set()
+        self.plan: Any = None
+        self.failed = False
+
+    def step(self, engine: "Engine", queue: "Queue") -> bool:
+        if self.queues is None:
+            op_lists = self._start()
+            self.plan = op_lists
+            if type(op_lists) is TracedPlan and not engine.injected:
+                self._run_traced(engine, queue, op_lists)
+            else:
+                #: a built model's plan names the streams that run from the start (HEAD);
+                #: the others wait for an activation (backends.sim.switch); None = all
+                heads = None if type(op_lists) is list else getattr(op_lists, "heads", None)
+                self._make_queues(queue, op_lists, None, heads)
+                for i in self.active:
+                    if self.queues[i].ops:
+                        engine.attach(self.queues[i])
+        queues = self.queues
+        for i in self.active:
+            if queues[i].ops:
+                return False
+        if self.failed:
+            queue.error = queue.error or int(Err.RT_MODEL_EXECUTE)
+        return True
+
+    def _make_queues(self, queue: "Queue", op_lists: list[list[Op]],
+                     done: list[int] | None, heads: Any = None) -> list["Queue"]:
+        """One transient queue per model stream, holding its ops from ``done[i]`` on."""
+        prefix = queue.name + "/exec-q"
+        self.queues = queues = [
+            Queue(prefix + str(i), deque(lst if done is None else lst[done[i]:]), 0, True, self)
+            for i, lst in enumerate(op_lists)]
+        self.active = set(range(len(queues))) if heads is None else {
+            i for i in range(len(queues)) if heads[i]}
+        return queues
+
+    def _run_traced(self, engine: "Engine", queue: "Queue", plan: "TracedPlan") -> None:
+        """Run a :class:`TracedPlan` in its order for the event flags at this start, with no
+        queue and no engine pass per op. An op that blocks, faults or is no longer
+        :meth:`Op.stable`, and the ops after the order's end when it stops at a wait that
+        nothing in the model satisfies, go to the model stream queues, which the engine runs
+        as it runs any execution."""
+        trace, complete = plan.order(tuple(s.is_set for s in plan.states))
+        done = [0] * len(plan)
+        for i, op in trace:
+            if op.check_stable and not op.stable():
+                break
+            try:
+                ok = op.step(engine, None)  # type: ignore[arg-type]
+            except (DeviceAccessError, DeviceFault) as exc:
+                queues = self._make_queues(queue, plan, done)
+                engine._fault(queues[i], op, exc)
+                return
+            if not ok:
+                break
+            if op._has_finish:
+                op.finish()
+            op.done = True
+            done[i] += 1
+        else:
+            if complete:
+                self.queues, self.active = [], set()
+                return
+        for q in self._make_queues(queue, plan, done):
+            if q.ops:
+                engine.attach(q)
+
+    def activate(self, engine: "Engine", index: int) -> None:
+        """Start the waiting stream ``index`` of this execution (no-op once started)."""
+        if self.queues is None or index in self.active:
+            return
+        self.active.add(index)
+        if self.queues[index].ops:
+            engine.attach(self.queues[index])
+
+    def abandon(self, engine: "Engine") -> None:
+        """Drop every queued op of this execution (device error or backend close)."""
+        self.failed = True
+        for q in self.queues or ():
+            while q.ops:
+                op = q.ops.popleft()
+                op.finish()
+                op.done = True
+
+    def finish(self) -> None:
+        cb, self._on_finish = self._on_finish, None
+        if cb is not None:
+            cb(not self.failed)
+
+
+class TracedPlan(list):
+    """An execution plan (one op list per model stream) whose ops block on nothing but the
+    flags of ``states``, the model's own events, and value waits, and complete or fault in
+    one step otherwise.
+
+    With every value wait satisfied when it is reached, the order in which an execution's ops
+    complete is fixed by those flags at its start; :meth:`order` works it out once per
+    combination of flags, taking the streams round-robin as the engine does, each as far as it
+    goes (EXE-01, EXE-15: streams are ordered only through events). A value wait that does not
+    hold when the order reaches it blocks its stream there, as in the engine, which runs the
+    rest of the execution (:meth:`ExecuteOp._run_traced`)."""
+
+    __slots__ = ("states", "traces")
+    MAX_TRACES = 32  # flag combinations kept per plan
+
+    def __init__(self, op_lists: Iterable[list[Op]], states: Iterable[EventState]) -> None:
+        super().__init__(op_lists)
+        self.states = tuple(states)
+        self.traces: dict[tuple[bool, ...], tuple[list[tuple[int, Op]], bool]] = {}
+
+    def order(self, flags: tuple[bool, ...]) -> tuple[list[tuple[int, Op]], bool]:
+        """The (stream index, op) completion order from ``flags`` (one per state), and
+        whether every op is in it (False: a wait that no op of the plan satisfies)."""
+        got = self.traces.get(flags)
+        if got is None:
+            got = self._schedule(flags)
+            if len(self.traces) < self.MAX_TRACES:
+                self.traces[flags] = got
+        return got
+
+    def _schedule(self, flags: tuple[bool, ...]) -> tuple[list[tuple[int, Op]], bool]:
+        is_set = {id(s): f for s, f in zip(self.states, flags)}
+        heads = [0] * len(self)
+        trace: list[tuple[int, Op]] = []
+        progressed = True
+        while progressed:
+            progressed = False
+            for i, ops in enumerate(self):
+                k = heads[i]
+                while k < len(ops):
+                    op = ops[k]
+                    kind = type(op)
+                    if kind is WaitOp:
+                        if not is_set[id(op.state)]:
+                            break
+                    elif kind is RecordOp or kind is ResetOp:
+                        is_set[id(op.state)] = kind is RecordOp
+                    trace.append((i, op))
+                    k += 1
+                    progressed = True
+                heads[i] = k
+        return trace, all(k == len(ops) for k, ops in zip(heads, self))
