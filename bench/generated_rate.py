@@ -9,7 +9,12 @@ Prints, for N generated cases (conformance.engine.strategies.positive_cases):
 * the simulator's time per executed task against a bare numpy evaluation of the same
   kernel operations (same cases, same number of executions, measured side by side in one
   run, each case's best of R rounds). "Sim execution" is the time spent inside ExecuteAsync
-  + the timed sync; "sim replay" is the whole replay (setup, capture, listing, plan, cleanup).
+  + the timed sync; "sim replay" is the whole replay (setup, capture, listing, plan, cleanup);
+* what bounds each figure on this stack, measured in the same run: the Hypothesis ceiling
+  (examples/s of a strategy that makes only as many draws as the generator's cases do, and
+  nothing else), the replay floor (the replay's API calls, each at the cost of a guarded call
+  that does nothing) and the execution floor (ExecuteAsync + sync of an empty model, once per
+  execution), each floor as a ratio to the same numpy time.
 
 Targets (bench/targets.py): execution <= 5x numpy, replay <= 20x numpy, >= 1,000 cases/s.
 """
@@ -27,6 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 import mdlri_conformance.backends.sim as sim  # noqa: E402
 from mdlri_conformance.conformance.engine import oracle, runner, strategies  # noqa: E402
@@ -56,6 +62,34 @@ class _Timed:
             finally:
                 self.exec_s += time.perf_counter() - t0
         return timed
+
+
+class _Counted:
+    """Backend proxy that counts the API calls made through it."""
+
+    def __init__(self, backend: Any) -> None:
+        self._b = backend
+        self.calls = 0
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._b, name)
+        if not callable(attr) or name.startswith("_"):
+            return attr
+
+        def counted(*a: Any, **kw: Any) -> Any:
+            self.calls += 1
+            return attr(*a, **kw)
+        return counted
+
+
+def _choices_so_far() -> int | None:
+    """How many choices the running Hypothesis example has made (None where this Hypothesis
+    version does not say: the count is an internal attribute)."""
+    try:
+        from hypothesis.control import current_build_context
+        return len(current_build_context().data.choices)
+    except Exception:  # noqa: BLE001 - a bench figure, not worth failing the run for
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -137,12 +171,16 @@ def measure(n: int, rounds: int = 3) -> dict[str, float]:
     drawn: list[Case] = []
     last = [time.perf_counter()]
 
-    @settings(max_examples=n, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    choices: list[int] = []
+
+    @_settings(n)
     @given(strategies.positive_cases())
     def one(case: Case) -> None:
         t0 = time.perf_counter()
         acc["gen_s"] += t0 - last[0]
+        made = _choices_so_far()
+        if made is not None:
+            choices.append(made)
         exp = oracle.expected(case)
         t1 = time.perf_counter()
         obs = runner.replay(timed, case)
@@ -174,8 +212,72 @@ def measure(n: int, rounds: int = 3) -> dict[str, float]:
     acc["exec_best_s"] = sum(b[0] for b in best)
     acc["replay_best_s"] = sum(b[1] for b in best)
     acc["numpy_best_s"] = sum(b[2] for b in best)
+
+    counted = _Counted(backend)
+    for case in drawn:
+        runner.replay(counted, case)
+    acc["api_calls"] = counted.calls
+    acc["executions"] = sum(step.times for case in drawn for step in case.plan
+                            if isinstance(step, Execute))
+    acc["noop_call_s"], acc["empty_exec_s"] = _call_floors(backend)
     backend.close()
+    acc["choices"] = sum(choices) / len(choices) if choices else 0.0
+    acc["ceiling_per_s"] = hypothesis_ceiling(round(acc["choices"]), n) if choices else 0.0
     return acc
+
+
+def _settings(n: int) -> Any:
+    return settings(max_examples=n, deadline=None, database=None, derandomize=True,
+                    suppress_health_check=list(HealthCheck))
+
+
+def hypothesis_ceiling(choices: int, n: int) -> float:
+    """Examples per second of a Hypothesis test whose strategy makes ``choices`` small-integer
+    draws and nothing else: what a generator making as many choices per case reaches at best
+    on this machine, with no graph built, no oracle and no replay."""
+
+    @st.composite
+    def draws(draw: Any) -> list[int]:
+        return [draw(st.integers(0, 15)) for _ in range(choices)]
+
+    @_settings(n)
+    @given(draws())
+    def one(values: list[int]) -> None:
+        pass
+
+    start = time.perf_counter()
+    one()
+    return n / (time.perf_counter() - start)
+
+
+def _call_floors(backend: Any, repeat: int = 2000) -> tuple[float, float]:
+    """Seconds of a guarded API call that does nothing (StreamQuery of an idle stream), and of
+    ExecuteAsync + timed sync of a model with no task: the best of five runs of each."""
+    rc, stream = backend.create_stream()
+    rc2, capturing = backend.create_stream()
+    if rc or rc2 or backend.capture_begin(capturing, 0):
+        raise RuntimeError("bench: could not set up the call floors on the simulator")
+    rc, model = backend.capture_end(capturing)
+    if rc:
+        raise RuntimeError(f"bench: CaptureEnd of an empty model returned {rc}")
+
+    def best(fn: Callable[[], Any]) -> float:
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(repeat):
+                fn()
+            times.append((time.perf_counter() - t0) / repeat)
+        return min(times)
+
+    def execute() -> None:
+        backend.execute_async(model, stream)
+        backend.synchronize_stream_with_timeout(stream, 1000)
+    floors = best(lambda: backend.stream_query(stream)), best(execute)
+    backend.destroy(model)
+    backend.destroy_stream(capturing)
+    backend.destroy_stream(stream)
+    return floors
 
 
 def figures(acc: dict[str, float]) -> dict[str, float]:
@@ -186,6 +288,9 @@ def figures(acc: dict[str, float]) -> dict[str, float]:
     return {"cases_per_s": acc["cases"] / acc["total_s"],
             "exec_ratio": acc["exec_best_s"] / numpy_s,
             "replay_ratio": acc["replay_best_s"] / numpy_s,
+            "cases_ceiling": acc["ceiling_per_s"],
+            "exec_floor": acc["executions"] * acc["empty_exec_s"] / numpy_s,
+            "replay_floor": acc["api_calls"] * acc["noop_call_s"] / numpy_s,
             "numpy_us": acc["numpy_best_s"] / tasks * 1e6,
             "exec_us": acc["exec_best_s"] / tasks * 1e6,
             "replay_us": acc["replay_best_s"] / tasks * 1e6}
@@ -205,6 +310,17 @@ def report(acc: dict[str, float], emit: Callable[[str], None] = print) -> dict[s
          f"(ratio {fig['exec_ratio']:.1f}x numpy)")
     emit(f"  sim replay per task:     {fig['replay_us']:8.2f} us  "
          f"(ratio {fig['replay_ratio']:.1f}x numpy)")
+    cases = max(acc["cases"], 1)
+    emit("bounds on this stack (same run):")
+    emit(f"  Hypothesis ceiling: {acc['choices']:.0f} choices per case on average; a strategy "
+         f"making only those draws runs {fig['cases_ceiling']:.0f} examples/s "
+         f"(the generator with oracle and replay: {fig['cases_per_s']:.0f}/s)")
+    emit(f"  replay floor: {acc['api_calls'] / cases:.0f} API calls per case x "
+         f"{acc['noop_call_s'] * 1e6:.2f} us per guarded no-op call = "
+         f"{fig['replay_floor']:.1f}x numpy")
+    emit(f"  execution floor: {acc['executions']:.0f} executions x "
+         f"{acc['empty_exec_s'] * 1e6:.2f} us per ExecuteAsync + sync of an empty model = "
+         f"{fig['exec_floor']:.1f}x numpy")
     return fig
 
 

@@ -16,6 +16,10 @@ did not measure says ``NOT MEASURED`` and the option that measures it:
   kill rate: bench/kill_times.py (``--kills`` runs that kill matrix, ``--kill-matrix FILE``
   reads one written by ``mdlri-conformance faults``).
 
+* the bound this stack puts on the first three (generated_rate's bounds: the execution and
+  replay floors, the Hypothesis ceiling), after the target's verdict: a target beyond its
+  bound is out of reach for this design, however the code is tuned.
+
 * the deep profile's graphs explored per minute: read from the ``campaign.json`` of each
   ``mdlri-conformance deep`` campaign named with ``--campaign`` (a campaign is ten minutes of
   fuzzing, too long to start from here). The issue sets no limit for it: the line reports the
@@ -47,16 +51,24 @@ class Target:
     unit: str
     at_most: bool
     how: str  # the option that measures it
+    #: the figure that bounds the measure on this stack (generated_rate's bounds), and its name
+    bound: str | None = None
+    bound_name: str = ""
 
-    def line(self, measured: float | None) -> str:
-        """``name: measured vs target -> MET / NOT MET`` (NOT MEASURED for None)."""
+    def line(self, measured: float | None, bound: float | None = None) -> str:
+        """``name: measured vs target -> MET / NOT MET`` (NOT MEASURED for None), and the
+        bound the stack puts on the measure where one was measured."""
         sign = "<=" if self.at_most else ">="
         target = f"{sign} {self.limit:g}{self.unit}"
         if measured is None:
             return f"{self.name}: NOT MEASURED (target {target}; {self.how})"
         met = measured <= self.limit if self.at_most else measured >= self.limit
-        return (f"{self.name}: {measured:.2f}{self.unit} vs {target} -> "
+        text = (f"{self.name}: {measured:.2f}{self.unit} vs {target} -> "
                 f"{'MET' if met else 'NOT MET'}")
+        if bound is not None:
+            best = "at least" if self.at_most else "at most"
+            text += f" ({self.bound_name}: {best} {bound:.2f}{self.unit})"
+        return text
 
     def met(self, measured: float | None) -> bool | None:
         if measured is None:
@@ -65,10 +77,13 @@ class Target:
 
 
 TARGETS = {
-    "exec_ratio": Target("sim execution per task / bare numpy", 5, "x", True, "always"),
-    "replay_ratio": Target("whole-case replay per task / bare numpy", 20, "x", True, "always"),
+    "exec_ratio": Target("sim execution per task / bare numpy", 5, "x", True, "always",
+                         "exec_floor", "execution floor, empty models"),
+    "replay_ratio": Target("whole-case replay per task / bare numpy", 20, "x", True, "always",
+                           "replay_floor", "replay floor, its API calls doing nothing"),
     "cases_per_s": Target("generated cases per second, one core (ci generator)", 1000, "/s",
-                          False, "always"),
+                          False, "always", "cases_ceiling",
+                          "Hypothesis ceiling for as many draws"),
     "speedup": Target("ci suite on sim, -n 2 speed-up over -n 0", 1.6, "x", False, "--suite"),
     # over the specs the kill matrix ran: the generated tier with --kills (its header line says)
     "median_kill_s": Target("kill matrix: median seconds to find a planted fault", 2, " s",
@@ -116,6 +131,7 @@ def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> 
     emit("== generated tier on the simulator (bench/generated_rate.py)")
     fig = generated_rate.report(generated_rate.measure(ns.cases, ns.rounds), emit)
     measured.update({k: fig[k] for k in ("exec_ratio", "replay_ratio", "cases_per_s")})
+    bounds = {k: fig[k] for k in ("exec_floor", "replay_floor", "cases_ceiling")}
     if ns.suite:
         emit("== ci suite on the simulator (bench/suite_time.py)")
         measured["speedup"] = suite_time.main(["--workers", "2"], emit)["speedup"]
@@ -133,7 +149,7 @@ def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> 
     emit("== targets")
     verdicts = []
     for key, target in TARGETS.items():
-        emit(target.line(measured[key]))
+        emit(target.line(measured[key], bounds.get(target.bound or "")))
         verdicts.append(target.met(measured[key]))
     for c in campaigns:
         emit(campaign_line(c))

@@ -49,3 +49,28 @@ def test_campaign_line_reports_graphs_per_minute(tmp_path: Path) -> None:
     (tmp_path / "campaign.json").write_text("{}")
     with pytest.raises(ValueError, match="not a campaign.json"):
         targets.read_campaign(tmp_path)
+
+
+def test_target_line_names_the_bound_of_the_stack() -> None:
+    cases = targets.TARGETS["cases_per_s"]
+    assert cases.line(90.0, 400.0) == (
+        "generated cases per second, one core (ci generator): 90.00/s vs >= 1000/s -> NOT MET "
+        "(Hypothesis ceiling for as many draws: at most 400.00/s)")
+    replay = targets.TARGETS["replay_ratio"]
+    assert replay.line(100.0, 30.0).endswith(
+        "-> NOT MET (replay floor, its API calls doing nothing: at least 30.00x)")
+    assert replay.line(10.0).endswith("-> MET")
+    assert replay.line(None, 30.0).startswith(f"{replay.name}: NOT MEASURED")
+
+
+def test_bounds_are_measured_on_the_simulator() -> None:
+    import generated_rate
+    import mdlri_conformance.backends.sim as sim
+
+    assert generated_rate.hypothesis_ceiling(3, 5) > 0
+    backend = sim.create()
+    try:
+        noop_s, exec_s = generated_rate._call_floors(backend, repeat=5)
+    finally:
+        backend.close()
+    assert 0 < noop_s < exec_s
