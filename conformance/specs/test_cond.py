@@ -123,6 +123,39 @@ def test_cond_handle_null(dev: Dev, which: str) -> None:
     expect.rc(rc, Err.INVALID_PARAM, f"aclmdlRICondHandleCreate(NULL {which})")
 
 
+@pytest.mark.clause("COND-01")
+def test_cond_handle_on_sub_model_follows_its_capture(dev: Dev) -> None:
+    """COND-01: a sub-model is a capture model (Context::CreateSubCaptureModels makes it with
+    ModelCreate(RT_MODEL_CAPTURE_MODEL), `feature/aclgraph/context_aclgraph.cc:907-911`), so
+    CondHandleCreate on it follows its own capture status: 107000 before its
+    CaptureToModelRIBegin (status NONE, not CAPTURE_ACTIVE:
+    `feature/aclgraph/v100/api_impl_aclgraph.cc:202-204`), 0 and a handle while its capture is
+    active (Stream::EnterCapture -> CaptureModel::EnterCaptureNotify sets CAPTURE_ACTIVE on the
+    capture stream's model, `feature/aclgraph/stream_capture.cc:138-144`,
+    `feature/aclgraph/capture_model.cc:755-758`), 107000 again after its CaptureEnd
+    (ExitCaptureNotify -> READY, `feature/aclgraph/stream_capture.cc:169-176`,
+    `feature/aclgraph/capture_model.cc:761-763`). While it captures, GetInfo on its stream
+    answers ACTIVE and the sub-model (captureStream->Model_(),
+    `feature/aclgraph/context_aclgraph.cc:656-681`)."""
+    p = parent(dev)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    expect.rc(dev.b.cond_handle_create(sub, 0, CondHandleFlag.NONE)[0], Err.RT_PARAM_INVALID,
+              "aclmdlRICondHandleCreate on a sub-model before its capture begins")
+    u = dev.stream()
+    expect.ok(dev.b.capture_to_model_ri_begin(u, sub, CaptureMode.RELAXED),
+              "aclmdlRICaptureToModelRIBegin")
+    st, m = dev.capture_status(u, "on the sub-model's stream")
+    expect.eq(st, CaptureStatus.ACTIVE, "sub stream status during its capture")
+    expect.eq(m, sub, "GetInfo model of the sub stream")
+    rc, h = dev.b.cond_handle_create(sub, 0, CondHandleFlag.NONE)
+    expect.ok(rc, "aclmdlRICondHandleCreate on a sub-model during its capture")
+    expect.true(h is not None and h is not UNWRITTEN, "cond handle", "non-NULL", h)
+    dev.launch("fill", u, out=dev.buffer(n=8), n=8, value=1)
+    expect.ok(dev.b.capture_end(u, null_model=True)[0], "aclmdlRICaptureEnd of the sub-model")
+    expect.rc(dev.b.cond_handle_create(sub, 0, CondHandleFlag.NONE)[0], Err.RT_PARAM_INVALID,
+              "aclmdlRICondHandleCreate on a sub-model after its capture ended")
+
+
 @pytest.mark.clause("COND-02")
 def test_initial_cond_value_is_zero(dev: Dev) -> None:
     """COND-02: right after CondHandleCreate the condition word reads 0, not defaultLaunchValue."""
@@ -186,10 +219,17 @@ def _add_rc(dev: Dev, p: Parent, *, stream: Any = "parent", flags: int = 0,
 @pytest.mark.clause("COND-05")
 @pytest.mark.parametrize("ctype, size", [
     (CondTaskType.IF, 0), (CondTaskType.IF, 3), (CondTaskType.WHILE, 0), (CondTaskType.WHILE, 2),
-    (CondTaskType.SWITCH, 0), (3, 1),
-], ids=["if0", "if3", "while0", "while2", "switch0", "type3"])
+    (CondTaskType.SWITCH, 0), (3, 1), (-1, 1),
+], ids=["if0", "if3", "while0", "while2", "switch0", "type3", "type-1"])
 def test_add_cond_task_bad_type_or_size(dev: Dev, ctype: int, size: int) -> None:
-    """COND-05: type > 2 or a size outside IF {1,2} / WHILE 1 / SWITCH >= 1 returns 107000."""
+    """COND-05: type > 2 or a size outside IF {1,2} / WHILE 1 / SWITCH >= 1 returns 107000.
+
+    type -1 (the enum is 4 bytes, so a caller can pass it): ApiErrorDecorator::StreamAddCondTask
+    compares ``static_cast<uint32_t>(params.type) > RT_COND_TASK_TYPE_SWITCH``
+    (`feature/aclgraph/api_error_aclgraph.cc:219-221`), so -1 is 0xFFFFFFFF and 107000 like 3;
+    the switch of CheckCondTaskParamsSize would refuse it too (default branch,
+    `core/src/task/task_info/cond_op/aclgraph_cond_task.cc:275-278`).
+    """
     p = parent(dev)
     expect.rc(_add_rc(dev, p, type=ctype, size=size, model_ri_array=max(size, 1)),
               Err.RT_PARAM_INVALID, f"aclmdlRIAddCondTask(type {ctype}, size {size})")
