@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import (
-    UNWRITTEN, Cap, CaptureMode, Err, EventFlag, EventRecordFlag, EventWaitFlag, MemcpyKind,
-    ModelStreamFlag, TaskType, ValueWaitFlag,
+    UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, EventFlag, EventRecordFlag, EventWaitFlag,
+    MemcpyKind, ModelStreamFlag, TaskType, ValueWaitFlag,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
@@ -608,3 +608,79 @@ def test_create_event_with_flag_rejects_no_bit_and_combined_sole_flags(dev: Dev,
         rc, e = dev.b.create_event_with_flag(ok_flag)
         expect.rc(rc, Err.SUCCESS, f"aclrtCreateEventWithFlag({ok_flag:#x})")
         expect.ok(dev.b.destroy_event(e), "aclrtDestroyEvent (setup)")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-19: aclrtResetEvent
+
+
+def _old_event(dev: Dev, flag: int) -> Any:
+    """An aclrtCreateEventWithFlag (old-mode) event, destroyed at the end of the spec."""
+    rc, e = dev.b.create_event_with_flag(flag)
+    expect.ok(rc, f"aclrtCreateEventWithFlag({flag:#x}) (setup)")
+    dev.track("destroy_event", lambda: dev.b.destroy_event(e))
+    return e
+
+
+@pytest.mark.clause("RT-19")
+@pytest.mark.parametrize("event", ["null", "time_line", "ex_sync"])
+def test_reset_event_refusals_outside_capture(dev: Dev, event: str) -> None:
+    """RT-19: aclrtResetEvent on a stream that is not capturing: a NULL event returns 100000
+    (`src/acl/aclrt_impl/event.cpp:117`); an aclrtCreateEventWithFlag(TIME_LINE) event has no
+    wait task (`core/inc/event/event.hpp:133-136`) and returns 207000
+    (`api/impl/api_error.cc:1760-1762`); an aclrtCreateEventExWithFlag(SYNC) event (new mode)
+    returns 207000 on any stream (`api/impl/api_impl.cc:2210-2214`)."""
+    s = dev.stream()
+    if event == "null":
+        e, want = None, Err.INVALID_PARAM
+    elif event == "time_line":
+        e, want = _old_event(dev, EventFlag.TIME_LINE), Err.RT_FEATURE_NOT_SUPPORT
+    else:
+        e, want = dev.event(EventFlag.SYNC), Err.RT_FEATURE_NOT_SUPPORT
+    expect.rc(dev.b.reset_event(e, s), want, f"aclrtResetEvent({event} event)")
+
+
+@pytest.mark.clause("RT-19")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_reset_event_old_mode_on_a_capturing_stream(dev: Dev) -> None:
+    """RT-19: aclrtResetEvent of an aclrtCreateEventWithFlag(SYNC) event (old mode, with a wait
+    task) on a capturing stream returns 207000: the event is not bound to a capture, the
+    stream's capture model is capturing (Event::ToBeCaptured,
+    `feature/aclgraph/event_capture.cc:183-196`; `api/impl/api_impl.cc:2239-2243`). The
+    refusal leaves the capture ACTIVE and it ends with 0."""
+    e = _old_event(dev, EventFlag.SYNC)
+    s = dev.stream()
+    dev.begin(s)
+    expect.rc(dev.b.reset_event(e, s), Err.RT_FEATURE_NOT_SUPPORT,
+              "aclrtResetEvent(old-mode SYNC event) on a capturing stream")
+    st, _ = dev.capture_status(s, "after the refused reset")
+    expect.eq(st, CaptureStatus.ACTIVE, "capture status after the refused reset")
+    expect.ok(dev.end_rc(s)[0], "aclmdlRICaptureEnd after the refused reset")
+
+
+@pytest.mark.clause("RT-19")
+@pytest.mark.requires(Cap.SYNC_TIMEOUT, Cap.VALUE_TASKS)
+def test_reset_event_old_mode_sync_resets_the_event(dev: Dev) -> None:
+    """RT-19: aclrtResetEvent of an aclrtCreateEventWithFlag(SYNC) event on a stream that is not
+    capturing returns 0 and resets the event in stream order (Event::Reset submits an
+    EVENT_RESET task, `core/src/event/event.cc:764-792`; DOC 07_event_management.md L515,
+    L534): after record, sync, reset, sync, a wait on another stream blocks (its sync with a
+    100 ms timeout returns 507046 and the value write behind the wait has not run) until the
+    event is recorded again."""
+    e = _old_event(dev, EventFlag.SYNC)
+    s1, s2 = dev.stream(), dev.stream()
+    word = dev.buffer64(0)
+    expect.ok(dev.b.record_event(e, s1), "aclrtRecordEvent (setup)")
+    dev.sync(s1)
+    expect.ok(dev.b.reset_event(e, s1), "aclrtResetEvent(old-mode SYNC event)")
+    dev.sync(s1)
+    expect.ok(dev.b.stream_wait_event(s2, e), "aclrtStreamWaitEvent after the reset")
+    expect.ok(dev.b.value_write(word, 7, 0, s2), "aclrtValueWrite behind the wait (setup)")
+    try:
+        expect.rc(dev.b.synchronize_stream_with_timeout(s2, 100), Err.RT_STREAM_SYNC_TIMEOUT,
+                  "aclrtSynchronizeStreamWithTimeout(100) of the stream waiting on the reset event")
+        expect.eq(dev.read64(word), 0, "word behind the wait while the event is reset")
+    finally:
+        expect.ok(dev.b.record_event(e, s1), "aclrtRecordEvent (release)")
+    dev.sync(s2)
+    expect.eq(dev.read64(word), 7, "word behind the wait after the new record")
