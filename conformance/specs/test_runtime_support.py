@@ -459,6 +459,30 @@ def test_memcpy_count_zero_comes_before_every_check(dev: Dev) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# RT-20: aclrtMemcpy[Async] with count > destMax
+
+
+@pytest.mark.clause("RT-20")
+@pytest.mark.requires(Cap.DATA_MOVEMENT)
+def test_memcpy_count_above_dest_max(dev: Dev) -> None:
+    """RT-20: aclrtMemcpy and aclrtMemcpyAsync (on a stream that is not capturing) with count >
+    destMax return 107000 (ApiErrorDecorator::MemCopySync, `api/impl/api_error.cc:2138-2139`;
+    ApiErrorDecorator::MemcpyAsync, `:2184-2185`) and copy nothing; the destination keeps its
+    contents after the stream is synchronized."""
+    src, out = dev.buffer(X), dev.buffer(n=8)
+    d2d = MemcpyKind.DEVICE_TO_DEVICE
+    half = out.nbytes // 2
+    expect.rc(dev.b.memcpy(out.addr, half, src.addr, src.nbytes, d2d), Err.RT_PARAM_INVALID,
+              f"aclrtMemcpy(destMax {half}, count {src.nbytes})")
+    s = dev.stream()
+    expect.rc(dev.b.memcpy_async(out.addr, half, src.addr, src.nbytes, d2d, s),
+              Err.RT_PARAM_INVALID, f"aclrtMemcpyAsync(destMax {half}, count {src.nbytes})")
+    dev.sync(s)
+    expect.eq(dev.read(out), np.full(8, SENTINEL, dtype=np.int32),
+              "destination after the refused copies")
+
+
+# ---------------------------------------------------------------------------------------------
 # RT-10: the *WithFlag event calls with the DEFAULT flag
 
 
