@@ -388,6 +388,19 @@ def test_memset_count_zero_and_past_max(dev: Dev) -> None:
               "buffer after the count-0 fills and the refused fill")
 
 
+@pytest.mark.clause("RT-09")
+def test_memset_null_with_a_count(dev: Dev) -> None:
+    """RT-09: the NULL check of devPtr comes right after the count-0 test: aclrtMemset and
+    aclrtMemsetAsync with a NULL devPtr and count 8 return 100000
+    (ACL_REQUIRES_NOT_NULL_WITH_INPUT_REPORT, `src/acl/aclrt_impl/memory.cpp:678`, `:746`),
+    where count 0 returns 0."""
+    s = dev.stream()
+    expect.rc(dev.b.memset(None, 8, 0x5A, 8), Err.INVALID_PARAM, "aclrtMemset(NULL, count 8)")
+    expect.rc(dev.b.memset_async(None, 8, 0x5A, 8, s), Err.INVALID_PARAM,
+              "aclrtMemsetAsync(NULL, count 8)")
+    dev.sync(s)
+
+
 def _target(t: Buf | None) -> tuple[int | None, int]:
     """(address, capacity) of a call's target buffer; (NULL, 0) for None."""
     return (None, 0) if t is None else (t.addr, t.nbytes)
