@@ -175,6 +175,32 @@ def test_assign_default_sets_value_each_execution(dev: Dev) -> None:
 
 
 @pytest.mark.clause("COND-03")
+def test_assign_default_skips_a_handle_without_cond_task(dev: Dev) -> None:
+    """COND-03: the execute-time write of defaultLaunchValue covers the handles a conditional
+    task was added with: CaptureModel::InitAllSubCaptureModelCondTaskByDefValue walks
+    condHandleTaskMap_ (`feature/aclgraph/capture_model.cc:286-306`), which only
+    AddCondTask's captured task fills (`core/src/task/task_info/cond_op/aclgraph_cond_task.cc:
+    303`, `feature/aclgraph/capture_model.cc:1629-1644`). So an ASSIGN_DEFAULT handle created in
+    the capture but never given to AddCondTask keeps its value (0 from creation, COND-02, or
+    what the user stores) through the executions, while the used handle of the same model gets
+    its default."""
+    out = dev.buffer(n=8)
+    p = parent(dev, 1, CondHandleFlag.ASSIGN_DEFAULT)
+    rc, spare = dev.b.cond_handle_create(p.model, 5, CondHandleFlag.ASSIGN_DEFAULT)
+    expect.ok(rc, "aclmdlRICondHandleCreate of the unused handle (setup)")
+    spare_ptr, used_ptr = cond_ptr(dev, spare), cond_ptr(dev, p.handle)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    capture_sub(dev, sub, fill_body(dev, out, 7))
+    model = dev.end(p.stream)
+    expect.eq(run_with(dev, model, p.stream, used_ptr, 0, out), full(7), "output of run 0")
+    expect.eq(dev.read64(used_ptr), 1, "used handle's condition after run 0 (its default)")
+    expect.eq(dev.read64(spare_ptr), 0, "unused handle's condition after run 0")
+    dev.write64(spare_ptr, 9)
+    run_with(dev, model, p.stream, used_ptr, 0, out)
+    expect.eq(dev.read64(spare_ptr), 9, "unused handle's condition after run 1 (the user's 9)")
+
+
+@pytest.mark.clause("COND-03")
 def test_flag_none_keeps_user_value(dev: Dev) -> None:
     """COND-03: with flag 0 the runtime never writes the condition; the user's value decides."""
     model, p, ptr, out = branches(dev, CondTaskType.IF, [7], default=1)
