@@ -201,6 +201,37 @@ def test_assign_default_skips_a_handle_without_cond_task(dev: Dev) -> None:
 
 
 @pytest.mark.clause("COND-03")
+def test_assign_default_of_a_nested_cond_task(dev: Dev) -> None:
+    """COND-03 in a sub-model: the execute-time write of defaultLaunchValue also covers the
+    handles of conditional tasks captured in sub-models, at any depth
+    (InitAllSubCaptureModelCondTaskByDefValue walks GetAllSubCaptureModels,
+    `feature/aclgraph/capture_model.cc:255-282, 295-303`). A sub-model's capture may create a
+    handle on the sub-model (COND-01) and add an IF task with it (the stream captures into the
+    handle's model, `feature/aclgraph/v100/api_impl_aclgraph.cc:256-260`); executing the root
+    writes that handle's default, so the nested branch runs whatever the user stored."""
+    out = dev.buffer(n=8)
+    p = parent(dev)
+    ptr = cond_ptr(dev, p.handle)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    u = dev.stream()
+    expect.ok(dev.b.capture_to_model_ri_begin(u, sub, CaptureMode.RELAXED),
+              "aclmdlRICaptureToModelRIBegin (setup)")
+    rc, inner = dev.b.cond_handle_create(sub, 1, CondHandleFlag.ASSIGN_DEFAULT)
+    expect.ok(rc, "aclmdlRICondHandleCreate on the sub-model (setup)")
+    inner_ptr = cond_ptr(dev, inner)
+    rc, slots = dev.b.add_cond_task(CondTaskParams(inner, CondTaskType.IF, 1, 1), u, 0)
+    expect.ok(rc, "nested aclmdlRIAddCondTask in the sub-model's capture")
+    capture_sub(dev, slots[0], fill_body(dev, out, 7))
+    expect.ok(dev.b.capture_end(u, null_model=True)[0], "aclmdlRICaptureEnd of the sub-model")
+    model = dev.end(p.stream)
+    for run in range(2):
+        dev.write64(inner_ptr, 0)  # overwritten by the nested handle's default 1 at execute
+        got = run_with(dev, model, p.stream, ptr, 1, out)
+        expect.eq(dev.read64(inner_ptr), 1, f"nested condition value after run {run}")
+        expect.eq(got, full(7), f"output of run {run} (both IFs taken)")
+
+
+@pytest.mark.clause("COND-03")
 def test_flag_none_keeps_user_value(dev: Dev) -> None:
     """COND-03: with flag 0 the runtime never writes the condition; the user's value decides."""
     model, p, ptr, out = branches(dev, CondTaskType.IF, [7], default=1)
