@@ -393,6 +393,29 @@ def test_capture_sub_model_on_capturing_stream(dev: Dev) -> None:
 
 
 @pytest.mark.clause("COND-07")
+@pytest.mark.parametrize("mode, ok", [
+    (CaptureMode.GLOBAL, True), (CaptureMode.THREAD_LOCAL, True), (-1, False),
+], ids=["global", "thread_local", "mode-1"])
+def test_capture_to_model_modes(dev: Dev, mode: int, ok: bool) -> None:
+    """COND-07: CaptureToModelRIBegin takes every capture mode, GLOBAL and THREAD_LOCAL as well
+    as RELAXED, and refuses a mode outside [GLOBAL, MAX) with 107000: -1 like 3
+    (ApiErrorDecorator::StreamBeginCapture, `feature/aclgraph/api_error_aclgraph.cc:41-44`;
+    the ACL layer passes the mode on unchanged, `src/acl/aclrt_impl/model_ri.cpp:418-421`). An
+    accepted sub-capture records a kernel and ends with 0."""
+    p = parent(dev)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    u = dev.stream()
+    out = dev.buffer(n=8)
+    rc = dev.b.capture_to_model_ri_begin(u, sub, mode)
+    if not ok:
+        expect.rc(rc, Err.RT_PARAM_INVALID, f"aclmdlRICaptureToModelRIBegin(mode {mode})")
+        return
+    expect.ok(rc, f"aclmdlRICaptureToModelRIBegin(mode {mode})")
+    dev.launch("fill", u, out=out, n=8, value=1)
+    expect.ok(dev.b.capture_end(u, null_model=True)[0], "aclmdlRICaptureEnd of the sub-model")
+
+
+@pytest.mark.clause("COND-07")
 @pytest.mark.parametrize("which", ["stream", "model"])
 def test_capture_to_model_null(dev: Dev, which: str) -> None:
     """COND-07: CaptureToModelRIBegin with a NULL stream or model returns 100000."""
