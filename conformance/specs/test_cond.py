@@ -15,6 +15,7 @@ import pytest
 
 from mdlri_conformance.backends.contract import (
     UNWRITTEN, Cap, CaptureMode, CaptureStatus, CondHandleFlag, CondTaskParams, CondTaskType, Err,
+    ModelStreamFlag, StreamFlag,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Buf, Dev
@@ -318,6 +319,25 @@ def test_add_cond_task_stream_not_capturing(dev: Dev) -> None:
 
 
 @pytest.mark.clause("COND-05")
+@pytest.mark.requires(Cap.LISTING)
+def test_add_cond_task_on_a_model_stream(dev: Dev) -> None:
+    """COND-05: AddCondTask on an internal stream of a captured model (aclmdlRIGetStreams) returns
+    107029: the stream is not capturing (StreamAddCondTaskParasCheck,
+    `feature/aclgraph/v100/api_impl_aclgraph.cc:250-252`; the handle, created in that model's
+    capture and never used, passes the checks before, `:240-244`)."""
+    s = dev.stream()
+    dev.begin(s)
+    _, m = dev.capture_status(s, "(setup)")
+    rc, h = dev.b.cond_handle_create(m, 0, CondHandleFlag.NONE)
+    expect.ok(rc, "aclmdlRICondHandleCreate (setup)")
+    dev.launch("fill", s, out=dev.buffer(n=8), n=8, value=1)
+    model = dev.end(s)
+    (ms,) = dev.streams_of(model)
+    rc, _ = dev.b.add_cond_task(CondTaskParams(h, CondTaskType.IF, 1, 1), ms, 0)
+    expect.rc(rc, Err.RT_STREAM_NOT_CAPTURED, "aclmdlRIAddCondTask on a model's internal stream")
+
+
+@pytest.mark.clause("COND-05")
 def test_add_cond_task_other_model(dev: Dev) -> None:
     """COND-05: AddCondTask on a stream capturing into another model returns 107000."""
     p = parent(dev)
@@ -413,6 +433,25 @@ def test_capture_to_model_modes(dev: Dev, mode: int, ok: bool) -> None:
     expect.ok(rc, f"aclmdlRICaptureToModelRIBegin(mode {mode})")
     dev.launch("fill", u, out=out, n=8, value=1)
     expect.ok(dev.b.capture_end(u, null_model=True)[0], "aclmdlRICaptureEnd of the sub-model")
+
+
+@pytest.mark.clause("COND-07")
+@pytest.mark.requires(Cap.BUILD)
+def test_capture_sub_model_on_a_bound_stream(dev: Dev) -> None:
+    """COND-07: CaptureToModelRIBegin on a stream bound to a built model returns 107005
+    (ApiImpl::StreamBeginCapture, `feature/aclgraph/v100/api_impl_aclgraph.cc:32-34`:
+    stm->Model_() != nullptr -> RT_ERROR_STREAM_MODEL, as for CaptureBegin, CAP-09), and the
+    sub-model can still be captured on another stream."""
+    p = parent(dev)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    rc, bm = dev.b.build_begin(0)
+    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
+    dev.model(bm)
+    bs = dev.stream(StreamFlag.PERSISTENT)
+    expect.ok(dev.b.bind_stream(bm, bs, ModelStreamFlag.HEAD), "aclmdlRIBindStream (setup)")
+    expect.rc(dev.b.capture_to_model_ri_begin(bs, sub, CaptureMode.RELAXED), Err.RT_STREAM_MODEL,
+              "aclmdlRICaptureToModelRIBegin on a bound stream")
+    capture_sub(dev, sub, fill_body(dev, dev.buffer(n=8), 1))
 
 
 @pytest.mark.clause("COND-07")
