@@ -15,6 +15,7 @@ import pytest
 
 from mdlri_conformance.backends.contract import (
     UNWRITTEN, Cap, CaptureMode, CaptureStatus, CondHandleFlag, CondTaskParams, CondTaskType, Err,
+    ModelStreamFlag, StreamFlag,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Buf, Dev
@@ -123,6 +124,39 @@ def test_cond_handle_null(dev: Dev, which: str) -> None:
     expect.rc(rc, Err.INVALID_PARAM, f"aclmdlRICondHandleCreate(NULL {which})")
 
 
+@pytest.mark.clause("COND-01")
+def test_cond_handle_on_sub_model_follows_its_capture(dev: Dev) -> None:
+    """COND-01: a sub-model is a capture model (Context::CreateSubCaptureModels makes it with
+    ModelCreate(RT_MODEL_CAPTURE_MODEL), `feature/aclgraph/context_aclgraph.cc:907-911`), so
+    CondHandleCreate on it follows its own capture status: 107000 before its
+    CaptureToModelRIBegin (status NONE, not CAPTURE_ACTIVE:
+    `feature/aclgraph/v100/api_impl_aclgraph.cc:202-204`), 0 and a handle while its capture is
+    active (Stream::EnterCapture -> CaptureModel::EnterCaptureNotify sets CAPTURE_ACTIVE on the
+    capture stream's model, `feature/aclgraph/stream_capture.cc:138-144`,
+    `feature/aclgraph/capture_model.cc:755-758`), 107000 again after its CaptureEnd
+    (ExitCaptureNotify -> READY, `feature/aclgraph/stream_capture.cc:169-176`,
+    `feature/aclgraph/capture_model.cc:761-763`). While it captures, GetInfo on its stream
+    answers ACTIVE and the sub-model (captureStream->Model_(),
+    `feature/aclgraph/context_aclgraph.cc:656-681`)."""
+    p = parent(dev)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    expect.rc(dev.b.cond_handle_create(sub, 0, CondHandleFlag.NONE)[0], Err.RT_PARAM_INVALID,
+              "aclmdlRICondHandleCreate on a sub-model before its capture begins")
+    u = dev.stream()
+    expect.ok(dev.b.capture_to_model_ri_begin(u, sub, CaptureMode.RELAXED),
+              "aclmdlRICaptureToModelRIBegin")
+    st, m = dev.capture_status(u, "on the sub-model's stream")
+    expect.eq(st, CaptureStatus.ACTIVE, "sub stream status during its capture")
+    expect.eq(m, sub, "GetInfo model of the sub stream")
+    rc, h = dev.b.cond_handle_create(sub, 0, CondHandleFlag.NONE)
+    expect.ok(rc, "aclmdlRICondHandleCreate on a sub-model during its capture")
+    expect.true(h is not None and h is not UNWRITTEN, "cond handle", "non-NULL", h)
+    dev.launch("fill", u, out=dev.buffer(n=8), n=8, value=1)
+    expect.ok(dev.b.capture_end(u, null_model=True)[0], "aclmdlRICaptureEnd of the sub-model")
+    expect.rc(dev.b.cond_handle_create(sub, 0, CondHandleFlag.NONE)[0], Err.RT_PARAM_INVALID,
+              "aclmdlRICondHandleCreate on a sub-model after its capture ended")
+
+
 @pytest.mark.clause("COND-02")
 def test_initial_cond_value_is_zero(dev: Dev) -> None:
     """COND-02: right after CondHandleCreate the condition word reads 0, not defaultLaunchValue."""
@@ -139,6 +173,63 @@ def test_assign_default_sets_value_each_execution(dev: Dev) -> None:
         got = run_with(dev, model, p.stream, ptr, 0, out)  # the user's 0 is overwritten by 1
         expect.eq(got, full(7), f"output of run {run} (IF taken)")
         expect.eq(dev.read64(ptr), 1, f"condition value after run {run}")
+
+
+@pytest.mark.clause("COND-03")
+def test_assign_default_skips_a_handle_without_cond_task(dev: Dev) -> None:
+    """COND-03: the execute-time write of defaultLaunchValue covers the handles a conditional
+    task was added with: CaptureModel::InitAllSubCaptureModelCondTaskByDefValue walks
+    condHandleTaskMap_ (`feature/aclgraph/capture_model.cc:286-306`), which only
+    AddCondTask's captured task fills (`core/src/task/task_info/cond_op/aclgraph_cond_task.cc:
+    303`, `feature/aclgraph/capture_model.cc:1629-1644`). So an ASSIGN_DEFAULT handle created in
+    the capture but never given to AddCondTask keeps its value (0 from creation, COND-02, or
+    what the user stores) through the executions, while the used handle of the same model gets
+    its default."""
+    out = dev.buffer(n=8)
+    p = parent(dev, 1, CondHandleFlag.ASSIGN_DEFAULT)
+    rc, spare = dev.b.cond_handle_create(p.model, 5, CondHandleFlag.ASSIGN_DEFAULT)
+    expect.ok(rc, "aclmdlRICondHandleCreate of the unused handle (setup)")
+    spare_ptr, used_ptr = cond_ptr(dev, spare), cond_ptr(dev, p.handle)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    capture_sub(dev, sub, fill_body(dev, out, 7))
+    model = dev.end(p.stream)
+    expect.eq(run_with(dev, model, p.stream, used_ptr, 0, out), full(7), "output of run 0")
+    expect.eq(dev.read64(used_ptr), 1, "used handle's condition after run 0 (its default)")
+    expect.eq(dev.read64(spare_ptr), 0, "unused handle's condition after run 0")
+    dev.write64(spare_ptr, 9)
+    run_with(dev, model, p.stream, used_ptr, 0, out)
+    expect.eq(dev.read64(spare_ptr), 9, "unused handle's condition after run 1 (the user's 9)")
+
+
+@pytest.mark.clause("COND-03")
+def test_assign_default_of_a_nested_cond_task(dev: Dev) -> None:
+    """COND-03 in a sub-model: the execute-time write of defaultLaunchValue also covers the
+    handles of conditional tasks captured in sub-models, at any depth
+    (InitAllSubCaptureModelCondTaskByDefValue walks GetAllSubCaptureModels,
+    `feature/aclgraph/capture_model.cc:255-282, 295-303`). A sub-model's capture may create a
+    handle on the sub-model (COND-01) and add an IF task with it (the stream captures into the
+    handle's model, `feature/aclgraph/v100/api_impl_aclgraph.cc:256-260`); executing the root
+    writes that handle's default, so the nested branch runs whatever the user stored."""
+    out = dev.buffer(n=8)
+    p = parent(dev)
+    ptr = cond_ptr(dev, p.handle)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    u = dev.stream()
+    expect.ok(dev.b.capture_to_model_ri_begin(u, sub, CaptureMode.RELAXED),
+              "aclmdlRICaptureToModelRIBegin (setup)")
+    rc, inner = dev.b.cond_handle_create(sub, 1, CondHandleFlag.ASSIGN_DEFAULT)
+    expect.ok(rc, "aclmdlRICondHandleCreate on the sub-model (setup)")
+    inner_ptr = cond_ptr(dev, inner)
+    rc, slots = dev.b.add_cond_task(CondTaskParams(inner, CondTaskType.IF, 1, 1), u, 0)
+    expect.ok(rc, "nested aclmdlRIAddCondTask in the sub-model's capture")
+    capture_sub(dev, slots[0], fill_body(dev, out, 7))
+    expect.ok(dev.b.capture_end(u, null_model=True)[0], "aclmdlRICaptureEnd of the sub-model")
+    model = dev.end(p.stream)
+    for run in range(2):
+        dev.write64(inner_ptr, 0)  # overwritten by the nested handle's default 1 at execute
+        got = run_with(dev, model, p.stream, ptr, 1, out)
+        expect.eq(dev.read64(inner_ptr), 1, f"nested condition value after run {run}")
+        expect.eq(got, full(7), f"output of run {run} (both IFs taken)")
 
 
 @pytest.mark.clause("COND-03")
@@ -186,10 +277,17 @@ def _add_rc(dev: Dev, p: Parent, *, stream: Any = "parent", flags: int = 0,
 @pytest.mark.clause("COND-05")
 @pytest.mark.parametrize("ctype, size", [
     (CondTaskType.IF, 0), (CondTaskType.IF, 3), (CondTaskType.WHILE, 0), (CondTaskType.WHILE, 2),
-    (CondTaskType.SWITCH, 0), (3, 1),
-], ids=["if0", "if3", "while0", "while2", "switch0", "type3"])
+    (CondTaskType.SWITCH, 0), (3, 1), (-1, 1),
+], ids=["if0", "if3", "while0", "while2", "switch0", "type3", "type-1"])
 def test_add_cond_task_bad_type_or_size(dev: Dev, ctype: int, size: int) -> None:
-    """COND-05: type > 2 or a size outside IF {1,2} / WHILE 1 / SWITCH >= 1 returns 107000."""
+    """COND-05: type > 2 or a size outside IF {1,2} / WHILE 1 / SWITCH >= 1 returns 107000.
+
+    type -1 (the enum is 4 bytes, so a caller can pass it): ApiErrorDecorator::StreamAddCondTask
+    compares ``static_cast<uint32_t>(params.type) > RT_COND_TASK_TYPE_SWITCH``
+    (`feature/aclgraph/api_error_aclgraph.cc:219-221`), so -1 is 0xFFFFFFFF and 107000 like 3;
+    the switch of CheckCondTaskParamsSize would refuse it too (default branch,
+    `core/src/task/task_info/cond_op/aclgraph_cond_task.cc:275-278`).
+    """
     p = parent(dev)
     expect.rc(_add_rc(dev, p, type=ctype, size=size, model_ri_array=max(size, 1)),
               Err.RT_PARAM_INVALID, f"aclmdlRIAddCondTask(type {ctype}, size {size})")
@@ -218,6 +316,25 @@ def test_add_cond_task_stream_not_capturing(dev: Dev) -> None:
     """COND-05: AddCondTask on a stream that is not capturing returns 107029."""
     expect.rc(_add_rc(dev, parent(dev), stream=dev.stream()), Err.RT_STREAM_NOT_CAPTURED,
               "aclmdlRIAddCondTask on a non-capturing stream")
+
+
+@pytest.mark.clause("COND-05")
+@pytest.mark.requires(Cap.LISTING)
+def test_add_cond_task_on_a_model_stream(dev: Dev) -> None:
+    """COND-05: AddCondTask on an internal stream of a captured model (aclmdlRIGetStreams) returns
+    107029: the stream is not capturing (StreamAddCondTaskParasCheck,
+    `feature/aclgraph/v100/api_impl_aclgraph.cc:250-252`; the handle, created in that model's
+    capture and never used, passes the checks before, `:240-244`)."""
+    s = dev.stream()
+    dev.begin(s)
+    _, m = dev.capture_status(s, "(setup)")
+    rc, h = dev.b.cond_handle_create(m, 0, CondHandleFlag.NONE)
+    expect.ok(rc, "aclmdlRICondHandleCreate (setup)")
+    dev.launch("fill", s, out=dev.buffer(n=8), n=8, value=1)
+    model = dev.end(s)
+    (ms,) = dev.streams_of(model)
+    rc, _ = dev.b.add_cond_task(CondTaskParams(h, CondTaskType.IF, 1, 1), ms, 0)
+    expect.rc(rc, Err.RT_STREAM_NOT_CAPTURED, "aclmdlRIAddCondTask on a model's internal stream")
 
 
 @pytest.mark.clause("COND-05")
@@ -293,6 +410,48 @@ def test_capture_sub_model_on_capturing_stream(dev: Dev) -> None:
     dev.begin(busy)
     expect.rc(dev.b.capture_to_model_ri_begin(busy, sub, CaptureMode.RELAXED),
               Err.RT_STREAM_CAPTURED, "aclmdlRICaptureToModelRIBegin on a capturing stream")
+
+
+@pytest.mark.clause("COND-07")
+@pytest.mark.parametrize("mode, ok", [
+    (CaptureMode.GLOBAL, True), (CaptureMode.THREAD_LOCAL, True), (-1, False),
+], ids=["global", "thread_local", "mode-1"])
+def test_capture_to_model_modes(dev: Dev, mode: int, ok: bool) -> None:
+    """COND-07: CaptureToModelRIBegin takes every capture mode, GLOBAL and THREAD_LOCAL as well
+    as RELAXED, and refuses a mode outside [GLOBAL, MAX) with 107000: -1 like 3
+    (ApiErrorDecorator::StreamBeginCapture, `feature/aclgraph/api_error_aclgraph.cc:41-44`;
+    the ACL layer passes the mode on unchanged, `src/acl/aclrt_impl/model_ri.cpp:418-421`). An
+    accepted sub-capture records a kernel and ends with 0."""
+    p = parent(dev)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    u = dev.stream()
+    out = dev.buffer(n=8)
+    rc = dev.b.capture_to_model_ri_begin(u, sub, mode)
+    if not ok:
+        expect.rc(rc, Err.RT_PARAM_INVALID, f"aclmdlRICaptureToModelRIBegin(mode {mode})")
+        return
+    expect.ok(rc, f"aclmdlRICaptureToModelRIBegin(mode {mode})")
+    dev.launch("fill", u, out=out, n=8, value=1)
+    expect.ok(dev.b.capture_end(u, null_model=True)[0], "aclmdlRICaptureEnd of the sub-model")
+
+
+@pytest.mark.clause("COND-07")
+@pytest.mark.requires(Cap.BUILD)
+def test_capture_sub_model_on_a_bound_stream(dev: Dev) -> None:
+    """COND-07: CaptureToModelRIBegin on a stream bound to a built model returns 107005
+    (ApiImpl::StreamBeginCapture, `feature/aclgraph/v100/api_impl_aclgraph.cc:32-34`:
+    stm->Model_() != nullptr -> RT_ERROR_STREAM_MODEL, as for CaptureBegin, CAP-09), and the
+    sub-model can still be captured on another stream."""
+    p = parent(dev)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    rc, bm = dev.b.build_begin(0)
+    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
+    dev.model(bm)
+    bs = dev.stream(StreamFlag.PERSISTENT)
+    expect.ok(dev.b.bind_stream(bm, bs, ModelStreamFlag.HEAD), "aclmdlRIBindStream (setup)")
+    expect.rc(dev.b.capture_to_model_ri_begin(bs, sub, CaptureMode.RELAXED), Err.RT_STREAM_MODEL,
+              "aclmdlRICaptureToModelRIBegin on a bound stream")
+    capture_sub(dev, sub, fill_body(dev, dev.buffer(n=8), 1))
 
 
 @pytest.mark.clause("COND-07")

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import (
-    UNWRITTEN, Cap, CaptureMode, Err, EventFlag, EventRecordFlag, EventWaitFlag, MemcpyKind,
-    ModelStreamFlag, TaskType, ValueWaitFlag,
+    UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, EventFlag, EventRecordFlag, EventWaitFlag,
+    MemcpyKind, ModelStreamFlag, TaskType, ValueWaitFlag,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
@@ -388,6 +388,19 @@ def test_memset_count_zero_and_past_max(dev: Dev) -> None:
               "buffer after the count-0 fills and the refused fill")
 
 
+@pytest.mark.clause("RT-09")
+def test_memset_null_with_a_count(dev: Dev) -> None:
+    """RT-09: the NULL check of devPtr comes right after the count-0 test: aclrtMemset and
+    aclrtMemsetAsync with a NULL devPtr and count 8 return 100000
+    (ACL_REQUIRES_NOT_NULL_WITH_INPUT_REPORT, `src/acl/aclrt_impl/memory.cpp:678`, `:746`),
+    where count 0 returns 0."""
+    s = dev.stream()
+    expect.rc(dev.b.memset(None, 8, 0x5A, 8), Err.INVALID_PARAM, "aclrtMemset(NULL, count 8)")
+    expect.rc(dev.b.memset_async(None, 8, 0x5A, 8, s), Err.INVALID_PARAM,
+              "aclrtMemsetAsync(NULL, count 8)")
+    dev.sync(s)
+
+
 def _target(t: Buf | None) -> tuple[int | None, int]:
     """(address, capacity) of a call's target buffer; (NULL, 0) for None."""
     return (None, 0) if t is None else (t.addr, t.nbytes)
@@ -456,6 +469,30 @@ def test_memcpy_count_zero_comes_before_every_check(dev: Dev) -> None:
         lambda t: b.memcpy(*_target(t), None if t is None else src.addr, 0, d2d),
         lambda t, st: b.memcpy_async(*_target(t), None if t is None else src.addr, 0, d2d, st),
         out)
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-20: aclrtMemcpy[Async] with count > destMax
+
+
+@pytest.mark.clause("RT-20")
+@pytest.mark.requires(Cap.DATA_MOVEMENT)
+def test_memcpy_count_above_dest_max(dev: Dev) -> None:
+    """RT-20: aclrtMemcpy and aclrtMemcpyAsync (on a stream that is not capturing) with count >
+    destMax return 107000 (ApiErrorDecorator::MemCopySync, `api/impl/api_error.cc:2138-2139`;
+    ApiErrorDecorator::MemcpyAsync, `:2184-2185`) and copy nothing; the destination keeps its
+    contents after the stream is synchronized."""
+    src, out = dev.buffer(X), dev.buffer(n=8)
+    d2d = MemcpyKind.DEVICE_TO_DEVICE
+    half = out.nbytes // 2
+    expect.rc(dev.b.memcpy(out.addr, half, src.addr, src.nbytes, d2d), Err.RT_PARAM_INVALID,
+              f"aclrtMemcpy(destMax {half}, count {src.nbytes})")
+    s = dev.stream()
+    expect.rc(dev.b.memcpy_async(out.addr, half, src.addr, src.nbytes, d2d, s),
+              Err.RT_PARAM_INVALID, f"aclrtMemcpyAsync(destMax {half}, count {src.nbytes})")
+    dev.sync(s)
+    expect.eq(dev.read(out), np.full(8, SENTINEL, dtype=np.int32),
+              "destination after the refused copies")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -608,3 +645,79 @@ def test_create_event_with_flag_rejects_no_bit_and_combined_sole_flags(dev: Dev,
         rc, e = dev.b.create_event_with_flag(ok_flag)
         expect.rc(rc, Err.SUCCESS, f"aclrtCreateEventWithFlag({ok_flag:#x})")
         expect.ok(dev.b.destroy_event(e), "aclrtDestroyEvent (setup)")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-19: aclrtResetEvent
+
+
+def _old_event(dev: Dev, flag: int) -> Any:
+    """An aclrtCreateEventWithFlag (old-mode) event, destroyed at the end of the spec."""
+    rc, e = dev.b.create_event_with_flag(flag)
+    expect.ok(rc, f"aclrtCreateEventWithFlag({flag:#x}) (setup)")
+    dev.track("destroy_event", lambda: dev.b.destroy_event(e))
+    return e
+
+
+@pytest.mark.clause("RT-19")
+@pytest.mark.parametrize("event", ["null", "time_line", "ex_sync"])
+def test_reset_event_refusals_outside_capture(dev: Dev, event: str) -> None:
+    """RT-19: aclrtResetEvent on a stream that is not capturing: a NULL event returns 100000
+    (`src/acl/aclrt_impl/event.cpp:117`); an aclrtCreateEventWithFlag(TIME_LINE) event has no
+    wait task (`core/inc/event/event.hpp:133-136`) and returns 207000
+    (`api/impl/api_error.cc:1760-1762`); an aclrtCreateEventExWithFlag(SYNC) event (new mode)
+    returns 207000 on any stream (`api/impl/api_impl.cc:2210-2214`)."""
+    s = dev.stream()
+    if event == "null":
+        e, want = None, Err.INVALID_PARAM
+    elif event == "time_line":
+        e, want = _old_event(dev, EventFlag.TIME_LINE), Err.RT_FEATURE_NOT_SUPPORT
+    else:
+        e, want = dev.event(EventFlag.SYNC), Err.RT_FEATURE_NOT_SUPPORT
+    expect.rc(dev.b.reset_event(e, s), want, f"aclrtResetEvent({event} event)")
+
+
+@pytest.mark.clause("RT-19")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_reset_event_old_mode_on_a_capturing_stream(dev: Dev) -> None:
+    """RT-19: aclrtResetEvent of an aclrtCreateEventWithFlag(SYNC) event (old mode, with a wait
+    task) on a capturing stream returns 207000: the event is not bound to a capture, the
+    stream's capture model is capturing (Event::ToBeCaptured,
+    `feature/aclgraph/event_capture.cc:183-196`; `api/impl/api_impl.cc:2239-2243`). The
+    refusal leaves the capture ACTIVE and it ends with 0."""
+    e = _old_event(dev, EventFlag.SYNC)
+    s = dev.stream()
+    dev.begin(s)
+    expect.rc(dev.b.reset_event(e, s), Err.RT_FEATURE_NOT_SUPPORT,
+              "aclrtResetEvent(old-mode SYNC event) on a capturing stream")
+    st, _ = dev.capture_status(s, "after the refused reset")
+    expect.eq(st, CaptureStatus.ACTIVE, "capture status after the refused reset")
+    expect.ok(dev.end_rc(s)[0], "aclmdlRICaptureEnd after the refused reset")
+
+
+@pytest.mark.clause("RT-19")
+@pytest.mark.requires(Cap.SYNC_TIMEOUT, Cap.VALUE_TASKS)
+def test_reset_event_old_mode_sync_resets_the_event(dev: Dev) -> None:
+    """RT-19: aclrtResetEvent of an aclrtCreateEventWithFlag(SYNC) event on a stream that is not
+    capturing returns 0 and resets the event in stream order (Event::Reset submits an
+    EVENT_RESET task, `core/src/event/event.cc:764-792`; DOC 07_event_management.md L515,
+    L534): after record, sync, reset, sync, a wait on another stream blocks (its sync with a
+    100 ms timeout returns 507046 and the value write behind the wait has not run) until the
+    event is recorded again."""
+    e = _old_event(dev, EventFlag.SYNC)
+    s1, s2 = dev.stream(), dev.stream()
+    word = dev.buffer64(0)
+    expect.ok(dev.b.record_event(e, s1), "aclrtRecordEvent (setup)")
+    dev.sync(s1)
+    expect.ok(dev.b.reset_event(e, s1), "aclrtResetEvent(old-mode SYNC event)")
+    dev.sync(s1)
+    expect.ok(dev.b.stream_wait_event(s2, e), "aclrtStreamWaitEvent after the reset")
+    expect.ok(dev.b.value_write(word, 7, 0, s2), "aclrtValueWrite behind the wait (setup)")
+    try:
+        expect.rc(dev.b.synchronize_stream_with_timeout(s2, 100), Err.RT_STREAM_SYNC_TIMEOUT,
+                  "aclrtSynchronizeStreamWithTimeout(100) of the stream waiting on the reset event")
+        expect.eq(dev.read64(word), 0, "word behind the wait while the event is reset")
+    finally:
+        expect.ok(dev.b.record_event(e, s1), "aclrtRecordEvent (release)")
+    dev.sync(s2)
+    expect.eq(dev.read64(word), 7, "word behind the wait after the new record")

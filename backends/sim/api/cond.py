@@ -32,14 +32,20 @@ class CondApi:
     """Cond handles, conditional tasks, sub-model capture (COND)."""
 
     def _assign_defaults(self, model: Any) -> None:
-        """COND-03: ASSIGN_DEFAULT values written host-synchronously at execute time."""
+        """COND-03: ASSIGN_DEFAULT values written host-synchronously at execute time, for the
+        handles a conditional task was captured with only: CaptureModel::
+        InitAllSubCaptureModelCondTaskByDefValue walks condHandleTaskMap_ of the model and of
+        every sub-model (`feature/aclgraph/capture_model.cc:286-306`), and a handle enters that
+        map when its AddCondTask's task is captured (PostProcCaptureConditionTask ->
+        StoreCondHandleTaskInfo, `core/src/task/task_info/cond_op/aclgraph_cond_task.cc:303`,
+        `feature/aclgraph/capture_model.cc:1629-1644`). A handle never used keeps its value."""
         if not self._conds:
             return  # no cond handle anywhere (the common case)
         todo = [model]
         while todo:
             m = todo.pop()
             for h in self._conds.get(m, ()):
-                if h.flag == 1 and h.alive:
+                if h.flag == 1 and h.alive and h.used:
                     self.mem.write_u64(h.addr, h.default)
             todo.extend(self._subs.get(m, ()))
 

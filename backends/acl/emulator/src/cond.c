@@ -116,11 +116,14 @@ int emu_model_step(emu_model *m, size_t **ppcs, void ***pframes, int *progress, 
     return done;
 }
 
-/* COND-03: the host-synchronous reset at ExecuteAsync / Execute time (sub-models included). */
+/* COND-03: the host-synchronous reset at ExecuteAsync / Execute time (sub-models included),
+ * of the handles a conditional task was added with: the runtime walks the map that
+ * AddCondTask's captured task fills (capture_model.cc:286-306, aclgraph_cond_task.cc:303), so
+ * a handle never used keeps its value. */
 void emu_cond_on_execute(emu_model *m) {
     for (size_t i = 0; i < m->nconds; i++) {
         struct emu_cond *c = m->conds[i];
-        if (c->flag == ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT)
+        if (c->flag == ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT && c->used)
             __atomic_store_n(c->ptr, (uint64_t)c->defval, __ATOMIC_RELEASE);
     }
     for (size_t i = 0; i < m->nsubs; i++) emu_cond_on_execute(m->subs[i]);
