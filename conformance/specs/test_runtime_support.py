@@ -496,6 +496,38 @@ def test_memcpy_count_above_dest_max(dev: Dev) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# RT-21: aclrtMemcpy[Async] with a kind outside the enum
+
+
+@pytest.mark.clause("RT-21")
+@pytest.mark.requires(Cap.DATA_MOVEMENT, Cap.THREADS)
+@pytest.mark.parametrize("kind", [6, 7, 99], ids=["inner-d2d", "inter-d2d", "99"])
+def test_memcpy_kind_outside_the_enum(dev: Dev, kind: int) -> None:
+    """RT-21: aclrtMemcpy and aclrtMemcpyAsync with a kind the ACL layer does not translate
+    (MemcpyKindTranslate, `src/acl/aclrt_impl/memory.cpp:162-200`, called at :660 and :695)
+    return 100000, with count > destMax too (the runtime's RT-20 check comes after it) and in
+    a thread without a context (the ACL layer looks at none); nothing is copied."""
+    b = dev.b
+    src, out = dev.buffer(X), dev.buffer(n=8)
+    n = src.nbytes
+    s = dev.stream()
+    expect.rc(b.memcpy(out.addr, n, src.addr, n, kind), Err.INVALID_PARAM,
+              f"aclrtMemcpy(kind {kind})")
+    expect.rc(b.memcpy_async(out.addr, n, src.addr, n, kind, s), Err.INVALID_PARAM,
+              f"aclrtMemcpyAsync(kind {kind})")
+    expect.rc(b.memcpy(out.addr, n // 2, src.addr, n, kind), Err.INVALID_PARAM,
+              f"aclrtMemcpy(kind {kind}, count > destMax)")
+    rcs = in_thread(b, lambda: (b.memcpy(out.addr, n, src.addr, n, kind),
+                                b.memcpy_async(out.addr, n, src.addr, n, kind, None)),
+                    set_device=False)
+    expect.rc(rcs[0], Err.INVALID_PARAM, f"aclrtMemcpy(kind {kind}) without a context")
+    expect.rc(rcs[1], Err.INVALID_PARAM, f"aclrtMemcpyAsync(kind {kind}) without a context")
+    dev.sync(s)
+    expect.eq(dev.read(out), np.full(8, SENTINEL, dtype=np.int32),
+              "destination after the refused copies")
+
+
+# ---------------------------------------------------------------------------------------------
 # RT-10: the *WithFlag event calls with the DEFAULT flag
 
 

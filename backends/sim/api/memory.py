@@ -23,6 +23,28 @@ def _zero(count: Any) -> bool:
     return is_int(count) and count == 0
 
 
+#: aclrtMemcpyKind values the ACL layer translates (HOST_TO_HOST .. HOST_TO_BUF_TO_DEVICE)
+_ACL_KINDS = range(6)
+_HOST_TO_BUF_TO_DEVICE = 5
+
+
+def _acl_copy_rc(dst: Any, src: Any, count: Any, kind: Any) -> int | None:
+    """The ACL layer's answer to aclrtMemcpy[Async], before the runtime and its context, or
+    None when it passes the call on: count 0 -> 0 (RT-18), a NULL pointer -> 100000, a kind
+    outside the enum -> 100000 (RT-21: MemcpyKindTranslate, `src/acl/aclrt_impl/memory.cpp:
+    162-200`, called at :660 and :695)."""
+    if _zero(count):
+        return OK
+    if dst is None or src is None or not is_int(kind) or kind not in _ACL_KINDS:
+        return E_NULL
+    return None
+
+
+def _copy_without_context(a: dict[str, Any]) -> Any:
+    rc = _acl_copy_rc(a["dst"], a["src"], a["count"], a["kind"])
+    return NO_CTX if rc is None else rc
+
+
 class MemoryApi:
     """Device and pinned host memory, copies and fills (MODE-01, MODE-13/14, CAP-19)."""
 
@@ -97,12 +119,15 @@ class MemoryApi:
 
     def _check_copy(self, dst: Any, dest_max: int, src: Any, count: int,
                     kind: int) -> tuple[int, Any, Any, bool]:
-        """Shared memcpy checks -> (rc, dst endpoint, src endpoint, involves pageable host)."""
-        if dst is None or src is None:
-            return E_NULL, None, None, False
-        if not (is_int(dest_max) and is_int(count) and is_int(kind)):
+        """Shared memcpy checks of a count other than 0 -> (rc, dst endpoint, src endpoint,
+        involves pageable host). HOST_TO_BUF_TO_DEVICE, which the ACL layer passes on, is not
+        modelled: 107000."""
+        rc = _acl_copy_rc(dst, src, count, kind)
+        if rc is not None:
+            return rc, None, None, False
+        if not (is_int(dest_max) and is_int(count)):
             return E_PARAM, None, None, False
-        if count < 0 or dest_max < 0 or count > dest_max or not 0 <= kind <= 4:
+        if count < 0 or dest_max < 0 or count > dest_max or kind == _HOST_TO_BUF_TO_DEVICE:
             return E_PARAM, None, None, False
         rc, d = self._endpoint(dst, int(count), True)
         if rc:
@@ -114,7 +139,7 @@ class MemoryApi:
                        for p in (dst, src)) or isinstance(src, (bytes, bytearray, memoryview))
         return OK, d, s, pageable
 
-    @guarded(lambda a: OK if _zero(a["count"]) else NO_CTX)
+    @guarded(_copy_without_context)
     def memcpy(self, dst: int | np.ndarray, dest_max: int, src: int | np.ndarray,
                count: int, kind: int) -> int:
         """aclrtMemcpy: synchronous and "unsafe" (MODE-01): 107030 when blocked (MODE-13).
@@ -127,7 +152,7 @@ class MemoryApi:
             return rc
         return self._run_now(lambda: MemcpyOp(d, s, int(count)))
 
-    @guarded(lambda a: OK if _zero(a["count"]) else NO_CTX)
+    @guarded(_copy_without_context)
     def memcpy_async(self, dst: int | np.ndarray, dest_max: int, src: int | np.ndarray,
                      count: int, kind: int, stream: Any) -> int:
         """aclrtMemcpyAsync. Count 0 returns 0 before any other check and issues nothing

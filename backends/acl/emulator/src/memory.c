@@ -161,17 +161,13 @@ static aclError check_copy(const char *fn, void *dst, size_t destMax, const void
     if (count > destMax)
         return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: count %zu > destMax %zu", fn, count,
                        destMax);
-    if ((unsigned)kind > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
-        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid kind %u", fn, (unsigned)kind);
     int cd = emu_mem_class(dst, count), cs = emu_mem_class(src, count);
     int need_dst = 0, need_src = 0;
     switch (kind) {
     case ACL_MEMCPY_HOST_TO_DEVICE:
     case ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: need_dst = 1; break;
     case ACL_MEMCPY_DEVICE_TO_HOST: need_src = 1; break;
-    case ACL_MEMCPY_DEVICE_TO_DEVICE:
-    case ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
-    case ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: need_dst = need_src = 1; break;
+    case ACL_MEMCPY_DEVICE_TO_DEVICE: need_dst = need_src = 1; break;
     default: break;
     }
     if (count && need_dst && cd != A_DEV)
@@ -187,10 +183,21 @@ static aclError check_copy(const char *fn, void *dst, size_t destMax, const void
 /* aclrtMemcpy[Async] with count 0 return ACL_SUCCESS before any other check (NULL pointers,
  * kind, context, capture mode, stream) and issue nothing (RT-18: src/acl/aclrt_impl/memory.cpp:
  * 653-656, 688-691). */
+
+/* The ACL layer's kind check, after the NULL checks and before the runtime and its context: a
+ * kind outside HOST_TO_HOST..HOST_TO_BUF_TO_DEVICE is 100000 (RT-21: MemcpyKindTranslate,
+ * src/acl/aclrt_impl/memory.cpp:162-200, called at :660 and :695). */
+static aclError acl_copy_kind(const char *fn, aclrtMemcpyKind kind) {
+    if ((unsigned)kind > ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
+        return emu_err(ACL_ERROR_INVALID_PARAM, "%s: invalid kind %u", fn, (unsigned)kind);
+    return ACL_SUCCESS;
+}
 MDLRI_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                                aclrtMemcpyKind kind) {
     if (count == 0) return ACL_SUCCESS;
     if (!dst || !src) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpy: NULL pointer");
+    aclError kind_rc = acl_copy_kind("aclrtMemcpy", kind);
+    if (kind_rc != ACL_SUCCESS) return kind_rc;
     NEED_CTX();
     LOCK();
     aclError rc;
@@ -211,6 +218,8 @@ MDLRI_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, 
                                     aclrtMemcpyKind kind, aclrtStream stream) {
     if (count == 0) return ACL_SUCCESS;
     if (!dst || !src) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: NULL pointer");
+    aclError kind_rc = acl_copy_kind("aclrtMemcpyAsync", kind);
+    if (kind_rc != ACL_SUCCESS) return kind_rc;
     NEED_CTX();
     LOCK();
     emu_stream *s = NULL;
