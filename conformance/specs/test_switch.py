@@ -192,6 +192,31 @@ def test_label_list_arguments(dev: Dev) -> None:
               "on an ordinary stream")
 
 
+@pytest.mark.requires(Cap.BUILD, Cap.LABELS)
+@pytest.mark.clause("RT-22", "BLD-03")
+def test_label_set_twice(dev: Dev) -> None:
+    """RT-22: a second aclrtSetLabel of a label on the stream it was set on returns 507000
+    (RT_ERROR_LABEL_SET, ``core/src/launch/label.cc:167-168``); the bound stream goes on: its
+    fill after the refusal runs once the model executes (BLD-03). The label is in a label
+    list, which Label::Set asks of newer task schedulers (:170-174)."""
+    b = dev.b
+    m = begin_build(dev)
+    s = _bind(dev, m, ModelStreamFlag.HEAD)
+    rc, label = b.create_label()
+    expect.ok(rc, "aclrtCreateLabel")
+    dev.track("destroy_label", lambda: b.destroy_label(label))
+    rc, lst = b.create_label_list([label], 1)
+    expect.ok(rc, "aclrtCreateLabelList")
+    dev.track("destroy_label_list", lambda: b.destroy_label_list(lst))
+    expect.ok(b.set_label(label, s), "aclrtSetLabel (first)")
+    expect.rc(b.set_label(label, s), Err.RT_INTERNAL_ERROR, "aclrtSetLabel of a label already set")
+    out = dev.buffer(n=1)
+    _fill(dev, out, 0x5C, s)
+    expect.ok(b.end_task(m, s), "aclmdlRIEndTask (setup)")
+    _run(dev, m)
+    expect.eq(int(dev.read(out)[0]), _word(0x5C), "fill recorded after the refused aclrtSetLabel")
+
+
 @pytest.mark.requires(Cap.BUILD, Cap.STREAM_SWITCH, Cap.LABELS)
 @pytest.mark.clause("BLD-09", "ERR-33")
 def test_null_stream_arguments(dev: Dev) -> None:

@@ -16,7 +16,7 @@ from ..handles import live
 from ..model import ModelStream, TaskRecord
 from ..streams import SimStream
 from ..switch import (MAX_LABELS, ActiveOp, Label, LabelList, LabelOp, SwitchLabelOp, SwitchOp)
-from .checks import E_HANDLE, E_NULL, E_PARAM, E_STREAM_MODEL, OK, is_plain_int
+from .checks import E_HANDLE, E_INTERNAL, E_NULL, E_PARAM, E_STREAM_MODEL, OK, is_plain_int
 
 
 def _destroy(handle: Any, cls: type) -> int:
@@ -116,7 +116,9 @@ class SwitchApi:
 
     @guarded()
     def set_label(self, label: Any, stream: Any) -> int:
-        """aclrtSetLabel: once per label, on a bound stream."""
+        """aclrtSetLabel: once per label, on a bound stream; a label already set is
+        RT_ERROR_LABEL_SET, 507000 (RT-22: Label::Set, ``core/src/launch/label.cc:167-168``;
+        ``common/errcode_manage.cc:364``)."""
         if label is None:
             return E_NULL
         if not live(label, Label):
@@ -125,7 +127,7 @@ class SwitchApi:
         if rc:
             return rc
         if label.task is not None and label.task.alive:
-            return E_PARAM
+            return E_INTERNAL
         m, ms = b
         label.task = m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=LabelOp,
                                              trace="LABEL_SET"))

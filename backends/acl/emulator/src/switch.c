@@ -223,7 +223,8 @@ MDLRI_API aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream) {
         rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed label %p", fn, label);
     if (rc == ACL_SUCCESS) rc = bound(stream, &s, fn, "stream");
     if (rc == ACL_SUCCESS && l->task && emu_valid(l->task, MAGIC_TASK))
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: label %p is already set", fn, label);
+        /* RT-22: RT_ERROR_LABEL_SET (label.cc:167-168) maps to 507000 (errcode_manage.cc:364) */
+        rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR, "%s: label %p is already set", fn, label);
     if (rc == ACL_SUCCESS) {
         emu_op o = {.op = OP_LABEL};
         record(s, &o);
