@@ -728,7 +728,7 @@ def test_reset_event_old_mode_on_a_capturing_stream(dev: Dev) -> None:
 
 
 @pytest.mark.clause("RT-19")
-@pytest.mark.requires(Cap.SYNC_TIMEOUT, Cap.VALUE_TASKS)
+@pytest.mark.requires(Cap.SYNC_TIMEOUT, Cap.VALUE_TASKS, Cap.BLOCKING_WAIT)
 def test_reset_event_old_mode_sync_resets_the_event(dev: Dev) -> None:
     """RT-19: aclrtResetEvent of an aclrtCreateEventWithFlag(SYNC) event on a stream that is not
     capturing returns 0 and resets the event in stream order (Event::Reset submits an
