@@ -245,8 +245,12 @@ def run_case(case: Case, tmp: Path) -> Outcome:
         res = subprocess.run(CLI + args, cwd=ROOT, env=env, capture_output=True, text=True,
                              timeout=600)
         return Outcome(res.returncode, res.stdout + res.stderr, out)
+    # the child gets Ctrl-C's default disposition, as from a terminal: a job started in the
+    # background of a shell without job control (nohup, `cmd &` in a script) inherits SIGINT
+    # ignored, and Python then installs no KeyboardInterrupt handler at all
     proc = subprocess.Popen(CLI + args, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     results = out / "results.jsonl"
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
