@@ -15,7 +15,7 @@ from mdlri_conformance.backends.sim.device import EventState, NopOp, RecordOp, W
 from mdlri_conformance.backends.sim.execution import TracedPlan
 from mdlri_conformance.backends.sim.model import SimModel
 
-from .test_sim_support import SYNC, b, func, i32, launch, ok, put_i32, streams, tasks  # noqa: F401
+from .test_sim_support import H2D, SYNC, b, func, i32, launch, ok, put_i32, streams, tasks  # noqa: F401
 
 
 def _fork_join_model(b, x, y):
@@ -85,7 +85,7 @@ def test_value_wait_not_met_hands_the_rest_to_the_engine(b):
     assert b.synchronize_stream_with_timeout(s, 0) == Err.RT_STREAM_SYNC_TIMEOUT
     assert i32(b, x, 4) == [0] * 4
     five = np.array([5], dtype=np.uint64)
-    ok(b.memcpy(word, 8, five, 8, 1))
+    ok(b.memcpy(word, 8, five, 8, H2D))
     assert b.synchronize_stream_with_timeout(s, 1000) == Err.SUCCESS
     assert i32(b, x, 4) == [9] * 4
 

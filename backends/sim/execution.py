@@ -1,6 +1,7 @@
 """A model execution on the device: the op at the head of the execution stream that runs one
-op list per internal model stream (EXE-01, EXE-15), and the plan whose op order one execution
-keeps for the next ones (:class:`TracedPlan`)."""
+op list per internal model stream (EXE-01, EXE-15), and the plan whose completion order is
+worked out once per combination of its events' flags and run without queues
+(:class:`TracedPlan`)."""
 
 from __future__ import annotations
 

@@ -314,7 +314,7 @@ class SimModel(Handle):
     def _traced(self, templates: list[tuple[list[Op], list[Any]]]) -> TracedPlan | None:
         """The templates as a :class:`TracedPlan`, or None when an op is made per execution,
         may wait on memory or another model's or a user's event, or is of any other kind."""
-        own = {id(me.state): me.state for me in self.internal_events}
+        own = {id(me.state) for me in self.internal_events}
         states: dict[int, EventState] = {}
         for shared, fresh in templates:
             if fresh:

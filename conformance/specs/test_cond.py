@@ -15,11 +15,13 @@ import pytest
 
 from mdlri_conformance.backends.contract import (
     UNWRITTEN, Cap, CaptureMode, CaptureStatus, CondHandleFlag, CondTaskParams, CondTaskType, Err,
-    ModelStreamFlag, StreamFlag,
+    ModelStreamFlag,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Buf, Dev
-from mdlri_conformance.conformance.specs._setups import Case, Parent, add, capture_sub, case, parent
+from mdlri_conformance.conformance.specs._setups import (
+    Case, Parent, add, begin_build, capture_sub, case, parent, persistent_stream,
+)
 
 pytestmark = pytest.mark.requires(Cap.COND, Cap.CAPTURE, Cap.KERNELS)
 
@@ -444,10 +446,8 @@ def test_capture_sub_model_on_a_bound_stream(dev: Dev) -> None:
     sub-model can still be captured on another stream."""
     p = parent(dev)
     (sub,) = add(dev, p, CondTaskType.IF, 1)
-    rc, bm = dev.b.build_begin(0)
-    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
-    dev.model(bm)
-    bs = dev.stream(StreamFlag.PERSISTENT)
+    bm = begin_build(dev)
+    bs = persistent_stream(dev)
     expect.ok(dev.b.bind_stream(bm, bs, ModelStreamFlag.HEAD), "aclmdlRIBindStream (setup)")
     expect.rc(dev.b.capture_to_model_ri_begin(bs, sub, CaptureMode.RELAXED), Err.RT_STREAM_MODEL,
               "aclmdlRICaptureToModelRIBegin on a bound stream")

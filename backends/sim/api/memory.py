@@ -28,21 +28,17 @@ _ACL_KINDS = range(6)
 _HOST_TO_BUF_TO_DEVICE = 5
 
 
-def _acl_copy_rc(dst: Any, src: Any, count: Any, kind: Any) -> int | None:
-    """The ACL layer's answer to aclrtMemcpy[Async], before the runtime and its context, or
-    None when it passes the call on: count 0 -> 0 (RT-18), a NULL pointer -> 100000, a kind
-    outside the enum -> 100000 (RT-21: MemcpyKindTranslate, `src/acl/aclrt_impl/memory.cpp:
-    162-200`, called at :660 and :695)."""
-    if _zero(count):
-        return OK
-    if dst is None or src is None or not is_int(kind) or kind not in _ACL_KINDS:
-        return E_NULL
-    return None
+def _acl_copy_refused(dst: Any, src: Any, kind: Any) -> bool:
+    """The ACL layer's refusal (100000) of aclrtMemcpy[Async] with a count other than 0,
+    before the runtime and its context: a NULL pointer, or a kind outside the enum (RT-21:
+    MemcpyKindTranslate, `src/acl/aclrt_impl/memory.cpp:162-200`, called at :660 and :695)."""
+    return dst is None or src is None or not is_int(kind) or kind not in _ACL_KINDS
 
 
 def _copy_without_context(a: dict[str, Any]) -> Any:
-    rc = _acl_copy_rc(a["dst"], a["src"], a["count"], a["kind"])
-    return NO_CTX if rc is None else rc
+    if _zero(a["count"]):
+        return OK  # RT-18
+    return E_NULL if _acl_copy_refused(a["dst"], a["src"], a["kind"]) else NO_CTX
 
 
 class MemoryApi:
@@ -122,9 +118,8 @@ class MemoryApi:
         """Shared memcpy checks of a count other than 0 -> (rc, dst endpoint, src endpoint,
         involves pageable host). HOST_TO_BUF_TO_DEVICE, which the ACL layer passes on, is not
         modelled: 107000."""
-        rc = _acl_copy_rc(dst, src, count, kind)
-        if rc is not None:
-            return rc, None, None, False
+        if _acl_copy_refused(dst, src, kind):
+            return E_NULL, None, None, False
         if not (is_int(dest_max) and is_int(count)):
             return E_PARAM, None, None, False
         if count < 0 or dest_max < 0 or count > dest_max or kind == _HOST_TO_BUF_TO_DEVICE:

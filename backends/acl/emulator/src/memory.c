@@ -180,10 +180,6 @@ static aclError check_copy(const char *fn, void *dst, size_t destMax, const void
     return ACL_SUCCESS;
 }
 
-/* aclrtMemcpy[Async] with count 0 return ACL_SUCCESS before any other check (NULL pointers,
- * kind, context, capture mode, stream) and issue nothing (RT-18: src/acl/aclrt_impl/memory.cpp:
- * 653-656, 688-691). */
-
 /* The ACL layer's kind check, after the NULL checks and before the runtime and its context: a
  * kind outside HOST_TO_HOST..HOST_TO_BUF_TO_DEVICE is 100000 (RT-21: MemcpyKindTranslate,
  * src/acl/aclrt_impl/memory.cpp:162-200, called at :660 and :695). */
@@ -192,6 +188,10 @@ static aclError acl_copy_kind(const char *fn, aclrtMemcpyKind kind) {
         return emu_err(ACL_ERROR_INVALID_PARAM, "%s: invalid kind %u", fn, (unsigned)kind);
     return ACL_SUCCESS;
 }
+
+/* aclrtMemcpy[Async] with count 0 return ACL_SUCCESS before any other check (NULL pointers,
+ * kind, context, capture mode, stream) and issue nothing (RT-18: src/acl/aclrt_impl/memory.cpp:
+ * 653-656, 688-691). */
 MDLRI_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                                aclrtMemcpyKind kind) {
     if (count == 0) return ACL_SUCCESS;
