@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -435,6 +436,23 @@ def in_thread(backend: Backend, fn: Callable[[], Any], *, set_device: bool = Tru
     if set_device:
         expect.ok(box["dev_rc"], "aclrtSetDevice (worker thread)")
     return box["value"]
+
+
+def release_later(dev: Dev, flag: int, delay_s: float
+                  ) -> tuple[threading.Timer, dict[str, float]]:
+    """A timer (not started) whose thread stores 1 to the gate word ``flag`` with a host
+    memcpy after ``delay_s``; the dict gets when the store began ("at", before the write, so
+    a wait cannot end earlier) and the memcpy's rc ("rc"). The thread never raises: the spec
+    checks "rc" after joining it, and a spec interrupted before then leaves nothing unhandled."""
+    released: dict[str, float] = {}
+
+    def release() -> None:
+        dev.b.set_device(0)
+        one = np.array([1], dtype=np.uint64)
+        released["at"] = time.monotonic()
+        released["rc"] = dev.b.memcpy(flag, 8, one, 8, MemcpyKind.HOST_TO_DEVICE)
+
+    return threading.Timer(delay_s, release), released
 
 
 def iter_pairs(items: list[Any]) -> Iterator[tuple[Any, Any]]:

@@ -23,7 +23,6 @@ on blocked work: it returns at once, with 507046 (the header's "check immediatel
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any, ClassVar
 
@@ -35,7 +34,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from mdlri_conformance.backends.contract import Cap, Err, StreamStatus
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.engine.machine import run, tolerant
-from mdlri_conformance.conformance.harness import Dev
+from mdlri_conformance.conformance.harness import Dev, release_later
 from mdlri_conformance.conformance.specs._setups import gated_main
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS, Cap.BLOCKING_WAIT,
@@ -193,20 +192,15 @@ class ExecMachine(RuleBasedStateMachine):
     def destroy_running(self) -> None:
         """Destroy while an execution is blocked, the host releasing it RELEASE_AFTER_MS
         later: Destroy waits for it, then returns 0 (LIFE-03). A new model is captured."""
-        released: dict[str, float] = {}
-
-        def release() -> None:
-            released["at"] = time.monotonic()  # before the write: Destroy cannot end earlier
-            self.backend.set_device(0)
-            self.dev.write64(self.word, 1)
-
-        timer = threading.Timer(RELEASE_AFTER_MS / 1000.0, release)
+        timer, released = release_later(self.dev, self.word, RELEASE_AFTER_MS / 1000.0)
         timer.start()
         try:
             rc = self.dev.destroy(self.model)
             returned = time.monotonic()
         finally:
             timer.join()
+        expect.ok(int(released.get("rc", -1)), "host release of the word from the timer "
+                  "thread (setup)")
         expect.ok(rc, "aclmdlRIDestroy of a running model", clause="LIFE-03")
         expect.true(returned >= released["at"], "aclmdlRIDestroy returned only after the "
                     "blocked execution was released", "after the release",

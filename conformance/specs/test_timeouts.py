@@ -16,7 +16,6 @@ out[0] = value).
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -25,11 +24,11 @@ import pytest
 
 from mdlri_conformance.backends.contract import (
     WAIT_FOREVER, Cap, CaptureStatus, Err, LaunchAttr, LaunchAttrId, LaunchKernelCfg,
-    MemcpyKind, StreamFlag, StreamStatus,
+    StreamFlag, StreamStatus,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
-from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
+from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev, release_later
 from mdlri_conformance.conformance.specs._setups import gated_main
 from mdlri_conformance.kernel import catalog
 
@@ -52,22 +51,6 @@ def timed_sync(dev: Dev, s: Any, timeout_ms: int) -> tuple[int, float]:
 # TMO-01 .. TMO-03
 
 
-def _release_later(dev: Dev, flag: Any, delay_s: float
-                   ) -> tuple[threading.Timer, dict[str, float]]:
-    """A timer (not started) whose thread stores 1 to the gate word ``flag`` with a host
-    memcpy after ``delay_s``; the dict gets when the store began ("at", before the write, so
-    a wait cannot end earlier) and the memcpy's rc ("rc")."""
-    released: dict[str, float] = {}
-
-    def release() -> None:
-        dev.b.set_device(0)
-        one = np.array([1], dtype=np.uint64)
-        released["at"] = time.monotonic()
-        released["rc"] = dev.b.memcpy(flag, 8, one, 8, MemcpyKind.HOST_TO_DEVICE)
-
-    return threading.Timer(delay_s, release), released
-
-
 @pytest.mark.clause("TMO-01")
 @pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.VALUE_TASKS, Cap.THREADS)
 @pytest.mark.requires(Cap.BLOCKING_WAIT)
@@ -76,7 +59,7 @@ def test_minus_one_waits_until_done(dev: Dev) -> None:
     s = dev.stream()
     model, flag, out = gated_main(dev, s)
     delay_s = 0.3
-    timer, released = _release_later(dev, flag, delay_s)
+    timer, released = release_later(dev, flag, delay_s)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
     timer.start()
     try:
@@ -387,7 +370,7 @@ def test_event_sync_without_deadline_waits_for_the_record(dev: Dev, call: str) -
     s = dev.stream()
     e = dev.event()
     model, flag, out = gated_main(dev, s)
-    timer, released = _release_later(dev, flag, 0.3)
+    timer, released = release_later(dev, flag, 0.3)
     expect.ok(dev.b.execute_async(model, s), "aclmdlRIExecuteAsync")
     expect.ok(dev.b.record_event(e, s), "aclrtRecordEvent after the blocked execution")
     timer.start()
