@@ -34,7 +34,7 @@ from mdlri_conformance.backends.contract import TaskType
 from mdlri_conformance.kernel import catalog
 
 from . import graphs
-from .graphs import (Case, Copy, Disable, Execute, HostFill, Launch, Memset, Op, PageableCopy,
+from .graphs import (Case, Copy, Disable, Execute, HostFill, Launch, Memset, Op,
                      Record, SetBadType, SetKernel, SetValue, Step, Sync, Update, ValueWait,
                      ValueWrite, Wait)
 
