@@ -19,8 +19,9 @@ from .handles import Handle
 #: plain ints, so ``flags & MASK`` on the hot paths is an int operation, not an IntFlag one
 SYNC_NOOP_FLAGS = int(StreamFlag.PERSISTENT | StreamFlag.DEVICE_USE_ONLY
                       | StreamFlag.CPU_SCHEDULE)
-#: stream flags that cannot be captured: the CP-process flag DEVICE_USE_ONLY maps to (CAP-18)
-CAPTURE_FORBIDDEN_FLAGS = int(StreamFlag.DEVICE_USE_ONLY)
+#: stream flags that cannot be captured (CAP-18): DEVICE_USE_ONLY maps to the runtime's
+#: CP_PROCESS_USE and CPU_SCHEDULE to its CPU_SCHEDULE, the same bit as AICPU
+CAPTURE_FORBIDDEN_FLAGS = int(StreamFlag.DEVICE_USE_ONLY | StreamFlag.CPU_SCHEDULE)
 
 
 class SimStream(Handle):

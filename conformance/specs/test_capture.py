@@ -536,13 +536,39 @@ def _with_config_stream(dev: Dev, flag: int, body: Callable[[Any], None]) -> Non
         dev.b.destroy_stream(s)
 
 
+#: the ACL stream flags whose runtime flag cannot be captured (CAP-18): DEVICE_USE_ONLY is
+#: CP_PROCESS_USE, CPU_SCHEDULE is the AICPU bit
+_UNCAPTURABLE = [StreamFlag.DEVICE_USE_ONLY, StreamFlag.CPU_SCHEDULE]
+
+
 @pytest.mark.clause("CAP-18")
-def test_cap18_device_use_only_stream_cannot_capture(dev: Dev) -> None:
-    """CAP-18 CaptureBegin on an ACL_STREAM_DEVICE_USE_ONLY stream returns 507000."""
+@pytest.mark.parametrize("flag", _UNCAPTURABLE, ids=lambda f: f.name)
+def test_cap18_stream_flag_cannot_capture(dev: Dev, flag: StreamFlag) -> None:
+    """CAP-18 CaptureBegin on a DEVICE_USE_ONLY or CPU_SCHEDULE stream returns 507000 and
+    leaves the stream not capturing."""
     def body(s: Any) -> None:
         expect.rc(dev.b.capture_begin(s, CaptureMode.RELAXED), Err.RT_INTERNAL_ERROR,
-                  "aclmdlRICaptureBegin on a DEVICE_USE_ONLY stream")
-    _with_config_stream(dev, StreamFlag.DEVICE_USE_ONLY, body)
+                  f"aclmdlRICaptureBegin on a {flag.name} stream", clause="CAP-18")
+        rc, status, _ = dev.b.capture_get_info(s)
+        expect.ok(rc, "aclmdlRICaptureGetInfo after the refused CaptureBegin")
+        expect.eq(status, CaptureStatus.NONE, "capture status after the refused CaptureBegin",
+                  clause="CAP-18")
+    _with_config_stream(dev, flag, body)
+
+
+@pytest.mark.clause("CAP-18")
+@pytest.mark.parametrize("flag", _UNCAPTURABLE, ids=lambda f: f.name)
+def test_cap18_capture_end_checks_the_flag_first(dev: Dev, flag: StreamFlag) -> None:
+    """CAP-18 CaptureEnd on a DEVICE_USE_ONLY or CPU_SCHEDULE stream returns 507000, not
+    CAP-10's 107029 for a stream that is not capturing: the error decorator's flag check
+    (`feature/aclgraph/api_error_aclgraph.cc:59-63`) comes before the impl's capture-state
+    checks and leaves the model out-parameter unwritten."""
+    def body(s: Any) -> None:
+        rc, model = dev.b.capture_end(s)
+        expect.rc(rc, Err.RT_INTERNAL_ERROR, f"aclmdlRICaptureEnd on a {flag.name} stream",
+                  clause="CAP-18")
+        expect.eq(model, UNWRITTEN, "aclmdlRICaptureEnd model out-parameter", clause="CAP-18")
+    _with_config_stream(dev, flag, body)
 
 
 @pytest.mark.clause("CAP-19")

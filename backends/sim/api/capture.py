@@ -90,13 +90,16 @@ class CaptureApi:
         stream of a captured model, or a stream bound to a built model) is refused with 107005
         before the capture state is looked at (ERR-04: ApiImpl::StreamEndCapture,
         `feature/aclgraph/v100/api_impl_aclgraph.cc:56-58`, stm->Model_() != nullptr ->
-        RT_ERROR_STREAM_MODEL)."""
+        RT_ERROR_STREAM_MODEL). A stream whose flags forbid capture is refused with 507000
+        before either (CAP-18: the error decorator's flag check precedes the impl)."""
         if stream is None:
             return E_NULL, UNWRITTEN
         if isinstance(stream, ModelStream):
             return int(Err.RT_STREAM_MODEL), UNWRITTEN
         if not live(stream, SimStream):
             return E_HANDLE, UNWRITTEN
+        if stream.flags & CAPTURE_FORBIDDEN_FLAGS:
+            return int(Err.RT_INTERNAL_ERROR), UNWRITTEN
         if stream in self._bound:
             return int(Err.RT_STREAM_MODEL), UNWRITTEN
         if not stream.capturing:

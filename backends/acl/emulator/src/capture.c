@@ -2,6 +2,10 @@
  * cross-model conflicts and the CaptureEnd checks (CAP, STAT, XS, MODE-05..10). */
 #include "emu.h"
 
+/* Stream flags that cannot be captured (CAP-18): DEVICE_USE_ONLY is the runtime's
+ * CP_PROCESS_USE, CPU_SCHEDULE its CPU_SCHEDULE (the AICPU bit). */
+#define CAPTURE_FORBIDDEN_FLAGS (ACL_STREAM_DEVICE_USE_ONLY | ACL_STREAM_CPU_SCHEDULE)
+
 int emu_is_capturing(const emu_stream *s) { return s->cap_model != NULL; }
 
 emu_stream *emu_internal_stream_new(emu_model *m, emu_stream *user) {
@@ -240,7 +244,7 @@ MDLRI_API aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode 
     } else if (s->is_default) {
         rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                      "aclmdlRICaptureBegin: the default stream cannot be captured");
-    } else if (s->flags & (ACL_STREAM_DEVICE_USE_ONLY | ACL_STREAM_CPU_SCHEDULE)) {
+    } else if (s->flags & CAPTURE_FORBIDDEN_FLAGS) {
         rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR,
                      "aclmdlRICaptureBegin: stream flags 0x%x forbid capture", s->flags);
     } else if (s->cap_model) {
@@ -313,6 +317,11 @@ MDLRI_API aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI *modelRI) {
     if (!emu_valid(stream, MAGIC_STRM)) {
         rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE,
                      "aclmdlRICaptureEnd: invalid or destroyed stream %p", stream);
+        goto out;
+    }
+    if (s->flags & CAPTURE_FORBIDDEN_FLAGS) { /* the error decorator, before the impl */
+        rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR,
+                     "aclmdlRICaptureEnd: stream flags 0x%x forbid capture", s->flags);
         goto out;
     }
     if (s->owner) { /* a model's stream, bound or internal: ApiImpl::StreamEndCapture refuses
