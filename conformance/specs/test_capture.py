@@ -571,6 +571,27 @@ def test_cap18_capture_end_checks_the_flag_first(dev: Dev, flag: StreamFlag) -> 
     _with_config_stream(dev, flag, body)
 
 
+@pytest.mark.clause("CAP-18")
+@pytest.mark.parametrize("flag", _UNCAPTURABLE, ids=lambda f: f.name)
+def test_cap18_stream_flag_cannot_join(dev: Dev, flag: StreamFlag) -> None:
+    """CAP-18 aclrtStreamWaitEvent from a DEVICE_USE_ONLY or CPU_SCHEDULE stream on an event
+    recorded in an open capture returns 507000 (`api/impl/api_impl.cc:1625-1628`, the same
+    flag check as CaptureBegin's): the stream does not join (its status stays NONE) and the
+    capture goes on with its one stream."""
+    origin, side, e = dev.stream(), dev.stream(flag), dev.event()
+    dev.begin(origin)
+    expect.ok(dev.b.record_event(e, origin), "aclrtRecordEvent in the capture (setup)")
+    expect.rc(dev.b.stream_wait_event(side, e), Err.RT_INTERNAL_ERROR,
+              f"aclrtStreamWaitEvent from a {flag.name} stream on a captured event",
+              clause="CAP-18")
+    status, _ = dev.capture_status(side, f"({flag.name} stream) after the refused wait")
+    expect.eq(status, CaptureStatus.NONE, f"{flag.name} stream status after the refused wait",
+              clause="CAP-18")
+    m = dev.end(origin)
+    expect.eq(len(dev.streams_of(m)), 1, "streams of the model after the refused join",
+              clause="CAP-18")
+
+
 @pytest.mark.clause("CAP-19")
 @pytest.mark.requires(Cap.KERNELS)
 def test_cap19_model_reads_buffers_at_execution(dev: Dev) -> None:

@@ -12,6 +12,7 @@ from ..capture import CaptureSession
 from ..cond import SubModel
 from ..device import U64, NopOp, RecordOp, ResetOp, ValueWaitOp, ValueWriteOp, WaitOp
 from ..events import EX_ALLOWED, SimEvent, valid_flags
+from ..streams import CAPTURE_FORBIDDEN_FLAGS
 from ..external import ExternalEventRef
 from ..guard import NO_CTX, NO_CTX_OUT, guarded
 from ..limits import REFUSED
@@ -174,7 +175,9 @@ class EventsApi:
         No SYNC -> 107000 (XS-09). Capturing stream: event of this capture -> EVENT_WAIT task;
         of another open capture -> 107032 (XS-07); old-mode -> 207000 (XS-04); never recorded
         -> 0 and no task (XS-14); otherwise 107024, capture kept (XS-05). Non-capturing stream
-        waiting on an event recorded in an open capture joins that capture (fork, XS-01)."""
+        waiting on an event recorded in an open capture joins that capture (fork, XS-01),
+        unless its flags forbid capture: 507000 (CAP-18, `api/impl/api_impl.cc:1625-1628`,
+        before the default stream's 107031)."""
         rc, ev, st = self._event_on_stream(event, stream)
         if rc:
             return rc
@@ -196,6 +199,8 @@ class EventsApi:
                 return OK  # XS-14: never recorded: nothing to wait for, no task, no join
             return int(Err.RT_CAPTURE_DEPENDENCY)
         if ev.binding is not None:
+            if st.flags & CAPTURE_FORBIDDEN_FLAGS:
+                return int(Err.RT_INTERNAL_ERROR)  # CAP-18: such a stream cannot join either
             if st.default:
                 return int(Err.RT_STREAM_CAPTURE_IMPLICIT)
             model: SimModel = ev.binding

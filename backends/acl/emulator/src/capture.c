@@ -119,6 +119,9 @@ aclError emu_capture_event_op(emu_stream *s, emu_event *e, int op) {
     emu_model *ms = s->cap_model, *me = e->cap_model;
     const char *fn = op == OP_EV_RECORD ? "aclrtRecordEvent"
                      : op == OP_EV_WAIT ? "aclrtStreamWaitEvent" : "aclrtResetEvent";
+    if (!ms && (s->flags & CAPTURE_FORBIDDEN_FLAGS)) /* a wait that would join (CAP-18) */
+        return emu_err(ACL_ERROR_RT_INTERNAL_ERROR,
+                       "%s: stream flags 0x%x forbid joining a capture", fn, s->flags);
     if (s->is_default)
         return emu_err(ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT,
                        "%s: the default stream cannot take part in a capture", fn);
