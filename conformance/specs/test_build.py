@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import (
-    WAIT_FOREVER, Cap, CaptureMode, Err, MemcpyKind, ModelStreamFlag, TaskType, ValueWaitFlag,
+    UNWRITTEN, WAIT_FOREVER, Cap, CaptureMode, Err, MemcpyKind, ModelStreamFlag, StreamFlag,
+    TaskType, ValueWaitFlag,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
@@ -153,6 +154,47 @@ def test_bind_capturing_stream(dev: Dev) -> None:
     dev.begin(s)
     expect.rc(dev.b.bind_stream(m, s, ModelStreamFlag.DEFAULT), Err.RT_PARAM_INVALID,
               "aclmdlRIBindStream of a capturing non-persistent stream")
+
+
+@pytest.mark.clause("RT-23")
+@pytest.mark.parametrize(("flag", "want"),
+                         [(StreamFlag.DEVICE_USE_ONLY, Err.RT_INTERNAL_ERROR),
+                          (StreamFlag.FAST_LAUNCH, Err.RT_FEATURE_NOT_SUPPORT)],
+                         ids=["DEVICE_USE_ONLY", "FAST_LAUNCH"])
+def test_bind_refuses_stream_flag(dev: Dev, flag: StreamFlag, want: int) -> None:
+    """RT-23: BindStream of a PERSISTENT stream also created with DEVICE_USE_ONLY returns
+    507000, with FAST_LAUNCH 207000 (`api/impl/api_error.cc:3910-3915`, `:3928-3932`); the
+    model still takes a plain PERSISTENT stream afterwards."""
+    m = begin_build(dev)
+    s = dev.stream(StreamFlag.PERSISTENT | flag)
+    expect.rc(dev.b.bind_stream(m, s, ModelStreamFlag.HEAD), want,
+              f"aclmdlRIBindStream of a PERSISTENT | {flag.name} stream", clause="RT-23")
+    expect.ok(dev.b.bind_stream(m, persistent_stream(dev), ModelStreamFlag.HEAD),
+              "aclmdlRIBindStream of a plain PERSISTENT stream after the refusal")
+
+
+@pytest.mark.clause("CAP-18")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_bound_cpu_schedule_stream_cannot_capture(dev: Dev) -> None:
+    """CAP-18: CaptureBegin and CaptureEnd on a PERSISTENT | CPU_SCHEDULE stream bound to a
+    built model return 507000, not the 107005 of a bound stream (ERR-01, ERR-04): the error
+    decorator checks the stream's flags before the impl looks at its model
+    (`feature/aclgraph/api_error_aclgraph.cc:46-49`, `:59-63`). UNSUPPORTED where BindStream
+    does not take such a stream (an AICPU stream binds through the AICPU model path,
+    `api/impl/api_impl.cc:4367-4370`)."""
+    m = begin_build(dev)
+    s = dev.stream(StreamFlag.PERSISTENT | StreamFlag.CPU_SCHEDULE)
+    rc = dev.b.bind_stream(m, s, ModelStreamFlag.HEAD)
+    if rc != Err.SUCCESS:
+        raise outcomes.Unsupported(
+            f"aclmdlRIBindStream of a PERSISTENT | CPU_SCHEDULE stream returned {rc}: this "
+            "configuration cannot bind the stream the spec needs")
+    expect.rc(dev.b.capture_begin(s, CaptureMode.RELAXED), Err.RT_INTERNAL_ERROR,
+              "aclmdlRICaptureBegin on a bound CPU_SCHEDULE stream", clause="CAP-18")
+    rc, model = dev.b.capture_end(s)
+    expect.rc(rc, Err.RT_INTERNAL_ERROR, "aclmdlRICaptureEnd on a bound CPU_SCHEDULE stream",
+              clause="CAP-18")
+    expect.eq(model, UNWRITTEN, "aclmdlRICaptureEnd model out-parameter", clause="CAP-18")
 
 
 def capturing_persistent(dev: Dev) -> Any:

@@ -42,10 +42,10 @@ class CaptureApi:
             return E_HANDLE
         if not is_int(mode) or mode not in (0, 1, 2):
             return E_PARAM
+        if stream.flags & CAPTURE_FORBIDDEN_FLAGS:
+            return int(Err.RT_INTERNAL_ERROR)  # CAP-18: the error decorator, before the impl
         if stream in self._bound:
             return int(Err.RT_STREAM_MODEL)  # ERR-01: stream bound to a model
-        if stream.flags & CAPTURE_FORBIDDEN_FLAGS:
-            return int(Err.RT_INTERNAL_ERROR)
         if stream.capturing:
             return int(Err.RT_STREAM_CAPTURED)
         if self._stream_refused():

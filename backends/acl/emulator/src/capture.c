@@ -241,15 +241,15 @@ MDLRI_API aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode 
          * api_error_aclgraph.cc:37-44) */
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclmdlRICaptureBegin: invalid mode %u",
                      (unsigned)mode);
+    } else if (s->flags & CAPTURE_FORBIDDEN_FLAGS) { /* the error decorator, before the impl */
+        rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR,
+                     "aclmdlRICaptureBegin: stream flags 0x%x forbid capture", s->flags);
     } else if (s->owner) {
         rc = emu_err(ACL_ERROR_RT_STREAM_MODEL,
                      "aclmdlRICaptureBegin: stream %p is bound to a model", stream);
     } else if (s->is_default) {
         rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                      "aclmdlRICaptureBegin: the default stream cannot be captured");
-    } else if (s->flags & CAPTURE_FORBIDDEN_FLAGS) {
-        rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR,
-                     "aclmdlRICaptureBegin: stream flags 0x%x forbid capture", s->flags);
     } else if (s->cap_model) {
         rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED,
                      "aclmdlRICaptureBegin: stream %p is already capturing", stream);
