@@ -22,6 +22,10 @@ SYNC_NOOP_FLAGS = int(StreamFlag.PERSISTENT | StreamFlag.DEVICE_USE_ONLY
 #: stream flags that cannot be captured (CAP-18): DEVICE_USE_ONLY maps to the runtime's
 #: CP_PROCESS_USE and CPU_SCHEDULE to its CPU_SCHEDULE, the same bit as AICPU
 CAPTURE_FORBIDDEN_FLAGS = int(StreamFlag.DEVICE_USE_ONLY | StreamFlag.CPU_SCHEDULE)
+#: the flags DEVICE_USE_ONLY cannot be combined with (RT-24): CP_PROCESS_USE goes alone
+NOT_WITH_DEVICE_USE_ONLY = int(StreamFlag.FAST_LAUNCH | StreamFlag.FAST_SYNC
+                               | StreamFlag.PERSISTENT | StreamFlag.HUGE
+                               | StreamFlag.CPU_SCHEDULE)
 
 
 class SimStream(Handle):

@@ -15,7 +15,7 @@ import pytest
 
 from mdlri_conformance.backends.contract import (
     UNWRITTEN, Cap, CaptureMode, CaptureStatus, Err, EventFlag, EventRecordFlag, EventWaitFlag,
-    MemcpyKind, ModelStreamFlag, TaskType, ValueWaitFlag,
+    MemcpyKind, ModelStreamFlag, StreamFlag, TaskType, ValueWaitFlag,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
@@ -753,3 +753,25 @@ def test_reset_event_old_mode_sync_resets_the_event(dev: Dev) -> None:
         expect.ok(dev.b.record_event(e, s1), "aclrtRecordEvent (release)")
     dev.sync(s2)
     expect.eq(dev.read64(word), 7, "word behind the wait after the new record")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-24: stream flags that cannot be combined
+
+
+@pytest.mark.clause("RT-24")
+@pytest.mark.parametrize("other", [StreamFlag.FAST_LAUNCH, StreamFlag.FAST_SYNC,
+                                   StreamFlag.PERSISTENT, StreamFlag.CPU_SCHEDULE],
+                         ids=lambda f: f.name)
+def test_device_use_only_goes_alone(dev: Dev, other: StreamFlag) -> None:
+    """RT-24: aclrtCreateStreamWithConfig(DEVICE_USE_ONLY | another flag) returns 107000 and
+    leaves the out-parameter unwritten (CheckStreamFlags, `api/impl/api_error.cc:1375-1381`);
+    DEVICE_USE_ONLY alone creates a stream. (HUGE is left out: a chip without huge streams
+    refuses it with 207000 first, `:1359-1364`.)"""
+    rc, s = dev.b.create_stream_with_config(0, StreamFlag.DEVICE_USE_ONLY | other)
+    if rc == Err.SUCCESS:
+        dev.b.destroy_stream(s)
+    expect.rc(rc, Err.RT_PARAM_INVALID,
+              f"aclrtCreateStreamWithConfig(DEVICE_USE_ONLY | {other.name})", clause="RT-24")
+    expect.eq(s, UNWRITTEN, "aclrtCreateStreamWithConfig stream out-parameter", clause="RT-24")
+    dev.stream(StreamFlag.DEVICE_USE_ONLY)

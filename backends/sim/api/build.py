@@ -47,7 +47,8 @@ class BuildApi:
         (``api/api_c_model.cc:72-96``, ``api/impl/api_error.cc:3895-3908``): flag HEAD or DEFAULT
         (107000); a stream that is not PERSISTENT 107000 whatever its capture state; already
         bound 107005; a captured model 107000; a capturing (PERSISTENT) stream 107027; then a
-        DEVICE_USE_ONLY stream 507000 and a FAST_LAUNCH one 207000 (RT-23)."""
+        FAST_LAUNCH stream 207000 (RT-23). The runtime's DEVICE_USE_ONLY refusal after the
+        capture checks is unreachable: such a stream is never PERSISTENT (RT-24)."""
         if model is None:
             return E_NULL
         if not is_plain_int(flag) or flag not in (ModelStreamFlag.HEAD, ModelStreamFlag.DEFAULT):
@@ -69,8 +70,6 @@ class BuildApi:
             return rc
         if stream.capturing:
             return int(Err.RT_STREAM_CAPTURED)
-        if stream.flags & StreamFlag.DEVICE_USE_ONLY:
-            return int(Err.RT_INTERNAL_ERROR)  # RT-23
         if stream.flags & StreamFlag.FAST_LAUNCH:
             return int(Err.RT_FEATURE_NOT_SUPPORT)  # RT-23
         self._bound[stream] = (m, m.bind(stream, int(flag)))

@@ -6,11 +6,11 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from mdlri_conformance.backends.contract import UNWRITTEN, Err, StreamStatus
+from mdlri_conformance.backends.contract import UNWRITTEN, Err, StreamFlag, StreamStatus
 
 from ..guard import NO_CTX_OUT, guarded
 from ..limits import REFUSED
-from ..streams import SYNC_NOOP_FLAGS, SimStream
+from ..streams import NOT_WITH_DEVICE_USE_ONLY, SYNC_NOOP_FLAGS, SimStream
 from .checks import E_HANDLE, E_NULL, E_PARAM, OK, is_int
 
 
@@ -33,8 +33,11 @@ class StreamsApi:
     @guarded(NO_CTX_OUT)
     def create_stream_with_config(self, priority: int, flag: int) -> tuple[int, Any]:
         """aclrtCreateStreamWithConfig: unknown flag bits give an ordinary stream (abi §3.2);
-        the stream-resource pool full -> 207008 (FLD-06, R1)."""
+        DEVICE_USE_ONLY with another known flag -> 107000 (RT-24); the stream-resource pool
+        full -> 207008 (FLD-06, R1)."""
         if not is_int(priority) or not is_int(flag) or priority < 0 or flag < 0:
+            return E_PARAM, UNWRITTEN
+        if flag & StreamFlag.DEVICE_USE_ONLY and flag & NOT_WITH_DEVICE_USE_ONLY:
             return E_PARAM, UNWRITTEN
         if self._stream_refused():
             return REFUSED, UNWRITTEN

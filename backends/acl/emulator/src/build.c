@@ -144,9 +144,6 @@ MDLRI_API aclError aclmdlRIBindStream(aclmdlRI modelRI, aclrtStream stream, uint
     } else if ((rc = need_built(m, fn)) != ACL_SUCCESS) {
     } else if (s->cap_model) {
         rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
-    } else if (s->flags & ACL_STREAM_DEVICE_USE_ONLY) { /* RT-23: api_error.cc:3910-3915 */
-        rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR, "%s: a DEVICE_USE_ONLY stream cannot be bound",
-                     fn);
     } else if (s->flags & ACL_STREAM_FAST_LAUNCH) { /* RT-23: api_error.cc:3928-3932 */
         rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: a FAST_LAUNCH stream cannot be bound",
                      fn);

@@ -293,6 +293,12 @@ MDLRI_API aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t pri
     (void)priority; /* reserved */
     if (!stream) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream is NULL");
     NEED_CTX();
+    /* RT-24: the runtime's CP_PROCESS_USE goes alone (api_error.cc:1375-1381) */
+    if ((flag & ACL_STREAM_DEVICE_USE_ONLY) &&
+        (flag & (ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC | ACL_STREAM_PERSISTENT |
+                 ACL_STREAM_HUGE | ACL_STREAM_CPU_SCHEDULE)))
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID,
+                       "aclrtCreateStreamWithConfig: DEVICE_USE_ONLY with other flags 0x%x", flag);
     LOCK();
     if (emu_stream_pool_full()) { /* FLD-06 R1: the driver has no stream id left */
         UNLOCK();
