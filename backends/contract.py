@@ -412,6 +412,7 @@ class Cap(str, enum.Enum):
     COND = "cond"                        # CondHandleCreate/GetCondPtr, AddCondTask, CaptureToModelRIBegin
     NAMES = "names"                      # SetName, GetName, GetId
     DEBUG_JSON = "debug_json"            # DebugJsonPrint
+    DEBUG_PRINT = "debug_print"          # DebugPrint (deprecated in the header: may be absent)
     CALLBACKS = "callbacks"              # DestroyRegisterCallback / DestroyUnregisterCallback
     ATTRIBUTES = "attributes"            # launch attributes (cfg) + KernelTaskGetAttribute
     ABORT = "abort"                      # aclmdlRIAbort
@@ -430,7 +431,8 @@ NOT_SUPPORTED_CODES: frozenset[int] = frozenset({Err.RT_FEATURE_NOT_SUPPORT,
 
 #: the extended capabilities (the rest of the Model RI API, :class:`ExtendedBackend`)
 EXTENDED_CAPS: frozenset[Cap] = frozenset({
-    Cap.TASK_GROUPS, Cap.BUILD, Cap.COND, Cap.NAMES, Cap.DEBUG_JSON, Cap.CALLBACKS,
+    Cap.TASK_GROUPS, Cap.BUILD, Cap.COND, Cap.NAMES, Cap.DEBUG_JSON, Cap.DEBUG_PRINT,
+    Cap.CALLBACKS,
     Cap.ATTRIBUTES, Cap.ABORT, Cap.EXTERNAL_EVENTS, Cap.STREAM_SWITCH, Cap.LABELS,
     Cap.NEVER_TIMEOUT})
 #: field behaviours a backend can provoke only with a mechanism of its own
@@ -843,6 +845,10 @@ class ExtendedBackend(Protocol):
 
     def debug_json_print(self, model: Any, path: str | None, flags: int) -> int:
         """aclmdlRIDebugJsonPrint."""
+        ...
+
+    def debug_print(self, model: Any) -> int:
+        """aclmdlRIDebugPrint (deprecated): the model's streams and tasks to the log."""
         ...
 
     # -- destroy callbacks (LIFE-09..14) --------------------------------------------------

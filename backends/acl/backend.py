@@ -93,6 +93,7 @@ CAP_SYMBOLS: dict[Cap, tuple[str, ...]] = {
                "aclmdlRIAddCondTask", "aclmdlRICaptureToModelRIBegin"),
     Cap.NAMES: ("aclmdlRISetName", "aclmdlRIGetName", "aclmdlRIGetId"),
     Cap.DEBUG_JSON: ("aclmdlRIDebugJsonPrint",),
+    Cap.DEBUG_PRINT: ("aclmdlRIDebugPrint",),
     Cap.CALLBACKS: ("aclmdlRIDestroyRegisterCallback", "aclmdlRIDestroyUnregisterCallback"),
     Cap.ATTRIBUTES: ("aclmdlRIKernelTaskGetAttribute", "aclrtLaunchKernelWithHostArgs"),
     Cap.ABORT: ("aclmdlRIAbort",),
@@ -1083,6 +1084,10 @@ class AclBackend:
         """aclmdlRIDebugJsonPrint."""
         raw = None if path is None else os.fsencode(path)
         return self._call("aclmdlRIDebugJsonPrint", as_ptr(model), raw, int(flags) & 0xFFFFFFFF)
+
+    def debug_print(self, model: Any) -> int:
+        """aclmdlRIDebugPrint."""
+        return self._call("aclmdlRIDebugPrint", as_ptr(model))
 
     # =========================================================================================
     # ExtendedBackend: destroy callbacks (LIFE-09..14)

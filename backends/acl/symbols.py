@@ -112,6 +112,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "aclmdlRIGetName": (_ERR, [c_void_p, c_uint32, c_void_p]),
     "aclmdlRIGetId": (_ERR, [c_void_p, POINTER(c_uint32)]),
     "aclmdlRIDebugJsonPrint": (_ERR, [c_void_p, c_char_p, c_uint32]),
+    "aclmdlRIDebugPrint": (_ERR, [c_void_p]),
     # destroy callbacks (§2.3; aclrtCallback = CFUNCTYPE(None, c_void_p), §7.12)
     "aclmdlRIDestroyRegisterCallback": (_ERR, [c_void_p, S.Callback, c_void_p]),
     "aclmdlRIDestroyUnregisterCallback": (_ERR, [c_void_p, S.Callback]),

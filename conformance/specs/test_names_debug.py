@@ -1,7 +1,8 @@
 """Names, ids and debug output (NAME-01..NAME-05, DBG-01..DBG-04, ERR-24..ERR-26, Q-24).
 
-Two capabilities: the NAME specs need Cap.NAMES, the DBG specs Cap.DEBUG_JSON (each spec
-carries its own; the module needs only capture). aclmdlRIDebugJsonPrint writes into the spec's
+Three capabilities: the NAME specs need Cap.NAMES, the DBG specs Cap.DEBUG_JSON, and those of
+the deprecated aclmdlRIDebugPrint Cap.DEBUG_PRINT (each spec carries its own; the module needs
+only capture). aclmdlRIDebugJsonPrint writes into the spec's
 ``tmp_path`` and the file is parsed as JSON.
 """
 
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)
 
 NAMES = pytest.mark.requires(Cap.NAMES)
 DEBUG = pytest.mark.requires(Cap.DEBUG_JSON)
+PRINT = pytest.mark.requires(Cap.DEBUG_PRINT)
 
 X = np.arange(1, 9, dtype=np.int32)
 BUF = 1024
@@ -322,6 +324,33 @@ def test_debug_json_built_model(dev: Dev, tmp_path: Path) -> None:
     expect.ok(dev.b.debug_json_print(m, str(path), DEBUG_JSON_SUMMARY),
               "aclmdlRIDebugJsonPrint of a built model")
     trace(path)
+
+
+def _built(dev: Dev) -> Any:
+    rc, m = dev.b.build_begin(0)
+    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
+    return dev.model(m)
+
+
+@pytest.mark.clause("DBG-04")
+@PRINT
+@pytest.mark.parametrize("which", [
+    "capturing", "captured", pytest.param("built", marks=pytest.mark.requires(Cap.BUILD))])
+def test_debug_print_any_time(dev: Dev, which: str) -> None:
+    """DBG-04: aclmdlRIDebugPrint returns 0 on the GetInfo model during capture, on a captured
+    model and on a built model (doc: only after CaptureEnd); it checks only the model
+    (`feature/aclgraph/api_error_aclgraph.cc:122-128`, `model_aclgraph.cc:31-48`)."""
+    m = {"capturing": capturing, "captured": model, "built": _built}[which](dev)
+    expect.ok(dev.b.debug_print(m), f"aclmdlRIDebugPrint of a {which} model", clause="DBG-04")
+
+
+@pytest.mark.clause("ERR-26")
+@PRINT
+def test_err26_debug_print_null(dev: Dev) -> None:
+    """ERR-26: aclmdlRIDebugPrint(NULL) returns 100000 (the ACL layer's NULL check,
+    `src/acl/aclrt_impl/model_ri.cpp:118`)."""
+    expect.rc(dev.b.debug_print(None), Err.INVALID_PARAM, "aclmdlRIDebugPrint(NULL)",
+              clause="ERR-26")
 
 
 # ---------------------------------------------------------------------------------------------

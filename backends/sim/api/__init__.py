@@ -23,7 +23,7 @@ module             API functions                                emulator source
 ``taskgroups``     task groups and task update                  taskgroups.c
 ``build``          build path, Execute, Abort                   build.c
 ``cond``           cond handles, AddCondTask, sub-model capture cond.c
-``names``          SetName/GetName/GetId/DebugJsonPrint         names.c
+``names``          names, ids, DebugJsonPrint, DebugPrint       names.c
 ``callbacks``      destroy callbacks                            callbacks.c
 ``attributes``     KernelTaskGetAttribute                       attributes.c
 ``switch``         ActiveStream/SwitchStream/labels             switch.c

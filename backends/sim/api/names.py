@@ -1,5 +1,6 @@
 """Names, ids and the debug dump (emulator ``names.c``): aclmdlRISetName, aclmdlRIGetName,
-aclmdlRIGetId, aclmdlRIDebugJsonPrint (NAME, DBG). They also work on sub-models."""
+aclmdlRIGetId, aclmdlRIDebugJsonPrint, aclmdlRIDebugPrint (NAME, DBG). They also work on
+sub-models."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from .checks import E_INTERNAL, E_NULL, E_PARAM, OK, is_plain_int
 
 
 class NamesApi:
-    """Model names, ids and DebugJsonPrint."""
+    """Model names, ids, DebugJsonPrint and DebugPrint."""
 
     @guarded()
     def set_name(self, model: Any, name: str | None) -> int:
@@ -73,3 +74,10 @@ class NamesApi:
         except OSError:
             return E_PARAM  # DBG-02
         return OK
+
+    @guarded()
+    def debug_print(self, model: Any) -> int:
+        """aclmdlRIDebugPrint (DBG-04, ERR-26): only the model is checked; the dump goes to
+        the runtime's log, which the sim does not keep, at any time."""
+        rc, _ = self._model(model, E_NULL)
+        return rc or OK

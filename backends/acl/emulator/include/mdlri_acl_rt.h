@@ -540,6 +540,7 @@ MDLRI_API aclError aclmdlRIDestroyRegisterCallback(aclmdlRI modelRI, aclrtCallba
                                                    void *userData);
 MDLRI_API aclError aclmdlRIDestroyUnregisterCallback(aclmdlRI modelRI, aclrtCallback func);
 MDLRI_API aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, uint32_t flags);
+MDLRI_API aclError aclmdlRIDebugPrint(aclmdlRI modelRI);
 
 /* Model RI: kernel attributes (abi.md §2.4) */
 MDLRI_API aclError aclmdlRIKernelTaskGetAttribute(aclmdlRITask task,

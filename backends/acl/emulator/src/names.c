@@ -1,5 +1,5 @@
-/* names.c -- aclmdlRISetName/GetName/GetId (semantics.md §20 NAME) and aclmdlRIDebugJsonPrint
- * (§21 DBG). */
+/* names.c -- aclmdlRISetName/GetName/GetId (semantics.md §20 NAME), aclmdlRIDebugJsonPrint and
+ * aclmdlRIDebugPrint (§21 DBG). */
 #include "emu.h"
 
 #include <unistd.h>
@@ -192,6 +192,19 @@ MDLRI_API aclError aclmdlRIDebugJsonPrint(aclmdlRI modelRI, const char *path, ui
     dump(f, m, m->id, (flags & ACL_MDLRI_DEBUG_JSON_PRINT_VERBOSE) != 0);
     fclose(f);
 out:
+    UNLOCK();
+    return rc;
+}
+
+/* DBG-04: the dump goes to the runtime's log, which the emulator does not keep; only the model
+ * is checked, at any time (capturing, captured or built). */
+MDLRI_API aclError aclmdlRIDebugPrint(aclmdlRI modelRI) {
+    static const char fn[] = "aclmdlRIDebugPrint";
+    if (!modelRI) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: modelRI is NULL", fn);
+    NEED_CTX();
+    LOCK();
+    emu_model *m = NULL;
+    aclError rc = mget(modelRI, &m, fn);
     UNLOCK();
     return rc;
 }
