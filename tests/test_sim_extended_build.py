@@ -127,11 +127,15 @@ def test_bound_stream_listing_events_and_unbind(b):
     m = ok(b.build_begin(0))
     ok(b.bind_stream(m, s, HEAD))
     ev = ok(b.create_event_ex_with_flag(1))
+    old = ok(b.create_event_with_flag(1))
     x = ok(b.malloc(16))
-    ok(b.record_event(ev, s))
-    ok(b.stream_wait_event(s, ev))
-    # a new-mode event's reset is refused on any stream (api_impl.cc:2210-2214): no task
+    # a new-mode event cannot be recorded or waited on on a model stream (RT-26) ...
+    assert b.record_event(ev, s) == Err.RT_FEATURE_NOT_SUPPORT
+    assert b.stream_wait_event(s, ev) == Err.RT_FEATURE_NOT_SUPPORT
+    # ... nor reset on any stream (api_impl.cc:2210-2214): no task
     assert b.reset_event(ev, s) == Err.RT_FEATURE_NOT_SUPPORT
+    ok(b.record_event(old, s))
+    ok(b.stream_wait_event(s, old))
     ok(b.memset_async(x, 16, 3, 16, s))
     assert types(b, s) == [TaskType.EVENT_RECORD, TaskType.EVENT_WAIT, TaskType.DEFAULT]
     assert b.end_task(m, ok(b.create_stream_with_config(0, P))) == Err.RT_PARAM_INVALID

@@ -7,7 +7,11 @@
 * ``aclrtCreateEventExWithFlag`` (and WithFlag + EXTERNAL) create **new-mode** events, the kind
   capture fork/join uses.
 * An event whose flags lack SYNC has **no wait task** (XS-09): a record inside a capture
-  returns 0 and records nothing; StreamWaitEvent with it returns 107000, ResetEvent 207000.
+  returns 0 and records nothing; StreamWaitEvent and ResetEvent with it return 207000 (the
+  error decorator's check, before the impl's 107000: RT-25, RT-19).
+* On a stream bound to a built model, a record or wait of an aclrtCreateEvent or
+  aclrtCreateEventExWithFlag event returns 207000 (RT-26); any use of an ACL_EVENT_DEVICE_USE_ONLY
+  event returns 107000 (RT-27).
 * **aclrtResetEvent** answers as the runtime: 207000 for an event without a wait task
   (`api/impl/api_error.cc:1760-1762`), for a new-mode (ExWithFlag) event on any stream
   (`api/impl/api_impl.cc:2210-2214`) and for an old-mode event on a capturing stream
@@ -53,6 +57,13 @@ class SimEvent(Handle):
         """Old-mode events cannot be recorded or waited on inside a capture (XS-04)."""
         return self.api == "create" or (self.api == "with_flag"
                                         and not self.flags & EventFlag.EXTERNAL)
+
+    @property
+    def rt_default_or_ex(self) -> bool:
+        """The runtime's ``IsNewMode() || flag == RT_EVENT_DEFAULT`` (RT-26): an
+        aclrtCreateEventExWithFlag event, or one whose runtime flag is DDSYNC | TIME_LINE |
+        STREAM_MARK (0xE): aclrtCreateEvent, or aclrtCreateEventWithFlag(0xE)."""
+        return self.api in ("create", "ex") or (self.api == "with_flag" and self.flags == 0xE)
 
     @property
     def has_wait_task(self) -> bool:

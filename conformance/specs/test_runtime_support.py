@@ -625,11 +625,13 @@ def test_event_sync_of_a_capturing_event(dev: Dev) -> None:
 @pytest.mark.requires(Cap.BUILD, Cap.VALUE_TASKS)
 def test_event_sync_of_a_record_in_a_built_model(dev: Dev) -> None:
     """RT-12: the sync of an event recorded on a stream bound to a built model (the record is a
-    task of the model) returns 107000 (IsEventInModel, `api/impl/api_error.cc:1782-1784`)."""
+    task of the model) returns 107000 (IsEventInModel, `api/impl/api_error.cc:1782-1784`). The
+    event is an aclrtCreateEventWithFlag(SYNC) one: the other kinds cannot be recorded on a
+    bound stream (RT-26)."""
     syncs = _event_syncs(dev)
     m = begin_build(dev)
     ps = persistent_stream(dev)
-    e = dev.event()
+    e = _old_event(dev, EventFlag.SYNC)
     expect.ok(dev.b.bind_stream(m, ps, ModelStreamFlag.HEAD), "aclmdlRIBindStream (setup)")
     try:
         expect.ok(dev.b.record_event(e, ps), "aclrtRecordEvent on the bound stream (setup)")
@@ -775,3 +777,80 @@ def test_device_use_only_goes_alone(dev: Dev, other: StreamFlag) -> None:
               f"aclrtCreateStreamWithConfig(DEVICE_USE_ONLY | {other.name})", clause="RT-24")
     expect.eq(s, UNWRITTEN, "aclrtCreateStreamWithConfig stream out-parameter", clause="RT-24")
     dev.stream(StreamFlag.DEVICE_USE_ONLY)
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-25 .. RT-27: record / wait / reset refusals before the capture logic
+
+
+@pytest.mark.clause("RT-25")
+@pytest.mark.parametrize("kind", ["with_flag", "ex"])
+@pytest.mark.parametrize("capturing", [False, True], ids=["plain", "capturing"])
+def test_wait_on_an_event_without_a_wait_task(dev: Dev, kind: str, capturing: bool) -> None:
+    """RT-25: aclrtStreamWaitEvent of a TIME_LINE event (aclrtCreateEventWithFlag or
+    aclrtCreateEventExWithFlag: no SYNC, EXTERNAL or IPC bit, so no wait task) returns 207000 on
+    a plain stream and on a capturing one, whose capture goes on (ApiErrorDecorator::
+    StreamWaitEvent, `api/impl/api_error.cc:1414-1416`, before the impl's 107000 that XS-09
+    states)."""
+    if kind == "ex":
+        e = dev.event(EventFlag.TIME_LINE)
+    else:
+        e = _old_event(dev, EventFlag.TIME_LINE)
+    s = dev.stream()
+    if capturing:
+        dev.begin(s)
+    expect.rc(dev.b.stream_wait_event(s, e), Err.RT_FEATURE_NOT_SUPPORT,
+              f"aclrtStreamWaitEvent of a {kind} TIME_LINE event", clause="RT-25")
+    if capturing:
+        st, _ = dev.capture_status(s, "after the refused wait")
+        expect.eq(st, CaptureStatus.ACTIVE, "capture status after the refused wait",
+                  clause="RT-25")
+        dev.end(s)
+
+
+@pytest.mark.clause("RT-26")
+@pytest.mark.requires(Cap.BUILD)
+@pytest.mark.parametrize("kind", ["create", "ex_sync", "with_flag_sync"])
+def test_events_on_a_bound_stream(dev: Dev, kind: str) -> None:
+    """RT-26: on a stream bound to a built model, aclrtRecordEvent and aclrtStreamWaitEvent of
+    an aclrtCreateEvent event or an aclrtCreateEventExWithFlag event return 207000
+    (ApiImpl::EventRecord / StreamWaitEvent, `api/impl/api_impl.cc:2145-2151, 1602-1608`:
+    IsNewMode() or flag RT_EVENT_DEFAULT, on a model stream); an aclrtCreateEventWithFlag(SYNC)
+    event is recorded and waited on (0)."""
+    if kind == "create":
+        rc, e = dev.b.create_event()
+        expect.ok(rc, "aclrtCreateEvent (setup)")
+        dev.track("destroy_event", lambda: dev.b.destroy_event(e))
+        want = Err.RT_FEATURE_NOT_SUPPORT
+    elif kind == "ex_sync":
+        e, want = dev.event(EventFlag.SYNC), Err.RT_FEATURE_NOT_SUPPORT
+    else:
+        e, want = _old_event(dev, EventFlag.SYNC), Err.SUCCESS
+    m = begin_build(dev)
+    ps = persistent_stream(dev)
+    expect.ok(dev.b.bind_stream(m, ps, ModelStreamFlag.HEAD), "aclmdlRIBindStream (setup)")
+    try:
+        expect.rc(dev.b.record_event(e, ps), want,
+                  f"aclrtRecordEvent of a {kind} event on a bound stream", clause="RT-26")
+        expect.rc(dev.b.stream_wait_event(ps, e), want,
+                  f"aclrtStreamWaitEvent of a {kind} event on a bound stream", clause="RT-26")
+    finally:
+        dev.b.unbind_stream(m, ps)
+
+
+@pytest.mark.clause("RT-27")
+@pytest.mark.parametrize("call", ["record", "wait", "reset"])
+def test_device_only_event_is_refused_on_the_host(dev: Dev, call: str) -> None:
+    """RT-27: aclrtRecordEvent, aclrtStreamWaitEvent and aclrtResetEvent of an
+    aclrtCreateEventWithFlag(ACL_EVENT_DEVICE_USE_ONLY) event return 107000 ("device-only events
+    can be called only on the device": ApiErrorDecorator::EventRecord / StreamWaitEvent /
+    EventReset, `api/impl/api_error.cc:1702-1708, 1404-1410, 1750-1756`, each before the
+    others' checks). UNSUPPORTED where the firmware cannot create such an event (207000,
+    `api/impl/api_impl.cc:2048-2055`)."""
+    e = _old_event(dev, EventFlag.DEVICE_USE_ONLY)
+    s = dev.stream()
+    rc = {"record": lambda: dev.b.record_event(e, s),
+          "wait": lambda: dev.b.stream_wait_event(s, e),
+          "reset": lambda: dev.b.reset_event(e, s)}[call]()
+    expect.rc(rc, Err.RT_PARAM_INVALID, f"aclrt{call.title()}Event of a device-only event",
+              clause="RT-27")

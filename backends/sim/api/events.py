@@ -124,6 +124,23 @@ class EventsApi:
 
     # -- record / wait / reset ----------------------------------------------------------------
 
+    def _refused(self, ev: SimEvent, st: SimStream, op: TaskType) -> int:
+        """The refusals a record, wait or reset meets before the capture logic: a device-only
+        event (ACL_EVENT_DEVICE_USE_ONLY, the runtime's MC2) -> 107000 for all three
+        (ApiErrorDecorator::EventRecord / StreamWaitEvent / EventReset,
+        `api/impl/api_error.cc:1702-1708, 1404-1410, 1750-1756`, RT-27); a wait on an event
+        without a wait task -> 207000 (`:1414-1416`, RT-25); a record or wait on a stream bound
+        to a built model of an aclrtCreateEvent or aclrtCreateEventExWithFlag event -> 207000
+        (ApiImpl::EventRecord / StreamWaitEvent, `api/impl/api_impl.cc:2145-2151, 1602-1608`,
+        RT-26). 0 when none applies."""
+        if ev.flags & EventFlag.DEVICE_USE_ONLY:
+            return E_PARAM
+        if op == TaskType.EVENT_WAIT and not self._external_unbound(ev) and not ev.has_wait_task:
+            return int(Err.RT_FEATURE_NOT_SUPPORT)
+        if op != TaskType.EVENT_RESET and st in self._bound and ev.rt_default_or_ex:
+            return int(Err.RT_FEATURE_NOT_SUPPORT)
+        return OK
+
     def _event_on_stream(self, event: Any, stream: Any) -> tuple[int, Any, Any]:
         """The event, then the stream argument of a record / wait / reset: (rc, event, stream)."""
         rc, ev = self._event(event)
@@ -148,7 +165,7 @@ class EventsApi:
         (`api/impl/api_impl.cc:2168-2193`, `feature/aclgraph/event_capture.cc:183-196`); its
         default-stream 107031 is unreachable (CAP-08)."""
         rc, ev, st = self._event_on_stream(event, stream)
-        if rc:
+        if rc or (rc := self._refused(ev, st, TaskType.EVENT_RECORD)):
             return rc
         if st.capturing:
             sess: CaptureSession = st.session
@@ -171,20 +188,18 @@ class EventsApi:
 
     @guarded()
     def stream_wait_event(self, stream: Any, event: Any) -> int:
-        """aclrtStreamWaitEvent. An unbound external event: see :meth:`_external_event_task`.
-        No SYNC -> 107000 (XS-09). Capturing stream: event of this capture -> EVENT_WAIT task;
+        """aclrtStreamWaitEvent. First :meth:`_refused` (no wait task: 207000, RT-25). An
+        unbound external event: see :meth:`_external_event_task`. Capturing stream: event of this capture -> EVENT_WAIT task;
         of another open capture -> 107032 (XS-07); old-mode -> 207000 (XS-04); never recorded
         -> 0 and no task (XS-14); otherwise 107024, capture kept (XS-05). Non-capturing stream
         waiting on an event recorded in an open capture joins that capture (fork, XS-01),
         unless its flags forbid capture: 507000 (CAP-18, `api/impl/api_impl.cc:1625-1628`,
         before the default stream's 107031)."""
         rc, ev, st = self._event_on_stream(event, stream)
-        if rc:
+        if rc or (rc := self._refused(ev, st, TaskType.EVENT_WAIT)):
             return rc
         if self._external_unbound(ev):
             return self._external_event_task(st, ev, TaskType.EVENT_WAIT)
-        if not ev.has_wait_task:
-            return E_PARAM
         if st.capturing:
             sess: CaptureSession = st.session
             if ev.binding is sess.model:
@@ -228,7 +243,7 @@ class EventsApi:
         (`:2239-2243`). Otherwise the plain reset. So a user's reset never captures a task
         (XS-06 and XS-07's reset are unreachable)."""
         rc, ev, st = self._event_on_stream(event, stream)
-        if rc:
+        if rc or (rc := self._refused(ev, st, TaskType.EVENT_RESET)):
             return rc
         if self._external_unbound(ev):
             return self._external_event_task(st, ev, TaskType.EVENT_RESET)

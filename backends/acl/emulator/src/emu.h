@@ -173,6 +173,8 @@ struct emu_event {
     uint32_t flags;
     uint32_t id;     /* event id (DebugJsonPrint task names) */
     int new_mode;    /* created by aclrtCreateEventExWithFlag (or EXTERNAL): capturable */
+    int ex;          /* created by aclrtCreateEventExWithFlag: the runtime's IsNewMode */
+    int rt_default;  /* the runtime flag is RT_EVENT_DEFAULT (0xE): aclrtCreateEvent */
     int internal;    /* a model's internal capture event */
     int set;         /* flag semantics: record sets, reset clears, wait blocks until set */
     /* user event bound to an open capture */

@@ -1,7 +1,11 @@
 /* events.c -- events (flag semantics) and value write/wait, outside and inside capture. */
 #include "emu.h"
 
-static aclError event_new(aclrtEvent *event, uint32_t flags, int new_mode, const char *fn) {
+/* the runtime's RT_EVENT_DEFAULT (DDSYNC | TIME_LINE | STREAM_MARK): aclrtCreateEvent's flag */
+#define RT_EVENT_DEFAULT_FLAGS 0xEu
+
+static aclError event_new(aclrtEvent *event, uint32_t flags, int new_mode, int ex, int rt_default,
+                          const char *fn) {
     if (!event) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", fn);
     NEED_CTX();
     emu_event *e = calloc(1, sizeof *e);
@@ -9,6 +13,8 @@ static aclError event_new(aclrtEvent *event, uint32_t flags, int new_mode, const
     e->id = emu_new_event_id();
     e->flags = flags;
     e->new_mode = new_mode;
+    e->ex = ex;
+    e->rt_default = rt_default;
     LOCK();
     g_live_events++;
     UNLOCK();
@@ -18,7 +24,7 @@ static aclError event_new(aclrtEvent *event, uint32_t flags, int new_mode, const
 
 /* "old-mode" event: not capturable (XS-04) */
 MDLRI_API aclError aclrtCreateEvent(aclrtEvent *event) {
-    return event_new(event, ACL_EVENT_SYNC, 0, "aclrtCreateEvent");
+    return event_new(event, ACL_EVENT_SYNC, 0, 0, 1, "aclrtCreateEvent");
 }
 
 MDLRI_API aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
@@ -28,7 +34,8 @@ MDLRI_API aclError aclrtCreateEventWithFlag(aclrtEvent *event, uint32_t flag) {
                   ((flag & ACL_EVENT_EXTERNAL) && (flag & ~ACL_EVENT_EXTERNAL))))
         return emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclrtCreateEventWithFlag: flag 0x%x", flag);
     /* only EXTERNAL events of this family can be used in capture */
-    return event_new(event, flag, (flag & ACL_EVENT_EXTERNAL) != 0, "aclrtCreateEventWithFlag");
+    return event_new(event, flag, (flag & ACL_EVENT_EXTERNAL) != 0, 0,
+                     flag == RT_EVENT_DEFAULT_FLAGS, "aclrtCreateEventWithFlag");
 }
 
 MDLRI_API aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag) {
@@ -37,7 +44,7 @@ MDLRI_API aclError aclrtCreateEventExWithFlag(aclrtEvent *event, uint32_t flag) 
     if (event && (flag & ~allowed))
         return emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclrtCreateEventExWithFlag: flag 0x%x",
                        flag);
-    return event_new(event, flag, 1, "aclrtCreateEventExWithFlag");
+    return event_new(event, flag, 1, 1, 0, "aclrtCreateEventExWithFlag");
 }
 
 static aclError event_get(aclrtEvent h, emu_event **out, const char *fn) {
@@ -85,6 +92,25 @@ static aclError reset_refused(const emu_event *e, emu_stream *s) {
     return ACL_SUCCESS;
 }
 
+/* The refusals a record, wait or reset meets before the capture logic (caller holds g_lock):
+ * a device-only event (ACL_EVENT_DEVICE_USE_ONLY, the runtime's MC2) -> 107000 for all three
+ * (ApiErrorDecorator::EventRecord / StreamWaitEvent / EventReset, api_error.cc:1702-1708,
+ * :1404-1410, :1750-1756); a wait on an event without a wait task -> 207000 (:1414-1416); a
+ * record or wait on a stream bound to a built model of an aclrtCreateEvent or
+ * aclrtCreateEventExWithFlag event -> 207000 (ApiImpl::EventRecord / StreamWaitEvent,
+ * api_impl.cc:2145-2151, :1602-1608). */
+static aclError event_op_refused(const emu_event *e, const emu_stream *s, int op, const char *fn) {
+    if (e->flags & ACL_EVENT_DEVICE_USE_ONLY)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: a device-only event", fn);
+    if (op == OP_EV_WAIT && !emu_event_has_wait_task(e))
+        return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                       "%s: flag 0x%x has no wait task, nothing to wait for", fn, e->flags);
+    if (op != OP_EV_RESET && s->owner && s->owner->built && (e->ex || e->rt_default))
+        return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                       "%s: this kind of event cannot be used on a stream bound to a model", fn);
+    return ACL_SUCCESS;
+}
+
 static aclError event_op(aclrtEvent event, aclrtStream stream, int op, const char *fn) {
     if (!event) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", fn);
     NEED_CTX();
@@ -93,6 +119,7 @@ static aclError event_op(aclrtEvent event, aclrtStream stream, int op, const cha
     emu_stream *s = NULL;
     aclError rc = event_get(event, &e, fn);
     if (rc == ACL_SUCCESS) rc = emu_stream_get(stream, &s, 1, fn);
+    if (rc == ACL_SUCCESS) rc = event_op_refused(e, s, op, fn);
     if (rc == ACL_SUCCESS && op == OP_EV_RESET) rc = reset_refused(e, s);
     if (rc == ACL_SUCCESS) rc = emu_admit(s, op); /* task groups (taskgroups.c) */
     if (rc != ACL_SUCCESS) goto out;
