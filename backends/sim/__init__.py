@@ -122,15 +122,19 @@ CHOICES: dict[str, str] = {
                "completes, so SetParams/Disable right after ExecuteAsync return 107040 even if "
                "the execution has not started yet (SETP-12, 'has not completed').",
     "execute-stream-flags": "ExecuteAsync on a PERSISTENT, DEVICE_USE_ONLY or CPU_SCHEDULE "
-                            "stream returns 107000 (abi.md §5.3, newer chips).",
-    "capture-forbidden-flags": "Only DEVICE_USE_ONLY streams refuse CaptureBegin (507000, "
-                               "CAP-18); PERSISTENT streams can be captured (no binding API).",
+                            "stream returns 107000 (abi.md §5.3: chips with "
+                            "RT_FEATURE_MODEL_STREAM_DOT_SYNC, api_error.cc:4002-4016; 910B "
+                            "has no such check and no spec asserts it).",
+    "capture-forbidden-flags": "DEVICE_USE_ONLY and CPU_SCHEDULE streams refuse CaptureBegin, "
+                               "CaptureEnd and joining a capture by a wait (507000, CAP-18, "
+                               "the v100 list); PERSISTENT streams can be captured.",
     "default-stream-events": "Waiting on the default stream (None) for an event bound to an "
                              "open capture returns 107031; recording it there is a plain "
                              "record, 0 (CAP-08).",
     "event-wait-task": "Events without SYNC (except aclrtCreateEvent ones) have no wait task "
-                       "inside and outside capture: StreamWaitEvent -> 107000, ResetEvent "
-                       "-> 207000 (api_error.cc:1760-1762), "
+                       "inside and outside capture: StreamWaitEvent -> 207000 "
+                       "(api_error.cc:1414-1416, RT-25), ResetEvent -> 207000 "
+                       "(api_error.cc:1760-1762), "
                        "except ACL_EVENT_EXTERNAL ones (see external-events).",
     "external-events": "An aclrtCreateEventWithFlag(ACL_EVENT_EXTERNAL) event not bound to a "
                        "capture can be waited on and reset inside a capture: the EVENT_WAIT / "
