@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from mdlri_conformance.backends.contract import (
-    Cap, CaptureMode, CondHandleFlag, CondTaskParams, CondTaskType, Err, StreamFlag, TaskType,
+    Cap, CaptureMode, CondHandleFlag, CondTaskParams, CondTaskType, Err, ModelStreamFlag,
+    StreamFlag, TaskType,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import Buf, Dev
@@ -93,6 +94,14 @@ def begin_build(dev: Dev) -> Any:
     return dev.model(m)
 
 
+def bound_stream(dev: Dev) -> Any:
+    """A PERSISTENT stream bound (HEAD) to a new building model: a model stream."""
+    s = persistent_stream(dev)
+    expect.ok(dev.b.bind_stream(begin_build(dev), s, ModelStreamFlag.HEAD),
+              "aclmdlRIBindStream (setup)")
+    return s
+
+
 def capture_chain(dev: Dev, kernels: list[int]) -> tuple[Any, list[Any], list[Buf]]:
     """Multi-stream capture: stream 0 is the origin, stream i joins by waiting on stream i-1.
 
@@ -113,6 +122,33 @@ def capture_chain(dev: Dev, kernels: list[int]) -> tuple[Any, list[Any], list[Bu
         if i > 0:
             dev.join(streams[i - 1], streams[i], joins[i - 1])
     return dev.end(streams[0]), streams, bufs
+
+
+@dataclass
+class Updating:
+    """A stream in task-update mode (TG-10) on the one-``fill`` group of a captured model;
+    ``finish()`` re-issues the fill and ends the update (both required to succeed)."""
+
+    stream: Any
+    finish: Callable[[], None]
+
+
+def update_mode_stream(dev: Dev) -> Updating:
+    """Capture a task group of one ``fill`` kernel, then UpdateBegin on a fresh stream."""
+    s, u, out = dev.stream(), dev.stream(), dev.buffer(n=N)
+    dev.begin(s)
+    expect.ok(dev.b.capture_task_grp_begin(s), "aclmdlRICaptureTaskGrpBegin (setup)")
+    dev.fill(s, out, 1)
+    rc, h = dev.b.capture_task_grp_end(s)
+    expect.ok(rc, "aclmdlRICaptureTaskGrpEnd (setup)")
+    dev.end(s)
+    expect.ok(dev.b.capture_task_update_begin(u, h), "aclmdlRICaptureTaskUpdateBegin (setup)")
+
+    def finish() -> None:
+        dev.fill(u, out, 2)
+        expect.ok(dev.b.capture_task_update_end(u), "aclmdlRICaptureTaskUpdateEnd (cleanup)")
+
+    return Updating(u, finish)
 
 
 def gated_main(dev: Dev, s: Any) -> tuple[Any, int, Buf]:

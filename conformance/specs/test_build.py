@@ -1,5 +1,5 @@
 """The explicit build path and aclmdlRIExecute (BLD-01..BLD-03, BLD-05..BLD-08, EXE-10..EXE-13,
-CAP-09, UPD-08/SEQ-08/ERR-11 built-model cells, ERR-19, ERR-27, Q-16).
+CAP-09, UPD-08/SEQ-08/ERR-11 built-model cells, ERR-19, ERR-27, Q-16, RT-28).
 
 A built model: aclmdlRIBuildBegin, aclmdlRIBindStream of an ACL_STREAM_PERSISTENT stream,
 tasks issued on it, aclmdlRIEndTask, aclmdlRIBuildEnd; run with aclmdlRIExecute.
@@ -430,6 +430,25 @@ def test_execute_without_end_task(dev: Dev) -> None:
     m, s = bound(dev)
     dev.launch("fallback_main", s, input=dev.buffer(X), output=dev.buffer(n=8))
     expect.rc(dev.b.build_end(m, None), Err.RT_MODEL_EXECUTE, "aclmdlRIBuildEnd without EndTask")
+
+
+@pytest.mark.clause("RT-28")
+def test_execute_async_before_build_end(dev: Dev) -> None:
+    """RT-28: aclmdlRIExecuteAsync of a built model that has its EndTask but no aclmdlRIBuildEnd
+    returns 507011 and runs nothing (`feature/model/model.cc:1302-1307`: isModelComplete_ is
+    set by BuildEnd only); after BuildEnd the same model runs."""
+    m, s = bound(dev)
+    x, out = dev.buffer(X), dev.buffer(n=8)
+    dev.launch("fallback_main", s, input=x, output=out)
+    expect.ok(dev.b.end_task(m, s), "aclmdlRIEndTask (setup)")
+    run = dev.stream()
+    expect.rc(dev.b.execute_async(m, run), Err.RT_MODEL_EXECUTE,
+              "aclmdlRIExecuteAsync before aclmdlRIBuildEnd")
+    dev.sync(run)
+    expect.eq(dev.read(out), np.full(8, -1, dtype=np.int32), "output (nothing executed)")
+    expect.ok(dev.b.build_end(m, None), "aclmdlRIBuildEnd")
+    dev.execute(m, run)
+    expect.eq(dev.read(out), X + 10, "output after BuildEnd and ExecuteAsync")
 
 
 @pytest.mark.clause("EXE-13", "Q-16")

@@ -1,8 +1,9 @@
-"""Executing captured models: aclmdlRIExecuteAsync (EXE-01..EXE-09, EXE-15).
+"""Executing captured models: aclmdlRIExecuteAsync (EXE-01..EXE-09, EXE-15; RT-29, the order
+of its checks).
 
 Not tested here:
 
-* EXE-08 (sub-model): the contract has no AddCondTask, so no sub-model can be made.
+* EXE-08 (sub-model) alone: test_cond.py; here only against the stream checks (RT-29).
 * EXE-10, EXE-11, EXE-12, EXE-13 (aclmdlRIExecute, the synchronous variant): not in the
   contract. EXE-13 would also need it.
 * EXE-14 (stream from another context): the contract has no contexts.
@@ -17,10 +18,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import Cap, Err
+from mdlri_conformance.backends.contract import Cap, CondTaskType, Err, ModelStreamFlag, err_name
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
-from mdlri_conformance.conformance.specs._setups import faulted_model
+from mdlri_conformance.conformance.specs._setups import (
+    Case, add, begin_build, bound_stream, capture_sub, case, faulted_model, parent,
+    persistent_stream, update_mode_stream,
+)
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)
 
@@ -212,3 +216,104 @@ def test_two_executions_in_flight(dev: Dev) -> None:
         dev.write64(flag, 1)
     dev.sync(s)
     expect.eq(dev.read(acc), acc0 + 2 * X, "accumulator after both executions")
+
+
+# ---------------------------------------------------------------------------------------------
+# RT-29: the order of the checks, two failing conditions at a time
+
+
+def _sub(dev: Dev) -> tuple[Any, Any]:
+    """(parent's capturing stream, a captured IF sub-model of that open capture)."""
+    p = parent(dev)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    capture_sub(dev, sub, lambda u: dev.fill(u, dev.buffer(n=8), 1))
+    return p.stream, sub
+
+
+def _capturing(dev: Dev) -> tuple[Any, Any]:
+    """(a capturing stream, the model of its open capture from GetInfo)."""
+    s = dev.stream()
+    dev.begin(s)
+    dev.fill(s, dev.buffer(n=8), 1)
+    return s, dev.capture_status(s, "(setup)")[1]
+
+
+def _built_without_end_task(dev: Dev) -> Any:
+    """A building model with one kernel on its bound stream and no EndTask (so no BuildEnd)."""
+    m = begin_build(dev)
+    s = persistent_stream(dev)
+    expect.ok(dev.b.bind_stream(m, s, ModelStreamFlag.HEAD), "aclmdlRIBindStream (setup)")
+    dev.fill(s, dev.buffer(n=8), 1)
+    return m
+
+
+def _sub_model_on_capturing_stream(dev: Dev) -> int:
+    s, sub = _sub(dev)
+    return dev.b.execute_async(sub, s)
+
+
+def _sub_model_on_bound_stream(dev: Dev) -> int:
+    return dev.b.execute_async(_sub(dev)[1], bound_stream(dev))
+
+
+def _capturing_model_on_its_capturing_stream(dev: Dev) -> int:
+    s, m = _capturing(dev)
+    return dev.b.execute_async(m, s)
+
+
+def _capturing_model_on_bound_stream(dev: Dev) -> int:
+    return dev.b.execute_async(_capturing(dev)[1], bound_stream(dev))
+
+
+def _built_without_end_task_on_capturing_stream(dev: Dev) -> int:
+    m = _built_without_end_task(dev)
+    return dev.b.execute_async(m, _capturing(dev)[0])
+
+
+def _null_model_on_update_stream(dev: Dev) -> int:
+    u = update_mode_stream(dev)
+    rc = dev.b.execute_async(None, u.stream)
+    u.finish()
+    return rc
+
+
+def _faulted_model_on_update_stream(dev: Dev) -> int:
+    m = faulted_model(dev, dev.stream())
+    u = update_mode_stream(dev)
+    rc = dev.b.execute_async(m, u.stream)
+    u.finish()
+    return rc
+
+
+def _ready_model_on_update_stream(dev: Dev) -> int:
+    m = main_model(dev, dev.stream(), dev.buffer(X), dev.buffer(n=8))
+    u = update_mode_stream(dev)
+    rc = dev.b.execute_async(m, u.stream)
+    u.finish()
+    return rc
+
+
+@pytest.mark.clause("RT-29", "EXE-05", "EXE-06", "EXE-08", "TG-15")
+@pytest.mark.parametrize("make, expected", [
+    case(_sub_model_on_capturing_stream, Err.RT_STREAM_CAPTURED, Cap.COND),
+    case(_sub_model_on_bound_stream, Err.RT_PARAM_INVALID, Cap.COND, Cap.BUILD),
+    case(_capturing_model_on_its_capturing_stream, Err.RT_STREAM_CAPTURED),
+    case(_capturing_model_on_bound_stream, Err.RT_PARAM_INVALID, Cap.BUILD),
+    case(_built_without_end_task_on_capturing_stream, Err.RT_STREAM_CAPTURED, Cap.BUILD),
+    case(_null_model_on_update_stream, Err.INVALID_PARAM, Cap.TASK_GROUPS),
+    case(_faulted_model_on_update_stream, Err.RT_MODEL_EXECUTE,
+         Cap.TASK_GROUPS, Cap.LISTING, Cap.TASK_TYPE, Cap.DISABLE),
+    case(_ready_model_on_update_stream, Err.RT_TASK_TYPE_NOT_SUPPORT, Cap.TASK_GROUPS),
+])
+def test_execute_async_check_order(dev: Dev, make: Case, expected: int) -> None:
+    """RT-29: with two failing conditions, aclmdlRIExecuteAsync answers the one it checks
+    first: the NULL model (100000); a model stream, internal or bound (107000,
+    `api/impl/api_error.cc:3994-3996`), then a capturing stream (107027, `:3997-4000`), both
+    before the sub-model (207000, `:4018-4023`) and the model's state (107026, 507011); a
+    stream in task-update mode (507009, `core/src/stream/stream.cc:4747-4760`) last, when the
+    execution's task is allocated."""
+    rc = make(dev)
+    if rc == Err.RT_FEATURE_NOT_SUPPORT:
+        # the sub-model check (EXE-08) answered first: a wrong order, not a missing feature
+        expect.fail("aclmdlRIExecuteAsync rc", err_name(expected), err_name(rc))
+    expect.rc(rc, expected, "aclmdlRIExecuteAsync")

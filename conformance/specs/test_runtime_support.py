@@ -528,6 +528,54 @@ def test_memcpy_kind_outside_the_enum(dev: Dev, kind: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# RT-31: aclrtMemcpy[Async] with dst == src
+
+
+@pytest.mark.clause("RT-31")
+@pytest.mark.requires(Cap.DATA_MOVEMENT, Cap.CAPTURE, Cap.LISTING)
+def test_memcpy_async_onto_itself_issues_nothing(dev: Dev) -> None:
+    """RT-31: aclrtMemcpyAsync D2D with dst == src returns 0 before any task is allocated
+    (ApiErrorDecorator::MemcpyAsync, `api/impl/api_error.cc:2249-2251`): on a capturing stream
+    the model gets no task for it (the same capture's copy between two buffers gives one
+    DEFAULT task), and on an ordinary stream the buffer keeps its contents."""
+    d2d = MemcpyKind.DEVICE_TO_DEVICE
+    a, b = dev.buffer(X), dev.buffer(n=8)
+    s = dev.stream()
+    dev.begin(s)
+    expect.ok(dev.b.memcpy_async(a.addr, a.nbytes, a.addr, a.nbytes, d2d, s),
+              "aclrtMemcpyAsync(dst == src) on the capturing stream")
+    expect.ok(dev.b.memcpy_async(b.addr, b.nbytes, a.addr, a.nbytes, d2d, s),
+              "aclrtMemcpyAsync(b <- a) on the capturing stream (setup)")
+    m = dev.end(s)
+    expect.eq(len(dev.tasks_of_type(m, TaskType.DEFAULT)), 1,
+              "DEFAULT tasks of a capture of a copy onto itself and a copy b <- a")
+    expect.ok(dev.b.memcpy_async(a.addr, a.nbytes, a.addr, a.nbytes, d2d, s),
+              "aclrtMemcpyAsync(dst == src) on an ordinary stream")
+    dev.sync(s)
+    expect.eq(dev.read(a), X, "buffer after the copy onto itself")
+
+
+@pytest.mark.clause("RT-31", "MODE-13")
+@pytest.mark.requires(Cap.DATA_MOVEMENT, Cap.CAPTURE)
+def test_memcpy_onto_itself_comes_before_the_capture_mode(dev: Dev) -> None:
+    """RT-31: aclrtMemcpy with dst == src returns 0 (ApiErrorDecorator::MemCopySync,
+    `api/impl/api_error.cc:2144`) before ApiImpl::MemCopySync's capture-mode check
+    (`api/impl/api_impl.cc:2757`): in a GLOBAL capture too, not 107030 (MODE-13); the buffer
+    keeps its contents."""
+    a = dev.buffer(X)
+    d2d = MemcpyKind.DEVICE_TO_DEVICE
+    expect.ok(dev.b.memcpy(a.addr, a.nbytes, a.addr, a.nbytes, d2d), "aclrtMemcpy(dst == src)")
+    s = dev.stream()
+    dev.begin(s, CaptureMode.GLOBAL)
+    try:
+        rc = dev.b.memcpy(a.addr, a.nbytes, a.addr, a.nbytes, d2d)
+    finally:
+        dev.end(s)
+    expect.ok(rc, "aclrtMemcpy(dst == src) during a GLOBAL capture")
+    expect.eq(dev.read(a), X, "buffer after the copies onto itself")
+
+
+# ---------------------------------------------------------------------------------------------
 # RT-10: the *WithFlag event calls with the DEFAULT flag
 
 

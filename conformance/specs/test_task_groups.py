@@ -1,4 +1,5 @@
-"""Task groups: capture and update (TG-01..TG-15, TG-18; SETP-06, SEQ-02; ERR-05..ERR-08; Q-06).
+"""Task groups: capture and update (TG-01..TG-15, TG-18; SETP-06, SEQ-02; ERR-05..ERR-08; Q-06;
+RT-30).
 
 aclmdlRICaptureTaskGrpBegin/End mark a group of kernels on a capturing stream;
 aclmdlRICaptureTaskUpdateBegin/End re-issue the group's kernels from a non-capturing stream.
@@ -18,7 +19,7 @@ import pytest
 from mdlri_conformance.backends.contract import UNWRITTEN, Cap, CaptureStatus, Err, TaskType
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import Buf, Dev
-from mdlri_conformance.conformance.specs._setups import Case, case
+from mdlri_conformance.conformance.specs._setups import Case, bound_stream, case
 
 pytestmark = pytest.mark.requires(Cap.TASK_GROUPS, Cap.CAPTURE, Cap.KERNELS)
 
@@ -317,6 +318,40 @@ def test_update_begin_on_model_stream(dev: Dev) -> None:
     internal = dev.streams_of(g.model)[0]
     expect.rc(dev.b.capture_task_update_begin(internal, g.handle), Err.RT_STREAM_MODEL,
               "aclmdlRICaptureTaskUpdateBegin on a model stream")
+
+
+@pytest.mark.clause("TG-11")
+@pytest.mark.requires(Cap.BUILD)
+def test_update_begin_on_bound_stream(dev: Dev) -> None:
+    """TG-11: UpdateBegin on a stream bound to a built model returns 107005 (IsModelStream,
+    `feature/aclgraph/api_error_aclgraph.cc:92-94`) and the update does not start: the group
+    can then be updated from another stream."""
+    g = grouped(dev, ((2, 1),))
+    s = bound_stream(dev)
+    expect.rc(dev.b.capture_task_update_begin(s, g.handle), Err.RT_STREAM_MODEL,
+              "aclmdlRICaptureTaskUpdateBegin on a bound stream")
+    u = dev.stream()
+    expect.ok(dev.b.capture_task_update_begin(u, g.handle),
+              "aclmdlRICaptureTaskUpdateBegin of the group on another stream afterwards")
+    dev.launch("affine", u, x=g.x, y=g.ys[0], n=8, a=2, b=1)
+    expect.ok(dev.b.capture_task_update_end(u), "aclmdlRICaptureTaskUpdateEnd")
+
+
+@pytest.mark.clause("RT-30")
+@pytest.mark.parametrize("which", [
+    pytest.param("internal", marks=pytest.mark.requires(Cap.LISTING)),
+    pytest.param("bound", marks=pytest.mark.requires(Cap.BUILD)),
+])
+def test_update_end_on_model_stream(dev: Dev, which: str) -> None:
+    """RT-30: UpdateEnd on a model stream, an internal one (GetStreams) or one bound to a built
+    model, returns 107005 (`feature/aclgraph/api_error_aclgraph.cc:107-109`), not the
+    not-in-update-mode 107033 of a plain stream (TG-12)."""
+    if which == "internal":
+        s = dev.streams_of(dev.capture_fills([1])[0])[0]
+    else:
+        s = bound_stream(dev)
+    expect.rc(dev.b.capture_task_update_end(s), Err.RT_STREAM_MODEL,
+              f"aclmdlRICaptureTaskUpdateEnd on an {which} model stream")
 
 
 @pytest.mark.clause("TG-12")

@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from mdlri_conformance.backends.contract import UNWRITTEN, Err, MallocPolicy, TaskType
+from mdlri_conformance.backends.contract import (
+    UNWRITTEN, Err, MallocPolicy, MemcpyKind, TaskType,
+)
 
 from ..device import MemcpyOp, MemsetOp, Op
 from ..guard import NO_CTX, NO_CTX_OUT, guarded
@@ -33,6 +35,13 @@ def _acl_copy_refused(dst: Any, src: Any, kind: Any) -> bool:
     before the runtime and its context: a NULL pointer, or a kind outside the enum (RT-21:
     MemcpyKindTranslate, `src/acl/aclrt_impl/memory.cpp:162-200`, called at :660 and :695)."""
     return dst is None or src is None or not is_int(kind) or kind not in _ACL_KINDS
+
+
+def _same_address(dst: Any, src: Any) -> bool:
+    """dst and src are one address: equal device addresses, or one host buffer."""
+    if is_int(dst) and is_int(src):
+        return int(dst) == int(src)
+    return isinstance(dst, np.ndarray) and dst is src
 
 
 def _copy_without_context(a: dict[str, Any]) -> Any:
@@ -139,9 +148,15 @@ class MemoryApi:
                count: int, kind: int) -> int:
         """aclrtMemcpy: synchronous and "unsafe" (MODE-01): 107030 when blocked (MODE-13).
         Count 0 returns 0 before any other check, the context's included
-        (`src/acl/aclrt_impl/memory.cpp:653-656`, RT-18)."""
+        (`src/acl/aclrt_impl/memory.cpp:653-656`, RT-18). dst == src with a count in
+        (0, destMax] returns 0 and copies nothing, whatever the memory and the capture mode
+        (RT-31: ApiErrorDecorator::MemCopySync, `api/impl/api_error.cc:2144`, before
+        ApiImpl::MemCopySync's capture-mode check, `api/impl/api_impl.cc:2757`)."""
         if _zero(count):
             return OK
+        if (not _acl_copy_refused(dst, src, kind) and _same_address(dst, src)
+                and is_int(dest_max) and is_int(count) and 0 < count <= dest_max):
+            return OK  # RT-31: before the location and capture-mode (MODE-13) checks
         rc, d, s, _ = self._check_copy(dst, dest_max, src, count, kind)
         if rc:
             return rc
@@ -154,7 +169,10 @@ class MemoryApi:
         (`src/acl/aclrt_impl/memory.cpp:688-691`, RT-18). Capturing stream: a DEFAULT task
         reading host memory at execution (CAP-19); pageable host memory -> 107000 (MODE-14).
         Non-capturing stream with pageable memory: done synchronously after the stream
-        drains, "unsafe" -> 107041 (MODE-13)."""
+        drains, "unsafe" -> 107041 (MODE-13). A DEVICE_TO_DEVICE copy with dst == src returns
+        0 after the copy checks and issues nothing: no task captured, enqueued, stored on a
+        bound stream or refused in task-update mode (RT-31: ApiErrorDecorator::MemcpyAsync,
+        `api/impl/api_error.cc:2249-2251`, before any task is allocated)."""
         if _zero(count):
             return OK
         rc, d, s, pageable = self._check_copy(dst, dest_max, src, count, kind)
@@ -163,6 +181,8 @@ class MemoryApi:
         rc, st = self._stream(stream)
         if rc:
             return rc
+        if kind == MemcpyKind.DEVICE_TO_DEVICE and _same_address(dst, src):
+            return OK  # RT-31: no task, captured or enqueued
         if st.capturing:
             if pageable:
                 return E_PARAM

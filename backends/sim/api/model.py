@@ -11,7 +11,6 @@ from ..build import BuiltModel
 from ..cond import SubModel
 from ..execution import ExecuteOp
 from ..guard import guarded
-from ..handles import live
 from ..limits import RESOURCE_ALLOC_FAIL
 from ..model import ModelStatus, SimModel
 from ..streams import SYNC_NOOP_FLAGS
@@ -23,33 +22,42 @@ class ModelApi:
 
     @guarded()
     def execute_async(self, model: Any, stream: Any) -> int:
-        """aclmdlRIExecuteAsync (EXE-01..09, EXE-15). NULL stream = default stream (Q-08).
+        """aclmdlRIExecuteAsync (EXE-01..09, EXE-12, EXE-15, RT-28, RT-29). NULL stream =
+        default stream (Q-08). An accepted execution writes the ASSIGN_DEFAULT cond values at
+        once (COND-03).
 
-        First, whatever the other arguments: a sub-model 207000 (EXE-08), a stream in
-        task-update mode 207001 (TG-15), a built model without EndTask 507011 (EXE-12). An
-        accepted execution writes the ASSIGN_DEFAULT cond values at once (COND-03)."""
-        if live(model, SubModel):
-            return E_NOT_SUPPORT  # EXE-08
-        if stream in self._upd:
-            return int(Err.RT_TASK_TYPE_NOT_SUPPORT)  # TG-15
-        if live(model, BuiltModel) and not model.has_end_task:
-            return E_EXECUTE  # EXE-12
+        The order is the runtime's (RT-29): the NULL model (`src/acl/aclrt_impl/model_ri.cpp:30`)
+        and the handles (`api/api_c.cc:1709-1710`); then ApiErrorDecorator::ModelExecute
+        (`api/impl/api_error.cc:3994-4023`): a model stream 107000 (EXE-06), a capturing stream
+        107027 (EXE-05), a sub-model 207000 (EXE-08); then the model's state: capturing 107026
+        (EXE-04), not READY 507011 (EXE-07), a built model without EndTask (EXE-12) or before
+        BuildEnd (RT-28, `feature/model/model.cc:1294-1307`) 507011; last, the model-execute
+        task refused on a stream in task-update mode 507009 (TG-15,
+        `core/src/stream/stream.cc:4747-4760`)."""
         rc, m = self._model(model, E_PARAM if model is None and self.has_fault(
             "execute-null-model-107000") else E_NULL)
         if rc:
             return rc
         rc, st = self._stream(stream)
         if rc:
-            return rc
+            return rc  # an internal stream of a captured model is 107000 here (EXE-06)
+        if st in self._bound:
+            return E_PARAM  # a stream bound to a built model is a model stream too (EXE-06)
         if st.capturing and not self.has_fault("execute-on-capturing-stream"):
             return int(Err.RT_STREAM_CAPTURED)  # EXE-05
         if st.flags & SYNC_NOOP_FLAGS:
             return E_PARAM  # abi.md §5.3: execute on an ordinary stream
+        if isinstance(m, SubModel):
+            return E_NOT_SUPPORT  # EXE-08
         if m.status == ModelStatus.CAPTURE_ACTIVE:
             return int(Err.RT_MODEL_CAPTURED)  # EXE-04
         if m.status != ModelStatus.READY and not (
                 m.status == ModelStatus.UPDATING and self.has_fault("execute-while-updating")):
             return int(Err.RT_MODEL_EXECUTE)  # SETP-02, EXE-07
+        if isinstance(m, BuiltModel) and not (m.has_end_task and m.build_ended):
+            return E_EXECUTE  # EXE-12, RT-28
+        if st in self._upd:
+            return int(Err.RT_TASK_TYPE_NOT_SUPPORT)  # TG-15
         if self._model_streams_refused(m):
             return RESOURCE_ALLOC_FAIL  # FLD-08 (R4): nothing runs, the model stays READY
         m.running += 1

@@ -71,13 +71,17 @@ class TaskGroupsApi:
 
     @guarded()
     def capture_task_update_begin(self, stream: Any, handle: Any) -> int:
-        """aclmdlRICaptureTaskUpdateBegin (TG-10/11/12): the stream enters update mode."""
+        """aclmdlRICaptureTaskUpdateBegin (TG-10/11/12): the stream enters update mode. A model
+        stream, internal or bound to a built model, is 107005 (TG-11: IsModelStream,
+        `feature/aclgraph/api_error_aclgraph.cc:92-94`) and stays out of update mode."""
         if stream is None or handle is None:
             return E_NULL
         if isinstance(stream, ModelStream):
             return int(Err.RT_STREAM_MODEL)  # TG-11
         if not live(stream, SimStream):
             return E_HANDLE
+        if stream in self._bound:
+            return int(Err.RT_STREAM_MODEL)  # TG-11
         if not live(handle, TaskGroup) or handle.open or not handle.model.alive:
             return E_HANDLE  # LIFE-07: UB in the runtime
         if stream.capturing:
@@ -91,15 +95,19 @@ class TaskGroupsApi:
     @guarded()
     def capture_task_update_end(self, stream: Any) -> int:
         """aclmdlRICaptureTaskUpdateEnd (TG-12/13/14): fewer launches than tasks -> 507000,
-        the stream leaves update mode either way."""
+        the stream leaves update mode either way. A model stream, internal or bound, is 107005
+        after the capturing 107027 and before the not-in-update-mode 107033 (RT-30,
+        `feature/aclgraph/api_error_aclgraph.cc:103-109`)."""
         if stream is None:
             return E_NULL
         if isinstance(stream, ModelStream):
-            return E_GRP_STATUS
+            return int(Err.RT_STREAM_MODEL)  # RT-30
         if not live(stream, SimStream):
             return E_HANDLE
         if stream.capturing:
             return int(Err.RT_STREAM_CAPTURED)
+        if stream in self._bound:
+            return int(Err.RT_STREAM_MODEL)  # RT-30
         u = self._upd.pop(stream, None)
         if u is None:
             return E_GRP_STATUS

@@ -202,7 +202,12 @@ MDLRI_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_
     LOCK();
     aclError rc;
     int pageable;
-    if (emu_unsafe_blocked()) {
+    if (dst == src && count <= destMax) {
+        /* RT-31: ApiErrorDecorator::MemCopySync returns 0 for dst == src (api_error.cc:2144)
+         * before ApiImpl::MemCopySync's capture-mode check (api_impl.cc:2757) and before
+         * the driver looks at the memory */
+        rc = ACL_SUCCESS;
+    } else if (emu_unsafe_blocked()) {
         rc = emu_err(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
                      "aclrtMemcpy: forbidden by the capture mode of an open capture");
     } else if ((rc = check_copy("aclrtMemcpy", dst, destMax, src, count, kind, &pageable)) ==
@@ -225,9 +230,13 @@ MDLRI_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, 
     emu_stream *s = NULL;
     int pageable = 0;
     aclError rc = emu_stream_get(stream, &s, 1, "aclrtMemcpyAsync");
-    if (rc == ACL_SUCCESS) rc = emu_admit(s, OP_MEMCPY); /* task groups (taskgroups.c) */
     if (rc == ACL_SUCCESS)
         rc = check_copy("aclrtMemcpyAsync", dst, destMax, src, count, kind, &pageable);
+    /* RT-31: a D2D copy onto itself returns before any task is allocated, so it is neither
+     * captured, enqueued, stored on a bound stream nor refused by a task group
+     * (api_error.cc:2249-2251) */
+    if (rc == ACL_SUCCESS && kind == ACL_MEMCPY_DEVICE_TO_DEVICE && dst == src) goto out;
+    if (rc == ACL_SUCCESS) rc = emu_admit(s, OP_MEMCPY); /* task groups (taskgroups.c) */
     if (rc != ACL_SUCCESS) goto out;
     emu_op o = {.op = OP_MEMCPY, .dst = dst, .src = src, .count = count};
     if (emu_is_capturing(s)) {

@@ -425,6 +425,12 @@ static size_t model_streams(const emu_model *m) {
     return n;
 }
 
+/* The checks in the runtime's order (RT-29): NULL model (model_ri.cpp:30), the handles
+ * (api_c.cc:1709-1710), ApiErrorDecorator::ModelExecute (api_error.cc:3994-4023: model stream
+ * 107000, capturing stream 107027, sub-model 207000), the model's state (capture_model.cc:
+ * 310-324; model.cc:1294-1307 for a built model without EndTask or BuildEnd, RT-28), and the
+ * model-execute task's allocation on a stream in task-update mode (507009, TG-15, stream.cc:
+ * 4747-4760) last. */
 MDLRI_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
     static const char fn[] = "aclmdlRIExecuteAsync";
     if (!modelRI)
@@ -433,19 +439,38 @@ MDLRI_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
                        "%s: modelRI is NULL", fn);
     NEED_CTX();
     LOCK();
-    emu_model *m = NULL;
-    emu_stream *s = NULL;
-    aclError rc = model_get(modelRI, &m, fn);
-    if (rc != ACL_SUCCESS) goto out;
-    if (m->status == M_CAPTURING) {
-        rc = emu_err(ACL_ERROR_RT_MODEL_CAPTURED, "%s: the model is still capturing", fn);
+    emu_model *m = modelRI;
+    emu_stream *s = g_default_stream; /* Q-08 CHOICE: a NULL stream means the default stream */
+    aclError rc = ACL_SUCCESS;
+    if (!emu_valid(modelRI, MAGIC_MODL)) {
+        rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed modelRI %p", fn,
+                     modelRI);
         goto out;
     }
-    /* Q-08 CHOICE: a NULL stream means the default stream */
-    rc = emu_stream_get(stream, &s, 1, fn);
-    if (rc != ACL_SUCCESS) goto out;
+    if (stream && !emu_valid(stream, MAGIC_STRM)) {
+        rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed stream %p", fn,
+                     stream);
+        goto out;
+    }
+    if (stream) s = stream;
+    if (s->owner) { /* EXE-06: internal, or bound to a built model (IsModelStream) */
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: stream %p is a model stream", fn, stream);
+        goto out;
+    }
     if (emu_is_capturing(s)) {
         rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
+        goto out;
+    }
+    if (s->flags & (ACL_STREAM_PERSISTENT | ACL_STREAM_DEVICE_USE_ONLY | ACL_STREAM_CPU_SCHEDULE)) {
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: execute on an ordinary stream", fn);
+        goto out;
+    }
+    if (m->parent) { /* EXE-08, COND-10 */
+        rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: not supported for a sub-model", fn);
+        goto out;
+    }
+    if (m->status == M_CAPTURING) {
+        rc = emu_err(ACL_ERROR_RT_MODEL_CAPTURED, "%s: the model is still capturing", fn);
         goto out;
     }
     if (m->status != M_READY &&
@@ -455,15 +480,18 @@ MDLRI_API aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
                                           : "UPDATING (call aclmdlRIUpdate first)");
         goto out;
     }
-    if (s->flags & (ACL_STREAM_PERSISTENT | ACL_STREAM_DEVICE_USE_ONLY | ACL_STREAM_CPU_SCHEDULE)) {
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: execute on an ordinary stream", fn);
-        goto out;
-    }
     if (m->built && !m->end_task) { /* EXE-12 */
         rc = emu_err(ACL_ERROR_RT_MODEL_EXECUTE,
                      "%s: aclmdlRIEndTask must be called before execution", fn);
         goto out;
     }
+    if (m->built && !m->build_ended) { /* RT-28: isModelComplete_ is set by BuildEnd only */
+        rc = emu_err(ACL_ERROR_RT_MODEL_EXECUTE,
+                     "%s: aclmdlRIBuildEnd must be called before execution", fn);
+        goto out;
+    }
+    rc = emu_admit(s, OP_MODEL); /* TG-15: 507009 in task-update mode (taskgroups.c) */
+    if (rc != ACL_SUCCESS) goto out;
     if (!m->built && g_model_stream_limit && model_streams(m) > g_model_stream_limit) {
         /* FLD-08 R4: the software-SQ pool has no SQ/CQ for every stream of the model
          * (CaptureModel::BuildSqCq, capture_model.cc:1012-1043); nothing runs */

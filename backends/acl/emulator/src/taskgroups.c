@@ -201,6 +201,12 @@ MDLRI_API aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream) {
         rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
         goto out;
     }
+    /* RT-30: a model stream (internal or bound) before the not-in-update-mode check
+     * (api_error_aclgraph.cc:107-109) */
+    if (s->owner) {
+        rc = emu_err(ACL_ERROR_RT_STREAM_MODEL, "%s: stream %p is a model stream", fn, stream);
+        goto out;
+    }
     struct emu_taskgrp *g = s->upd;
     if (!g) {
         rc = emu_err(ACL_ERROR_STREAM_TASK_GROUP_STATUS,
