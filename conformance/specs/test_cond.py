@@ -15,7 +15,7 @@ import pytest
 
 from mdlri_conformance.backends.contract import (
     UNWRITTEN, Cap, CaptureMode, CaptureStatus, CondHandleFlag, CondTaskParams, CondTaskType, Err,
-    ModelStreamFlag,
+    ModelStreamFlag, StreamFlag, err_name,
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Buf, Dev
@@ -99,6 +99,26 @@ def test_cond_handle_on_built_model(dev: Dev) -> None:
     dev.model(m)
     rc, _ = dev.b.cond_handle_create(m, 0, CondHandleFlag.NONE)
     expect.rc(rc, Err.RT_FEATURE_NOT_SUPPORT, "aclmdlRICondHandleCreate on a built model")
+
+
+@pytest.mark.clause("COND-01")
+@pytest.mark.requires(Cap.BUILD)
+def test_cond_handle_bad_flag_before_the_model_type(dev: Dev) -> None:
+    """COND-01: CondHandleCreate on a built model with flag 2 returns 107000, not the built
+    model's 207000: the error decorator checks the flag first
+    (`feature/aclgraph/api_error_aclgraph.cc:197-202`)."""
+    rc, m = dev.b.build_begin(0)
+    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
+    dev.model(m)
+    rc, h = dev.b.cond_handle_create(m, 0, 2)
+    if rc == Err.RT_FEATURE_NOT_SUPPORT:
+        # the built model's answer (test_cond_handle_on_built_model) came first: a wrong
+        # order, not a missing feature
+        expect.fail("aclmdlRICondHandleCreate(built model, flag 2) rc",
+                    err_name(Err.RT_PARAM_INVALID), err_name(rc), clause="COND-01")
+    expect.rc(rc, Err.RT_PARAM_INVALID, "aclmdlRICondHandleCreate(built model, flag 2)",
+              clause="COND-01")
+    expect.eq(h, UNWRITTEN, "aclmdlRICondHandleCreate handle out-parameter", clause="COND-01")
 
 
 @pytest.mark.clause("COND-01")
@@ -321,6 +341,21 @@ def test_add_cond_task_stream_not_capturing(dev: Dev) -> None:
 
 
 @pytest.mark.clause("COND-05")
+@pytest.mark.parametrize("ctype, size", [(CondTaskType.IF, 3), (CondTaskType.WHILE, 2)],
+                         ids=["if3", "while2"])
+def test_add_cond_task_checks_the_stream_before_the_size(dev: Dev, ctype: int,
+                                                          size: int) -> None:
+    """COND-05: AddCondTask with a size its type refuses, on a stream that is not capturing,
+    returns 107029: the impl checks the handle's use, the stream's capture and the handle's
+    model before the size (`feature/aclgraph/v100/api_impl_aclgraph.cc:240-271`)."""
+    expect.rc(_add_rc(dev, parent(dev), stream=dev.stream(), type=ctype, size=size,
+                      model_ri_array=size),
+              Err.RT_STREAM_NOT_CAPTURED,
+              f"aclmdlRIAddCondTask(type {ctype}, size {size}) on a non-capturing stream",
+              clause="COND-05")
+
+
+@pytest.mark.clause("COND-05")
 @pytest.mark.requires(Cap.LISTING)
 def test_add_cond_task_on_a_model_stream(dev: Dev) -> None:
     """COND-05: AddCondTask on an internal stream of a captured model (aclmdlRIGetStreams) returns
@@ -393,6 +428,35 @@ def test_capture_to_root_model(dev: Dev) -> None:
     model = dev.end(s)
     expect.rc(dev.b.capture_to_model_ri_begin(dev.stream(), model, CaptureMode.RELAXED),
               Err.RT_PARAM_INVALID, "aclmdlRICaptureToModelRIBegin with a root model")
+
+
+@pytest.mark.clause("CAP-18")
+@pytest.mark.parametrize("flag", [StreamFlag.DEVICE_USE_ONLY, StreamFlag.CPU_SCHEDULE],
+                         ids=lambda f: f.name)
+@pytest.mark.parametrize("target", ["sub", "root"])
+def test_capture_to_model_on_an_uncapturable_stream(dev: Dev, flag: StreamFlag,
+                                                    target: str) -> None:
+    """CAP-18: CaptureToModelRIBegin on a DEVICE_USE_ONLY or CPU_SCHEDULE stream returns 507000,
+    with a sub-model and also with a root model (the flag check comes before the sub-model one,
+    `feature/aclgraph/api_error_aclgraph.cc:46-52`); the sub-model stays capturable."""
+    p = parent(dev)
+    (sub,) = add(dev, p, CondTaskType.IF, 1)
+    if target == "sub":
+        model = sub
+    else:
+        s = dev.stream()
+        dev.begin(s)
+        model = dev.end(s)
+    u = dev.stream(flag)
+    expect.rc(dev.b.capture_to_model_ri_begin(u, model, CaptureMode.RELAXED),
+              Err.RT_INTERNAL_ERROR,
+              f"aclmdlRICaptureToModelRIBegin({target} model) on a {flag.name} stream",
+              clause="CAP-18")
+    st, _ = dev.capture_status(u, f"({flag.name} stream) after the refusal")
+    expect.eq(st, CaptureStatus.NONE, f"{flag.name} stream status after the refusal",
+              clause="CAP-18")
+    capture_sub(dev, sub, lambda v: dev.fill(v, dev.buffer(n=8), 1))
+    dev.end(p.stream)
 
 
 @pytest.mark.clause("COND-07")

@@ -17,7 +17,7 @@ from ..cond import CondHandle, CondOp, SubModel
 from ..guard import NO_CTX, NO_CTX_OUT, ApiReturn, guarded
 from ..handles import live
 from ..model import ModelStatus, ModelStream, SimModel, TaskRecord
-from ..streams import SimStream
+from ..streams import CAPTURE_FORBIDDEN_FLAGS, SimStream
 from .checks import (E_HANDLE, E_NOT_CAPTURED, E_NOT_SUPPORT, E_NULL, E_PARAM, OK,
                      is_plain_int)
 
@@ -52,15 +52,17 @@ class CondApi:
     @guarded(NO_CTX_OUT)
     def cond_handle_create(self, model: Any, default_launch_value: int, flag: int, *,
                            null_handle: bool = False) -> tuple[int, Any]:
-        """aclmdlRICondHandleCreate (COND-01/02): a capturing capture model; value 0."""
+        """aclmdlRICondHandleCreate (COND-01/02): a capturing capture model; value 0. A flag
+        above ASSIGN_DEFAULT is 107000 before a built model's 207000
+        (`feature/aclgraph/api_error_aclgraph.cc:197-202`)."""
         if model is None or null_handle:
             return E_NULL, UNWRITTEN
         if not live(model, SimModel):
             return E_HANDLE, UNWRITTEN
+        if not is_plain_int(flag) or not 0 <= flag <= 1 or not is_plain_int(default_launch_value):
+            return E_PARAM, UNWRITTEN  # the decorator's flag check comes before the model type
         if isinstance(model, BuiltModel):
             return E_NOT_SUPPORT, UNWRITTEN
-        if not is_plain_int(flag) or not 0 <= flag <= 1 or not is_plain_int(default_launch_value):
-            return E_PARAM, UNWRITTEN
         if model.status != ModelStatus.CAPTURE_ACTIVE or model.session is None \
                 or model.session.invalidated:
             return E_PARAM, UNWRITTEN
@@ -105,9 +107,6 @@ class CondApi:
                 or not 0 <= p.type <= 2:
             return E_PARAM, []
         size = p.size
-        if not is_plain_int(size) or size < 1 or (p.type == CondTaskType.IF and size > 2) or \
-                (p.type == CondTaskType.WHILE and size != 1):
-            return E_PARAM, []
         if not live(p.handle, CondHandle):
             return E_HANDLE, []
         if p.handle.used:
@@ -121,6 +120,9 @@ class CondApi:
         parent = p.handle.model
         if stream.session.model is not parent:
             return E_PARAM, []
+        if not is_plain_int(size) or size < 1 or (p.type == CondTaskType.IF and size > 2) or \
+                (p.type == CondTaskType.WHILE and size != 1):
+            return E_PARAM, []  # the size comes last (`v100/api_impl_aclgraph.cc:268-271`)
         subs = [SubModel(parent, i) for i in range(int(size))]
         for s in subs:
             s.faults = self.faults
@@ -137,19 +139,24 @@ class CondApi:
 
     @guarded()
     def capture_to_model_ri_begin(self, stream: Any, model: Any, mode: int) -> int:
-        """aclmdlRICaptureToModelRIBegin (COND-07): capture ``stream`` into a sub-model."""
+        """aclmdlRICaptureToModelRIBegin (COND-07): capture ``stream`` into a sub-model. The
+        handles first, then the error decorator's order (`feature/aclgraph/api_error_aclgraph.cc:
+        41-52`): the mode, a stream whose flags forbid capture 507000 (CAP-18), a model that is
+        not a sub-model 107000."""
         if stream is None or model is None:
             return E_NULL
         if not live(model, SimModel):
             return E_HANDLE
-        if not isinstance(model, SubModel):
-            return E_PARAM
+        if not isinstance(stream, ModelStream) and not live(stream, SimStream):
+            return E_HANDLE
         if not is_plain_int(mode) or mode not in (0, 1, 2):
+            return E_PARAM
+        if isinstance(stream, SimStream) and stream.flags & CAPTURE_FORBIDDEN_FLAGS:
+            return int(Err.RT_INTERNAL_ERROR)  # CAP-18, before the sub-model check
+        if not isinstance(model, SubModel):
             return E_PARAM
         if isinstance(stream, ModelStream):
             return int(Err.RT_STREAM_MODEL)
-        if not live(stream, SimStream):
-            return E_HANDLE
         if stream.capturing:
             return int(Err.RT_STREAM_CAPTURED)
         if stream in self._bound:

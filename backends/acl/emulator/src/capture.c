@@ -2,10 +2,6 @@
  * cross-model conflicts and the CaptureEnd checks (CAP, STAT, XS, MODE-05..10). */
 #include "emu.h"
 
-/* Stream flags that cannot be captured (CAP-18): DEVICE_USE_ONLY is the runtime's
- * CP_PROCESS_USE, CPU_SCHEDULE its CPU_SCHEDULE (the AICPU bit). */
-#define CAPTURE_FORBIDDEN_FLAGS (ACL_STREAM_DEVICE_USE_ONLY | ACL_STREAM_CPU_SCHEDULE)
-
 int emu_is_capturing(const emu_stream *s) { return s->cap_model != NULL; }
 
 emu_stream *emu_internal_stream_new(emu_model *m, emu_stream *user) {

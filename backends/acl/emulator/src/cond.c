@@ -162,12 +162,13 @@ MDLRI_API aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLa
     if (!emu_valid(modelRI, MAGIC_MODL)) {
         rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed modelRI %p", fn,
                      modelRI);
+    } else if ((unsigned)flag > ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT) {
+        /* the error decorator checks the flag before the model type (api_error_aclgraph.cc:197-202) */
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid flag %u", fn, (unsigned)flag);
     } else if (m->built) {
         rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: not a capture model", fn);
     } else if (m->status != M_CAPTURING) {
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: the model is not capturing", fn);
-    } else if ((unsigned)flag > ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT) {
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid flag %u", fn, (unsigned)flag);
     } else {
         struct emu_cond *c = calloc(1, sizeof *c);
         c->magic = MAGIC_COND;
@@ -233,17 +234,18 @@ MDLRI_API aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStrea
     } else if ((unsigned)params.type > ACL_MODEL_RI_COND_TYPE_SWITCH) {
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid type %u", fn,
                      (unsigned)params.type);
-    } else if (!size_ok) {
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: size %u is invalid for type %u", fn, size,
-                     (unsigned)params.type);
+    } else if (c->used) { /* the impl's order (api_impl_aclgraph.cc:240-271): used, capturing,
+                            * the handle's model, then the size */
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: the cond handle was already used", fn);
     } else if (!s->cap_model) {
         rc = emu_err(ACL_ERROR_RT_STREAM_NOT_CAPTURED, "%s: stream %p is not capturing", fn,
                      stream);
     } else if (s->cap_model != c->m) {
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID,
                      "%s: the stream captures into another model than the handle's", fn);
-    } else if (c->used) {
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: the cond handle was already used", fn);
+    } else if (!size_ok) {
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: size %u is invalid for type %u", fn, size,
+                     (unsigned)params.type);
     } else {
         rc = emu_admit(s, OP_COND);
     }
@@ -281,11 +283,16 @@ MDLRI_API aclError aclmdlRICaptureToModelRIBegin(aclrtStream stream, aclmdlRI mo
     } else if (!emu_valid(modelRI, MAGIC_MODL)) {
         rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed modelRI %p", fn,
                      modelRI);
+    } else if ((unsigned)mode > ACL_MODEL_RI_CAPTURE_MODE_RELAXED) {
+        /* the error decorator: mode, stream flags (CAP-18), then the sub-model
+         * (api_error_aclgraph.cc:41-52) */
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid mode %u", fn, (unsigned)mode);
+    } else if (s->flags & CAPTURE_FORBIDDEN_FLAGS) {
+        rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR, "%s: stream flags 0x%x forbid capture", fn,
+                     s->flags);
     } else if (!m->parent) {
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID,
                      "%s: modelRI is not a sub ACL Graph (from aclmdlRIAddCondTask)", fn);
-    } else if ((unsigned)mode > ACL_MODEL_RI_CAPTURE_MODE_RELAXED) {
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid mode %u", fn, (unsigned)mode);
     } else if (m->sub_captured) {
         rc = emu_err(ACL_ERROR_RT_MODEL_CAPTURED, "%s: the sub-model was already captured", fn);
     } else if (s->cap_model) {

@@ -168,6 +168,10 @@ typedef struct {
     struct timespec t0;
 } emu_wait;
 
+/* Stream flags that cannot be captured (CAP-18): DEVICE_USE_ONLY is the runtime's
+ * CP_PROCESS_USE, CPU_SCHEDULE its CPU_SCHEDULE (the AICPU bit). */
+#define CAPTURE_FORBIDDEN_FLAGS (ACL_STREAM_DEVICE_USE_ONLY | ACL_STREAM_CPU_SCHEDULE)
+
 struct emu_event {
     uint32_t magic;
     uint32_t flags;
