@@ -129,6 +129,18 @@ def test_active_and_switch_need_bound_streams(dev: Dev) -> None:
 
 
 @pytest.mark.requires(Cap.BUILD, Cap.LABELS)
+@pytest.mark.clause("BLD-09")
+def test_set_label_needs_a_bound_stream(dev: Dev) -> None:
+    """BLD-09: aclrtSetLabel on an ordinary stream returns 107005 (Label::Set,
+    `core/src/launch/label.cc:153`: the stream has no model, RT_ERROR_STREAM_MODEL)."""
+    rc, label = dev.b.create_label()
+    expect.ok(rc, "aclrtCreateLabel (setup)")
+    dev.track("destroy_label", lambda: dev.b.destroy_label(label))
+    expect.rc(dev.b.set_label(label, dev.stream()), Err.RT_STREAM_MODEL,
+              "aclrtSetLabel on an ordinary stream", clause="BLD-09")
+
+
+@pytest.mark.requires(Cap.BUILD, Cap.LABELS)
 @pytest.mark.clause("BLD-03", "EXE-01")
 @pytest.mark.parametrize("index,ran", [(0, (True, True)), (1, (False, True)),
                                        (7, (False, True))])
@@ -215,6 +227,29 @@ def test_label_set_twice(dev: Dev) -> None:
     expect.ok(b.end_task(m, s), "aclmdlRIEndTask (setup)")
     _run(dev, m)
     expect.eq(int(dev.read(out)[0]), _word(0x5C), "fill recorded after the refused aclrtSetLabel")
+
+
+@pytest.mark.requires(Cap.BUILD, Cap.STREAM_SWITCH)
+@pytest.mark.clause("ERR-33")
+def test_acl_layer_checks_come_first(dev: Dev) -> None:
+    """ERR-33: the ACL layer's checks answer 100000 before the runtime's: aclrtActiveStream
+    with an ordinary (unbound) stream to start and a NULL issuing stream
+    (`src/acl/aclrt_impl/stream.cpp:345-346`, before BLD-09's 107005); aclrtSwitchStream with
+    a non-NULL falseStream, which is reserved (`:362-367`), and with a NULL trueStream and an
+    invalid condition (before the runtime's 107000 for the condition,
+    `api/impl/api_error.cc:4526-4533`)."""
+    b = dev.b
+    m = begin_build(dev)
+    head = _bind(dev, m, ModelStreamFlag.HEAD)
+    target = _bind(dev, m, ModelStreamFlag.DEFAULT)
+    v = _device_value(dev, 0, 4)
+    expect.rc(b.active_stream(dev.stream(), None), Err.INVALID_PARAM,
+              "aclrtActiveStream(ordinary stream, stream NULL)", clause="ERR-33")
+    expect.rc(b.switch_stream(v, Condition.EQUAL, v, CompareDataType.INT32, target, head, head),
+              Err.INVALID_PARAM, "aclrtSwitchStream(falseStream not NULL)", clause="ERR-33")
+    expect.rc(b.switch_stream(v, 9, v, CompareDataType.INT32, None, None, head),
+              Err.INVALID_PARAM, "aclrtSwitchStream(trueStream NULL, condition 9)",
+              clause="ERR-33")
 
 
 @pytest.mark.requires(Cap.BUILD, Cap.STREAM_SWITCH, Cap.LABELS)

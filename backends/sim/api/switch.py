@@ -51,16 +51,26 @@ class SwitchApi:
             return E_PARAM, None
         return OK, b
 
-    def _target_and_stream(self, target: Any, stream: Any) -> tuple[int, Any]:
-        """(rc, binding of ``stream``) for a task of ``stream`` that starts ``target``: both
-        bound to the same built model; either not bound -> 107005 (BLD-09), a NULL target
-        100000, bound to different models 107000."""
-        rc, t = self._bound_stream(target, E_NULL, unbound_rc=E_STREAM_MODEL)
-        if rc:
-            return rc, None
-        rc, b = self._bound_stream(stream, unbound_rc=E_STREAM_MODEL)
-        if rc:
-            return rc, None
+    def _target_and_stream(self, target: Any, stream: Any, *,
+                           target_first: bool) -> tuple[int, Any]:
+        """(rc, binding of ``stream``) for a task of ``stream`` that starts ``target``, in the
+        runtime's order: either NULL 100000 (the ACL layer), either handle stale 107017, then
+        the two bound checks (either not bound -> 107005, BLD-09) in the impl's order --
+        ``target_first`` for SwitchStream (`api/impl/api_impl.cc:5035-5042`), the issuing
+        stream first for ActiveStream (`:5086-5091`); bound to different models 107000."""
+        if target is None or stream is None:
+            return E_NULL, None
+        for x in (target, stream):
+            if not isinstance(x, ModelStream) and not live(x, SimStream):
+                return E_HANDLE, None
+        order = (target, stream) if target_first else (stream, target)
+        bound = []
+        for x in order:
+            rc, b = self._bound_stream(x, unbound_rc=E_STREAM_MODEL)
+            if rc:
+                return rc, None
+            bound.append(b)
+        t, b = bound if target_first else bound[::-1]
         if t[0] is not b[0]:
             return E_PARAM, None
         return OK, b
@@ -75,7 +85,7 @@ class SwitchApi:
         """aclrtActiveStream: both streams bound to the same built model; ``stream`` or
         ``active_stream`` not bound to a model -> 107005 (BLD-09,
         ``api/impl/api_impl.cc:5086-5091``)."""
-        rc, b = self._target_and_stream(active_stream, stream)
+        rc, b = self._target_and_stream(active_stream, stream, target_first=False)
         if rc:
             return rc
         return self._store(b, lambda t=active_stream: ActiveOp(t), "STREAM_ACTIVE")
@@ -83,20 +93,25 @@ class SwitchApi:
     @guarded()
     def switch_stream(self, left_value: int | None, cond: int, right_value: int | None,
                       data_type: int, true_stream: Any, false_stream: Any, stream: Any) -> int:
-        """aclrtSwitchStream: device pointers, cond 0..5, data type 0..1, false_stream NULL;
-        ``true_stream`` or ``stream`` not bound to a model -> 107005 (BLD-09,
-        ``api/impl/api_impl.cc:5035-5041``)."""
-        if left_value is None or right_value is None:
+        """aclrtSwitchStream in the runtime's order: the ACL layer's NULL left/right value,
+        true stream and stream, and a non-NULL (reserved) false stream, all 100000
+        (`src/acl/aclrt_impl/stream.cpp:362-367`); the handles; cond 0..5 and data type 0..1,
+        107000 (`api/impl/api_error.cc:4526-4533`); then ``true_stream`` or ``stream`` not bound
+        to a model -> 107005 (BLD-09, ``api/impl/api_impl.cc:5035-5041``)."""
+        if left_value is None or right_value is None or true_stream is None or stream is None:
             return E_NULL
+        if false_stream is not None:
+            return E_NULL  # reserved: ACL_CHECK_INVALID_PARAM_NO_VALUE
+        for x in (true_stream, stream):
+            if not isinstance(x, ModelStream) and not live(x, SimStream):
+                return E_HANDLE
         if not is_plain_int(left_value) or not is_plain_int(right_value):
             return E_PARAM
         if not is_plain_int(cond) or cond not in {int(c) for c in Condition}:
             return E_PARAM
         if not is_plain_int(data_type) or data_type not in {int(d) for d in CompareDataType}:
             return E_PARAM
-        if false_stream is not None:
-            return E_PARAM  # reserved
-        rc, b = self._target_and_stream(true_stream, stream)
+        rc, b = self._target_and_stream(true_stream, stream, target_first=True)
         if rc:
             return rc
         return self._store(b, lambda: SwitchOp(int(left_value), int(cond), int(right_value),
@@ -116,14 +131,15 @@ class SwitchApi:
 
     @guarded()
     def set_label(self, label: Any, stream: Any) -> int:
-        """aclrtSetLabel: once per label, on a bound stream; a label already set is
+        """aclrtSetLabel: once per label, on a bound stream (else 107005: Label::Set,
+        ``core/src/launch/label.cc:153``); a label already set is
         RT_ERROR_LABEL_SET, 507000 (RT-22: Label::Set, ``core/src/launch/label.cc:167-168``;
         ``common/errcode_manage.cc:364``)."""
         if label is None:
             return E_NULL
         if not live(label, Label):
             return E_HANDLE
-        rc, b = self._bound_stream(stream)
+        rc, b = self._bound_stream(stream, unbound_rc=E_STREAM_MODEL)  # label.cc:153
         if rc:
             return rc
         if label.task is not None and label.task.alive:
