@@ -53,6 +53,28 @@ def parse_cfg(cfg: Any) -> tuple[bool, dict[int, Any] | None]:
     return True, attrs
 
 
+def launch_cfg_refused(cfg: Any) -> bool:
+    """The kernel-launch cfg checks of the runtime's error decorator (RT-36,
+    CheckKernelLaunchCfg, `api/impl/api_error.cc:950-1044`): a cfg whose attribute array is
+    NULL (``LaunchKernelCfg([])``, which the C binding passes as attrs NULL), SCHEM_MODE 2 or
+    more, BLOCK_TASK_PREFETCH or DATA_DUMP other than 0 or 1, ENABLE_PROFILING above 1 (each
+    the uint8 the C union holds; the last of an id wins)."""
+    if not isinstance(cfg, LaunchKernelCfg):
+        return False
+    if not cfg.attrs:
+        return True
+    last = {int(a.id): a.value for a in cfg.attrs
+            if isinstance(a, LaunchAttr) and _is_int(a.id) and _is_int(a.value)}
+
+    def u8(attr_id: int) -> int:
+        return int(last.get(attr_id, 0)) & 0xFF
+
+    return (u8(LaunchAttrId.SCHEM_MODE) >= 2
+            or u8(LaunchAttrId.BLOCK_TASK_PREFETCH) not in (0, 1)
+            or u8(LaunchAttrId.DATA_DUMP) not in (0, 1)
+            or u8(LaunchAttrId.ENABLE_PROFILING) > 1)
+
+
 def timeout_seconds(attrs: dict[int, Any] | None) -> float | None:
     """The op timeout a kernel task runs under (TMO-10): TIMEOUT seconds or TIMEOUT_US
     microseconds; 0 = never (None; the sim has Cap.NEVER_TIMEOUT); no attribute = the system

@@ -214,3 +214,31 @@ def _unsupported_attr(dev: Dev) -> int:
 def test_err15_kernel_task_get_attribute(dev: Dev, make: Case, expected: int) -> None:
     """ERR-15: aclmdlRIKernelTaskGetAttribute returns the error of its error-table cell."""
     expect.rc(make(dev), expected, "aclmdlRIKernelTaskGetAttribute")
+
+
+@pytest.mark.clause("RT-36")
+@pytest.mark.parametrize("bad", [
+    cfg(),
+    cfg((LaunchAttrId.SCHEM_MODE, 2)),
+    cfg((LaunchAttrId.BLOCK_TASK_PREFETCH, 2)),
+    cfg((LaunchAttrId.DATA_DUMP, 2)),
+    cfg((LaunchAttrId.ENABLE_PROFILING, 2)),
+], ids=["attrs_null", "schem_mode_2", "prefetch_2", "data_dump_2", "profiling_2"])
+def test_launch_cfg_values_are_checked(dev: Dev, bad: LaunchKernelCfg) -> None:
+    """RT-36: aclrtLaunchKernelWithHostArgs with a cfg whose attrs is NULL, SCHEM_MODE 2,
+    BLOCK_TASK_PREFETCH, DATA_DUMP or ENABLE_PROFILING 2 returns 107000 and captures nothing
+    (CheckKernelLaunchCfg, `api/impl/api_error.cc:950-1044`); the same kernel launched with the
+    value 1 is captured."""
+    x = dev.buffer(np.arange(1, 9, dtype=np.int32))
+    s = dev.stream()
+    dev.begin(s)
+    data = dev.args("fallback_main", input=x, output=dev.buffer(n=8))
+    rc = dev.b.launch_kernel_with_host_args(dev.func("fallback_main"), 1, s, bad, data, len(data))
+    expect.rc(rc, Err.RT_PARAM_INVALID, "aclrtLaunchKernelWithHostArgs with a bad cfg",
+              clause="RT-36")
+    good = LaunchKernelCfg([replace(a, value=1) for a in bad.attrs]) if bad.attrs else None
+    expect.ok(dev.b.launch_kernel_with_host_args(dev.func("fallback_main"), 1, s, good, data,
+                                                 len(data)),
+              "aclrtLaunchKernelWithHostArgs with the value 1 (or no cfg)")
+    model = dev.end(s)
+    expect.eq(len(dev.kernel_tasks(model)), 1, "KERNEL tasks captured", clause="RT-36")

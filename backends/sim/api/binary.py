@@ -9,7 +9,7 @@ from typing import Any
 from mdlri_conformance.backends.contract import UNWRITTEN, TaskType
 from mdlri_conformance.kernel import catalog
 
-from ..attributes import parse_cfg, timeout_seconds
+from ..attributes import launch_cfg_refused, parse_cfg, timeout_seconds
 from ..device import KernelOp
 from ..guard import NO_CTX_OUT, guarded
 from ..handles import live
@@ -123,7 +123,7 @@ class BinaryApi:
         if rc:
             return rc
         valid, attrs = parse_cfg(cfg)
-        if not valid:
+        if not valid or launch_cfg_refused(cfg):
             return E_PARAM
         size = int(args_size)
         u = self._upd.get(st)

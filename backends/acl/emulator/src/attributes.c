@@ -55,6 +55,20 @@ aclError emu_cfg_parse(const aclrtLaunchKernelCfg *cfg, emu_attrs *out, const ch
     return ACL_SUCCESS;
 }
 
+/* The kernel-launch cfg checks of the runtime's error decorator (RT-36, CheckKernelLaunchCfg,
+ * api_error.cc:950-1044), after the per-attribute parse: a cfg whose attrs is NULL, SCHEM_MODE
+ * 2 or more, BLOCK_TASK_PREFETCH or DATA_DUMP other than 0 or 1, ENABLE_PROFILING above 1. */
+aclError emu_launch_cfg_check(const aclrtLaunchKernelCfg *cfg, const emu_attrs *a,
+                              const char *fn) {
+    if (!cfg) return ACL_SUCCESS;
+    if (!cfg->attrs) return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: cfg->attrs is NULL", fn);
+    if (a->schem_mode >= 2 || a->prefetch > 1 || a->data_dump > 1 || a->profiling > 1)
+        return emu_err(ACL_ERROR_RT_PARAM_INVALID,
+                       "%s: launch attribute value out of range (schem %u, prefetch %u, dump %u, "
+                       "profiling %u)", fn, a->schem_mode, a->prefetch, a->data_dump, a->profiling);
+    return ACL_SUCCESS;
+}
+
 MDLRI_API aclError aclmdlRIKernelTaskGetAttribute(aclmdlRITask task,
                                                   aclrtLaunchKernelAttrId attrId,
                                                   aclrtLaunchKernelAttrValue *attrValue) {

@@ -249,6 +249,7 @@ MDLRI_API aclError aclrtLaunchKernelWithHostArgs(aclrtFuncHandle funcHandle, uin
     /* launch attributes are recorded, they have no effect on the host (attributes.c) */
     emu_attrs attrs;
     if (rc == ACL_SUCCESS) rc = emu_cfg_parse(cfg, &attrs, "aclrtLaunchKernelWithHostArgs");
+    if (rc == ACL_SUCCESS) rc = emu_launch_cfg_check(cfg, &attrs, "aclrtLaunchKernelWithHostArgs");
     if (rc == ACL_SUCCESS) rc = emu_admit(s, OP_KERNEL); /* task groups (taskgroups.c) */
     if (rc != ACL_SUCCESS) goto out;
     /* the host args are copied into emulator-owned device memory at the call */

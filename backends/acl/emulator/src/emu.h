@@ -422,6 +422,8 @@ void emu_callbacks_take(emu_model *m); /* moved to this thread's pending list */
 void emu_callbacks_flush(void);        /* run them (caller does NOT hold g_lock) */
 /* attributes.c */
 aclError emu_cfg_parse(const aclrtLaunchKernelCfg *cfg, emu_attrs *out, const char *fn);
+aclError emu_launch_cfg_check(const aclrtLaunchKernelCfg *cfg, const emu_attrs *a,
+                              const char *fn);
 /* engine.c */
 int emu_run_op(const emu_op *o, int *polling);
 
