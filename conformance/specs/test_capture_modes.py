@@ -431,6 +431,26 @@ def test_mode13_blocked_sync_copy_code(dev: Dev, mode: CaptureMode) -> None:
     _expect_rcs(rcs, BLOCKED, f"in the capturing thread ({mode.name})")
 
 
+@pytest.mark.clause("RT-37")
+def test_sync_size_checks_and_the_capture_mode(dev: Dev) -> None:
+    """RT-37: under a blocking (GLOBAL) capture, aclrtMemcpy with count > destMax returns
+    107000, its error decorator's check before the capture mode
+    (`api/impl/api_error.cc:2133-2144`, then ApiImpl::MemCopySync `api/impl/api_impl.cc:2757`),
+    while aclrtMemset with count > maxCount returns 107030: its decorator has no size check
+    (`api/impl/api_error.cc:3117-3126`) and the capture mode (`api/impl/api_impl.cc:3202-3212`)
+    comes before the driver's."""
+    s = dev.stream()
+    buf = dev.buffer(n=N)
+    data = np.zeros(N, dtype=np.int32)
+    dev.begin(s, CaptureMode.GLOBAL)
+    rc_copy = dev.b.memcpy(buf.addr, 4, data, 8, MemcpyKind.HOST_TO_DEVICE)
+    rc_set = dev.b.memset(buf.addr, 4, 0, 8)
+    _end_ok(dev, s)
+    expect.rc(rc_copy, Err.RT_PARAM_INVALID, "aclrtMemcpy(count > destMax) under GLOBAL",
+              clause="RT-37")
+    expect.rc(rc_set, BLOCKED, "aclrtMemset(count > maxCount) under GLOBAL", clause="RT-37")
+
+
 @pytest.mark.clause("MODE-13")
 def test_mode13_pageable_async_on_other_stream_code(dev: Dev) -> None:
     """MODE-13 A pageable-host memcpyAsync on a non-capturing stream, blocked, returns 107041."""

@@ -216,6 +216,13 @@ class MemoryApi:
         capture mode does not matter."""
         if _zero(count):
             return OK
+        if dev_ptr is None:
+            return E_NULL
+        if self._unsafe_blocked():
+            # the runtime's decorator has no count > maxCount check for the sync memset
+            # (`api/impl/api_error.cc:3117-3126`): the capture mode (ApiImpl::MemSetSync,
+            # `api/impl/api_impl.cc:3202-3212`) comes before the driver's size check (RT-37)
+            return int(Err.RT_CAPTURE_MODE_NOT_SUPPORT)
         rc, d = self._check_memset(dev_ptr, max_count, value, count)
         if rc:
             return rc

@@ -207,6 +207,9 @@ MDLRI_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_
          * before ApiImpl::MemCopySync's capture-mode check (api_impl.cc:2757) and before
          * the driver looks at the memory */
         rc = ACL_SUCCESS;
+    } else if (count > destMax) { /* the decorator's check, before the capture mode (RT-20) */
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "aclrtMemcpy: count %zu > destMax %zu", count,
+                     destMax);
     } else if (emu_unsafe_blocked()) {
         rc = emu_err(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT,
                      "aclrtMemcpy: forbidden by the capture mode of an open capture");
