@@ -1,5 +1,5 @@
 """The explicit build path and aclmdlRIExecute (BLD-01..BLD-03, BLD-05..BLD-08, EXE-10..EXE-13,
-CAP-09, UPD-08/SEQ-08/ERR-11 built-model cells, ERR-19, ERR-27, Q-16, RT-28).
+CAP-09, UPD-08/SEQ-08/ERR-11 built-model cells, ERR-19, ERR-27, Q-16, RT-28, RT-32, RT-33).
 
 A built model: aclmdlRIBuildBegin, aclmdlRIBindStream of an ACL_STREAM_PERSISTENT stream,
 tasks issued on it, aclmdlRIEndTask, aclmdlRIBuildEnd; run with aclmdlRIExecute.
@@ -328,6 +328,75 @@ def test_unbind_capturing_stream(dev: Dev) -> None:
     dev.begin(s)
     expect.rc(dev.b.unbind_stream(m, s), Err.RT_STREAM_CAPTURED,
               "aclmdlRIUnbindStream of a capturing stream")
+
+
+def _not_bound(dev: Dev, which: str) -> tuple[Any, Any]:
+    """A stream that is not bound to a new building model, and the model it is bound to
+    (None when it is bound to none): an unbound PERSISTENT stream, a plain stream, a stream
+    bound to another building model, or NULL (the default stream on 910B,
+    `core/src/runtime.cc:6017-6024`)."""
+    if which == "unbound_persistent":
+        return persistent_stream(dev), None
+    if which == "plain":
+        return dev.stream(), None
+    if which == "bound_elsewhere":
+        other, t = bound(dev)
+        return t, other
+    return None, None
+
+
+NOT_BOUND = ["unbound_persistent", "plain", "bound_elsewhere", "null"]
+
+
+@pytest.mark.clause("RT-32", "ERR-27")
+@pytest.mark.parametrize("which", NOT_BOUND)
+def test_end_task_stream_not_bound(dev: Dev, which: str) -> None:
+    """RT-32: aclmdlRIEndTask(m, s) with s not bound to m returns 507000 and adds no end task
+    (STARS: `core/src/context/context.cc:2110-2115`): BuildEnd of m, and of the model s is
+    bound to, still answers 507011 (EXE-12). A NULL stream is the default stream, which is
+    never bound."""
+    m, _ = bound(dev)
+    t, other = _not_bound(dev, which)
+    expect.rc(dev.b.end_task(m, t), Err.RT_INTERNAL_ERROR,
+              f"aclmdlRIEndTask on a stream not bound to the model ({which})", clause="RT-32")
+    expect.rc(dev.b.build_end(m, None), Err.RT_MODEL_EXECUTE,
+              "aclmdlRIBuildEnd after the refused EndTask (no end task added)")
+    if other is not None:
+        expect.rc(dev.b.build_end(other, None), Err.RT_MODEL_EXECUTE,
+                  "aclmdlRIBuildEnd of the stream's own model (no end task added)")
+
+
+@pytest.mark.clause("RT-32", "ERR-27")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_end_task_capturing_stream(dev: Dev) -> None:
+    """RT-32: aclmdlRIEndTask on a capturing stream returns 107027, before the not-bound
+    507000 (`api/impl/api_error.cc:4239-4242`), and adds no end task."""
+    m, _ = bound(dev)
+    s = dev.stream()
+    dev.begin(s)
+    expect.rc(dev.b.end_task(m, s), Err.RT_STREAM_CAPTURED,
+              "aclmdlRIEndTask on a capturing stream", clause="RT-32")
+    expect.rc(dev.b.build_end(m, None), Err.RT_MODEL_EXECUTE,
+              "aclmdlRIBuildEnd after the refused EndTask (no end task added)")
+
+
+@pytest.mark.clause("RT-33", "ERR-27")
+@pytest.mark.parametrize("which", [*NOT_BOUND, "already_unbound"])
+def test_unbind_stream_not_bound(dev: Dev, which: str) -> None:
+    """RT-33: aclmdlRIUnbindStream(m, s) with s not bound to m returns 107005
+    (Model::UnbindStream, `feature/model/model.cc:604-608`); a stream bound to another model
+    stays bound to it (its EndTask still returns 0)."""
+    m, s = bound(dev)
+    if which == "already_unbound":
+        expect.ok(dev.b.unbind_stream(m, s), "aclmdlRIUnbindStream (setup)")
+        t, other = s, None
+    else:
+        t, other = _not_bound(dev, which)
+    expect.rc(dev.b.unbind_stream(m, t), Err.RT_STREAM_MODEL,
+              f"aclmdlRIUnbindStream of a stream not bound to the model ({which})",
+              clause="RT-33")
+    if other is not None:
+        expect.ok(dev.b.end_task(other, t), "aclmdlRIEndTask on the stream's own model")
 
 
 @pytest.mark.clause("CAP-09")

@@ -165,12 +165,19 @@ MDLRI_API aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream) {
     LOCK();
     emu_model *m = NULL;
     emu_stream *s = NULL;
+    /* RT-32: a NULL stream is the default stream (910B, runtime.cc:6017-6024); a capturing
+     * stream is 107027 (api_error.cc:4239-4242), then a stream not bound to this model 507000
+     * (STARS: Context::ModelAddEndGraph, context.cc:2110-2115) */
     aclError rc = mget(modelRI, &m, fn);
-    if (rc == ACL_SUCCESS) rc = sget(stream, &s, fn);
+    if (rc == ACL_SUCCESS && stream) rc = sget(stream, &s, fn);
     if (rc == ACL_SUCCESS) rc = need_built(m, fn);
     if (rc != ACL_SUCCESS) goto out;
-    if (s->owner != m) {
-        rc = emu_err(ACL_ERROR_RT_STREAM_MODEL, "%s: stream %p is not bound to the model", fn,
+    if (s && s->cap_model) {
+        rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
+        goto out;
+    }
+    if (!s || s->owner != m) {
+        rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR, "%s: stream %p is not bound to the model", fn,
                      stream);
         goto out;
     }
@@ -216,13 +223,16 @@ MDLRI_API aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream) {
     LOCK();
     emu_model *m = NULL;
     emu_stream *s = NULL;
+    /* RT-33: a NULL stream is the default stream (910B, runtime.cc:6017-6024), which is not
+     * bound: 107005 like any stream not bound to this model (Model::UnbindStream,
+     * model.cc:604-608) */
     aclError rc = mget(modelRI, &m, fn);
-    if (rc == ACL_SUCCESS) rc = sget(stream, &s, fn);
+    if (rc == ACL_SUCCESS && stream) rc = sget(stream, &s, fn);
     if (rc == ACL_SUCCESS) rc = need_built(m, fn);
     if (rc != ACL_SUCCESS) goto out;
-    if (s->cap_model) {
+    if (s && s->cap_model) {
         rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
-    } else if (s->owner != m) {
+    } else if (!s || s->owner != m) {
         rc = emu_err(ACL_ERROR_RT_STREAM_MODEL, "%s: stream %p is not bound to the model", fn,
                      stream);
     } else if (m->running > 0) {
