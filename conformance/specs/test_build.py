@@ -24,7 +24,9 @@ from mdlri_conformance.backends.contract import (
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.harness import SYNC_MS, Buf, Dev
-from mdlri_conformance.conformance.specs._setups import Case, begin_build, case, persistent_stream
+from mdlri_conformance.conformance.specs._setups import (
+    Case, begin_build, case, persistent_stream, sub_model,
+)
 
 pytestmark = pytest.mark.requires(Cap.BUILD, Cap.KERNELS)
 
@@ -399,6 +401,24 @@ def test_unbind_stream_not_bound(dev: Dev, which: str) -> None:
         expect.ok(dev.b.end_task(other, t), "aclmdlRIEndTask on the stream's own model")
 
 
+@pytest.mark.clause("BLD-02", "BLD-05", "BLD-07", "ERR-27")
+@pytest.mark.requires(Cap.CAPTURE, Cap.COND)
+@pytest.mark.parametrize("api", ["bind_stream", "end_task", "build_end", "unbind_stream"])
+def test_build_apis_reject_sub_model(dev: Dev, api: str) -> None:
+    """BLD-02, BLD-05, BLD-07, ERR-27: a sub-model is a capture model, so BindStream (with a
+    fresh PERSISTENT stream), EndTask, BuildEnd and UnbindStream of it return 107000 like for
+    any captured model (`api/impl/api_error.cc:3902-3904`, `:4236-4238`, `:3978-3980`,
+    `:3958-3960`); none of these decorators has the sub-model 207000 of Abort or Destroy."""
+    sub, p = sub_model(dev), persistent_stream(dev)
+    rc = {
+        "bind_stream": lambda: dev.b.bind_stream(sub, p, ModelStreamFlag.HEAD),
+        "end_task": lambda: dev.b.end_task(sub, p),
+        "build_end": lambda: dev.b.build_end(sub, None),
+        "unbind_stream": lambda: dev.b.unbind_stream(sub, p),
+    }[api]()
+    expect.rc(rc, Err.RT_PARAM_INVALID, f"{api} of a sub-model")
+
+
 @pytest.mark.clause("CAP-09")
 @pytest.mark.requires(Cap.CAPTURE)
 def test_capture_bound_stream(dev: Dev) -> None:
@@ -419,6 +439,16 @@ def test_execute_rejects_captured_model(dev: Dev) -> None:
     m, _ = captured(dev)
     expect.rc(dev.b.execute(m, SYNC_MS), Err.RT_PARAM_INVALID,
               "aclmdlRIExecute of a captured model")
+
+
+@pytest.mark.clause("EXE-10")
+@pytest.mark.requires(Cap.CAPTURE, Cap.COND)
+def test_execute_rejects_sub_model(dev: Dev) -> None:
+    """EXE-10: aclmdlRIExecute of a sub-model returns 107000, as for any capture model
+    (`api/impl/api_error.cc:4039-4041`): the synchronous decorator has no sub-model case, unlike
+    ExecuteAsync's 207000 (EXE-08)."""
+    expect.rc(dev.b.execute(sub_model(dev), SYNC_MS), Err.RT_PARAM_INVALID,
+              "aclmdlRIExecute of a sub-model")
 
 
 @pytest.mark.clause("EXE-11")

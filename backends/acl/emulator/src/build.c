@@ -24,9 +24,10 @@ static aclError sget(aclrtStream h, emu_stream **out, const char *fn) {
     return ACL_SUCCESS;
 }
 
+/* A sub-model is a capture model too: the build decorators and the synchronous execute
+ * refuse every capture model with 107000 and have no sub-model case (api_error.cc:3902-3904,
+ * 3958-3960, 3978-3980, 4039-4041, 4236-4238). */
 static aclError need_built(emu_model *m, const char *fn) {
-    if (m->parent)
-        return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: not supported for a sub-model", fn);
     if (!m->built)
         return emu_err(ACL_ERROR_RT_PARAM_INVALID,
                        "%s: ACL Graph (captured) models are not supported", fn);
