@@ -296,10 +296,8 @@ MDLRI_API aclError aclmdlRIAbort(aclmdlRI modelRI) {
         rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: not supported for a sub-model", fn);
         goto out;
     }
-    if (m->status == M_CAPTURING) {
-        rc = emu_err(ACL_ERROR_RT_MODEL_CAPTURED, "%s: the model is still capturing", fn);
-        goto out;
-    }
+    /* RT-34: a model still capturing is not refused (ModelAbort has no capture-state check,
+     * api_error.cc:4264-4276, api_impl.cc:4498-4522); it has no execution to end */
     /* Q-17: every execution of the model in flight or queued ends at once (its remaining
      * tasks are skipped); the model stays executable (ABT-02). */
     if (m->running > 0) {
