@@ -1,5 +1,5 @@
 """The explicit build path and aclmdlRIExecute (BLD-01..BLD-03, BLD-05..BLD-08, EXE-10..EXE-13,
-CAP-09, UPD-08/SEQ-08/ERR-11 built-model cells, ERR-19, ERR-27, Q-16, RT-28, RT-32, RT-33).
+CAP-09, UPD-08/SEQ-08/ERR-11 built-model cells, ERR-19, ERR-27, Q-16, RT-28, RT-32, RT-33, RT-35).
 
 A built model: aclmdlRIBuildBegin, aclmdlRIBindStream of an ACL_STREAM_PERSISTENT stream,
 tasks issued on it, aclmdlRIEndTask, aclmdlRIBuildEnd; run with aclmdlRIExecute.
@@ -519,6 +519,18 @@ def test_execute_timeout_checked_before_model_type(dev: Dev) -> None:
     """EXE-11: the timeout is checked before the model type (timeout 0 on a captured model: 107000)."""
     m, _ = captured(dev)
     expect.rc(dev.b.execute(m, 0), Err.RT_PARAM_INVALID, "aclmdlRIExecute(captured, timeout 0)")
+
+
+@pytest.mark.clause("RT-35", "LIFE-06")
+@pytest.mark.requires(Cap.HANDLE_VALIDATION)
+def test_execute_destroyed_model_timeout_zero(dev: Dev) -> None:
+    """RT-35, LIFE-06: aclmdlRIExecute(destroyed model, 0) returns 107017, not the invalid
+    timeout's 107000: rtsModelExecute validates the handle (`api/api_c_model.cc:137`) before
+    the decorator checks the timeout (`api/impl/api_error.cc:4033-4035`)."""
+    b = built(dev)
+    expect.ok(dev.destroy(b.model), "aclmdlRIDestroy (setup)")
+    expect.rc(dev.b.execute(b.model, 0), Err.RT_INVALID_HANDLE,
+              "aclmdlRIExecute(destroyed model, timeout 0)", clause="RT-35")
 
 
 @pytest.mark.clause("EXE-12")

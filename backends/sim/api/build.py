@@ -147,13 +147,14 @@ class BuildApi:
         """aclmdlRIExecute (EXE-10..13): built models only, synchronous, -1 forever, >0 ms;
         expiry -> 507046 with the execution left running (Q-16). A sub-model is a capture
         model like any other: 107000 (EXE-10, ``api/impl/api_error.cc:4039-4041``; the
-        decorator has no sub-model case)."""
+        decorator has no sub-model case). The handle is validated before the timeout (RT-35,
+        ``api/api_c_model.cc:137`` before ``api/impl/api_error.cc:4033-4035``)."""
         if model is None:
             return E_NULL
-        if not is_plain_int(timeout_ms) or timeout_ms == 0 or timeout_ms < -1:
-            return E_PARAM  # EXE-11
         if not live(model, SimModel):
             return E_HANDLE
+        if not is_plain_int(timeout_ms) or timeout_ms == 0 or timeout_ms < -1:
+            return E_PARAM  # EXE-11
         if not isinstance(model, BuiltModel):
             return E_PARAM  # EXE-10
         if not model.has_end_task or model.status != ModelStatus.READY:

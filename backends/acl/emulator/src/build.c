@@ -257,11 +257,13 @@ MDLRI_API aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout) {
     static const char fn[] = "aclmdlRIExecute";
     if (!modelRI) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: modelRI is NULL", fn);
     NEED_CTX();
-    if (timeout == 0 || timeout < -1) /* EXE-11: checked before the model type */
-        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid timeout %d", fn, (int)timeout);
     LOCK();
     emu_model *m = NULL;
+    /* RT-35: the handle first (rtsModelExecute, api_c_model.cc:137), then EXE-11's timeout
+     * before the model type (api_error.cc:4033-4041) */
     aclError rc = mget(modelRI, &m, fn);
+    if (rc == ACL_SUCCESS && (timeout == 0 || timeout < -1))
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid timeout %d", fn, (int)timeout);
     if (rc == ACL_SUCCESS) rc = need_built(m, fn); /* EXE-10 */
     if (rc != ACL_SUCCESS) goto out;
     if (!m->end_task) { /* EXE-12 */
