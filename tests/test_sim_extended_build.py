@@ -138,12 +138,12 @@ def test_bound_stream_listing_events_and_unbind(b):
     ok(b.stream_wait_event(s, old))
     ok(b.memset_async(x, 16, 3, 16, s))
     assert types(b, s) == [TaskType.EVENT_RECORD, TaskType.EVENT_WAIT, TaskType.DEFAULT]
-    assert b.end_task(m, ok(b.create_stream_with_config(0, P))) == Err.RT_PARAM_INVALID
+    assert b.end_task(m, ok(b.create_stream_with_config(0, P))) == Err.RT_INTERNAL_ERROR  # RT-32
     ok(b.end_task(m, s))
     assert b.execute(m, 1000) == 0
     assert b.mem.read(x, 4).tolist() == [3, 3, 3, 3]
     ok(b.unbind_stream(m, s))
-    assert b.unbind_stream(m, s) == Err.RT_PARAM_INVALID
+    assert b.unbind_stream(m, s) == Err.RT_STREAM_MODEL  # RT-33
     assert ok(b.get_streams(m, 1))[0] == [UNWRITTEN]  # LIST-14: slots past the count untouched
     assert b.get_tasks_by_stream(s, None)[0] == Err.RT_PARAM_INVALID  # no longer a model stream
     m2 = ok(b.build_begin(0))

@@ -1,4 +1,4 @@
-"""Aborting a model: aclmdlRIAbort (ABT-01..ABT-03, ERR-21, Q-17).
+"""Aborting a model: aclmdlRIAbort (ABT-01..ABT-03, ERR-21, Q-17, RT-34).
 
 The device-side outcome of aborting a root captured model is undefined (Q-17): those specs
 record what happens and assert only the return codes the catalog states.
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import Cap, Err
+from mdlri_conformance.backends.contract import Cap, CaptureStatus, Err
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, Dev
 from mdlri_conformance.conformance.specs._setups import gated_main, sub_model
@@ -39,6 +39,26 @@ def test_abort_root_captured_model(dev: Dev, fingerprint: Any) -> None:
     fingerprint.record("Q-17:execute_after", dev.b.execute_async(model, s))
     fingerprint.record("Q-17:sync_after", dev.b.synchronize_stream_with_timeout(s, 2000))
     fingerprint.record("Q-17:output_after", dev.read(out).tolist())
+
+
+@pytest.mark.clause("ABT-01", "RT-34")
+def test_abort_capturing_model(dev: Dev) -> None:
+    """ABT-01, RT-34: Abort of a model that is still capturing (the CaptureGetInfo handle) is
+    not refused as captured: 0, UNSUPPORTED where it answers 207000 (no model-abort support,
+    `api/impl/api_impl.cc:4510-4518`). The capture goes on: a launch after the Abort is
+    captured, CaptureEnd returns 0 and the model runs both kernels."""
+    s = dev.stream()
+    x, mid, out = dev.buffer(X), dev.buffer(n=8), dev.buffer(n=8)
+    dev.begin(s)
+    dev.launch("fallback_main", s, input=x, output=mid)
+    _, m = dev.capture_status(s, "(setup)")
+    expect.ok(dev.b.abort(m), "aclmdlRIAbort of a capturing model", clause="RT-34")
+    st, _ = dev.capture_status(s, "after the Abort")
+    expect.eq(st, CaptureStatus.ACTIVE, "capture status after the Abort", clause="RT-34")
+    dev.launch("fallback_main", s, input=mid, output=out)
+    model = dev.end(s)
+    dev.execute(model, s)
+    expect.eq(dev.read(out), X + 20, "output of the model captured across the Abort")
 
 
 @pytest.mark.clause("Q-17")

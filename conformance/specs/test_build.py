@@ -1,5 +1,5 @@
 """The explicit build path and aclmdlRIExecute (BLD-01..BLD-03, BLD-05..BLD-08, EXE-10..EXE-13,
-CAP-09, UPD-08/SEQ-08/ERR-11 built-model cells, ERR-19, ERR-27, Q-16, RT-28).
+CAP-09, UPD-08/SEQ-08/ERR-11 built-model cells, ERR-19, ERR-27, Q-16, RT-28, RT-32, RT-33, RT-35).
 
 A built model: aclmdlRIBuildBegin, aclmdlRIBindStream of an ACL_STREAM_PERSISTENT stream,
 tasks issued on it, aclmdlRIEndTask, aclmdlRIBuildEnd; run with aclmdlRIExecute.
@@ -24,7 +24,9 @@ from mdlri_conformance.backends.contract import (
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.framework import outcomes
 from mdlri_conformance.conformance.harness import SYNC_MS, Buf, Dev
-from mdlri_conformance.conformance.specs._setups import Case, begin_build, case, persistent_stream
+from mdlri_conformance.conformance.specs._setups import (
+    Case, begin_build, case, persistent_stream, sub_model,
+)
 
 pytestmark = pytest.mark.requires(Cap.BUILD, Cap.KERNELS)
 
@@ -330,6 +332,93 @@ def test_unbind_capturing_stream(dev: Dev) -> None:
               "aclmdlRIUnbindStream of a capturing stream")
 
 
+def _not_bound(dev: Dev, which: str) -> tuple[Any, Any]:
+    """A stream that is not bound to a new building model, and the model it is bound to
+    (None when it is bound to none): an unbound PERSISTENT stream, a plain stream, a stream
+    bound to another building model, or NULL (the default stream on 910B,
+    `core/src/runtime.cc:6017-6024`)."""
+    if which == "unbound_persistent":
+        return persistent_stream(dev), None
+    if which == "plain":
+        return dev.stream(), None
+    if which == "bound_elsewhere":
+        other, t = bound(dev)
+        return t, other
+    return None, None
+
+
+NOT_BOUND = ["unbound_persistent", "plain", "bound_elsewhere", "null"]
+
+
+@pytest.mark.clause("RT-32", "ERR-27")
+@pytest.mark.parametrize("which", NOT_BOUND)
+def test_end_task_stream_not_bound(dev: Dev, which: str) -> None:
+    """RT-32: aclmdlRIEndTask(m, s) with s not bound to m returns 507000 and adds no end task
+    (STARS: `core/src/context/context.cc:2110-2115`): BuildEnd of m, and of the model s is
+    bound to, still answers 507011 (EXE-12). A NULL stream is the default stream, which is
+    never bound."""
+    m, _ = bound(dev)
+    t, other = _not_bound(dev, which)
+    expect.rc(dev.b.end_task(m, t), Err.RT_INTERNAL_ERROR,
+              f"aclmdlRIEndTask on a stream not bound to the model ({which})", clause="RT-32")
+    expect.rc(dev.b.build_end(m, None), Err.RT_MODEL_EXECUTE,
+              "aclmdlRIBuildEnd after the refused EndTask (no end task added)")
+    if other is not None:
+        expect.rc(dev.b.build_end(other, None), Err.RT_MODEL_EXECUTE,
+                  "aclmdlRIBuildEnd of the stream's own model (no end task added)")
+
+
+@pytest.mark.clause("RT-32", "ERR-27")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_end_task_capturing_stream(dev: Dev) -> None:
+    """RT-32: aclmdlRIEndTask on a capturing stream returns 107027, before the not-bound
+    507000 (`api/impl/api_error.cc:4239-4242`), and adds no end task."""
+    m, _ = bound(dev)
+    s = dev.stream()
+    dev.begin(s)
+    expect.rc(dev.b.end_task(m, s), Err.RT_STREAM_CAPTURED,
+              "aclmdlRIEndTask on a capturing stream", clause="RT-32")
+    expect.rc(dev.b.build_end(m, None), Err.RT_MODEL_EXECUTE,
+              "aclmdlRIBuildEnd after the refused EndTask (no end task added)")
+
+
+@pytest.mark.clause("RT-33", "ERR-27")
+@pytest.mark.parametrize("which", [*NOT_BOUND, "already_unbound"])
+def test_unbind_stream_not_bound(dev: Dev, which: str) -> None:
+    """RT-33: aclmdlRIUnbindStream(m, s) with s not bound to m returns 107005
+    (Model::UnbindStream, `feature/model/model.cc:604-608`); a stream bound to another model
+    stays bound to it (its EndTask still returns 0)."""
+    m, s = bound(dev)
+    if which == "already_unbound":
+        expect.ok(dev.b.unbind_stream(m, s), "aclmdlRIUnbindStream (setup)")
+        t, other = s, None
+    else:
+        t, other = _not_bound(dev, which)
+    expect.rc(dev.b.unbind_stream(m, t), Err.RT_STREAM_MODEL,
+              f"aclmdlRIUnbindStream of a stream not bound to the model ({which})",
+              clause="RT-33")
+    if other is not None:
+        expect.ok(dev.b.end_task(other, t), "aclmdlRIEndTask on the stream's own model")
+
+
+@pytest.mark.clause("BLD-02", "BLD-05", "BLD-07", "ERR-27")
+@pytest.mark.requires(Cap.CAPTURE, Cap.COND)
+@pytest.mark.parametrize("api", ["bind_stream", "end_task", "build_end", "unbind_stream"])
+def test_build_apis_reject_sub_model(dev: Dev, api: str) -> None:
+    """BLD-02, BLD-05, BLD-07, ERR-27: a sub-model is a capture model, so BindStream (with a
+    fresh PERSISTENT stream), EndTask, BuildEnd and UnbindStream of it return 107000 like for
+    any captured model (`api/impl/api_error.cc:3902-3904`, `:4236-4238`, `:3978-3980`,
+    `:3958-3960`); none of these decorators has the sub-model 207000 of Abort or Destroy."""
+    sub, p = sub_model(dev), persistent_stream(dev)
+    rc = {
+        "bind_stream": lambda: dev.b.bind_stream(sub, p, ModelStreamFlag.HEAD),
+        "end_task": lambda: dev.b.end_task(sub, p),
+        "build_end": lambda: dev.b.build_end(sub, None),
+        "unbind_stream": lambda: dev.b.unbind_stream(sub, p),
+    }[api]()
+    expect.rc(rc, Err.RT_PARAM_INVALID, f"{api} of a sub-model")
+
+
 @pytest.mark.clause("CAP-09")
 @pytest.mark.requires(Cap.CAPTURE)
 def test_capture_bound_stream(dev: Dev) -> None:
@@ -350,6 +439,16 @@ def test_execute_rejects_captured_model(dev: Dev) -> None:
     m, _ = captured(dev)
     expect.rc(dev.b.execute(m, SYNC_MS), Err.RT_PARAM_INVALID,
               "aclmdlRIExecute of a captured model")
+
+
+@pytest.mark.clause("EXE-10")
+@pytest.mark.requires(Cap.CAPTURE, Cap.COND)
+def test_execute_rejects_sub_model(dev: Dev) -> None:
+    """EXE-10: aclmdlRIExecute of a sub-model returns 107000, as for any capture model
+    (`api/impl/api_error.cc:4039-4041`): the synchronous decorator has no sub-model case, unlike
+    ExecuteAsync's 207000 (EXE-08)."""
+    expect.rc(dev.b.execute(sub_model(dev), SYNC_MS), Err.RT_PARAM_INVALID,
+              "aclmdlRIExecute of a sub-model")
 
 
 @pytest.mark.clause("EXE-11")
@@ -420,6 +519,18 @@ def test_execute_timeout_checked_before_model_type(dev: Dev) -> None:
     """EXE-11: the timeout is checked before the model type (timeout 0 on a captured model: 107000)."""
     m, _ = captured(dev)
     expect.rc(dev.b.execute(m, 0), Err.RT_PARAM_INVALID, "aclmdlRIExecute(captured, timeout 0)")
+
+
+@pytest.mark.clause("RT-35", "LIFE-06")
+@pytest.mark.requires(Cap.HANDLE_VALIDATION)
+def test_execute_destroyed_model_timeout_zero(dev: Dev) -> None:
+    """RT-35, LIFE-06: aclmdlRIExecute(destroyed model, 0) returns 107017, not the invalid
+    timeout's 107000: rtsModelExecute validates the handle (`api/api_c_model.cc:137`) before
+    the decorator checks the timeout (`api/impl/api_error.cc:4033-4035`)."""
+    b = built(dev)
+    expect.ok(dev.destroy(b.model), "aclmdlRIDestroy (setup)")
+    expect.rc(dev.b.execute(b.model, 0), Err.RT_INVALID_HANDLE,
+              "aclmdlRIExecute(destroyed model, timeout 0)", clause="RT-35")
 
 
 @pytest.mark.clause("EXE-12")

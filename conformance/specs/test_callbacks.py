@@ -153,6 +153,19 @@ def test_null_arguments(dev: Dev, call: str) -> None:
 
 
 @pytest.mark.clause("LIFE-13")
+@pytest.mark.requires(Cap.COND)
+@pytest.mark.parametrize("call", ["register", "unregister"])
+def test_sub_model_null_func(dev: Dev, call: str) -> None:
+    """LIFE-13: with a sub-model and func NULL, Register/UnregisterCallback return 107000: the
+    NULL-func check comes before the sub-model's 207000 (`api/impl/api_error.cc:7021-7030`,
+    `:7036-7045`)."""
+    sub = sub_model(dev)
+    rc = (dev.b.destroy_register_callback(sub, None, None) if call == "register"
+          else dev.b.destroy_unregister_callback(sub, None))
+    expect.rc(rc, Err.RT_PARAM_INVALID, f"{call} callback of a sub-model with func NULL")
+
+
+@pytest.mark.clause("LIFE-13")
 def test_register_during_capture(dev: Dev) -> None:
     """LIFE-13: registering on the GetInfo model while it captures is allowed; it runs at Destroy."""
     log: list[Any] = []

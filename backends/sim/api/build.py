@@ -17,7 +17,10 @@ from ..handles import live
 from ..model import ModelStatus, ModelStream, SimModel
 from ..streams import SimStream
 from ..switch import end_record
-from .checks import E_EXECUTE, E_HANDLE, E_NOT_SUPPORT, E_NULL, E_PARAM, OK, is_plain_int
+from .checks import (
+    E_EXECUTE, E_HANDLE, E_INTERNAL, E_NOT_SUPPORT, E_NULL, E_PARAM, E_STREAM_MODEL, OK,
+    is_plain_int,
+)
 
 
 class BuildApi:
@@ -75,28 +78,32 @@ class BuildApi:
         self._bound[stream] = (m, m.bind(stream, int(flag)))
         return OK
 
-    def _built_and_bound(self, model: Any, stream: Any) -> tuple[int, Any, Any]:
+    def _built_and_bound(self, model: Any, stream: Any,
+                         not_bound: int) -> tuple[int, Any, Any]:
         """(rc, built model, model stream) of ``stream`` bound to built ``model``: the model's
-        checks first (:meth:`_built`), then the stream's (NULL 100000, stale 107017, capturing
-        107027, not bound to this model 107000)."""
+        checks first (:meth:`_built`), then the stream's: stale 107017, capturing 107027, then
+        ``not_bound`` for a stream not bound to this model. A NULL stream is the context's
+        default stream, which is never bound (910B: ``core/src/runtime.cc:6017-6024``)."""
         rc, m = self._built(model)
         if rc:
             return rc, None, None
         if stream is None:
-            return E_NULL, None, None
+            return not_bound, None, None
         if not live(stream, SimStream):
             return E_HANDLE, None, None
         if stream.capturing:
             return int(Err.RT_STREAM_CAPTURED), None, None
         b = self._bound.get(stream)
         if b is None or b[0] is not m:
-            return E_PARAM, None, None
+            return not_bound, None, None
         return OK, m, b[1]
 
     @guarded()
     def end_task(self, model: Any, stream: Any) -> int:
-        """aclmdlRIEndTask: the end-graph marker (a DEFAULT task) on a bound stream."""
-        rc, m, ms = self._built_and_bound(model, stream)
+        """aclmdlRIEndTask: the end-graph marker (a DEFAULT task) on a bound stream. A stream
+        not bound to the model (NULL included) is 507000 (RT-32, STARS:
+        ``core/src/context/context.cc:2110-2115``)."""
+        rc, m, ms = self._built_and_bound(model, stream, E_INTERNAL)
         if rc:
             return rc
         m.append(ms, end_record())  # ends the execution when it runs (backends.sim.switch)
@@ -122,8 +129,10 @@ class BuildApi:
 
     @guarded()
     def unbind_stream(self, model: Any, stream: Any) -> int:
-        """aclmdlRIUnbindStream (BLD-07): the stream's stored tasks leave the model."""
-        rc, m, ms = self._built_and_bound(model, stream)
+        """aclmdlRIUnbindStream (BLD-07): the stream's stored tasks leave the model. A stream
+        not bound to the model (NULL included) is 107005 (RT-33, Model::UnbindStream,
+        ``feature/model/model.cc:604-608``)."""
+        rc, m, ms = self._built_and_bound(model, stream, E_STREAM_MODEL)
         if rc:
             return rc
         del self._bound[stream]
@@ -136,15 +145,16 @@ class BuildApi:
     @guarded()
     def execute(self, model: Any, timeout_ms: int) -> int:
         """aclmdlRIExecute (EXE-10..13): built models only, synchronous, -1 forever, >0 ms;
-        expiry -> 507046 with the execution left running (Q-16)."""
+        expiry -> 507046 with the execution left running (Q-16). A sub-model is a capture
+        model like any other: 107000 (EXE-10, ``api/impl/api_error.cc:4039-4041``; the
+        decorator has no sub-model case). The handle is validated before the timeout (RT-35,
+        ``api/api_c_model.cc:137`` before ``api/impl/api_error.cc:4033-4035``)."""
         if model is None:
             return E_NULL
-        if not is_plain_int(timeout_ms) or timeout_ms == 0 or timeout_ms < -1:
-            return E_PARAM  # EXE-11
         if not live(model, SimModel):
             return E_HANDLE
-        if isinstance(model, SubModel):
-            return E_NOT_SUPPORT
+        if not is_plain_int(timeout_ms) or timeout_ms == 0 or timeout_ms < -1:
+            return E_PARAM  # EXE-11
         if not isinstance(model, BuiltModel):
             return E_PARAM  # EXE-10
         if not model.has_end_task or model.status != ModelStatus.READY:

@@ -24,9 +24,10 @@ static aclError sget(aclrtStream h, emu_stream **out, const char *fn) {
     return ACL_SUCCESS;
 }
 
+/* A sub-model is a capture model too: the build decorators and the synchronous execute
+ * refuse every capture model with 107000 and have no sub-model case (api_error.cc:3902-3904,
+ * 3958-3960, 3978-3980, 4039-4041, 4236-4238). */
 static aclError need_built(emu_model *m, const char *fn) {
-    if (m->parent)
-        return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: not supported for a sub-model", fn);
     if (!m->built)
         return emu_err(ACL_ERROR_RT_PARAM_INVALID,
                        "%s: ACL Graph (captured) models are not supported", fn);
@@ -165,12 +166,19 @@ MDLRI_API aclError aclmdlRIEndTask(aclmdlRI modelRI, aclrtStream stream) {
     LOCK();
     emu_model *m = NULL;
     emu_stream *s = NULL;
+    /* RT-32: a NULL stream is the default stream (910B, runtime.cc:6017-6024); a capturing
+     * stream is 107027 (api_error.cc:4239-4242), then a stream not bound to this model 507000
+     * (STARS: Context::ModelAddEndGraph, context.cc:2110-2115) */
     aclError rc = mget(modelRI, &m, fn);
-    if (rc == ACL_SUCCESS) rc = sget(stream, &s, fn);
+    if (rc == ACL_SUCCESS && stream) rc = sget(stream, &s, fn);
     if (rc == ACL_SUCCESS) rc = need_built(m, fn);
     if (rc != ACL_SUCCESS) goto out;
-    if (s->owner != m) {
-        rc = emu_err(ACL_ERROR_RT_STREAM_MODEL, "%s: stream %p is not bound to the model", fn,
+    if (s && s->cap_model) {
+        rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
+        goto out;
+    }
+    if (!s || s->owner != m) {
+        rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR, "%s: stream %p is not bound to the model", fn,
                      stream);
         goto out;
     }
@@ -216,13 +224,16 @@ MDLRI_API aclError aclmdlRIUnbindStream(aclmdlRI modelRI, aclrtStream stream) {
     LOCK();
     emu_model *m = NULL;
     emu_stream *s = NULL;
+    /* RT-33: a NULL stream is the default stream (910B, runtime.cc:6017-6024), which is not
+     * bound: 107005 like any stream not bound to this model (Model::UnbindStream,
+     * model.cc:604-608) */
     aclError rc = mget(modelRI, &m, fn);
-    if (rc == ACL_SUCCESS) rc = sget(stream, &s, fn);
+    if (rc == ACL_SUCCESS && stream) rc = sget(stream, &s, fn);
     if (rc == ACL_SUCCESS) rc = need_built(m, fn);
     if (rc != ACL_SUCCESS) goto out;
-    if (s->cap_model) {
+    if (s && s->cap_model) {
         rc = emu_err(ACL_ERROR_RT_STREAM_CAPTURED, "%s: stream %p is capturing", fn, stream);
-    } else if (s->owner != m) {
+    } else if (!s || s->owner != m) {
         rc = emu_err(ACL_ERROR_RT_STREAM_MODEL, "%s: stream %p is not bound to the model", fn,
                      stream);
     } else if (m->running > 0) {
@@ -246,11 +257,13 @@ MDLRI_API aclError aclmdlRIExecute(aclmdlRI modelRI, int32_t timeout) {
     static const char fn[] = "aclmdlRIExecute";
     if (!modelRI) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: modelRI is NULL", fn);
     NEED_CTX();
-    if (timeout == 0 || timeout < -1) /* EXE-11: checked before the model type */
-        return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid timeout %d", fn, (int)timeout);
     LOCK();
     emu_model *m = NULL;
+    /* RT-35: the handle first (rtsModelExecute, api_c_model.cc:137), then EXE-11's timeout
+     * before the model type (api_error.cc:4033-4041) */
     aclError rc = mget(modelRI, &m, fn);
+    if (rc == ACL_SUCCESS && (timeout == 0 || timeout < -1))
+        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid timeout %d", fn, (int)timeout);
     if (rc == ACL_SUCCESS) rc = need_built(m, fn); /* EXE-10 */
     if (rc != ACL_SUCCESS) goto out;
     if (!m->end_task) { /* EXE-12 */
@@ -285,10 +298,8 @@ MDLRI_API aclError aclmdlRIAbort(aclmdlRI modelRI) {
         rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: not supported for a sub-model", fn);
         goto out;
     }
-    if (m->status == M_CAPTURING) {
-        rc = emu_err(ACL_ERROR_RT_MODEL_CAPTURED, "%s: the model is still capturing", fn);
-        goto out;
-    }
+    /* RT-34: a model still capturing is not refused (ModelAbort has no capture-state check,
+     * api_error.cc:4264-4276, api_impl.cc:4498-4522); it has no execution to end */
     /* Q-17: every execution of the model in flight or queued ends at once (its remaining
      * tasks are skipped); the model stays executable (ABT-02). */
     if (m->running > 0) {

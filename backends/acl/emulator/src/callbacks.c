@@ -15,10 +15,16 @@ static aclError mget(aclmdlRI h, emu_model **out, const char *fn) {
     if (!h) return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: modelRI is NULL", fn);
     if (!emu_valid(h, MAGIC_MODL))
         return emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed modelRI %p", fn, h);
-    emu_model *m = h;
+    *out = h;
+    return ACL_SUCCESS;
+}
+
+/* LIFE-13: a NULL func is 107000 before a sub-model's 207000 (api_error.cc:7021-7030,
+ * 7036-7045), so a sub-model with func NULL is 107000 */
+static aclError check_func(const emu_model *m, aclrtCallback func, const char *fn) {
+    if (!func) return emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: func is NULL", fn);
     if (m->parent)
         return emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: not supported for a sub-model", fn);
-    *out = m;
     return ACL_SUCCESS;
 }
 
@@ -35,10 +41,9 @@ MDLRI_API aclError aclmdlRIDestroyRegisterCallback(aclmdlRI modelRI, aclrtCallba
     LOCK();
     emu_model *m = NULL;
     aclError rc = mget(modelRI, &m, fn);
+    if (rc == ACL_SUCCESS) rc = check_func(m, func, fn);
     if (rc != ACL_SUCCESS) goto out;
-    if (!func) {
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: func is NULL", fn);
-    } else if (find(m, func) >= 0) {
+    if (find(m, func) >= 0) {
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: func is already registered", fn);
     } else {
         struct emu_cb cb = {func, userData};
@@ -61,11 +66,10 @@ MDLRI_API aclError aclmdlRIDestroyUnregisterCallback(aclmdlRI modelRI, aclrtCall
     LOCK();
     emu_model *m = NULL;
     aclError rc = mget(modelRI, &m, fn);
+    if (rc == ACL_SUCCESS) rc = check_func(m, func, fn);
     if (rc != ACL_SUCCESS) goto out;
-    long i = func ? find(m, func) : -1;
-    if (!func) {
-        rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: func is NULL", fn);
-    } else if (i < 0) {
+    long i = find(m, func);
+    if (i < 0) {
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: func is not registered", fn);
     } else {
         memmove(&m->cbs[i], &m->cbs[i + 1], (m->ncbs - (size_t)i - 1) * sizeof *m->cbs);
