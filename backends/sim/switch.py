@@ -55,6 +55,8 @@ class Label(Handle):
     def __init__(self) -> None:
         super().__init__()
         self.task: Any = None
+        #: in a label list: the runtime's devDstAddr_, set once and never cleared (RT-38)
+        self.listed = False
 
 
 class LabelList(Handle):

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import Cap, CompareDataType, Condition, Err, MemcpyKind, ModelStreamFlag
+from mdlri_conformance.backends.contract import (
+    UNWRITTEN, Cap, CompareDataType, Condition, Err, MemcpyKind, ModelStreamFlag,
+)
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
 from mdlri_conformance.conformance.specs._setups import begin_build, persistent_stream
@@ -227,6 +229,59 @@ def test_label_set_twice(dev: Dev) -> None:
     expect.ok(b.end_task(m, s), "aclmdlRIEndTask (setup)")
     _run(dev, m)
     expect.eq(int(dev.read(out)[0]), _word(0x5C), "fill recorded after the refused aclrtSetLabel")
+
+
+def _labels(dev: Dev, n: int) -> list[Any]:
+    labels = []
+    for _ in range(n):
+        rc, label = dev.b.create_label()
+        expect.ok(rc, "aclrtCreateLabel (setup)")
+        dev.track("destroy_label", lambda lb=label: dev.b.destroy_label(lb))
+        labels.append(label)
+    return labels
+
+
+@pytest.mark.requires(Cap.BUILD, Cap.LABELS)
+@pytest.mark.clause("RT-38")
+def test_set_label_needs_a_label_list(dev: Dev) -> None:
+    """RT-38: aclrtSetLabel of a label that is in no label list returns 507000
+    (RT_ERROR_LABEL_PHY_ADDR_NULL, `core/src/launch/label.cc:170-174`: "call
+    aclrtCreateLabelList first"); once the label is in a list, the same call returns 0."""
+    m = begin_build(dev)
+    s = _bind(dev, m, ModelStreamFlag.HEAD)
+    (label,) = _labels(dev, 1)
+    expect.rc(dev.b.set_label(label, s), Err.RT_INTERNAL_ERROR,
+              "aclrtSetLabel of a label in no list", clause="RT-38")
+    rc, lst = dev.b.create_label_list([label], 1)
+    expect.ok(rc, "aclrtCreateLabelList")
+    dev.track("destroy_label_list", lambda: dev.b.destroy_label_list(lst))
+    expect.ok(dev.b.set_label(label, s), "aclrtSetLabel once the label is in a list")
+
+
+@pytest.mark.requires(Cap.LABELS)
+@pytest.mark.clause("RT-38")
+@pytest.mark.parametrize("how", ["twice_in_one", "in_a_second", "after_destroy"])
+def test_a_label_is_in_one_list_only(dev: Dev, how: str) -> None:
+    """RT-38: a label can be in one aclrtCreateLabelList only: the same label twice in one call,
+    or in a second list (even after aclrtDestroyLabelList of the first, which only frees the
+    list) returns 507000 and writes no list (Label::SetLabelDevAddr, SAME_LABELS_IN_SWITCH,
+    `core/src/launch/label.cc:296-300`); another label still makes a list."""
+    a, fresh = _labels(dev, 2)
+    if how == "twice_in_one":
+        rc, lst = dev.b.create_label_list([a, a], 2)
+    else:
+        rc, first = dev.b.create_label_list([a], 1)
+        expect.ok(rc, "aclrtCreateLabelList (first)")
+        if how == "after_destroy":
+            expect.ok(dev.b.destroy_label_list(first), "aclrtDestroyLabelList (first)")
+        else:
+            dev.track("destroy_label_list", lambda: dev.b.destroy_label_list(first))
+        rc, lst = dev.b.create_label_list([a], 1)
+    expect.rc(rc, Err.RT_INTERNAL_ERROR, f"aclrtCreateLabelList ({how})", clause="RT-38")
+    expect.eq(lst, UNWRITTEN, "aclrtCreateLabelList labelList out-parameter", clause="RT-38")
+    rc, other = dev.b.create_label_list([fresh], 1)
+    expect.ok(rc, "aclrtCreateLabelList of another label")
+    expect.ok(dev.b.destroy_label_list(other), "aclrtDestroyLabelList (setup)")
 
 
 @pytest.mark.requires(Cap.BUILD, Cap.STREAM_SWITCH)

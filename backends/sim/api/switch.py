@@ -131,7 +131,8 @@ class SwitchApi:
 
     @guarded()
     def set_label(self, label: Any, stream: Any) -> int:
-        """aclrtSetLabel: once per label, on a bound stream (else 107005: Label::Set,
+        """aclrtSetLabel: once per label, of a label in a label list (else 507000, RT-38), on a
+        bound stream (else 107005: Label::Set,
         ``core/src/launch/label.cc:153``); a label already set is
         RT_ERROR_LABEL_SET, 507000 (RT-22: Label::Set, ``core/src/launch/label.cc:167-168``;
         ``common/errcode_manage.cc:364``)."""
@@ -144,6 +145,8 @@ class SwitchApi:
             return rc
         if label.task is not None and label.task.alive:
             return E_INTERNAL
+        if not label.listed:
+            return E_INTERNAL  # RT-38: LABEL_PHY_ADDR_NULL (`core/src/launch/label.cc:170-174`)
         m, ms = b
         label.task = m.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="ext", src=LabelOp,
                                              trace="LABEL_SET"))
@@ -151,7 +154,8 @@ class SwitchApi:
 
     @guarded(NO_CTX_OUT)
     def create_label_list(self, labels: list[Any] | None, num: int) -> tuple[int, Any]:
-        """aclrtCreateLabelList: ``num`` live labels, 0 < num <= 65535."""
+        """aclrtCreateLabelList: ``num`` live labels, 0 < num <= 65535; a label already in a list
+        (this one included; aclrtDestroyLabelList does not free it) -> 507000 (RT-38)."""
         if labels is None:
             return E_NULL, UNWRITTEN
         if not is_plain_int(num) or not 0 < num <= MAX_LABELS:
@@ -161,6 +165,10 @@ class SwitchApi:
             return E_NULL, UNWRITTEN
         if not all(live(x, Label) for x in items):
             return E_HANDLE, UNWRITTEN
+        for x in items:  # one at a time: the labels before a refused one stay listed
+            if x.listed:
+                return E_INTERNAL, UNWRITTEN  # RT-38: SAME_LABELS_IN_SWITCH (label.cc:296-300)
+            x.listed = True
         return OK, LabelList(items)
 
     @guarded()

@@ -24,6 +24,7 @@ struct emu_label {
     uint32_t magic;
     emu_task *task; /* the marker task aclrtSetLabel recorded */
     emu_stream *stream;
+    int listed; /* in a label list: set once, never cleared (RT-38) */
 };
 
 struct emu_labellist {
@@ -225,6 +226,9 @@ MDLRI_API aclError aclrtSetLabel(aclrtLabel label, aclrtStream stream) {
     if (rc == ACL_SUCCESS && l->task && emu_valid(l->task, MAGIC_TASK))
         /* RT-22: RT_ERROR_LABEL_SET (label.cc:167-168) maps to 507000 (errcode_manage.cc:364) */
         rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR, "%s: label %p is already set", fn, label);
+    if (rc == ACL_SUCCESS && !l->listed) /* RT-38: LABEL_PHY_ADDR_NULL (label.cc:170-174) */
+        rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR,
+                     "%s: label %p is in no label list (aclrtCreateLabelList first)", fn, label);
     if (rc == ACL_SUCCESS) {
         emu_op o = {.op = OP_LABEL};
         record(s, &o);
@@ -251,6 +255,15 @@ MDLRI_API aclError aclrtCreateLabelList(aclrtLabel *labels, size_t num, aclrtLab
         else if (!emu_valid(labels[k], MAGIC_LABL))
             rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: labels[%zu] %p is invalid", fn, k,
                          labels[k]);
+    }
+    /* RT-38: one label at a time (label.cc:296-300); the ones before a refused one stay listed */
+    for (size_t k = 0; k < num && rc == ACL_SUCCESS; k++) {
+        struct emu_label *lb = labels[k];
+        if (lb->listed)
+            rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR, "%s: labels[%zu] %p is already in a list",
+                         fn, k, labels[k]);
+        else
+            lb->listed = 1;
     }
     if (rc == ACL_SUCCESS) {
         struct emu_labellist *l = calloc(1, sizeof *l);
