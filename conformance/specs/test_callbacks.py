@@ -263,3 +263,20 @@ def _unreg_sub_model(dev: Dev) -> int:
 def test_err23_unregister_callback(dev: Dev, make: Case, expected: int) -> None:
     """ERR-23: aclmdlRIDestroyUnregisterCallback returns the error of its error-table cell."""
     expect.rc(make(dev), expected, "aclmdlRIDestroyUnregisterCallback")
+
+
+@pytest.mark.clause("RT-39", "LIFE-06")
+@pytest.mark.requires(Cap.HANDLE_VALIDATION)
+@pytest.mark.parametrize("call", ["register", "unregister"])
+def test_destroyed_model_before_null_func(dev: Dev, call: str) -> None:
+    """RT-39: DestroyRegister/UnregisterCallback of a destroyed model with func NULL returns
+    107017: the rts entry validates the model handle before the decorator's NULL-func 107000
+    (`api/api_c_standard_soc.cc:1798+`, `api/impl/api_error.cc:7021-7024, 7036-7039`)."""
+    m = model(dev)
+    expect.ok(dev.destroy(m), "aclmdlRIDestroy (setup)")
+    if call == "register":
+        rc = dev.b.destroy_register_callback(m, None, None)
+    else:
+        rc = dev.b.destroy_unregister_callback(m, None)
+    expect.rc(rc, Err.RT_INVALID_HANDLE, f"aclmdlRIDestroy{call.title()}Callback(destroyed, NULL)",
+              clause="RT-39")

@@ -843,3 +843,23 @@ def _ctm_capturing_stream(dev: Dev) -> int:
 def test_err31_capture_to_model_ri_begin(dev: Dev, make: Case, expected: int) -> None:
     """ERR-31: aclmdlRICaptureToModelRIBegin returns the error of its error-table cell."""
     expect.rc(make(dev), expected, "aclmdlRICaptureToModelRIBegin")
+
+
+@pytest.mark.clause("RT-39", "LIFE-06")
+@pytest.mark.requires(Cap.HANDLE_VALIDATION)
+@pytest.mark.parametrize("bad", ["flags", "type", "null_array"])
+def test_add_cond_task_stale_handle_first(dev: Dev, bad: str) -> None:
+    """RT-39: AddCondTask with the cond handle of a destroyed model and a bad argument (flags 1,
+    type 3 or a NULL modelRIArray) returns 107017: the rts entry validates the handle
+    (`api/api_c_standard_soc.cc:801`) before the decorator's 107000
+    (`feature/aclgraph/api_error_aclgraph.cc:216-232`)."""
+    old = parent(dev)
+    expect.ok(dev.destroy(dev.end(old.stream)), "aclmdlRIDestroy of the handle's model (setup)")
+    p = Parent(old.stream, None, old.handle)
+    dev.begin(p.stream)
+    kw: dict[str, Any] = {"flags": 1} if bad == "flags" else (
+        {"type": 3} if bad == "type" else {"model_ri_array": None})
+    rc = _add_rc(dev, p, **kw)
+    dev.end(p.stream)
+    expect.rc(rc, Err.RT_INVALID_HANDLE, f"aclmdlRIAddCondTask(stale handle, bad {bad})",
+              clause="RT-39")

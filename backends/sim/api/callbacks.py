@@ -25,10 +25,13 @@ class CallbacksApi:
                 self.callback_errors.append(f"{func!r}: {exc!r}")
 
     def _cb_model(self, model: Any, func: Any) -> tuple[int, Any]:
+        """The model handle first (the rts entry validates it, 107017), then the decorator's
+        NULL model or func (107000), then a sub-model (207000)
+        (`api/impl/api_error.cc:7021-7030, 7036-7045`)."""
+        if model is not None and not live(model, SimModel):
+            return E_HANDLE, None
         if model is None or func is None:
             return E_PARAM, None
-        if not live(model, SimModel):
-            return E_HANDLE, None
         if isinstance(model, SubModel):
             return E_NOT_SUPPORT, None
         return OK, model

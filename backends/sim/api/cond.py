@@ -101,21 +101,23 @@ class CondApi:
     def _add_cond_task(self, p: Any, stream: Any, flags: int) -> tuple[int, list[Any]]:
         if stream is None:
             return E_NULL, []
-        if not isinstance(p, CondTaskParams) or p.handle is None or p.model_ri_array is None:
+        if not isinstance(p, CondTaskParams):
+            return E_PARAM, []
+        # the rts entry validates the stream and a non-NULL handle before the decorator's
+        # argument checks (`api/api_c_standard_soc.cc:801`)
+        if not isinstance(stream, ModelStream) and not live(stream, SimStream):
+            return E_HANDLE, []
+        if p.handle is not None and not live(p.handle, CondHandle):
+            return E_HANDLE, []
+        if p.handle is None or p.model_ri_array is None:
             return E_PARAM, []
         if not is_plain_int(flags) or flags != 0 or not is_plain_int(p.type) \
                 or not 0 <= p.type <= 2:
             return E_PARAM, []
         size = p.size
-        if not live(p.handle, CondHandle):
-            return E_HANDLE, []
         if p.handle.used:
             return E_PARAM, []
-        if isinstance(stream, ModelStream):
-            return E_NOT_CAPTURED, []
-        if not live(stream, SimStream):
-            return E_HANDLE, []
-        if not stream.capturing:
+        if isinstance(stream, ModelStream) or not stream.capturing:
             return E_NOT_CAPTURED, []
         parent = p.handle.model
         if stream.session.model is not parent:

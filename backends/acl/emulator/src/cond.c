@@ -225,10 +225,11 @@ MDLRI_API aclError aclmdlRIAddCondTask(aclmdlRICondTaskParams params, aclrtStrea
     if (!emu_valid(stream, MAGIC_STRM)) {
         rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed stream %p", fn,
                      stream);
+    } else if (params.handle && !emu_valid(params.handle, MAGIC_COND)) {
+        /* the rts entry validates a non-NULL handle before the decorator's NULL checks */
+        rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or stale cond handle", fn);
     } else if (!params.handle || !params.modelRIArray) {
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: params.handle or modelRIArray is NULL", fn);
-    } else if (!emu_valid(params.handle, MAGIC_COND)) {
-        rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or stale cond handle", fn);
     } else if (flags != 0) {
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: flags %u must be 0", fn, flags);
     } else if ((unsigned)params.type > ACL_MODEL_RI_COND_TYPE_SWITCH) {
