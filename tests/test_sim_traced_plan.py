@@ -15,7 +15,8 @@ from mdlri_conformance.backends.sim.device import EventState, NopOp, RecordOp, W
 from mdlri_conformance.backends.sim.execution import TracedPlan
 from mdlri_conformance.backends.sim.model import SimModel
 
-from .test_sim_support import H2D, SYNC, b, func, i32, launch, ok, put_i32, streams, tasks  # noqa: F401
+from .test_sim_support import b  # noqa: F401 (the fixture)
+from .test_sim_support import H2D, SYNC, func, i32, launch, ok, put_i32, streams, tasks
 
 
 def _fork_join_model(b, x, y):

@@ -26,10 +26,10 @@ from typing import Any
 
 from mdlri_conformance.backends.contract import TaskType
 
+from .attributes import timeout_seconds
 from .device import (EventState, KernelOp, MemcpyOp, MemsetOp, NopOp, Op, RecordOp, ResetOp,
                      ValueWaitOp, ValueWriteOp, WaitOp)
 from .execution import TracedPlan
-from .attributes import timeout_seconds
 from .handles import Handle
 
 

@@ -94,9 +94,7 @@ def test_cond_handle_on_ended_capture(dev: Dev) -> None:
 @pytest.mark.requires(Cap.BUILD)
 def test_cond_handle_on_built_model(dev: Dev) -> None:
     """COND-01: CondHandleCreate on a model that is not a capture model returns 207000."""
-    rc, m = dev.b.build_begin(0)
-    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
-    dev.model(m)
+    m = begin_build(dev)
     rc, _ = dev.b.cond_handle_create(m, 0, CondHandleFlag.NONE)
     expect.rc(rc, Err.RT_FEATURE_NOT_SUPPORT, "aclmdlRICondHandleCreate on a built model")
 
@@ -107,9 +105,7 @@ def test_cond_handle_bad_flag_before_the_model_type(dev: Dev) -> None:
     """COND-01: CondHandleCreate on a built model with flag 2 returns 107000, not the built
     model's 207000: the error decorator checks the flag first
     (`feature/aclgraph/api_error_aclgraph.cc:197-202`)."""
-    rc, m = dev.b.build_begin(0)
-    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
-    dev.model(m)
+    m = begin_build(dev)
     rc, h = dev.b.cond_handle_create(m, 0, 2)
     if rc == Err.RT_FEATURE_NOT_SUPPORT:
         # the built model's answer (test_cond_handle_on_built_model) came first: a wrong
@@ -711,9 +707,7 @@ def _create_not_capturing(dev: Dev) -> int:
 
 
 def _create_built(dev: Dev) -> int:
-    rc, m = dev.b.build_begin(0)
-    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
-    dev.model(m)
+    m = begin_build(dev)
     return dev.b.cond_handle_create(m, 0, 0)[0]
 
 

@@ -18,7 +18,7 @@ import pytest
 from mdlri_conformance.backends.contract import DEBUG_JSON_SUMMARY, DEBUG_JSON_VERBOSE, Cap, Err
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import Dev
-from mdlri_conformance.conformance.specs._setups import Case, case
+from mdlri_conformance.conformance.specs._setups import Case, begin_build, case
 
 pytestmark = pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS)
 
@@ -317,19 +317,11 @@ def test_debug_json_during_capture(dev: Dev, tmp_path: Path) -> None:
 @pytest.mark.requires(Cap.BUILD)
 def test_debug_json_built_model(dev: Dev, tmp_path: Path) -> None:
     """DBG-04: DebugJsonPrint works on a built model."""
-    rc, m = dev.b.build_begin(0)
-    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
-    dev.model(m)
+    m = begin_build(dev)
     path = tmp_path / "built.json"
     expect.ok(dev.b.debug_json_print(m, str(path), DEBUG_JSON_SUMMARY),
               "aclmdlRIDebugJsonPrint of a built model")
     trace(path)
-
-
-def _built(dev: Dev) -> Any:
-    rc, m = dev.b.build_begin(0)
-    expect.ok(rc, "aclmdlRIBuildBegin (setup)")
-    return dev.model(m)
 
 
 @pytest.mark.clause("DBG-04")
@@ -340,7 +332,7 @@ def test_debug_print_any_time(dev: Dev, which: str) -> None:
     """DBG-04: aclmdlRIDebugPrint returns 0 on the GetInfo model during capture, on a captured
     model and on a built model (doc: only after CaptureEnd); it checks only the model
     (`feature/aclgraph/api_error_aclgraph.cc:122-128`, `model_aclgraph.cc:31-48`)."""
-    m = {"capturing": capturing, "captured": model, "built": _built}[which](dev)
+    m = {"capturing": capturing, "captured": model, "built": begin_build}[which](dev)
     expect.ok(dev.b.debug_print(m), f"aclmdlRIDebugPrint of a {which} model", clause="DBG-04")
 
 

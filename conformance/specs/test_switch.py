@@ -130,14 +130,23 @@ def test_active_and_switch_need_bound_streams(dev: Dev) -> None:
               "aclrtSwitchStream to an ordinary stream")
 
 
+def _labels(dev: Dev, n: int) -> list[Any]:
+    """``n`` new labels, destroyed at the end of the spec."""
+    labels = []
+    for _ in range(n):
+        rc, label = dev.b.create_label()
+        expect.ok(rc, "aclrtCreateLabel (setup)")
+        dev.track("destroy_label", lambda lb=label: dev.b.destroy_label(lb))
+        labels.append(label)
+    return labels
+
+
 @pytest.mark.requires(Cap.BUILD, Cap.LABELS)
 @pytest.mark.clause("BLD-09")
 def test_set_label_needs_a_bound_stream(dev: Dev) -> None:
     """BLD-09: aclrtSetLabel on an ordinary stream returns 107005 (Label::Set,
     `core/src/launch/label.cc:153`: the stream has no model, RT_ERROR_STREAM_MODEL)."""
-    rc, label = dev.b.create_label()
-    expect.ok(rc, "aclrtCreateLabel (setup)")
-    dev.track("destroy_label", lambda: dev.b.destroy_label(label))
+    (label,) = _labels(dev, 1)
     expect.rc(dev.b.set_label(label, dev.stream()), Err.RT_STREAM_MODEL,
               "aclrtSetLabel on an ordinary stream", clause="BLD-09")
 
@@ -229,16 +238,6 @@ def test_label_set_twice(dev: Dev) -> None:
     expect.ok(b.end_task(m, s), "aclmdlRIEndTask (setup)")
     _run(dev, m)
     expect.eq(int(dev.read(out)[0]), _word(0x5C), "fill recorded after the refused aclrtSetLabel")
-
-
-def _labels(dev: Dev, n: int) -> list[Any]:
-    labels = []
-    for _ in range(n):
-        rc, label = dev.b.create_label()
-        expect.ok(rc, "aclrtCreateLabel (setup)")
-        dev.track("destroy_label", lambda lb=label: dev.b.destroy_label(lb))
-        labels.append(label)
-    return labels
 
 
 @pytest.mark.requires(Cap.BUILD, Cap.LABELS)

@@ -12,12 +12,11 @@ from ..capture import CaptureSession
 from ..cond import SubModel
 from ..device import U64, NopOp, RecordOp, ResetOp, ValueWaitOp, ValueWriteOp, WaitOp
 from ..events import EX_ALLOWED, SimEvent, valid_flags
-from ..streams import CAPTURE_FORBIDDEN_FLAGS
 from ..external import ExternalEventRef
 from ..guard import NO_CTX, NO_CTX_OUT, guarded
 from ..limits import REFUSED
 from ..model import ModelEvent, SimModel, TaskRecord
-from ..streams import SimStream
+from ..streams import CAPTURE_FORBIDDEN_FLAGS, SimStream
 from .checks import E_NULL, E_PARAM, OK, is_int
 
 
@@ -189,12 +188,12 @@ class EventsApi:
     @guarded()
     def stream_wait_event(self, stream: Any, event: Any) -> int:
         """aclrtStreamWaitEvent. First :meth:`_refused` (no wait task: 207000, RT-25). An
-        unbound external event: see :meth:`_external_event_task`. Capturing stream: event of this capture -> EVENT_WAIT task;
-        of another open capture -> 107032 (XS-07); old-mode -> 207000 (XS-04); never recorded
-        -> 0 and no task (XS-14); otherwise 107024, capture kept (XS-05). Non-capturing stream
-        waiting on an event recorded in an open capture joins that capture (fork, XS-01),
-        unless its flags forbid capture: 507000 (CAP-18, `api/impl/api_impl.cc:1625-1628`,
-        before the default stream's 107031)."""
+        unbound external event: see :meth:`_external_event_task`. Capturing stream: event of
+        this capture -> EVENT_WAIT task; of another open capture -> 107032 (XS-07); old-mode
+        -> 207000 (XS-04); never recorded -> 0 and no task (XS-14); otherwise 107024, capture
+        kept (XS-05). Non-capturing stream waiting on an event recorded in an open capture
+        joins that capture (fork, XS-01), unless its flags forbid capture: 507000 (CAP-18,
+        `api/impl/api_impl.cc:1625-1628`, before the default stream's 107031)."""
         rc, ev, st = self._event_on_stream(event, stream)
         if rc or (rc := self._refused(ev, st, TaskType.EVENT_WAIT)):
             return rc

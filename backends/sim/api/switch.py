@@ -51,26 +51,22 @@ class SwitchApi:
             return E_PARAM, None
         return OK, b
 
-    def _target_and_stream(self, target: Any, stream: Any, *,
-                           target_first: bool) -> tuple[int, Any]:
-        """(rc, binding of ``stream``) for a task of ``stream`` that starts ``target``, in the
-        runtime's order: either NULL 100000 (the ACL layer), either handle stale 107017, then
-        the two bound checks (either not bound -> 107005, BLD-09) in the impl's order --
-        ``target_first`` for SwitchStream (`api/impl/api_impl.cc:5035-5042`), the issuing
-        stream first for ActiveStream (`:5086-5091`); bound to different models 107000."""
-        if target is None or stream is None:
-            return E_NULL, None
-        for x in (target, stream):
-            if not isinstance(x, ModelStream) and not live(x, SimStream):
-                return E_HANDLE, None
-        order = (target, stream) if target_first else (stream, target)
-        bound = []
-        for x in order:
-            rc, b = self._bound_stream(x, unbound_rc=E_STREAM_MODEL)
+    @staticmethod
+    def _stale(*streams: Any) -> bool:
+        """Whether a stream handle is stale (the rts entry's validation, 107017)."""
+        return any(not isinstance(x, ModelStream) and not live(x, SimStream) for x in streams)
+
+    def _both_bound(self, target: Any, stream: Any, *, target_first: bool) -> tuple[int, Any]:
+        """(rc, binding of ``stream``) for a task of ``stream`` that starts ``target``, both
+        non-NULL live handles: the two bound checks (either not bound -> 107005, BLD-09) in the
+        impl's order -- ``target_first`` for SwitchStream (`api/impl/api_impl.cc:5035-5042`),
+        the issuing stream first for ActiveStream (`:5086-5091`); bound to different models
+        107000."""
+        for x in ((target, stream) if target_first else (stream, target)):
+            rc, _ = self._bound_stream(x, unbound_rc=E_STREAM_MODEL)
             if rc:
                 return rc, None
-            bound.append(b)
-        t, b = bound if target_first else bound[::-1]
+        t, b = self._bound[target], self._bound[stream]
         if t[0] is not b[0]:
             return E_PARAM, None
         return OK, b
@@ -85,7 +81,11 @@ class SwitchApi:
         """aclrtActiveStream: both streams bound to the same built model; ``stream`` or
         ``active_stream`` not bound to a model -> 107005 (BLD-09,
         ``api/impl/api_impl.cc:5086-5091``)."""
-        rc, b = self._target_and_stream(active_stream, stream, target_first=False)
+        if active_stream is None or stream is None:
+            return E_NULL  # the ACL layer
+        if self._stale(active_stream, stream):
+            return E_HANDLE
+        rc, b = self._both_bound(active_stream, stream, target_first=False)
         if rc:
             return rc
         return self._store(b, lambda t=active_stream: ActiveOp(t), "STREAM_ACTIVE")
@@ -102,16 +102,15 @@ class SwitchApi:
             return E_NULL
         if false_stream is not None:
             return E_NULL  # reserved: ACL_CHECK_INVALID_PARAM_NO_VALUE
-        for x in (true_stream, stream):
-            if not isinstance(x, ModelStream) and not live(x, SimStream):
-                return E_HANDLE
+        if self._stale(true_stream, stream):
+            return E_HANDLE
         if not is_plain_int(left_value) or not is_plain_int(right_value):
             return E_PARAM
         if not is_plain_int(cond) or cond not in {int(c) for c in Condition}:
             return E_PARAM
         if not is_plain_int(data_type) or data_type not in {int(d) for d in CompareDataType}:
             return E_PARAM
-        rc, b = self._target_and_stream(true_stream, stream, target_first=True)
+        rc, b = self._both_bound(true_stream, stream, target_first=True)
         if rc:
             return rc
         return self._store(b, lambda: SwitchOp(int(left_value), int(cond), int(right_value),
@@ -131,11 +130,10 @@ class SwitchApi:
 
     @guarded()
     def set_label(self, label: Any, stream: Any) -> int:
-        """aclrtSetLabel: once per label, of a label in a label list (else 507000, RT-38), on a
-        bound stream (else 107005: Label::Set,
-        ``core/src/launch/label.cc:153``); a label already set is
-        RT_ERROR_LABEL_SET, 507000 (RT-22: Label::Set, ``core/src/launch/label.cc:167-168``;
-        ``common/errcode_manage.cc:364``)."""
+        """aclrtSetLabel: on a bound stream (else 107005: Label::Set,
+        ``core/src/launch/label.cc:153``); once per label (a label already set is
+        RT_ERROR_LABEL_SET, 507000: RT-22, ``label.cc:167-168``, ``common/errcode_manage.cc:364``);
+        of a label in a label list (else 507000, RT-38)."""
         if label is None:
             return E_NULL
         if not live(label, Label):

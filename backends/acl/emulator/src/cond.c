@@ -163,7 +163,8 @@ MDLRI_API aclError aclmdlRICondHandleCreate(aclmdlRI modelRI, uint32_t defaultLa
         rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed modelRI %p", fn,
                      modelRI);
     } else if ((unsigned)flag > ACL_MODEL_RI_COND_HANDLE_ASSIGN_DEFAULT) {
-        /* the error decorator checks the flag before the model type (api_error_aclgraph.cc:197-202) */
+        /* the error decorator checks the flag before the model type
+         * (api_error_aclgraph.cc:197-202) */
         rc = emu_err(ACL_ERROR_RT_PARAM_INVALID, "%s: invalid flag %u", fn, (unsigned)flag);
     } else if (m->built) {
         rc = emu_err(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "%s: not a capture model", fn);
