@@ -103,6 +103,42 @@ class ReversesGroupUpdate(Wrapped):
         return self._inner.capture_task_update_end(stream)
 
 
+class FailsEmptyUpdate(Wrapped):
+    """UpdateEnd with no launch since UpdateBegin answers 507000 even on an empty group
+    (TG-14 broken: 0 launches match a group of 0 tasks)."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.launched: dict[Any, int] = {}
+
+    def capture_task_update_begin(self, stream: Any, handle: Any) -> int:
+        rc = self._inner.capture_task_update_begin(stream, handle)
+        if rc == Err.SUCCESS:
+            self.launched[stream] = 0
+        return rc
+
+    def launch_kernel_with_host_args(self, func: Any, blocks: int, stream: Any, *rest: Any) -> int:
+        if stream in self.launched:
+            self.launched[stream] += 1
+        return self._inner.launch_kernel_with_host_args(func, blocks, stream, *rest)
+
+    def capture_task_update_end(self, stream: Any) -> int:
+        rc = self._inner.capture_task_update_end(stream)
+        if self.launched.pop(stream, None) == 0:
+            return int(Err.RT_INTERNAL_ERROR)
+        return rc
+
+
+def empty_group_case() -> Case:
+    """The group case with an empty group after the first, updated (no launch) between two
+    executions, the first group's update after it."""
+    case = group_case()
+    case.ops += [GroupBegin(0), GroupEnd(0)]
+    case.plan = [Execute(), Sync(), GroupUpdate(1, [], []), Execute(), Sync(),
+                 *case.plan[2:]]
+    return case
+
+
 class RunsBuildEagerly(Wrapped):
     """A kernel issued on a bound stream also runs at once (BLD-03 broken: tasks on a bound
     stream are stored, not executed)."""
@@ -155,7 +191,6 @@ def test_groups_are_numbered_by_their_end() -> None:
 
 @pytest.mark.parametrize("ops, message", [
     ([GroupBegin(0), fill(1, 1), Memset(0, 2, 0), GroupEnd(0)], "memset on stream 0"),
-    ([GroupBegin(0), GroupEnd(0)], "an empty task group"),
     ([fill(1, 1), GroupEnd(0)], "without an open group"),
     ([GroupBegin(0), fill(1, 1), GroupBegin(0), fill(2, 1), GroupEnd(0), GroupEnd(0)],
      "while the group"),
@@ -181,6 +216,17 @@ def test_check_keeps_group_plans_defined(step: Any, message: str) -> None:
     case.plan.append(step)
     with pytest.raises(GraphError, match=message):
         graphs.check(case)
+
+
+def test_an_empty_group_is_a_group() -> None:
+    case = empty_group_case()
+    graphs.check(case)
+    assert graphs.groups(case) == [[2, 3], []]
+    assert graphs.group_ends(case) == [4, 6]
+    bad = empty_group_case()
+    bad.plan.append(GroupUpdate(1, ["fill"], [{"out": 1, "n": 8, "value": 7}]))
+    with pytest.raises(GraphError, match="for a group of 0 tasks"):
+        graphs.check(bad)
 
 
 def test_check_keeps_builds_defined() -> None:
@@ -230,6 +276,15 @@ def test_a_built_model_runs_only_when_executed(sim_backend: Any) -> None:
     assert first_difference(exp, runner.replay(sim_backend, case)) is None
 
 
+def test_an_empty_group_update_answers_zero(sim_backend: Any) -> None:
+    case = empty_group_case()
+    exp = oracle.expected(case)
+    got = {o.key: o.value for o in exp}
+    assert got[("step", 2, "rc")] == [0, 0, 0]  # UpdateBegin, UpdateEnd, the sync (TG-14)
+    assert got[("sync", 4, "buffer 2")] == [2 * x + 2 for x in X]  # nothing replaced
+    assert first_difference(exp, runner.replay(sim_backend, case)) is None
+
+
 def test_an_update_racing_an_execution_is_not_defined() -> None:
     case = group_case()
     case.plan = [Execute(), GroupUpdate(0, ["fill", "fill"], [
@@ -242,6 +297,7 @@ def test_an_update_racing_an_execution_is_not_defined() -> None:
     (IgnoresGroupUpdate, group_case, ("sync", 4, "buffer 1")),
     (ReversesGroupUpdate, group_case, ("sync", 4, "buffer 2")),
     (RunsBuildEagerly, built_case, ("sync", 0, "buffer 2")),
+    (FailsEmptyUpdate, empty_group_case, ("step", 2, "rc")),
 ])
 def test_planted_bugs_are_caught(sim_backend: Any, wrapper: Any, case: Any, key: Any) -> None:
     c = case()
@@ -280,6 +336,8 @@ def test_the_group_strategies_reach_both_kinds_of_round() -> None:
             seen.add("set_grouped")
         if len(graphs.groups(case)) == 2:
             seen.add("two groups")
+        if any(not members for members in graphs.groups(case)):
+            seen.add("empty group")
 
     draw()
-    assert seen == {"group_update", "set_grouped", "two groups"}
+    assert seen == {"group_update", "set_grouped", "two groups", "empty group"}

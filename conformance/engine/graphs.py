@@ -343,7 +343,8 @@ class GroupUpdate:
     ``args[k]``, the task's block count; the operator may differ, TG-10), then
     aclmdlRICaptureTaskUpdateEnd(u) and a sync of ``u``: the update runs in ``u``'s stream
     order, so the executions after it run the new kernels (TG-10). As many launches as the
-    group holds (TG-13 makes another count fail)."""
+    group holds (TG-13 makes another count fail): none for an empty group, whose
+    UpdateEnd then answers 0 (TG-14)."""
 
     group: int
     kernels: list[str]
@@ -703,6 +704,12 @@ def groups(case: Case) -> list[list[int]]:
     return out
 
 
+def group_ends(case: Case) -> list[int]:
+    """The op index of every task group's GroupEnd, numbered as :func:`groups` numbers the
+    groups (an empty group has no member to name its stream or model; its end does)."""
+    return [i for i, op in enumerate(case.ops) if isinstance(op, GroupEnd)]
+
+
 def grouped_ops(case: Case) -> dict[int, int]:
     """op index -> the group it belongs to (TG-01)."""
     return {i: g for g, members in enumerate(groups(case)) for i in members}
@@ -711,8 +718,9 @@ def grouped_ops(case: Case) -> dict[int, int]:
 def _check_groups(case: Case) -> None:
     """Task groups stay inside defined behaviour: GroupBegin on a stream with no open group
     and GroupEnd only on the stream of the open one (TG-06), nothing but kernel launches on
-    that stream until GroupEnd (TG-04, TG-05: no other op of any stream), at least one
-    launch per group, and every group closed before its model's CaptureEnd (TG-07)."""
+    that stream until GroupEnd (TG-04, TG-05: no other op of any stream), and every group
+    closed before its model's CaptureEnd (TG-07). A group may be empty (no launch between
+    GroupBegin and GroupEnd): it is legal, and its update has no launch (TG-14)."""
     open_at: int | None = None
     for i, op in enumerate(case.ops):
         where = f"ops[{i}]"
@@ -725,8 +733,6 @@ def _check_groups(case: Case) -> None:
             if open_at is None or case.ops[open_at].stream != op.stream:
                 raise GraphError(f"{where}: group_end without an open group on stream "
                                  f"{op.stream} (TG-06)")
-            if i == open_at + 1:
-                raise GraphError(f"{where}: an empty task group")
             open_at = None
         elif open_at is not None and not (isinstance(op, Launch)
                                           and op.stream == case.ops[open_at].stream):

@@ -728,9 +728,11 @@ def _group_update(i: int, step: GroupUpdate, models: _Models) -> list[Observatio
     the sync of the update stream all answer 0, and from then on each grouped task runs its
     replacement (another operator allowed). Defined here only for a READY model with no
     pending change, after a Sync of every execution queued before it (an update racing
-    with an execution is open, Q-21)."""
-    members = graphs.groups(models.programs[0].case)[step.group]
-    model, program = models.of_op(members[0])
+    with an execution is open, Q-21). An empty group's update has no launch and also
+    answers 0 throughout: 0 launches match its 0 tasks (TG-14)."""
+    case = models.programs[0].case
+    members = graphs.groups(case)[step.group]
+    model, program = models.of_op(graphs.group_ends(case)[step.group])
     if models.unsynced:
         raise UndefinedCase(f"plan[{i}]: task-group update while an execution may still run "
                             "(no Sync since it was queued, Q-21)")

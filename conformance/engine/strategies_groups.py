@@ -9,7 +9,9 @@ What the catalog defines (semantics.md TG-*, BLD-*; abi.md):
   model (TG-11), one kernel launch per grouped task (the operator may differ), then
   aclmdlRICaptureTaskUpdateEnd: each launch replaces the next task of the group, and the
   update runs in ``u``'s stream order (TG-10), so after a sync of ``u`` the next executions
-  run the replacements; another number of launches fails (TG-13) and is not drawn;
+  run the replacements; another number of launches fails (TG-13) and is not drawn; an empty
+  group (no launch between GrpBegin and GrpEnd) is legal and its update has no launch
+  (TG-14);
 * a grouped kernel also takes SetParams with fresh parameters (taskGrp NULL, SETP-06) that
   the next Update commits (SETP-01, UPD-05); a group is changed one way or the other in a
   case, never both (their interplay is not defined);
@@ -18,12 +20,13 @@ What the catalog defines (semantics.md TG-*, BLD-*; abi.md):
   (BLD-01, BLD-02, BLD-03, BLD-05); executed with ExecuteAsync on the captured models'
   stream, it queues with their executions (EXE-01).
 
-:func:`group_cases` appends one or two groups to the origin stream of a positive case (after
-every other op, so all of the program happens before them and their buffers race with
-nothing) and follows the drawn plan with rounds of task-group updates or of SetParams +
-Update on the grouped kernels, each round executed and synced. :func:`built_cases` adds one
-or two built models over the case's buffers and executes them at drawn points of the plan,
-which begins with a Sync (nothing the builds stored has run yet).
+:func:`group_cases` appends one or two groups (possibly empty) to the origin stream of a
+positive case (after every other op, so all of the program happens before them and their
+buffers race with nothing) and follows the drawn plan with rounds of task-group updates or
+of SetParams + Update on the grouped kernels, each round executed and synced.
+:func:`built_cases` adds one or two built models over the case's buffers and executes them
+at drawn points of the plan, which begins with a Sync (nothing the builds stored has run
+yet).
 """
 
 from __future__ import annotations
@@ -95,19 +98,23 @@ def _set_round(draw: st.DrawFn, case: Case, g: int) -> list[Step]:
 
 @st.composite
 def group_cases(draw: st.DrawFn, **kw: Any) -> Case:
-    """A positive case with 1-2 task groups of 1-3 launches each at the end of its origin
-    stream (TG-01), whose plan goes on with 1-3 rounds of either task-group updates (TG-10)
-    or SetParams + Update on grouped kernels (SETP-01, UPD-05), each executed and synced."""
+    """A positive case with 1-2 task groups of 0-3 launches each at the end of its origin
+    stream (TG-01; an empty group is legal, TG-14), whose plan goes on with 1-3 rounds of
+    either task-group updates (TG-10; none launched for an empty group, TG-14) or SetParams +
+    Update on grouped kernels (SETP-01, UPD-05), each executed and synced. An empty group has
+    no kernel to set, so its rounds are updates."""
     case = draw(cases(**kw))
     case.plan = draw(plans_for(case, max_rounds=2))
     count = draw(st.integers(1, 2))
-    for _ in range(count):
+    sizes = [draw(st.integers(0, 3)) for _ in range(count)]
+    for size in sizes:
         case.ops.append(GroupBegin(0))
-        for _ in range(draw(st.integers(1, 3))):
+        for _ in range(size):
             case.ops.append(draw(any_launch(case, 0)))
         case.ops.append(GroupEnd(0))
     updated = {g for g in range(count) if draw(st.booleans())} if count > 1 else \
         ({0} if draw(st.booleans()) else set())
+    updated |= {g for g, size in enumerate(sizes) if size == 0}
     case.plan += [Execute(1), Sync(SYNC_MS)]
     for _ in range(draw(st.integers(1, 3))):
         g = draw(st.integers(0, count - 1))

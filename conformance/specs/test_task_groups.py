@@ -411,16 +411,57 @@ def test_update_with_too_few_tasks(dev: Dev) -> None:
 
 
 @pytest.mark.clause("TG-14")
-def test_empty_update_fails(dev: Dev) -> None:
-    """TG-14: UpdateBegin immediately followed by UpdateEnd returns 507000.
+def test_empty_update_of_a_non_empty_group_fails(dev: Dev) -> None:
+    """TG-14: on a group of one task, UpdateBegin immediately followed by UpdateEnd returns
+    507000.
 
     The DG-TU sample does exactly this (loop i == 0) as if it were legal; the implementation
-    treats zero tasks as "fewer than the group" (TG-13).
+    treats zero launches as "fewer than the group" (TG-13, `feature/aclgraph/
+    context_aclgraph.cc:890-898`).
     """
     g = grouped(dev, ((2, 1),))
     u = updater(dev, g)
     expect.rc(dev.b.capture_task_update_end(u), Err.RT_INTERNAL_ERROR,
-              "aclmdlRICaptureTaskUpdateEnd with no task")
+              "aclmdlRICaptureTaskUpdateEnd with no task on a group of one", clause="TG-14")
+
+
+@pytest.mark.clause("TG-14", "TG-01")
+@pytest.mark.parametrize("outside", [False, True], ids=["empty_model", "kernel_before_group"])
+def test_empty_group(dev: Dev, outside: bool) -> None:
+    """TG-14, TG-01: a group begun and ended with no task between is legal: GrpBegin, GrpEnd
+    (with a handle) and CaptureEnd each return 0. UpdateBegin then UpdateEnd with no launch
+    returns 0 on it, because 0 launches match its 0 tasks (Context::StreamEndTaskUpdate
+    compares the counts only, `feature/aclgraph/context_aclgraph.cc:878-905`); the model's
+    Destroy and a sync of the update stream after it return 0 as well. ``empty_model``: the
+    update runs on the stream that captured, as the runtime's UT task_group_update does;
+    ``kernel_before_group``: a kernel captured before the group, so the model is not empty,
+    and a fresh update stream.
+    """
+    s = dev.stream()
+    x, y = dev.buffer(X), dev.buffer(n=8)
+    dev.begin(s)
+    if outside:
+        dev.launch("affine", s, x=x, y=y, n=8, a=2, b=1)
+    expect.rc(dev.b.capture_task_grp_begin(s), Err.SUCCESS,
+              "aclmdlRICaptureTaskGrpBegin", clause="TG-01")
+    rc, h = dev.b.capture_task_grp_end(s)
+    expect.rc(rc, Err.SUCCESS, "aclmdlRICaptureTaskGrpEnd of an empty group", clause="TG-01")
+    expect.true(h is not None and h is not UNWRITTEN, "task group handle of an empty group",
+                "non-NULL", h, clause="TG-01")
+    rc, model = dev.end_rc(s)
+    expect.rc(rc, Err.SUCCESS, "aclmdlRICaptureEnd after an empty group", clause="TG-01")
+    u = dev.stream() if outside else s
+    expect.rc(dev.b.capture_task_update_begin(u, h), Err.SUCCESS,
+              "aclmdlRICaptureTaskUpdateBegin on an empty group", clause="TG-14")
+    expect.rc(dev.b.capture_task_update_end(u), Err.SUCCESS,
+              "aclmdlRICaptureTaskUpdateEnd with no task on an empty group", clause="TG-14")
+    if outside:
+        dev.execute(model, s)
+        expect.eq(dev.read(y), affine(X, 2, 1), "output of the kernel before the empty group")
+    expect.rc(dev.destroy(model), Err.SUCCESS, "aclmdlRIDestroy after the empty update",
+              clause="TG-14")
+    expect.rc(dev.b.synchronize_stream(u), Err.SUCCESS,
+              "aclrtSynchronizeStream of the update stream after Destroy", clause="TG-14")
 
 
 @pytest.mark.clause("TG-15")

@@ -112,6 +112,6 @@ class TaskGroupsApi:
         if u is None:
             return E_GRP_STATUS
         u.group.updating = None
-        if u.index != len(u.group.tasks):
+        if u.index != len(u.group.tasks):  # counts only: an empty group's is 0 (TG-14)
             return E_INTERNAL  # TG-13, TG-14
         return OK

@@ -215,6 +215,8 @@ MDLRI_API aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream) {
     }
     s->upd = NULL; /* TG-13: the stream leaves update mode and the handle is reusable */
     g->updating = NULL;
+    /* TG-13/14: only the counts are compared (context_aclgraph.cc:890-898), so an empty group
+     * updated with no launch is 0 */
     if (g->upd_pos < g->n)
         rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR,
                      "%s: %zu task(s) issued, the task group holds %zu", fn, g->upd_pos, g->n);
