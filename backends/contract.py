@@ -898,8 +898,10 @@ class ExtendedBackend(Protocol):
         """aclrtSetLabel: marks the current position of bound ``stream`` with ``label``."""
         ...
 
-    def create_label_list(self, labels: list[Any] | None, num: int) -> tuple[int, Any]:
-        """aclrtCreateLabelList(labels, num, &list) -> (rc, label list); num in (0, 65535]."""
+    def create_label_list(self, labels: list[Any] | None, num: int, *,
+                          null_list: bool = False) -> tuple[int, Any]:
+        """aclrtCreateLabelList(labels, num, &list) -> (rc, label list); num in (0, 65535].
+        ``null_list``: pass NULL for the labelList out-parameter."""
         ...
 
     def destroy_label_list(self, label_list: Any) -> int:

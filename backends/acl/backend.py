@@ -960,9 +960,11 @@ class AclBackend:
         """aclrtSetLabel."""
         return self._call("aclrtSetLabel", as_ptr(label), as_ptr(stream))
 
-    def create_label_list(self, labels: list[Any] | None, num: int) -> tuple[int, Any]:
+    def create_label_list(self, labels: list[Any] | None, num: int, *,
+                          null_list: bool = False) -> tuple[int, Any]:
         """aclrtCreateLabelList(labels, num, &list): ``labels`` None is NULL; the C array has
-        max(num, len(labels)) slots, NULL past the given labels."""
+        max(num, len(labels)) slots, NULL past the given labels; ``null_list``: a NULL
+        labelList."""
         fn = self._fn("aclrtCreateLabelList")
         if fn is None:
             return self._missing("aclrtCreateLabelList"), UNWRITTEN
@@ -971,8 +973,8 @@ class AclBackend:
             n = max(int(num), len(labels), 1) if 0 <= int(num) <= 65536 else max(len(labels), 1)
             arr = (c_void_p * n)(*[as_ptr(x) for x in labels])
         out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(arr, int(num) & 0xFFFFFFFFFFFFFFFF, byref(out)))
-        return rc, out_handle(out.value, "label-list")
+        rc = self._rc(fn(arr, int(num) & 0xFFFFFFFFFFFFFFFF, None if null_list else byref(out)))
+        return rc, UNWRITTEN if null_list else out_handle(out.value, "label-list")
 
     def destroy_label_list(self, label_list: Any) -> int:
         """aclrtDestroyLabelList."""

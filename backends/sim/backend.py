@@ -64,6 +64,7 @@ from .memory import (DEFAULT_BASE, DEFAULT_FILL, DEFAULT_GUARD, DeviceMemorySpac
                      PinnedRegistry)
 from .model import ModelStream, SimModel, Task, TaskRecord, record_to_op
 from .streams import SimStream
+from .switch import Label
 from .taskgroups import TaskGroup, UpdateState
 
 VERSION = "mdlri-sim 0.1"
@@ -116,6 +117,7 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         self._groups: list[TaskGroup] = []                  # every live group
         self._upd: dict[SimStream, UpdateState] = {}        # streams in task-update mode
         self._bound: dict[SimStream, tuple[BuiltModel, ModelStream]] = {}
+        self._labels: set[Label] = set()  # live aclrtCreateLabel labels (RT-40)
         self._conds: dict[SimModel, list[CondHandle]] = {}
         self._subs: dict[SimModel, list[SubModel]] = {}
         self._names: dict[SimModel, str] = {}
@@ -348,6 +350,7 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
                        "host_allocations": self.pinned.count(),
                        "internal_allocations": self.mem.count("internal"),
                        "binaries": len(self._binaries),
+                       "labels": len(self._labels),
                        "open_captures": len(self._sessions)})
 
     @property

@@ -39,8 +39,11 @@ from .execution import ExecuteOp
 from .handles import Handle
 from .model import ModelStream, TaskRecord, record_to_op
 
-#: aclrtCreateLabelList: num in (0, MAX_LABELS]
+#: aclrtCreateLabelList: num in (0, MAX_LABELS] (RT-41)
 MAX_LABELS = 65535
+#: live labels of aclrtCreateLabel at once: the runtime's one allocator hands out the ids
+#: [0, 0xFFFF), so the 65,536th live label is refused (RT-40)
+MAX_LABEL_IDS = 0xFFFF
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,5 +217,5 @@ def end_record() -> TaskRecord:
     return TaskRecord(TaskType.DEFAULT, default_kind="ext", src=EndOp, trace="MODEL_END_GRAPH")
 
 
-__all__ = ["ActiveOp", "EndOp", "Label", "LabelList", "LabelOp", "MAX_LABELS", "SwitchLabelOp",
-           "SwitchOp", "compare", "end_record"]
+__all__ = ["ActiveOp", "EndOp", "Label", "LabelList", "LabelOp", "MAX_LABELS", "MAX_LABEL_IDS",
+           "SwitchLabelOp", "SwitchOp", "compare", "end_record"]

@@ -3,7 +3,8 @@
 docs of aclrtActiveStream, aclrtSwitchStream and the Label functions).
 
 The catalog has no clause of its own for these calls: the specs cite BLD-03 (tasks issued on a
-bound stream are stored and run when the model executes) and EXE-01. Each branch is observed
+bound stream are stored and run when the model executes) and EXE-01; the label rules found in
+the runtime's code are RT-22, RT-38 and RT-40 .. RT-43. Each branch is observed
 through a byte fill (``aclrtMemsetAsync``) recorded on the stream it belongs to: a fill that
 ran holds its byte pattern, one that did not keeps the sentinel.
 """
@@ -128,6 +129,48 @@ def test_active_and_switch_need_bound_streams(dev: Dev) -> None:
     expect.rc(dev.b.switch_stream(v, Condition.EQUAL, v, CompareDataType.INT32, plain, None,
                                   head), Err.RT_STREAM_MODEL,
               "aclrtSwitchStream to an ordinary stream")
+
+
+#: ids of aclrtCreateLabel's process-wide allocator, [0, 0xFFFF) (RT-40)
+LABEL_IDS = 0xFFFF
+
+
+class _Owned:
+    """The labels a spec creates; those it has not destroyed itself are destroyed at its end
+    (one cleanup step for tens of thousands of labels)."""
+
+    def __init__(self, dev: Dev) -> None:
+        self.b = dev.b
+        self.live: dict[Any, None] = {}  # insertion-ordered set
+        dev.track("destroy_label", self.destroy_all)
+
+    def create(self) -> tuple[int, Any]:
+        rc, label = self.b.create_label()
+        if rc == Err.SUCCESS:
+            self.live[label] = None
+        return rc, label
+
+    def fill(self, n: int, what: str) -> list[Any]:
+        """``n`` new labels, each required to succeed."""
+        out = []
+        for k in range(n):
+            rc, label = self.create()
+            expect.ok(rc, f"aclrtCreateLabel #{k + 1} of {n} ({what})", clause="RT-40")
+            out.append(label)
+        return out
+
+    def destroy(self, label: Any) -> int:
+        del self.live[label]
+        return self.b.destroy_label(label)
+
+    def destroy_all(self) -> int:
+        """Destroy every label still owned; the first failing rc, else 0."""
+        first = int(Err.SUCCESS)
+        while self.live:
+            label, _ = self.live.popitem()
+            rc = self.b.destroy_label(label)
+            first = first or rc
+        return first
 
 
 def _labels(dev: Dev, n: int) -> list[Any]:
@@ -281,6 +324,85 @@ def test_a_label_is_in_one_list_only(dev: Dev, how: str) -> None:
     rc, other = dev.b.create_label_list([fresh], 1)
     expect.ok(rc, "aclrtCreateLabelList of another label")
     expect.ok(dev.b.destroy_label_list(other), "aclrtDestroyLabelList (setup)")
+
+
+@pytest.mark.requires(Cap.LABELS)
+@pytest.mark.clause("RT-40")
+def test_label_ids_run_out(dev: Dev) -> None:
+    """RT-40: aclrtCreateLabel takes an id of the runtime's one, process-wide allocator of
+    0xFFFF ids (`core/src/runtime.cc:1257-1259`, `core/src/launch/label.cc:34-57`): with
+    65,535 labels live the next is refused with 507000 and *label NULL; destroying one frees
+    its id, so exactly one more creation succeeds.
+
+    The spec creates labels until one is refused, at most 65,536 tries: whatever else is live,
+    the refusal must come by then. That it comes after exactly 65,535 holds because no other
+    label is live when the spec starts: the harness makes none, every spec destroys the
+    labels it made at its end, and the refused creations here make none. The spec destroys
+    all it made (one cleanup step)."""
+    owned = _Owned(dev)
+    rc, label = Err.SUCCESS, None
+    for _ in range(LABEL_IDS + 1):
+        rc, label = owned.create()
+        if rc != Err.SUCCESS:
+            break
+    n = len(owned.live)
+    expect.rc(rc, Err.RT_INTERNAL_ERROR, f"aclrtCreateLabel with {n} labels of this spec live",
+              clause="RT-40")
+    expect.eq(label, None, "aclrtCreateLabel *label when refused", clause="RT-40")
+    expect.eq(n, LABEL_IDS, "labels created before the refusal (none live before the spec)",
+              clause="RT-40")
+    expect.ok(owned.destroy(next(iter(owned.live))), "aclrtDestroyLabel of one of them")
+    expect.rc(owned.create()[0], Err.SUCCESS, "aclrtCreateLabel once one id was freed",
+              clause="RT-40")
+    expect.rc(owned.create()[0], Err.RT_INTERNAL_ERROR,
+              "aclrtCreateLabel with every id in use again", clause="RT-40")
+
+
+@pytest.mark.requires(Cap.LABELS)
+@pytest.mark.clause("RT-41")
+def test_label_list_length_limit(dev: Dev) -> None:
+    """RT-41: aclrtCreateLabelList takes at most 65,535 labels (`api/api_c_model.cc:176-178`):
+    65,536 entries are refused with 107000 and no list is written, before the entries are
+    looked at (here they hold a label twice, RT-38's 507000 otherwise); a list of 65,535
+    distinct labels is made. 65,535 distinct live labels are every id of RT-40's allocator:
+    no other label is live when the spec starts (see test_label_ids_run_out)."""
+    owned = _Owned(dev)
+    labels = owned.fill(LABEL_IDS, "the labels of a full list")
+    rc, lst = dev.b.create_label_list(labels + labels[:1], LABEL_IDS + 1)
+    expect.rc(rc, Err.RT_PARAM_INVALID, "aclrtCreateLabelList of 65,536 labels", clause="RT-41")
+    expect.eq(lst, UNWRITTEN, "aclrtCreateLabelList labelList out-parameter (65,536)",
+              clause="RT-41")
+    rc, lst = dev.b.create_label_list(labels, LABEL_IDS)
+    expect.rc(rc, Err.SUCCESS, "aclrtCreateLabelList of 65,535 labels", clause="RT-41")
+    expect.true(lst not in (None, UNWRITTEN), "aclrtCreateLabelList label list (65,535)",
+                "a list", lst, clause="RT-41")
+    expect.ok(dev.b.destroy_label_list(lst), "aclrtDestroyLabelList")
+
+
+@pytest.mark.requires(Cap.LABELS)
+@pytest.mark.clause("RT-43")
+def test_null_label_handles(dev: Dev) -> None:
+    """RT-43: the ACL layer refuses a NULL label (aclrtSetLabel, aclrtDestroyLabel), labels
+    array or labelList out-parameter (aclrtCreateLabelList) and label list
+    (aclrtDestroyLabelList) with 100000 before the runtime sees the call
+    (`src/acl/aclrt_impl/label.cpp:38, 51, 63-64, 77`): SetLabel's NULL label on an unbound
+    stream (the runtime's 107005, BLD-09) and CreateLabelList's NULL array with num 0 (the
+    runtime's 107000, RT-41) still answer 100000."""
+    b = dev.b
+    (label,) = _labels(dev, 1)
+    expect.rc(b.set_label(None, dev.stream()), Err.INVALID_PARAM,
+              "aclrtSetLabel(NULL, unbound stream)", clause="RT-43")
+    expect.rc(b.destroy_label(None), Err.INVALID_PARAM, "aclrtDestroyLabel(NULL)",
+              clause="RT-43")
+    expect.rc(b.create_label_list(None, 0)[0], Err.INVALID_PARAM,
+              "aclrtCreateLabelList(labels NULL, num 0)", clause="RT-43")
+    rc, lst = b.create_label_list([label], 1, null_list=True)
+    expect.rc(rc, Err.INVALID_PARAM, "aclrtCreateLabelList(labelList NULL)", clause="RT-43")
+    expect.rc(b.destroy_label_list(None), Err.INVALID_PARAM, "aclrtDestroyLabelList(NULL)",
+              clause="RT-43")
+    rc, lst = b.create_label_list([label], 1)
+    expect.ok(rc, "aclrtCreateLabelList after the refused calls (the label is in no list yet)")
+    expect.ok(b.destroy_label_list(lst), "aclrtDestroyLabelList")
 
 
 @pytest.mark.requires(Cap.BUILD, Cap.STREAM_SWITCH)

@@ -15,7 +15,8 @@ from ..guard import NO_CTX_OUT, guarded
 from ..handles import live
 from ..model import ModelStream, TaskRecord
 from ..streams import SimStream
-from ..switch import (MAX_LABELS, ActiveOp, Label, LabelList, LabelOp, SwitchLabelOp, SwitchOp)
+from ..switch import (MAX_LABEL_IDS, MAX_LABELS, ActiveOp, Label, LabelList, LabelOp,
+                      SwitchLabelOp, SwitchOp)
 from .checks import E_HANDLE, E_INTERNAL, E_NULL, E_PARAM, E_STREAM_MODEL, OK, is_plain_int
 
 
@@ -120,13 +121,23 @@ class SwitchApi:
 
     @guarded(NO_CTX_OUT)
     def create_label(self) -> tuple[int, Any]:
-        """aclrtCreateLabel."""
-        return OK, Label()
+        """aclrtCreateLabel: an id of the runtime's one label allocator (``_labels``, the live
+        labels of this simulated process); with all MAX_LABEL_IDS in use, 507000 and the label
+        NULL (RT-40: RT_ERROR_LABEL_ID, ``core/src/launch/label.cc:34-57``; ``*label`` =
+        nullptr, ``label_common.cc:36-37``)."""
+        if len(self._labels) >= MAX_LABEL_IDS:
+            return E_INTERNAL, None
+        label = Label()
+        self._labels.add(label)
+        return OK, label
 
     @guarded()
     def destroy_label(self, label: Any) -> int:
-        """aclrtDestroyLabel."""
-        return _destroy(label, Label)
+        """aclrtDestroyLabel: frees the label's id (RT-40, ``~Label``, ``label.cc:93-98``)."""
+        rc = _destroy(label, Label)
+        if rc == OK:
+            self._labels.discard(label)
+        return rc
 
     @guarded()
     def set_label(self, label: Any, stream: Any) -> int:
@@ -151,10 +162,12 @@ class SwitchApi:
         return OK
 
     @guarded(NO_CTX_OUT)
-    def create_label_list(self, labels: list[Any] | None, num: int) -> tuple[int, Any]:
-        """aclrtCreateLabelList: ``num`` live labels, 0 < num <= 65535; a label already in a list
-        (this one included; aclrtDestroyLabelList does not free it) -> 507000 (RT-38)."""
-        if labels is None:
+    def create_label_list(self, labels: list[Any] | None, num: int, *,
+                          null_list: bool = False) -> tuple[int, Any]:
+        """aclrtCreateLabelList: NULL labels or labelList 100000 (RT-43); ``num`` live labels,
+        0 < num <= 65535, checked before the labels (RT-41); a label already in a list (this
+        one included; aclrtDestroyLabelList does not free it) -> 507000 (RT-38)."""
+        if labels is None or null_list:
             return E_NULL, UNWRITTEN
         if not is_plain_int(num) or not 0 < num <= MAX_LABELS:
             return E_PARAM, UNWRITTEN

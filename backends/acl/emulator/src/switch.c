@@ -13,12 +13,18 @@
  *                  execution continues at that label's marker, on the label's stream, and the
  *                  rest of the current stream is skipped;
  *   EndTask        the execution ends (other streams' remaining tasks are skipped).
- * Labels and label lists stay allocated after destroy (graveyard, stale handles 107017). */
+ * Labels and label lists stay allocated after destroy (graveyard, stale handles 107017).
+ * At most 65,535 labels are live at once (RT-40); a list holds 1..65,535 labels (RT-41). */
 #include "emu.h"
 
 #define MAGIC_LABL 0x4C41424Cu
 #define MAGIC_LLST 0x4C4C5354u
 #define MAX_LABELS 65535u
+/* RT-40: aclrtCreateLabel's ids come from the runtime's one LabelAllocator of 0xFFFF ids,
+ * [0, 0xFFFF) (runtime.cc:1257-1259, label.cc:34-57): the 65,536th live label is refused */
+#define LABEL_IDS 0xFFFFu
+
+static uint64_t g_live_labels; /* under g_lock */
 
 struct emu_label {
     uint32_t magic;
@@ -192,10 +198,22 @@ MDLRI_API aclError aclrtSwitchStream(void *leftValue, aclrtCondition cond, void 
 MDLRI_API aclError aclrtCreateLabel(aclrtLabel *label) {
     if (!label) return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtCreateLabel: label is NULL");
     NEED_CTX();
-    struct emu_label *l = calloc(1, sizeof *l);
-    l->magic = MAGIC_LABL;
-    *label = l;
-    return ACL_SUCCESS;
+    LOCK();
+    aclError rc = ACL_SUCCESS;
+    if (g_live_labels >= LABEL_IDS) {
+        /* RT_ERROR_LABEL_ID -> 507000 (errcode_manage.cc:365); CondLabelCreate writes NULL
+         * (label_common.cc:34-37) */
+        *label = NULL;
+        rc = emu_err(ACL_ERROR_RT_INTERNAL_ERROR,
+                     "aclrtCreateLabel: all %u label ids are in use", LABEL_IDS);
+    } else {
+        struct emu_label *l = calloc(1, sizeof *l);
+        l->magic = MAGIC_LABL;
+        g_live_labels++;
+        *label = l;
+    }
+    UNLOCK();
+    return rc;
 }
 
 MDLRI_API aclError aclrtDestroyLabel(aclrtLabel label) {
@@ -206,8 +224,10 @@ MDLRI_API aclError aclrtDestroyLabel(aclrtLabel label) {
     aclError rc = ACL_SUCCESS;
     if (!emu_valid(label, MAGIC_LABL))
         rc = emu_err(ACL_ERROR_RT_INVALID_HANDLE, "%s: invalid or destroyed label %p", fn, label);
-    else
+    else {
         ((struct emu_label *)label)->magic = 0;
+        g_live_labels--; /* its id is free again (RT-40, ~Label: label.cc:93-98) */
+    }
     UNLOCK();
     return rc;
 }
