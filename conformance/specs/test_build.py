@@ -1,5 +1,6 @@
 """The explicit build path and aclmdlRIExecute (BLD-01..BLD-03, BLD-05..BLD-08, EXE-10..EXE-13,
-CAP-09, UPD-08/SEQ-08/ERR-11 built-model cells, ERR-19, ERR-27, Q-16, RT-28, RT-32, RT-33, RT-35).
+CAP-09, UPD-08/SEQ-08/ERR-11 built-model cells, ERR-19, ERR-27, Q-16, RT-28, RT-32, RT-33, RT-35,
+RT-42).
 
 A built model: aclmdlRIBuildBegin, aclmdlRIBindStream of an ACL_STREAM_PERSISTENT stream,
 tasks issued on it, aclmdlRIEndTask, aclmdlRIBuildEnd; run with aclmdlRIExecute.
@@ -399,6 +400,23 @@ def test_unbind_stream_not_bound(dev: Dev, which: str) -> None:
               clause="RT-33")
     if other is not None:
         expect.ok(dev.b.end_task(other, t), "aclmdlRIEndTask on the stream's own model")
+
+
+@pytest.mark.clause("RT-42", "RT-33")
+def test_unbind_stream_after_build_end(dev: Dev) -> None:
+    """RT-42: aclmdlRIUnbindStream of a stream bound to a model after aclmdlRIBuildEnd
+    returns 0: no layer checks whether the model was built (Model::UnbindStream,
+    `feature/model/model.cc:597-630`). The stream is then no longer the model's: a second
+    Unbind is 107005 (RT-33), and it binds to another building model (0; a stream still bound
+    would be 107005)."""
+    b = built(dev)
+    expect.rc(dev.b.unbind_stream(b.model, b.stream), Err.SUCCESS,
+              "aclmdlRIUnbindStream after aclmdlRIBuildEnd", clause="RT-42")
+    expect.rc(dev.b.unbind_stream(b.model, b.stream), Err.RT_STREAM_MODEL,
+              "aclmdlRIUnbindStream of the unbound stream again", clause="RT-42")
+    other = begin_build(dev)
+    expect.rc(dev.b.bind_stream(other, b.stream, ModelStreamFlag.HEAD), Err.SUCCESS,
+              "aclmdlRIBindStream of the unbound stream to another model", clause="RT-42")
 
 
 @pytest.mark.clause("BLD-02", "BLD-05", "BLD-07", "ERR-27")
