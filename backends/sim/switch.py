@@ -21,11 +21,12 @@ a model by hand and branch inside it at run time:
   on the model's other streams is dropped.
 
 Each of these is stored as one DEFAULT task (listed by GetTasksByStream). Only bound streams
-take them: an unbound ``stream`` or target returns 107005 for ActiveStream, SwitchStream and
-SwitchLabelByIndex (BLD-09) and 107000 for SetLabel, a NULL handle or pointer 100000, a
-destroyed handle 107017 (the API: :mod:`backends.sim.api.switch`). This module is the
-run-time side: it works on the :class:`~backends.sim.execution.ExecuteOp` of the execution (its
-queue group) and the model's :class:`~backends.sim.build.BuiltPlan`.
+take them: an unbound ``stream`` or target returns 107005 for ActiveStream, SwitchStream,
+SwitchLabelByIndex and SetLabel (BLD-09), a NULL handle or pointer 100000, a destroyed handle
+107017 (the API: :mod:`backends.sim.api.switch`). At most 65,535 labels are live at once
+(RT-40). This module is the run-time side: it works on the
+:class:`~backends.sim.execution.ExecuteOp` of the execution (its queue group) and the model's
+:class:`~backends.sim.build.BuiltPlan`.
 """
 
 from __future__ import annotations
