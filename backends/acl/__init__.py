@@ -43,6 +43,7 @@ from ctypes import byref, c_uint32
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from mdlri_conformance.backends import kernel_layouts
 from mdlri_conformance.backends.contract import BackendConfigError
 
 from .backend import AclBackend, AclRc
@@ -267,6 +268,10 @@ def _checked_discovery(lib: str | os.PathLike[str] | None, emulator: bool | None
     if not reason and faults and not d.emulator:
         raise BackendConfigError("--fault needs the ACL emulator (--acl-lib emulator)")
     _check_kernel_binary(kernel_binary)
+    try:
+        kernel_layouts.strict_mode()
+    except kernel_layouts.LayoutModeError as exc:
+        raise BackendConfigError(str(exc)) from None
     return d, reason
 
 
