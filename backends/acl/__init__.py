@@ -50,8 +50,8 @@ from .backend import AclBackend, AclRc
 # one module object for both raising and recognising BuildError: a lazy import per call can
 # meet a re-imported copy (a test runner that restores sys.modules), whose classes differ
 from .emulator import build as emulator_build
-from .library import (Discovery, LibraryNotFound, check_shared_object, find_library, load,
-                      missing_required, not_a_runtime)
+from .library import (Discovery, LibraryNotFound, SecondEmulatorCopy, check_shared_object,
+                      find_library, load, missing_required, not_a_runtime)
 from .paths import CACHE_VAR, KERNEL_FATBIN, cache_root, default_kernel_binary
 
 KERNEL_VAR = "MDLRI_KERNEL_BINARY"
@@ -298,6 +298,8 @@ def create(lib: str | os.PathLike[str] | None = None, device: int | str = 0,
         path = d.path
     try:
         cdll = _open(path)
+    except SecondEmulatorCopy as exc:  # the process's setup, not the machine: refused
+        raise BackendConfigError(str(exc)) from None
     except LibraryNotFound as exc:  # an ELF library whose dependencies do not load
         return AclBackend(None, device=device, unavailable=str(exc))
     if d.emulator:
