@@ -18,8 +18,11 @@ A TOML file (UTF-8, ``conformance/framework/expectations/<backend>.toml``) lists
     reason = "CAP-08: CaptureBegin(NULL) gives 107000 on this backend"
     link = "https://tracker.example/123"   # or note = "..."
     version = ">=1.17"             # optional: applies only when the backend's version matches
-    # optional: the same divergence wherever a spec reaches it (see below)
-    signature = { clause = "CAP-08", call = "aclmdlRICaptureBegin", expected = "0", observed = "107000" }
+    [expect.signature]             # optional: this divergence wherever a spec reaches it
+    clause = "CAP-08"              #   (see below; or inline: signature = { clause = ... })
+    call = "aclmdlRICaptureBegin"  # a name or fnmatch pattern, or a list of them
+    expected = "0"
+    observed = "107000"
 
     # optional: capabilities this machine must have (conformance/capabilities, backends.contract.Cap
     # values); a spec UNSUPPORTED for lack of one of them fails the gate (a must-pass list)
