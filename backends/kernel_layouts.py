@@ -9,25 +9,53 @@ refuse; unreported, unsupported, absent when there is nothing to compare);
 found (:func:`kernel.catalog.install_layout`). The acl backend runs both when it starts,
 ``mdlri-conformance doctor`` prints the checks, and a refused layout stops a run in one line
 (:func:`kernel.layout.refusal_line`).
+
+Hidden trailing parameters (a compiler's workspace, tiling or synchronisation address after
+the declared ones, :mod:`kernel.layout`) are followed unless :data:`MODE_VAR` is ``strict``
+(``--kernel-layout strict``); :func:`hidden_lines` names them for the doctor and the run's
+probe findings.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable
 
 from mdlri_conformance.kernel import catalog
 from mdlri_conformance.kernel.layout import (ABSENT, FOLLOW, SAME, UNREPORTED, UNSUPPORTED,
-                                             LayoutCheck, compare, describe)
+                                             LayoutCheck, compare, describe, describe_hidden)
 
 from .contract import NOT_SUPPORTED_CODES, Err, err_name
+
+
+#: the environment variable that holds the layout mode (``--kernel-layout`` sets it, so the
+#: doctor's probe, the pytest run and its worker processes all read the same)
+MODE_VAR = "MDLRI_KERNEL_LAYOUT"
+#: ``follow``: hidden trailing parameters are followed; ``strict``: refused
+MODES = ("follow", "strict")
 
 
 class BinaryNotLoaded(Exception):
     """The kernel binary did not load; the message is one line."""
 
 
-def check_function(backend: Any, name: str, func: Any) -> LayoutCheck:
-    """The layout check of catalog kernel ``name`` whose function handle is ``func``."""
+class LayoutModeError(ValueError):
+    """:data:`MODE_VAR` holds no known mode; the message is one line."""
+
+
+def strict_mode() -> bool:
+    """Whether :data:`MODE_VAR` asks for ``strict`` (unset or empty: ``follow``); raises
+    :class:`LayoutModeError` for another value."""
+    value = os.environ.get(MODE_VAR, "").strip()
+    if value and value not in MODES:
+        raise LayoutModeError(f"{MODE_VAR}={value!r}: use {' or '.join(MODES)} "
+                              "(--kernel-layout)")
+    return value == "strict"
+
+
+def check_function(backend: Any, name: str, func: Any, strict: bool = False) -> LayoutCheck:
+    """The layout check of catalog kernel ``name`` whose function handle is ``func``
+    (``strict``: hidden trailing parameters are refused)."""
     count_fn = getattr(backend, "function_get_param_count", None)
     info_fn = getattr(backend, "function_get_param_info", None)
     if count_fn is None or info_fn is None:
@@ -46,14 +74,16 @@ def check_function(backend: Any, name: str, func: Any) -> LayoutCheck:
             return LayoutCheck(name, verdict, None,
                                f"aclrtFunctionGetParamInfo({i}) answered {err_name(rc)}")
         slots.append((int(offset), int(size)))
-    return compare(catalog.NATURAL[name], slots)
+    return compare(catalog.NATURAL[name], slots, strict)
 
 
-def check_binary(backend: Any, binary_path: str,
-                 names: Iterable[str] | None = None) -> list[LayoutCheck]:
+def check_binary(backend: Any, binary_path: str, names: Iterable[str] | None = None,
+                 strict: bool | None = None) -> list[LayoutCheck]:
     """Load ``binary_path``, check every kernel of ``names`` (default: the whole catalog) and
-    unload it; raises :class:`BinaryNotLoaded` when the binary does not load. The calling
-    thread must hold the backend's device (``set_device``)."""
+    unload it; raises :class:`BinaryNotLoaded` when the binary does not load. ``strict``
+    (default: :func:`strict_mode`) refuses hidden trailing parameters. The calling thread
+    must hold the backend's device (``set_device``)."""
+    strict = strict_mode() if strict is None else strict
     rc, binary = backend.binary_load_from_file(binary_path, None)
     if rc != Err.SUCCESS:
         raise BinaryNotLoaded(f"aclrtBinaryLoadFromFile({binary_path}) answered {err_name(rc)}")
@@ -66,7 +96,7 @@ def check_binary(backend: Any, binary_path: str,
                                           f"not in the kernel binary (aclrtBinaryGetFunction "
                                           f"answered {err_name(rc)})"))
                 continue
-            checks.append(check_function(backend, name, func))
+            checks.append(check_function(backend, name, func, strict))
     finally:
         backend.binary_unload(binary)
     return checks
@@ -100,6 +130,8 @@ def table(checks: Iterable[LayoutCheck]) -> list[str]:
                      zip(spec.fields, spec.layout, c.reported) if (o, s) != r]
             if diffs:
                 text += "  (catalog struct: " + " ".join(diffs) + ")"
+            if c.hidden:
+                text += "  + " + describe_hidden(c.hidden)
         else:
             text = c.detail
         rows.append(f"{c.kernel:<21} {c.verdict:<11} {text}")
@@ -113,3 +145,11 @@ def summary(checks: Iterable[LayoutCheck]) -> str:
         counts[c.verdict] = counts.get(c.verdict, 0) + 1
     order = ("same", "follow", "refuse", "unreported", "unsupported", "absent")
     return ", ".join(f"{counts[v]} {v}" for v in order if counts.get(v))
+
+
+def hidden_lines(checks: Iterable[LayoutCheck]) -> list[str]:
+    """One line per kernel whose reported layout has hidden trailing parameters that the
+    suite follows (none under ``strict``, where they are refused)."""
+    return [f"{c.kernel}: {describe_hidden(c.hidden)} after the catalog fields, left to the "
+            "runtime (a compiler's workspace, tiling or synchronisation address)"
+            for c in checks if c.hidden and c.verdict in (SAME, FOLLOW)]

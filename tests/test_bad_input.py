@@ -220,6 +220,31 @@ CASES: list[Case] = [
     Case("report on a results.jsonl broken mid-file", ["report", "{tmp}"], USAGE,
          r"results\.jsonl:1: not a JSON line",
          setup=lambda tmp: (tmp / "results.jsonl").write_text('{"x\n{"nodeid": "a"}\n')),
+    # -- kernel layouts and expectations files (helper 'known') ----------------------------------
+    Case("the emulator reports two hidden trailing kernel parameters",
+         ["run", "--backend", "acl", "--acl-lib", "emulator", "-k", "test_kernels"], PASS,
+         r"^gate: PASS", env={"MDLRI_EMU_HIDDEN_PARAMS": "2", "MDLRI_KERNEL_LAYOUT": ""}),
+    Case("--kernel-layout strict and two hidden trailing kernel parameters",
+         ["run", "--backend", "acl", "--acl-lib", "emulator", "--kernel-layout", "strict", "-k",
+          "test_kernels"], NOTHING,
+         r"^mdlri-conformance: NOTHING TESTED: acl backend: kernel argument layout refused: "
+         r"fallback_main: the runtime reports 4 parameter\(s\), the catalog struct has 2: "
+         r"parameter 2 at offset 16 is not in the struct \(--kernel-layout strict\)",
+         env={"MDLRI_EMU_HIDDEN_PARAMS": "2"}),
+    Case("MDLRI_KERNEL_LAYOUT names no mode", ["run", "--backend", "acl", "--acl-lib", "emulator"],
+         USAGE, r"MDLRI_KERNEL_LAYOUT='loose': use follow or strict \(--kernel-layout\)$",
+         env={"MDLRI_KERNEL_LAYOUT": "loose"}),
+    Case("--expectations is not UTF-8", ["run", "--expectations", "{tmp}/latin1.toml"], USAGE,
+         r"latin1\.toml:2: not UTF-8 text \(byte 0xe9 at offset 21\)",
+         setup=lambda tmp: (tmp / "latin1.toml").write_bytes(b'backend = "sim"\n# caf\xe9\n')),
+    Case("--expectations atlas-a2 on sim", ["run", "--expectations", "atlas-a2"], USAGE,
+         r"atlas-a2\.toml: written for backend 'acl', this run's backend is 'sim'"),
+    Case("--expectations sim on acl", ["run", "--backend", "acl", "--acl-lib", "emulator",
+                                       "--expectations", "sim"], USAGE,
+         r"sim\.toml: written for backend 'sim', this run's backend is 'acl'"),
+    Case("--expectations with backend = 42", ["run", "--expectations", "{tmp}/b42.toml"], USAGE,
+         r"b42\.toml: backend must be a backend name \(sim, acl or package\.module:factory\), "
+         r"not 42$", setup=lambda tmp: (tmp / "b42.toml").write_text("backend = 42\n")),
 ]
 
 

@@ -107,3 +107,68 @@ def test_checks_round_trip_through_json() -> None:
     for check in (L.compare(catalog.get("affine"), WIDE),
                   L.LayoutCheck("copy", L.UNREPORTED, None, "no parameter information")):
         assert L.LayoutCheck.from_json(check.to_json()) == check
+
+
+# ---------------------------------------------------------------------------------------------
+# hidden trailing parameters: a compiler's workspace, tiling or sync address after the fields
+
+HIDDEN = ((32, 8), (40, 8))
+
+
+def test_hidden_trailing_parameters_are_followed_and_recorded() -> None:
+    spec = catalog.get("affine")
+    check = L.compare(spec, spec.layout + HIDDEN)
+    assert check.verdict == L.FOLLOW and check.reported == spec.layout
+    assert check.hidden == HIDDEN
+    assert check.detail == ("affine: the catalog struct, then 2 hidden trailing parameter(s) "
+                            "@32:8 @40:8 left to the runtime")
+    wide = L.compare(spec, WIDE + ((40, 16),))
+    assert (wide.verdict, wide.reported, wide.hidden) == (L.FOLLOW, WIDE, ((40, 16),))
+    assert wide.detail.endswith("; 1 hidden trailing parameter(s) @40:16 left to the runtime")
+    assert L.LayoutCheck.from_json(check.to_json()) == check
+    # only the catalog fields are packed: the argument bytes stay the C struct's
+    from mdlri_conformance.backends import kernel_layouts
+    assert kernel_layouts.install([check]) == ["affine"]
+    assert catalog.get("affine") is catalog.NATURAL["affine"]
+    assert kernel_layouts.hidden_lines([check]) == [
+        "affine: 2 hidden trailing parameter(s) @32:8 @40:8 after the catalog fields, left to "
+        "the runtime (a compiler's workspace, tiling or synchronisation address)"]
+    assert "+ 2 hidden trailing parameter(s) @32:8 @40:8" in kernel_layouts.table([check])[0]
+
+
+@pytest.mark.parametrize("extra,fragment", [
+    (((28, 8),), "parameter 5 at offset 28 is not in the struct, and is no hidden trailing "
+                 "parameter (it overlaps the parameter before it (ends at 32))"),
+    (((32, 4),), "parameter 5 at offset 32 is not in the struct, and is no hidden trailing "
+                 "parameter (size 4 is less than a pointer)"),
+    (((32, 8), (36, 8)), "parameter 6 at offset 36 is not in the struct"),
+])
+def test_trailing_parameters_that_are_no_hidden_ones_are_refused(extra, fragment: str) -> None:
+    spec = catalog.get("affine")
+    check = L.compare(spec, WIDE[:2] + ((16, 4), (20, 4), (24, 8)) + extra)
+    assert check.verdict == L.REFUSE and fragment in check.detail, check.detail
+    assert check.hidden == ()
+
+
+def test_strict_refuses_hidden_trailing_parameters_as_before() -> None:
+    spec = catalog.get("affine")
+    check = L.compare(spec, spec.layout + HIDDEN, strict=True)
+    assert check.verdict == L.REFUSE
+    assert check.detail == ("affine: the runtime reports 7 parameter(s), the catalog struct has "
+                            "5: parameter 5 at offset 32 is not in the struct "
+                            "(--kernel-layout strict)")
+    assert L.compare(spec, spec.layout, strict=True).verdict == L.SAME
+
+
+def test_layout_mode_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mdlri_conformance.backends import kernel_layouts as K
+    monkeypatch.delenv(K.MODE_VAR, raising=False)
+    assert K.strict_mode() is False
+    monkeypatch.setenv(K.MODE_VAR, "strict")
+    assert K.strict_mode() is True
+    monkeypatch.setenv(K.MODE_VAR, "follow")
+    assert K.strict_mode() is False
+    monkeypatch.setenv(K.MODE_VAR, "loose")
+    with pytest.raises(K.LayoutModeError, match=r"^MDLRI_KERNEL_LAYOUT='loose': use follow or "
+                                                r"strict \(--kernel-layout\)$"):
+        K.strict_mode()

@@ -43,14 +43,15 @@ from ctypes import byref, c_uint32
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from mdlri_conformance.backends import kernel_layouts
 from mdlri_conformance.backends.contract import BackendConfigError
 
 from .backend import AclBackend, AclRc
 # one module object for both raising and recognising BuildError: a lazy import per call can
 # meet a re-imported copy (a test runner that restores sys.modules), whose classes differ
 from .emulator import build as emulator_build
-from .library import (Discovery, LibraryNotFound, check_shared_object, find_library, load,
-                      missing_required, not_a_runtime)
+from .library import (Discovery, LibraryNotFound, SecondEmulatorCopy, check_shared_object,
+                      find_library, load, missing_required, not_a_runtime)
 from .paths import CACHE_VAR, KERNEL_FATBIN, cache_root, default_kernel_binary
 
 KERNEL_VAR = "MDLRI_KERNEL_BINARY"
@@ -267,6 +268,10 @@ def _checked_discovery(lib: str | os.PathLike[str] | None, emulator: bool | None
     if not reason and faults and not d.emulator:
         raise BackendConfigError("--fault needs the ACL emulator (--acl-lib emulator)")
     _check_kernel_binary(kernel_binary)
+    try:
+        kernel_layouts.strict_mode()
+    except kernel_layouts.LayoutModeError as exc:
+        raise BackendConfigError(str(exc)) from None
     return d, reason
 
 
@@ -293,6 +298,8 @@ def create(lib: str | os.PathLike[str] | None = None, device: int | str = 0,
         path = d.path
     try:
         cdll = _open(path)
+    except SecondEmulatorCopy as exc:  # the process's setup, not the machine: refused
+        raise BackendConfigError(str(exc)) from None
     except LibraryNotFound as exc:  # an ELF library whose dependencies do not load
         return AclBackend(None, device=device, unavailable=str(exc))
     if d.emulator:

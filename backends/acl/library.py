@@ -361,14 +361,65 @@ def preload_dependencies(lib: Path, dirs: list[Path] | None = None,
     return failures
 
 
+class SecondEmulatorCopy(LibraryNotFound):
+    """A second copy of the host ABI emulator in a process that holds one already; the
+    message is one line naming both."""
+
+
+#: the file name of the host ABI emulator (``emulator/build.py`` builds it under that name)
+EMULATOR_FILE = "libmdlri_acl_emu.so"
+#: the symbol only the emulator exports: how a loaded library is known to be a copy of it
+EMULATOR_SYMBOL = "mdlriEmuVersion"
+#: the real path of the emulator copy this process loaded through :func:`load`
+_emulator_loaded: list[str] = []
+
+
+def _mapped_emulators() -> list[str]:
+    """The real paths of the emulator files (:data:`EMULATOR_FILE`) mapped into this process,
+    whoever loaded them."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return []
+    paths = {ln.split(None, 5)[5].strip() for ln in maps.splitlines() if ln.count(" ") >= 5
+             and ln.rstrip().endswith("/" + EMULATOR_FILE)}
+    return sorted(os.path.realpath(p) for p in paths)
+
+
+def _refuse_second_emulator(path: Path, loaded: bool) -> None:
+    """Raise :class:`SecondEmulatorCopy` when this process holds an emulator copy other than
+    ``path``. Two copies mapped RTLD_GLOBAL export the same symbols: the second one's calls
+    into its own exported functions bind to the first one's, so its handles land in the
+    first's state and the run fails later (a sync that times out) instead of loudly.
+    ``loaded``: ``path`` is known to be an emulator (it exports :data:`EMULATOR_SYMBOL`);
+    otherwise only a file named :data:`EMULATOR_FILE` is taken for one before loading."""
+    real = os.path.realpath(path)
+    if not loaded and Path(real).name != EMULATOR_FILE:
+        return
+    held = [p for p in dict.fromkeys([*_emulator_loaded, *_mapped_emulators()]) if p != real]
+    if held:
+        raise SecondEmulatorCopy(
+            f"cannot load {path}: a second copy of the ACL emulator in this process, which "
+            f"already holds {held[0]} (two copies share their exported symbols and fail "
+            "later); use one emulator build per process (one MDLRI_CACHE_DIR, CC and "
+            "MDLRI_EMU_COVERAGE) or a fresh process")
+
+
 def load(path: Path) -> ctypes.CDLL:
-    """Preload the dependencies, then open the library (raises LibraryNotFound with a line)."""
+    """Preload the dependencies, then open the library (raises LibraryNotFound with a line;
+    :class:`SecondEmulatorCopy` for a second copy of the emulator in this process)."""
+    _refuse_second_emulator(path, loaded=False)
     failures = preload_dependencies(path)
     try:
-        return ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+        lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
     except OSError as exc:
         hint = ""
         if "libascend_hal" in str(exc):
             hint = " (CANN present, NPU driver absent)"
         extra = f"; dependency errors: {failures[0]}" if failures else ""
         raise LibraryNotFound(f"cannot load {path}: {exc}{hint}{extra}") from None
+    if hasattr(lib, EMULATOR_SYMBOL):  # a copy under another name: mapped, never used
+        _refuse_second_emulator(path, loaded=True)
+        if os.path.realpath(path) not in _emulator_loaded:
+            _emulator_loaded.append(os.path.realpath(path))
+    return lib

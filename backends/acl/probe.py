@@ -37,7 +37,8 @@ TIMEOUT_S = 120
 def _layouts(lib: Any, lib_path: Path, device: int, kernel_binary: str, soc: str | None,
              emulator: bool) -> dict[str, Any]:
     """The ``layout*`` entries of the probe (see the module docstring)."""
-    from mdlri_conformance.backends.kernel_layouts import BinaryNotLoaded, check_binary
+    from mdlri_conformance.backends.kernel_layouts import (BinaryNotLoaded, LayoutModeError,
+                                                           check_binary)
 
     from .backend import LAYOUT_SYMBOLS, AclBackend
     from .paths import default_kernel_binary
@@ -58,7 +59,7 @@ def _layouts(lib: Any, lib_path: Path, device: int, kernel_binary: str, soc: str
         return out
     try:
         out["layout"] = [c.to_json() for c in check_binary(backend, kb)]
-    except BinaryNotLoaded as exc:
+    except (BinaryNotLoaded, LayoutModeError) as exc:
         out["layout_error"] = str(exc)
     finally:
         backend.close()

@@ -16,6 +16,7 @@ Exit codes (:mod:`conformance.verdict`), and no others:
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Callable, NoReturn, Sequence
 
 from ..framework.watchdog import spec_timeout_value
@@ -31,6 +32,10 @@ def _add_acl_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel-binary", help="acl: the catalog kernels' binary")
     p.add_argument("--devices", help="acl: device ids, e.g. 0,1,2,3 (xdist worker k binds "
                                      "devices[k %% len])")
+    p.add_argument("--kernel-layout", choices=("follow", "strict"),
+                   help="acl: hidden trailing kernel parameters (a compiler's workspace, "
+                        "tiling or sync address after the catalog fields) are followed "
+                        "(default) or refused (strict); sets $MDLRI_KERNEL_LAYOUT")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -164,5 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0) and 2
     if getattr(ns, "pytest_args", None) and ns.pytest_args[:1] == ["--"]:
         ns.pytest_args = ns.pytest_args[1:]
+    if getattr(ns, "kernel_layout", None):  # every process of the command reads it
+        os.environ["MDLRI_KERNEL_LAYOUT"] = ns.kernel_layout
     func: Callable[[argparse.Namespace], int] = ns.func
     return func(ns)

@@ -109,7 +109,7 @@ def cmd_replay(ns: argparse.Namespace) -> int:
 def _print_layouts(info: dict[str, Any]) -> list[str]:
     """Print the kernels' argument layouts as the runtime reports them against the catalog's
     structs (KRN-02); returns the problem line of a layout the suite cannot follow."""
-    from mdlri_conformance.backends.kernel_layouts import summary, table
+    from mdlri_conformance.backends.kernel_layouts import hidden_lines, summary, table
     from mdlri_conformance.kernel.layout import LayoutCheck, first_refusal, refusal_line
     what = "kernel argument layout (aclrtFunctionGetParamCount/Info vs kernel/catalog.py)"
     if "layout" not in info:
@@ -124,6 +124,10 @@ def _print_layouts(info: dict[str, Any]) -> list[str]:
         return [refusal_line(refused)]
     if any(c.verdict == "follow" for c in checks):
         print("  the suite packs the arguments of the 'follow' kernels in the runtime's layout")
+    if hidden_lines(checks):
+        print("  hidden trailing parameters (a compiler's workspace, tiling or synchronisation "
+              "address) are left to the runtime: the suite packs the catalog fields only "
+              "(--kernel-layout strict refuses them)")
     return []
 
 

@@ -112,7 +112,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
         ns.expectations = str(shipped(ns.expectations, "mdlri_conformance.conformance.framework",
                                        "expectations", ".toml"))
         try:
-            known.load(ns.expectations, known.known_ids(SPEC_DIR))
+            known.load(ns.expectations, known.known_ids(SPEC_DIR), backend=ns.backend)
         except known.ExpectationsError as exc:
             return usage_error(str(exc))
     try:

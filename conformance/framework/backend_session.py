@@ -18,11 +18,14 @@ from typing import Any, Iterator
 
 import pytest
 
+from mdlri_conformance.backends import kernel_layouts
 from mdlri_conformance.backends.contract import Cap
+from mdlri_conformance.kernel.layout import LayoutCheck
 
 from . import keys, probe
 from .backend_loader import BackendLoadError, backend_options, find_factory, load_backend
 from .items import is_spec
+from .probe_session import Finding, Verdict
 
 
 def is_xdist_controller(config: pytest.Config) -> bool:
@@ -77,9 +80,22 @@ def probe_backend(config: pytest.Config, process: str) -> None:
     if config.getoption("--no-probe") or unsupported_reason(backend, None):
         return
     report = probe.run_probes(backend)
+    report.findings.extend(layout_findings(backend))
     probe.apply(backend, report)
     config.stash[keys.probe_key] = {"process": process, "backend": getattr(backend, "name", "?"),
                                     **report.to_dict()}
+
+
+def layout_findings(backend: Any) -> list[Finding]:
+    """KRN-02: one finding per kernel whose reported layout has hidden trailing parameters
+    that the backend follows (``kernel_layouts`` of the acl backend), so the run's probe
+    findings show them; they remove no capability."""
+    checks = getattr(backend, "kernel_layouts", None)
+    if not isinstance(checks, list):  # a backend without layout checks (or a proxy's attribute)
+        return []
+    checks = [c for c in checks if isinstance(c, LayoutCheck)]
+    return [Finding(Cap.KERNELS.value, "kernel_layout", Verdict.PRESENT.value, line, 0.0, True)
+            for line in kernel_layouts.hidden_lines(checks)]
 
 
 def close_backend(config: pytest.Config) -> None:

@@ -79,7 +79,8 @@ def start_recording(config: pytest.Config, backend_name: str, backend: Any) -> R
     exp = None
     if config.getoption("--expectations"):
         try:
-            exp = known.load(config.getoption("--expectations"), known.known_ids(SPEC_DIR))
+            exp = known.load(config.getoption("--expectations"), known.known_ids(SPEC_DIR),
+                             backend=config.getoption("--backend"))
         except known.ExpectationsError as exc:
             raise pytest.UsageError(str(exc)) from None
     try:
@@ -213,8 +214,8 @@ class Recorder:
         CHANGED it does not accept under ``--gate strict``). Runs before pytest counts the
         report, so the exit status is the gate's verdict."""
         exp = self.state.expectations
-        entry = exp.lookup(report.nodeid, info["clauses"], self.state.backend_version) \
-            if exp is not None else None
+        entry = exp.lookup(report.nodeid, info["clauses"], self.state.backend_version,
+                           info["outcome"], info.get("message", "")) if exp is not None else None
         final = known.apply(info["outcome"], entry)
         info.update(known.describe(entry))
         if final == "XFAIL":

@@ -11,13 +11,19 @@
  *             parameter order (a 4-byte int32 takes 8): the launched argument bytes are read
  *             in that layout, each parameter moved to the kernel's struct before it runs;
  *   drop-last the last parameter is not reported (a binary built from other sources);
- *   none      no parameter information: both functions answer 107000. */
+ *   none      no parameter information: both functions answer 107000.
+ * MDLRI_EMU_HIDDEN_PARAMS=N (read once at load; 0 by default) reports N hidden trailing
+ * parameters after the last reported one, 8 bytes each, 8-aligned: the workspace, tiling or
+ * synchronisation addresses a kernel compiler adds after the declared parameters. The
+ * launched argument bytes hold the declared parameters only (the emulator's kernels never
+ * read the hidden slots); at most EMU_MAX_PARAMS parameters are reported in all. */
 #include <dlfcn.h>
 
 #include "emu.h"
 
 enum { LAYOUT_NATURAL = 0, LAYOUT_WIDE, LAYOUT_DROP_LAST, LAYOUT_NONE };
 static int g_param_layout = LAYOUT_NATURAL;
+static uint32_t g_hidden_params = 0;
 
 __attribute__((constructor)) static void emu_read_param_layout(void) {
     const char *e = getenv("MDLRI_EMU_PARAM_LAYOUT");
@@ -28,6 +34,18 @@ __attribute__((constructor)) static void emu_read_param_layout(void) {
     else
         fprintf(stderr, "mdlri-acl-emu: MDLRI_EMU_PARAM_LAYOUT: unknown layout '%s' ignored "
                         "(natural, wide, drop-last, none)\n", e);
+}
+
+__attribute__((constructor)) static void emu_read_hidden_params(void) {
+    const char *e = getenv("MDLRI_EMU_HIDDEN_PARAMS");
+    if (!e || !*e) return;
+    char *end = NULL;
+    unsigned long n = strtoul(e, &end, 10);
+    if (*end || n > EMU_MAX_PARAMS)
+        fprintf(stderr, "mdlri-acl-emu: MDLRI_EMU_HIDDEN_PARAMS: '%s' ignored (0 to %d)\n", e,
+                EMU_MAX_PARAMS);
+    else
+        g_hidden_params = (uint32_t)n;
 }
 
 static size_t param_end(const emu_param_table *t) {
@@ -63,6 +81,14 @@ static void load_params(emu_func *f, void *dl, const char *name) {
     f->reported_size = param_end(&f->reported);
     for (uint32_t i = 0; i < f->reported.count; i++)
         if (f->reported.params[i].offset != f->own.params[i].offset) f->relaid = 1;
+    /* after reported_size: the launched bytes need not cover the hidden slots */
+    size_t off = (f->reported_size + 7) & ~(size_t)7;
+    for (uint32_t h = 0; h < g_hidden_params && f->reported.count < EMU_MAX_PARAMS; h++) {
+        f->reported.params[f->reported.count].offset = (uint32_t)off;
+        f->reported.params[f->reported.count].size = 8;
+        f->reported.count++;
+        off += 8;
+    }
 }
 
 const void *emu_kernel_args(const emu_op *o, void *buf, size_t *size) {
