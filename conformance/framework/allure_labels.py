@@ -2,7 +2,9 @@
 
 Labels: each spec's area is its ``feature`` and ``parentSuite``; each clause id it cites is a
 ``story`` and a ``clause`` label, and all of them together (``"LIST-08, SEQ-03"``) its one
-``suite``; plus ``level`` and ``backend``. The shipped Allure config groups the report by
+``suite``; plus ``level``, ``backend`` and ``nodeid`` (the spec's node id, by which
+:mod:`.allure_status` finds its row at the end of the run, sets the Allure status from the
+suite's outcome and adds the ``outcome`` label). The shipped Allure config groups the report by
 parentSuite / suite, i.e. by area and clause, each spec once (a ``story`` per clause would list a
 spec citing five clauses five times); these suite labels replace allure-pytest's defaults (the
 Python package and module).
@@ -23,6 +25,9 @@ divergence's replay command; a divergence's shrunk case is attached as ``case.js
 The plugin registers this module as a pytest plugin; its ``pytest_runtest_makereport`` wrapper
 runs outermost: after the plugin has computed the row, and (at the setup report) after
 allure-pytest has set the test's description, so the labels and the clause description stay.
+Its ``pytest_sessionfinish`` runs :func:`.allure_status.rewrite` in the process that recorded
+the rows (the xdist controller, or the one process of ``-n 0``), after every worker has
+written its results.
 """
 
 from __future__ import annotations
@@ -31,11 +36,13 @@ import inspect
 import json
 import os
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import registry
+from . import allure_status, keys, registry
 from .items import area_of, clause_ids, is_spec
 
 #: environment variable: the clause link's format string (``{id}`` is the clause id)
@@ -69,6 +76,7 @@ def label(item: pytest.Item) -> None:
     Called at the setup report, after allure-pytest has set its own description (the
     docstring), which the clause lines then lead."""
     import allure
+    allure.dynamic.label(allure_status.NODEID_LABEL, item.nodeid)
     ids = clause_ids(item)
     if not ids or registry.unknown(ids):
         return
@@ -134,6 +142,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if info and info.get("outcome") in FAILING:
             _attach(info)
     return rep
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The Allure status of every result from its final row (:mod:`.allure_status`), in the
+    process that recorded the rows."""
+    config = session.config
+    state = config.stash.get(keys.state_key, None)
+    where = getattr(config.option, "allure_report_dir", None)
+    if state is None or not where or not _active(config):
+        return
+    try:
+        allure_status.rewrite(Path(where), state.results)
+    except OSError as exc:
+        print(f"mdlri: allure: {where}: statuses left as allure-pytest wrote them "
+              f"({exc.strerror or exc})", file=sys.stderr)
 
 
 def _attach(info: dict[str, Any]) -> None:
