@@ -119,7 +119,8 @@ def test_rewrite_leaves_results_without_a_row_alone(tmp_path: Path) -> None:
     (tmp_path / "4-result.json").write_text("{cut")
     before = {p.name: p.read_text() for p in tmp_path.iterdir()}
     rows = [{"nodeid": "a.py::a", "outcome": "XFAIL", "expected": "FAIL", "reason": "known"}]
-    assert allure_status.rewrite(tmp_path, rows) == 1
+    done = allure_status.rewrite(tmp_path, rows)
+    assert done.changed == 1 and done.seen == {"a.py::a", "a.py::b"}
     got = json.loads((tmp_path / "1-result.json").read_text())
     assert got["status"] == "skipped"
     assert got["statusDetails"] == {"message": "XFAIL: expected FAIL: known"}
@@ -483,3 +484,32 @@ def test_clause_url_is_the_runs_clauses_page_or_the_configured_one(
     assert allure_labels.clause_url("SEQ-04") == "../clauses.html#SEQ-04"
     monkeypatch.setenv(allure_labels.CLAUSE_URL_VAR, "https://ci.example/r/clauses.html#{id}")
     assert allure_labels.clause_url("SEQ-04") == "https://ci.example/r/clauses.html#SEQ-04"
+
+
+def test_a_row_without_a_result_gets_one(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that died in a spec (CRASH) never closed its Allure result: the recording
+    process writes one from the row, labelled like the others, so the gate failure shows."""
+    monkeypatch.delenv(allure_labels.CLAUSE_URL_VAR, raising=False)
+    crash = {"nodeid": "conformance/specs/test_x.py::test_crash[a]", "outcome": "CRASH",
+             "clauses": ["EXE-01", "CAP-04"], "area": "execute", "level": "documented",
+             "backend": "sim", "message": "the worker died (signal 11, SIGSEGV)"}
+    passed = {"nodeid": "conformance/specs/test_x.py::test_ok", "outcome": "PASS",
+              "clauses": ["CAP-01"], "area": "capture", "level": "documented"}
+    assert allure_labels.write_missing(tmp_path, [crash, passed],
+                                       {"conformance/specs/test_x.py::test_ok"}) == 1
+    (path,) = tmp_path.glob("*-result.json")
+    r = json.loads(path.read_text())
+    r["_dir"] = tmp_path
+    assert (r["name"], r["status"]) == ("test_crash[a]", "failed")
+    assert r["fullName"] == "conformance.specs.test_x#test_crash"
+    assert r["statusDetails"]["message"] == "CRASH: the worker died (signal 11, SIGSEGV)"
+    labels = _labels(r)
+    assert labels["parentSuite"] == ["execute"] and labels["suite"] == ["EXE-01, CAP-04"]
+    assert labels["clause"] == ["EXE-01", "CAP-04"] and labels["outcome"] == ["CRASH"]
+    assert labels["nodeid"] == [crash["nodeid"]] and labels["tag"] == ["CRASH"]
+    assert [link["url"] for link in r["links"]] == ["../clauses.html#EXE-01",
+                                                    "../clauses.html#CAP-04"]
+    assert r["description"].startswith("- **EXE-01** (")
+    text = _attachment(r, allure_labels.ATTACHMENT)
+    assert text is not None and "outcome:  CRASH" in text

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -86,24 +87,43 @@ def nodeid_of(result: dict[str, Any]) -> str | None:
     return None
 
 
-def rewrite(results_dir: Path, rows: Iterable[dict[str, Any]]) -> int:
+@dataclass
+class Rewritten:
+    """What :func:`rewrite` did: how many files changed, and the node ids of every result
+    found (a row whose node id is not among them has no result: see
+    :func:`.allure_labels.write_missing`)."""
+
+    changed: int = 0
+    seen: set[str] = field(default_factory=set)
+
+
+def rewrite(results_dir: Path, rows: Iterable[dict[str, Any]]) -> Rewritten:
     """Rewrite every ``*-result.json`` in ``results_dir`` whose spec has a row (the last row
-    of a node id counts); returns how many files changed. Each file is replaced whole."""
+    of a node id counts). Each file is replaced whole."""
     by_id = {r["nodeid"]: r for r in rows if "nodeid" in r}
-    changed = 0
+    done = Rewritten()
     for path in sorted(Path(results_dir).glob("*-result.json")):
         try:
             result = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # not ours to judge: Allure reports an unreadable file itself
-        row = by_id.get(nodeid_of(result) or "")
+        nodeid = nodeid_of(result)
+        if nodeid is not None:
+            done.seen.add(nodeid)
+        row = by_id.get(nodeid or "")
         if row is None or not apply(result, row):
             continue
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
-        changed += 1
-    return changed
+        write_json(path, result)
+        done.changed += 1
+    return done
 
 
-__all__ = ["NODEID_LABEL", "OUTCOME_LABEL", "apply", "nodeid_of", "rewrite", "status_of"]
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write an Allure results file whole (a temporary file, then renamed)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+__all__ = ["NODEID_LABEL", "OUTCOME_LABEL", "Rewritten", "apply", "nodeid_of", "rewrite",
+           "status_of", "write_json"]
