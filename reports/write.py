@@ -3,7 +3,8 @@ conformance/framework/artefacts.py).
 
 ``summary.json`` (per-area counts, coverage, fingerprint, gate), ``divergences.json`` (every
 result that is not a plain pass, with its expected/observed values, case and reproducer; those
-that fail the gate first), ``summary.md`` (the same at a glance, for CI pages) and ``index.html`` (reports/html.py).
+that fail the gate first), ``summary.md`` (the same at a glance, for CI pages) and
+``index.html`` (reports/html.py).
 JUnit XML and Allure results are written by pytest and allure-pytest themselves.
 
 Plain data in, text out: the rows, the summary and the framework's ``facts`` (the console's

@@ -92,7 +92,8 @@ def test_each_outcome_has_its_allure_status_and_category() -> None:
 
 def test_apply_sets_status_label_tag_and_message_once() -> None:
     result = {"name": "t", "status": "skipped",
-              "statusDetails": {"message": "XFAIL CHANGED [LIST-05] x\n\nAssertionError", "trace": "tb"},
+              "statusDetails": {"message": "XFAIL CHANGED [LIST-05] x\n\nAssertionError",
+                                "trace": "tb"},
               "labels": [{"name": "nodeid", "value": "a.py::t"}, {"name": "tag", "value": "x"}]}
     row = {"nodeid": "a.py::t", "outcome": "CHANGED", "message": "[LIST-05] x"}
     assert allure_status.nodeid_of(result) == "a.py::t"

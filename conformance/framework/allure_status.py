@@ -7,21 +7,18 @@ a required capability) is applied after allure-pytest has read the report, in th
 process (the xdist controller), not in the worker that wrote the result. So the recording
 process rewrites each result file at the end of the run, from its row:
 
-========================================================================  ===============
-outcome (the row)                                                          Allure status
-========================================================================  ===============
-PASS                                                                       ``passed``
-what fails the gate (:func:`.summary.fails_gate`): FAIL, XPASS, ERROR,     ``failed``
-TIMEOUT, CRASH, a gated CHANGED, UNSUPPORTED on a required capability
-CHANGED: an implementation-level behaviour change, reported, not gating    ``broken``
-XFAIL (accepted by the expectations file), UNSUPPORTED, SKIP               ``skipped``
-========================================================================  ===============
+* PASS: ``passed``;
+* what fails the gate (:func:`.summary.fails_gate`: FAIL, XPASS, ERROR, TIMEOUT, CRASH, a gated
+  CHANGED, UNSUPPORTED on a required capability): ``failed``;
+* CHANGED, an implementation-level behaviour change, reported, not gating: ``broken``;
+* XFAIL (accepted by the expectations file), UNSUPPORTED, SKIP: ``skipped``.
 
 So Allure's "failed" count is the gate's, "broken" counts the behaviour changes, and an
 XFAIL is only ever an accepted result. Each result also gets an ``outcome`` label (the
-shipped ``allurerc.json`` names a category per outcome by it) and, when it is not a PASS, the
-outcome as a ``tag`` (Allure's tag filter) and the outcome's one line as its status message (``CHANGED: [LIST-02] ...``, the JUnit
-message, :func:`.junit.message_of`); the traceback stays. A result file is matched to its row
+shipped ``allurerc.json`` names a category per outcome by it) and, when it is not a PASS,
+the outcome as a ``tag`` (Allure's tag filter) and the outcome's one line as its status
+message (``CHANGED: [LIST-02] ...``, the JUnit message, :func:`.junit.message_of`); the
+traceback stays. A result file is matched to its row
 by the ``nodeid`` label :mod:`.allure_labels` puts on every spec; one without it, or whose
 spec has no row, is left as allure-pytest wrote it.
 """
