@@ -216,7 +216,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if state is None or not where or not _active(config):
         return
     try:
-        done = allure_status.rewrite(Path(where), state.results)
+        done = allure_status.rewrite(Path(where), state.results,
+                                     (ATTACHMENT, expected_vs_observed))
         write_missing(Path(where), state.results, done.seen)
     except OSError as exc:
         print(f"mdlri: allure: {where}: statuses left as allure-pytest wrote them "

@@ -29,7 +29,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .junit import message_of
 from .summary import COLUMNS, fails_gate
@@ -94,9 +94,14 @@ class Rewritten:
     seen: set[str] = field(default_factory=set)
 
 
-def rewrite(results_dir: Path, rows: Iterable[dict[str, Any]]) -> Rewritten:
+def rewrite(results_dir: Path, rows: Iterable[dict[str, Any]],
+            attachment: tuple[str, Callable[[dict[str, Any]], str]] | None = None
+            ) -> Rewritten:
     """Rewrite every ``*-result.json`` in ``results_dir`` whose spec has a row (the last row
-    of a node id counts). Each file is replaced whole."""
+    of a node id counts). Each file is replaced whole. ``attachment``: (name, text of a row):
+    the text attachment of that name is rewritten from the row too (a worker wrote it before
+    the row's outcome was final: an ERROR that became TIMEOUT, a FAIL the expectations file
+    accepted)."""
     by_id = {r["nodeid"]: r for r in rows if "nodeid" in r}
     done = Rewritten()
     for path in sorted(Path(results_dir).glob("*-result.json")):
@@ -108,11 +113,30 @@ def rewrite(results_dir: Path, rows: Iterable[dict[str, Any]]) -> Rewritten:
         if nodeid is not None:
             done.seen.add(nodeid)
         row = by_id.get(nodeid or "")
-        if row is None or not apply(result, row):
+        if row is None:
             continue
-        write_json(path, result)
-        done.changed += 1
+        if attachment is not None:
+            _rewrite_attachment(path.parent, result, attachment[0], attachment[1](row))
+        if apply(result, row):
+            write_json(path, result)
+            done.changed += 1
     return done
+
+
+def _rewrite_attachment(where: Path, result: dict[str, Any], name: str, text: str) -> None:
+    for att in result.get("attachments") or []:
+        source = str(att.get("source") or "")
+        if att.get("name") != name or not source or "/" in source or source.startswith("."):
+            continue
+        path = where / source
+        try:
+            if path.read_text(encoding="utf-8") == text:
+                continue
+        except (OSError, UnicodeDecodeError):
+            continue  # not a text attachment this module wrote
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
