@@ -9,6 +9,9 @@ usage: python .ci/check_pages.py RUN_DIR [--allure] [--screenshots DIR] [--chrom
 * the gate headline (``#verdict``) shows the verdict of ``summary.json``;
 * the "Outcomes by area" table lists the areas of ``summary.json``;
 * at least one divergence's SVG is rendered with a non-zero size and drawn shapes;
+* the divergences that fail the gate (``divergences.json``) come first, and the headline
+  links to each of them (up to ten): clicking the first link brings its entry into view;
+* every clause id links to ``clauses.html#ID``, and ``clauses.html`` has each of those ids;
 * no console errors, uncaught exceptions or failed loads.
 
 With ``--allure``, also ``RUN_DIR/allure-report/index.html`` (the single-file Allure 3 report
@@ -20,6 +23,9 @@ of ``mdlri-conformance report RUN_DIR --allure-html``), opened from ``file://``:
   (``MDLRI_CLAUSE_URL``) must be clickable; the default relative one (Allure 3 shows it as
   text) must lead, from the report, to ``RUN_DIR/clauses.html#ID``, which is opened and must
   have that clause;
+* in ``allure-results``, each status is the suite's outcome: a CHANGED result is "broken"
+  (or "failed" when gated), never "skipped" nor "XFAIL CHANGED"; every spec that fails the
+  gate (``results.jsonl``) has a "failed" result;
 * no console errors (the report must make no request of its own).
 
 Chromium (Debian's ``chromium``; ``--chromium`` or ``$CHROMIUM`` for another) is driven through
@@ -313,7 +319,102 @@ def check_index(page: Page, run: Path, shots: Path) -> list[str]:
         page.screenshot(shots / "check_pages-index-svg.png")
     page.b.pump(0.5)
     problems += [f"index.html: {e}" for e in page.errors()]
+    return problems + check_gate_links(page, run, shots)
+
+
+GATE_PROBE = r"""(() => {
+  const links = [...document.querySelectorAll('.verdict ol.gate-failures a[href^="#div-"]')];
+  const entries = [...document.querySelectorAll('div.div')];
+  return {
+    links: links.map(a => a.getAttribute('href').slice(1)),
+    targets: links.map(a => {
+      const t = document.getElementById(a.getAttribute('href').slice(1));
+      return t ? t.classList.contains('fails-gate') : null;
+    }),
+    order: entries.map(e => e.classList.contains('fails-gate')),
+    clauses: [...new Set([...document.querySelectorAll('a[href^="clauses.html#"]')]
+        .map(a => a.getAttribute('href').split('#')[1]))],
+  };
+})()"""
+
+#: click the headline's first gate-failure link; where its target is then (px from the top)
+FOLLOW_FIRST = r"""(() => {
+  const a = document.querySelector('.verdict ol.gate-failures a[href^="#div-"]');
+  a.click();
+  const t = document.getElementById(a.getAttribute('href').slice(1));
+  return {hash: location.hash, top: t.getBoundingClientRect().top};
+})()"""
+
+MISSING_IDS = r"""((ids) => ids.filter(id => !document.getElementById(id)))"""
+
+
+def check_gate_links(page: Page, run: Path, shots: Path) -> list[str]:
+    """index.html (open in ``page``): what fails the gate first, linked from the headline;
+    every clause link's target in clauses.html."""
+    problems: list[str] = []
+    got = page.eval(GATE_PROBE)
+    try:
+        divs = json.loads((run / "divergences.json").read_text())
+    except (OSError, ValueError):
+        divs = []
+    failing = sum(1 for d in divs if d.get("fails_gate"))
+    order = got["order"]
+    if order != sorted(order, reverse=True) or sum(order) != failing:
+        problems.append(f"index.html: the {failing} divergence(s) that fail the gate are not "
+                        f"listed first (entries in page order, fails-gate: {order[:20]})")
+    if len(got["links"]) != min(failing, 10) or not all(got["targets"]):
+        problems.append(f"index.html: the headline links {len(got['links'])} gate failure(s) "
+                        f"({got['targets']}), divergences.json has {failing}")
+    elif failing:
+        went = page.eval(FOLLOW_FIRST)
+        page.b.pump(0.3)
+        page.screenshot(shots / "check_pages-index-gate.png")
+        if went["hash"] != "#" + got["links"][0] or not 0 <= went["top"] < HEIGHT / 2:
+            problems.append(f"index.html: the headline's first link did not bring its entry "
+                            f"into view ({went})")
+    if not got["clauses"]:
+        return problems + ["index.html: no clause id links to clauses.html"]
+    err = page.open((run / "clauses.html").as_uri())
+    if err:
+        return problems + [f"clauses.html: {err}"]
+    missing = page.eval(f"({MISSING_IDS})({json.dumps(got['clauses'])})")
+    if missing:
+        problems.append(f"index.html: {len(missing)} clause link(s) lead to no row of "
+                        f"clauses.html ({missing[:5]})")
     return problems
+
+
+def check_allure_statuses(run: Path) -> list[str]:
+    """allure-results: CHANGED is a change ("broken", "failed" when gated), never "skipped" or
+    "XFAIL CHANGED"; every spec that fails the gate has a "failed" result."""
+    problems: list[str] = []
+    by_node: dict[str, list[str]] = {}
+    for f in sorted((run / "allure-results").glob("*-result.json")):
+        try:
+            r = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        labels = {lab["name"]: lab["value"] for lab in r.get("labels", [])}
+        message = (r.get("statusDetails") or {}).get("message") or ""
+        if labels.get("outcome") == "CHANGED" and r.get("status") not in ("broken", "failed"):
+            problems.append(f"allure-results: {r.get('name')}: CHANGED shown as "
+                            f"{r.get('status')!r}")
+        if message.startswith("XFAIL CHANGED"):
+            problems.append(f"allure-results: {r.get('name')}: message reads 'XFAIL CHANGED'")
+        by_node.setdefault(labels.get("nodeid", ""), []).append(r.get("status", ""))
+    try:
+        rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()
+                if line.strip()]
+    except (OSError, ValueError):
+        rows = []
+    gate = {"FAIL", "ERROR", "XPASS", "TIMEOUT", "CRASH"}  # conformance/framework/summary.py
+    for row in rows:
+        if (row.get("outcome") in gate or row.get("gated")) and \
+                "failed" not in by_node.get(row.get("nodeid", ""), []):
+            problems.append(f"allure-results: {row.get('nodeid')} fails the gate "
+                            f"({row.get('outcome')}) but has no failed result "
+                            f"({by_node.get(row.get('nodeid', ''))})")
+    return problems[:MAX_ERRORS]
 
 
 TREE_PROBE = r"""(() => {
@@ -380,6 +481,7 @@ def check_allure(page: Page, run: Path, shots: Path) -> list[str]:
         return [f"{report}: missing (mdlri-conformance report {run} --allure-html)"]
     extra = sorted(p.name for p in report.parent.iterdir() if p.is_dir())
     problems = [f"allure-report: not a single file (folders {extra})"] if extra else []
+    problems += check_allure_statuses(run)
     err = page.open(report.as_uri())
     if err:
         return problems + [f"allure-report: {err}"]

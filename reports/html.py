@@ -1,7 +1,9 @@
-"""The static HTML report (jinja2): the verdict and why as the headline, the run at a glance
-(clauses verified / cited, completeness, leaks, process-global state, order, capability
-probes), UNSUPPORTED by reason, the specs that never ran, area table, clause x outcome matrix,
-divergences, side effects, fingerprint.
+"""The static HTML report (jinja2): the verdict and why as the headline, with the specs that
+fail the gate named and linked to their entries, the run at a glance (clauses verified /
+cited, completeness, leaks, process-global state, order, capability probes), UNSUPPORTED by
+reason, the specs that never ran, area table, clause x outcome matrix, divergences (those
+that fail the gate first), side effects, fingerprint. Every clause id links to its row in the
+run's ``clauses.html``.
 
 It renders plain data only: the run's rows and summary, and the ``facts`` the framework
 words for it (conformance/framework/artefacts.py: the console's lines, the catalog's clauses,
@@ -19,19 +21,29 @@ from .svg import CaseError, case_svg
 
 NOT_PASSING = {"FAIL", "CHANGED", "XPASS", "ERROR", "TIMEOUT", "CRASH"}
 SHOWN = NOT_PASSING | {"XFAIL"}
+#: how many gate failures the verdict banner names (each links to its entry; the rest are
+#: first under Divergences)
+BANNER_LIMIT = 10
+#: where each clause id links to: the run's catalog page, beside index.html
+CLAUSE_HREF = "clauses.html#{id}"
 
 
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("mdlri_conformance.reports", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"]), keep_trailing_newline=True)
+    env.filters["clause_href"] = lambda cid: CLAUSE_HREF.format(id=cid)
+    return env
 
 
-def divergence_view(row: dict[str, Any]) -> dict[str, Any]:
-    """A result row prepared for the template (with the SVG of its case, if any)."""
+def divergence_view(row: dict[str, Any], fails_gate: bool = False,
+                    anchor: str = "") -> dict[str, Any]:
+    """A result row prepared for the template (with the SVG of its case, if any): whether it
+    fails the gate, its anchor in the page (``div-N``) and its label (``CHANGED (gated)``)."""
     d = dict(row)
     div = row.get("divergence") or {}
     d.update({k: div.get(k) for k in ("expected", "observed", "replay")})
+    d.update(fails_gate=fails_gate, anchor=anchor, label=outcome_label(row))
     case = div.get("case")
     d["case"] = json.dumps(case, indent=1) if case else None
     d["svg"] = None
@@ -41,6 +53,34 @@ def divergence_view(row: dict[str, Any]) -> dict[str, Any]:
         except CaseError:
             d["svg"] = None
     return d
+
+
+def outcome_label(row: dict[str, Any]) -> str:
+    """The outcome as the reports name it: ``CHANGED (gated)`` for a CHANGED that fails the
+    gate, ``UNSUPPORTED (required)`` for one on a required capability."""
+    outcome = str(row.get("outcome", ""))
+    if outcome == "CHANGED" and row.get("gated"):
+        return "CHANGED (gated)"
+    if outcome == "UNSUPPORTED" and row.get("required"):
+        return "UNSUPPORTED (required)"
+    return outcome
+
+
+def divergence_order(rows: list[dict[str, Any]], fails_gate: list[bool],
+                     columns: list[str]) -> list[tuple[dict[str, Any], bool]]:
+    """The rows the report lists under Divergences, with whether each fails the gate: those
+    that fail the gate first, then the others (CHANGED before XFAIL ...); within each, by
+    outcome in the columns' order, then in the run's order."""
+    rank = {c: i for i, c in enumerate(columns)}
+    shown = [(i, r, gate) for i, (r, gate) in enumerate(zip(rows, fails_gate))
+             if gate or r["outcome"] in SHOWN]
+    shown.sort(key=lambda t: (not t[2], rank.get(t[1]["outcome"], len(rank)), t[0]))
+    return [(r, gate) for _, r, gate in shown]
+
+
+def backend_name(summary: dict[str, Any]) -> str:
+    """The run's backend, or ``unknown`` (an empty results file names none)."""
+    return str(summary.get("backend") or "") or "unknown"
 
 
 def render(summary: dict[str, Any], rows: Iterable[dict[str, Any]], facts: dict[str, Any],
@@ -60,10 +100,14 @@ def render(summary: dict[str, Any], rows: Iterable[dict[str, Any]], facts: dict[
                             "disagree": c["disagree"], "counts": counts})
         if any(counts.get(o) for o in NOT_PASSING):
             group_bad[key] += 1
-    divergences = [divergence_view(r) for r in rows if r["outcome"] in SHOWN]
+    divergences = [divergence_view(r, gate, f"div-{n}") for n, (r, gate) in
+                   enumerate(divergence_order(rows, facts["fails_gate"], facts["columns"]), 1)]
+    gate_failures = [d for d in divergences if d["fails_gate"]]
     return _env().get_template("report.html.j2").render(
-        summary=summary, columns=facts["columns"], matrix=matrix, group_bad=group_bad,
-        divergences=divergences, fingerprint=summary.get("fingerprint", {}),
+        summary=summary, backend=backend_name(summary), columns=facts["columns"],
+        matrix=matrix, group_bad=group_bad, divergences=divergences,
+        gate_failures=gate_failures, others=[d for d in divergences if not d["fails_gate"]],
+        banner_limit=BANNER_LIMIT, fingerprint=summary.get("fingerprint", {}),
         kill_matrix=kill_matrix_html, side_effects=facts["side_effects"],
         verdict=verdict_view(summary), clauses_line=coverage_line(summary, facts),
         completeness=summary.get("completeness") or {},

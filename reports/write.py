@@ -2,8 +2,9 @@
 conformance/framework/artefacts.py).
 
 ``summary.json`` (per-area counts, coverage, fingerprint, gate), ``divergences.json`` (every
-result that is not a plain pass, with its expected/observed values, case and reproducer),
-``summary.md`` (the same at a glance, for CI pages) and ``index.html`` (reports/html.py).
+result that is not a plain pass, with its expected/observed values, case and reproducer; those
+that fail the gate first), ``summary.md`` (the same at a glance, for CI pages) and
+``index.html`` (reports/html.py).
 JUnit XML and Allure results are written by pytest and allure-pytest themselves.
 
 Plain data in, text out: the rows, the summary and the framework's ``facts`` (the console's
@@ -17,16 +18,15 @@ from typing import Any
 
 from . import html
 
-DIVERGENT = {"FAIL", "CHANGED", "XFAIL", "XPASS", "ERROR", "TIMEOUT", "CRASH"}
 
 
 def divergences(rows: list[dict[str, Any]], facts: dict[str, Any]) -> list[dict[str, Any]]:
     """The divergence records: spec, level, backend, outcome, expected/observed, reproducer
-    (``facts["fails_gate"]``: per row, whether it fails the gate)."""
+    (``facts["fails_gate"]``: per row, whether it fails the gate). Every result that is not a
+    plain pass, and every one that fails the gate; those that fail it first, in the order of
+    index.html (:func:`.html.divergence_order`)."""
     out = []
-    for r, gate in zip(rows, facts["fails_gate"]):
-        if r["outcome"] not in DIVERGENT:
-            continue
+    for r, gate in html.divergence_order(rows, facts["fails_gate"], facts["columns"]):
         d = r.get("divergence") or {}
         out.append({
             "spec": r["nodeid"], "clauses": r.get("clauses", []), "level": r.get("level"),
@@ -52,7 +52,7 @@ def markdown(summary: dict[str, Any], divs: list[dict[str, Any]], facts: dict[st
     t = summary["totals"]
     cols = [c for c in facts["columns"] if t.get(c) or c in ("PASS", "FAIL", "CHANGED")]
     v = html.verdict_view(summary)
-    lines = [f"# Model RI conformance: {summary['backend']}", "",
+    lines = [f"# Model RI conformance: {summary.get('backend') or 'backend unknown'}", "",
              f"**Gate: {v['verdict']}**" + (f" (exit {v['exit_code']})"
                                             if v.get("exit_code") is not None else "")
              + (f": {v['why']}" if v.get("why") else ""), "",
@@ -65,10 +65,12 @@ def markdown(summary: dict[str, Any], divs: list[dict[str, Any]], facts: dict[st
     lines += [f"  - {line.strip()}" if line.startswith(" ") else f"- {line}"
               for line in glance_lines(summary, facts)]
     lines += [""] + _md_unsupported(summary) + _md_never_ran(summary)
-    lines += [f"## Divergences ({len(divs)})", ""]
+    failing = sum(1 for d in divs if d["fails_gate"])
+    lines += [f"## Divergences ({len(divs)}: {failing} fail the gate, listed first)", ""]
     for d in divs:
-        lines.append(f"- **{d['outcome']}** `{d['spec']}` [{', '.join(d['clauses'])}]: "
-                     f"{d['message']}" + (f" — reproduce: `{d['replay']}`" if d["replay"] else ""))
+        lines.append(f"- **{d['outcome']}**" + (" (fails the gate)" if d["fails_gate"] else "")
+                     + f" `{d['spec']}` [{', '.join(d['clauses'])}]: {d['message']}"
+                     + (f" — reproduce: `{d['replay']}`" if d["replay"] else ""))
     return "\n".join(lines) + "\n"
 
 

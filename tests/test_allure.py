@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance.framework import allure_labels
+from mdlri_conformance.conformance.framework import allure_labels, allure_status
 from mdlri_conformance.reports import allure
 from mdlri_conformance.reports.allure import AllureError
 
@@ -46,8 +46,88 @@ def test_config_is_a_valid_allure3_config_grouping_by_area_and_clause() -> None:
     assert awesome["singleFile"] is True  # one index.html that opens from file://
     # the labels allure_labels sets: parentSuite = area, suite = the clause ids
     assert awesome["groupBy"] == ["parentSuite", "suite"]
+    for rule in cfg["categories"]:  # Allure 3's canonical form: one matcher of status + label
+        assert rule["name"] and set(rule) == {"name", "matchers"}
+        assert set(rule["matchers"]["statuses"]) <= {"failed", "broken", "skipped"}
+        assert set(rule["matchers"]["labels"]) == {allure_status.OUTCOME_LABEL}
+
+
+def _category(cfg: dict, row: dict) -> str | None:
+    """The first category of the shipped config a result of this row falls in (Allure 3
+    takes the first that matches: core-api categories.js matchCategory)."""
+    import re
     for rule in cfg["categories"]:
-        assert rule["name"] and set(rule["matchedStatuses"]) <= {"failed", "broken", "skipped"}
+        m = rule["matchers"]
+        if allure_status.status_of(row) in m["statuses"] and \
+                re.search(m["labels"][allure_status.OUTCOME_LABEL], row["outcome"]):
+            return rule["name"]
+    return None
+
+
+def test_each_outcome_has_its_allure_status_and_category() -> None:
+    """Allure "failed" is what fails the gate, "broken" a CHANGED that does not, "skipped" an
+    accepted XFAIL or a spec not judged; every outcome but PASS and SKIP has its category."""
+    cfg = json.loads(SHIPPED.joinpath(allure.CONFIG_FILE).read_text())
+    rows = {o: {"outcome": o} for o in ("PASS", "FAIL", "CHANGED", "XFAIL", "XPASS",
+                                        "UNSUPPORTED", "ERROR", "TIMEOUT", "CRASH", "SKIP")}
+    rows["CHANGED gated"] = {"outcome": "CHANGED", "gated": True}
+    rows["UNSUPPORTED required"] = {"outcome": "UNSUPPORTED", "gated": True,
+                                    "required": ["kernels"]}
+    status = {k: allure_status.status_of(r) for k, r in rows.items()}
+    assert status == {"PASS": "passed", "FAIL": "failed", "CHANGED": "broken",
+                      "XFAIL": "skipped", "XPASS": "failed", "UNSUPPORTED": "skipped",
+                      "ERROR": "failed", "TIMEOUT": "failed", "CRASH": "failed",
+                      "SKIP": "skipped", "CHANGED gated": "failed",
+                      "UNSUPPORTED required": "failed"}
+    names = {k: _category(cfg, r) for k, r in rows.items()}
+    assert names.pop("PASS") is None and names.pop("SKIP") is None
+    assert all(names.values()), names
+    assert names["CHANGED"].startswith("CHANGED: ") and "not gating" in names["CHANGED"]
+    assert names["XFAIL"].startswith("XFAIL: ")
+    assert len({names["CHANGED"], names["CHANGED gated"], names["ERROR"], names["FAIL"],
+                names["XFAIL"], names["UNSUPPORTED"], names["UNSUPPORTED required"]}) == 7
+    for key, name in names.items():
+        assert ("fails the gate" in name) == (status[key] == "failed"), (key, name)
+
+
+def test_apply_sets_status_label_tag_and_message_once() -> None:
+    result = {"name": "t", "status": "skipped",
+              "statusDetails": {"message": "XFAIL CHANGED [LIST-05] x\n\nAssertionError",
+                                "trace": "tb"},
+              "labels": [{"name": "nodeid", "value": "a.py::t"}, {"name": "tag", "value": "x"}]}
+    row = {"nodeid": "a.py::t", "outcome": "CHANGED", "message": "[LIST-05] x"}
+    assert allure_status.nodeid_of(result) == "a.py::t"
+    assert allure_status.apply(result, row) is True
+    assert result["status"] == "broken"
+    assert result["statusDetails"] == {"message": "CHANGED: [LIST-05] x", "trace": "tb"}
+    assert result["labels"] == [{"name": "nodeid", "value": "a.py::t"},
+                                {"name": "tag", "value": "x"},
+                                {"name": "outcome", "value": "CHANGED"},
+                                {"name": "tag", "value": "CHANGED"}]
+    assert allure_status.apply(result, row) is False  # a second pass changes nothing
+    gated = dict(row, gated=True)
+    assert allure_status.apply(result, gated) is True and result["status"] == "failed"
+    assert result["statusDetails"]["message"] == "CHANGED (gated): [LIST-05] x"
+    assert [lab["value"] for lab in result["labels"] if lab["name"] == "tag"] == ["x", "CHANGED"]
+
+
+def test_rewrite_leaves_results_without_a_row_alone(tmp_path: Path) -> None:
+    mine = {"name": "a", "status": "skipped", "labels": [{"name": "nodeid", "value": "a.py::a"}]}
+    other = {"name": "b", "status": "skipped", "labels": [{"name": "nodeid", "value": "a.py::b"}]}
+    bare = {"name": "c", "status": "failed", "labels": []}
+    for name, r in (("1", mine), ("2", other), ("3", bare)):
+        (tmp_path / f"{name}-result.json").write_text(json.dumps(r))
+    (tmp_path / "4-result.json").write_text("{cut")
+    before = {p.name: p.read_text() for p in tmp_path.iterdir()}
+    rows = [{"nodeid": "a.py::a", "outcome": "XFAIL", "expected": "FAIL", "reason": "known"}]
+    done = allure_status.rewrite(tmp_path, rows)
+    assert done.changed == 1 and done.seen == {"a.py::a", "a.py::b"}
+    got = json.loads((tmp_path / "1-result.json").read_text())
+    assert got["status"] == "skipped"
+    assert got["statusDetails"] == {"message": "XFAIL: expected FAIL: known"}
+    for name in ("2-result.json", "3-result.json", "4-result.json"):
+        assert (tmp_path / name).read_text() == before[name]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before)  # no .tmp left
 
 
 def test_package_pins_one_exact_allure3_version_with_a_lock() -> None:
@@ -249,24 +329,55 @@ def test_documented_fail():
 def test_implementation_fail():
     expect.eq(3, 2, "*numTasks")
 
+@pytest.mark.clause("CAP-11")
+def test_gated_change():
+    expect.eq(3, 2, "*numTasks")
+
+@pytest.mark.clause("CAP-03")
+def test_accepted_failure():
+    expect.rc(107000, Err.SUCCESS, "aclmdlRICaptureBegin")
+
+@pytest.mark.clause("CAP-02")
+def test_stale_expectation():
+    expect.ok(0, "call")
+
 @pytest.mark.clause("CAP-01")
 def test_harness_error():
     raise RuntimeError("boom")
 '''
 
+#: CAP-03 accepted (XFAIL), CAP-02's failure accepted though it passes (XPASS), a CHANGED of
+#: CAP-11 fails the gate; LIST-05's CHANGED does not
+EXPECT = '''
+gate_changed = ["CAP-11"]
+[[expect]]
+id = "CAP-03"
+outcome = "FAIL"
+reason = "known: begin answers 107000 here"
+[[expect]]
+id = "CAP-02"
+outcome = "FAIL"
+reason = "was broken"
+'''
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
-    """allure-results of a run of SPECS on the sim, by test name (one pytest subprocess)."""
+
+@pytest.fixture(scope="module", params=["0", "1"], ids=["n0", "xdist"])
+def results(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """allure-results of a run of SPECS on the sim, by test name (one pytest subprocess), in
+    one process (-n 0) and under xdist (-n 1: a worker writes the results, the controller
+    records the rows and sets the statuses)."""
     import subprocess
     import sys
     base = tmp_path_factory.mktemp("allure-run")
     (base / "test_specs.py").write_text(SPECS)
+    (base / "exp.toml").write_text(EXPECT)
     env = {k: v for k, v in os.environ.items()  # not the outer run's xdist / pytest state
            if k != allure_labels.CLAUSE_URL_VAR and not k.startswith(("PYTEST_", "MDLRI_"))}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
-         "-p", "mdlri_conformance.conformance.framework.plugin", "--backend", "sim", "-n", "0",
+         "-p", "mdlri_conformance.conformance.framework.plugin", "--backend", "sim",
+         "-n", request.param, "--expectations", str(base / "exp.toml"),
          "--report-dir", str(base / "out"), "--alluredir", str(base / "allure-results"),
          "-q", "test_specs.py"], cwd=base, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -302,6 +413,41 @@ def test_failing_spec_is_labelled_by_area_and_clause(results: dict[str, dict]) -
     assert r["links"] == [{"type": "link", "url": "../clauses.html#CAP-04", "name": "CAP-04"}]
     assert r["description"].startswith("- **CAP-04** (documented): ")
     assert r["description"].endswith("CaptureEnd must succeed.")  # the spec's docstring
+
+
+def test_allure_status_is_the_suites_outcome(results: dict[str, dict]) -> None:
+    """CHANGED is "broken" with a CHANGED message, never "skipped" / "XFAIL CHANGED"; XFAIL is
+    only the accepted failure; what fails the gate is "failed"."""
+    want = {"test_documented_pass": ("passed", "PASS"),
+            "test_documented_fail": ("failed", "FAIL"),
+            "test_implementation_fail": ("broken", "CHANGED"),
+            "test_gated_change": ("failed", "CHANGED"),
+            "test_accepted_failure": ("skipped", "XFAIL"),
+            "test_stale_expectation": ("failed", "XPASS"),
+            "test_harness_error": ("failed", "ERROR")}
+    assert set(results) == set(want)
+    for name, (status, outcome) in want.items():
+        r = results[name]
+        labels = _labels(r)
+        assert (r["status"], labels["outcome"]) == (status, [outcome]), name
+        assert labels["nodeid"] == [f"test_specs.py::{name}"]
+        assert (outcome in labels.get("tag", [])) == (outcome != "PASS")
+    message = {name: (r.get("statusDetails") or {}).get("message", "")
+               for name, r in results.items()}
+    assert message["test_implementation_fail"] == "CHANGED: [LIST-05] *numTasks: expected 2, " \
+                                                 "observed 3"
+    assert message["test_gated_change"].startswith("CHANGED (gated): [CAP-11] *numTasks")
+    assert message["test_accepted_failure"] == ("XFAIL: expected FAIL: known: begin answers "
+                                                "107000 here")
+    assert message["test_stale_expectation"].startswith("XPASS: expected FAIL (was broken)")
+    assert message["test_harness_error"] == "ERROR: RuntimeError: boom"
+    assert [n for n, m in message.items() if "XFAIL" in m] == ["test_accepted_failure"]
+    trace = results["test_implementation_fail"]["statusDetails"]["trace"]
+    assert "expect.eq(3, 2" in trace  # the traceback stays
+    # the worker wrote the attachment before the expectations file was applied: rewritten
+    accepted = _attachment(results["test_accepted_failure"], allure_labels.ATTACHMENT)
+    assert accepted is not None and "outcome:  XFAIL (level documented" in accepted
+    assert "expected: 0 (SUCCESS)\nobserved: 107000" in accepted
 
 
 def test_every_failing_spec_gets_expected_vs_observed(results: dict[str, dict]) -> None:
@@ -343,3 +489,32 @@ def test_clause_url_is_the_runs_clauses_page_or_the_configured_one(
     assert allure_labels.clause_url("SEQ-04") == "../clauses.html#SEQ-04"
     monkeypatch.setenv(allure_labels.CLAUSE_URL_VAR, "https://ci.example/r/clauses.html#{id}")
     assert allure_labels.clause_url("SEQ-04") == "https://ci.example/r/clauses.html#SEQ-04"
+
+
+def test_a_row_without_a_result_gets_one(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that died in a spec (CRASH) never closed its Allure result: the recording
+    process writes one from the row, labelled like the others, so the gate failure shows."""
+    monkeypatch.delenv(allure_labels.CLAUSE_URL_VAR, raising=False)
+    crash = {"nodeid": "conformance/specs/test_x.py::test_crash[a]", "outcome": "CRASH",
+             "clauses": ["EXE-01", "CAP-04"], "area": "execute", "level": "documented",
+             "backend": "sim", "message": "the worker died (signal 11, SIGSEGV)"}
+    passed = {"nodeid": "conformance/specs/test_x.py::test_ok", "outcome": "PASS",
+              "clauses": ["CAP-01"], "area": "capture", "level": "documented"}
+    assert allure_labels.write_missing(tmp_path, [crash, passed],
+                                       {"conformance/specs/test_x.py::test_ok"}) == 1
+    (path,) = tmp_path.glob("*-result.json")
+    r = json.loads(path.read_text())
+    r["_dir"] = tmp_path
+    assert (r["name"], r["status"]) == ("test_crash[a]", "failed")
+    assert r["fullName"] == "conformance.specs.test_x#test_crash"
+    assert r["statusDetails"]["message"] == "CRASH: the worker died (signal 11, SIGSEGV)"
+    labels = _labels(r)
+    assert labels["parentSuite"] == ["execute"] and labels["suite"] == ["EXE-01, CAP-04"]
+    assert labels["clause"] == ["EXE-01", "CAP-04"] and labels["outcome"] == ["CRASH"]
+    assert labels["nodeid"] == [crash["nodeid"]] and labels["tag"] == ["CRASH"]
+    assert [link["url"] for link in r["links"]] == ["../clauses.html#EXE-01",
+                                                    "../clauses.html#CAP-04"]
+    assert r["description"].startswith("- **EXE-01** (")
+    text = _attachment(r, allure_labels.ATTACHMENT)
+    assert text is not None and "outcome:  CRASH" in text

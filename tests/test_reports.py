@@ -159,7 +159,7 @@ def test_verdict_and_why_are_the_headline(tmp_path: Path, outcome: str, verdict:
     assert (v["verdict"], v["exit_code"]) == (verdict, code) and v["why"]
     headline = md.splitlines()[2]
     assert headline == f"**Gate: {verdict}** (exit {code}): {v['why']}"
-    assert (f'<p class="verdict {css}" id="verdict">Gate: <strong>{verdict}</strong> '
+    assert (f'<div class="verdict {css}">\n<p id="verdict">Gate: <strong>{verdict}</strong> '
             f"(exit {code}): {_esc(v['why'])}</p>") in page
     # the headline comes before the area table
     assert page.index('id="verdict"') < page.index("Outcomes by area")
@@ -304,3 +304,124 @@ def test_an_older_summary_without_the_new_keys_still_renders(tmp_path: Path) -> 
     md = (tmp_path / "summary.md").read_text()
     assert "**Gate: PASS**\n" in md and "completeness: not recorded" in md
     assert 'class="verdict v-pass"' in (tmp_path / "index.html").read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# a reader can act on the page: what fails the gate comes first and the banner links to it
+
+
+def _gate_rows() -> list[dict]:
+    """13 CHANGED, then the one FAIL, then 2 more CHANGED (as in a seq-per-stream run, where
+    the FAIL was 13th of 16), an XFAIL, a gated CHANGED and an UNSUPPORTED on a required
+    capability."""
+    rows = [_row(f"test_changed_{i:02}", "CHANGED", ("LIST-05",), level="implementation",
+                 message=f"[LIST-05] changed {i}") for i in range(13)]
+    rows.append(_row("test_the_failure", "FAIL", ("CAP-04", "LIST-08"), level="documented",
+                     message="[CAP-04,LIST-08] CaptureEnd rc: expected 0, observed 107025"))
+    rows += [_row(f"test_changed_{i}", "CHANGED", ("SEQ-03",), level="implementation",
+                  message="[SEQ-03] changed") for i in (13, 14)]
+    rows.append(_row("test_accepted", "XFAIL", ("SEQ-04",), message="[SEQ-04] accepted",
+                     expected="FAIL", reason="known"))
+    rows.append(_row("test_gated", "CHANGED", ("SEQ-01",), gated=True,
+                     message="[SEQ-01] changed"))
+    rows.append(_row("test_required", "UNSUPPORTED", ("EXE-01",), gated=True,
+                     required=["kernels"], message="UNSUPPORTED: no kernels"))
+    return rows
+
+
+def _entries(page: str) -> list[tuple[str, str]]:
+    """(anchor, node id) of each divergence entry, in page order."""
+    import re
+    return re.findall(r'<div class="div o-\w+(?: fails-gate)?" id="(div-\d+)">\n<p>.*?'
+                      r"<code>([^<]+)</code>", page)
+
+
+def test_gate_failures_come_first_and_the_banner_links_to_them(tmp_path: Path) -> None:
+    rows = _gate_rows()
+    summary, md, page = _pages(tmp_path, rows)
+    assert summary["verdict"]["verdict"] == "FAIL"
+    entries = _entries(page)
+    names = [n.split("::")[1] for _, n in entries]
+    # the three that fail the gate first (FAIL, gated CHANGED, required UNSUPPORTED: in the
+    # columns' order), then the 15 CHANGED in the run's order, then the XFAIL
+    assert names[:3] == ["test_the_failure", "test_gated", "test_required"]
+    assert names[3:] == [f"test_changed_{i:02}" for i in range(13)] + \
+        ["test_changed_13", "test_changed_14", "test_accepted"]
+    assert [a for a, _ in entries] == [f"div-{i}" for i in range(1, 20)]
+    banner = page[page.index('<div class="verdict'):page.index("</div>")]
+    assert banner.count("<li>") == 3
+    assert ('<li><a href="#div-1"><strong>FAIL</strong> <code>conformance/specs/test_x.py::'
+            'test_the_failure</code></a>: [CAP-04,LIST-08] CaptureEnd rc: expected 0, '
+            'observed 107025</li>') in banner
+    assert '<a href="#div-2"><strong>CHANGED (gated)</strong>' in banner
+    assert '<a href="#div-3"><strong>UNSUPPORTED (required)</strong>' in banner
+    assert '<h3 id="fails-gate">Specs that fail the gate (3)</h3>' in page
+    assert '<h3 id="reported">Reported, not failing the gate (16)</h3>' in page
+    assert page.index('id="fails-gate"') < page.index('id="div-1"') < page.index('id="reported"')
+    # summary.md and divergences.json: the same order
+    md_names = [line.split("`")[1].split("::")[1] for line in md.splitlines()
+                if line.startswith("- **") and "`" in line]
+    assert md_names == names
+    assert "## Divergences (19: 3 fail the gate, listed first)" in md
+    assert "- **FAIL** (fails the gate) `conformance/specs/test_x.py::test_the_failure`" in md
+    divs = json.loads((tmp_path / "divergences.json").read_text())
+    assert [d["spec"].split("::")[1] for d in divs] == names
+    assert [d["fails_gate"] for d in divs] == [True] * 3 + [False] * 16
+
+
+def test_the_banner_names_ten_then_links_to_the_rest(tmp_path: Path) -> None:
+    rows = [_row(f"test_fail_{i:02}", "FAIL", ("CAP-04",), message="[CAP-04] x")
+            for i in range(12)]
+    _, _, page = _pages(tmp_path, rows)
+    banner = page[page.index('<div class="verdict'):page.index("</div>")]
+    assert banner.count('<a href="#div-') == 10 and 'href="#div-10"' in banner
+    assert '<li><a href="#fails-gate">... and 2 more</a></li>' in banner
+
+
+def test_a_passing_run_has_no_gate_failure_list(tmp_path: Path) -> None:
+    _, md, page = _pages(tmp_path, [_row("test_a", "PASS"),
+                                    _row("test_b", "CHANGED", ("LIST-05",), message="m")])
+    assert "gate-failures" not in page and 'class="div o-CHANGED" id="div-1"' in page
+    assert '<h3 id="fails-gate">Specs that fail the gate (0)</h3>\n<p>None.</p>' in page
+    assert "## Divergences (1: 0 fail the gate, listed first)" in md
+
+
+def test_every_clause_id_links_to_its_entry_in_clauses_html(tmp_path: Path) -> None:
+    import re
+    rows = _gate_rows()
+    _, _, page = _pages(tmp_path, rows)
+    clauses = (tmp_path / "clauses.html").read_text()
+    ids = set(re.findall(r'<tr id="([^"]+)">', clauses))
+    hrefs = re.findall(r'<a href="clauses\.html#([^"]+)">', page)
+    from mdlri_conformance.conformance.framework import registry
+    # every catalog clause in the matrix, and each clause of each divergence entry
+    assert set(hrefs) == set(registry.clauses()) and set(hrefs) <= ids
+    cited = sum(len(r["clauses"]) for r in rows)
+    assert len(hrefs) == len(registry.clauses()) + cited
+    assert ('[<a href="clauses.html#CAP-04">CAP-04</a>, <a href="clauses.html#LIST-08">'
+            'LIST-08</a>] level documented') in page
+    assert '<td><a href="clauses.html#LIST-05"><code>LIST-05</code></a>' in page
+
+
+def test_an_empty_results_file_names_no_empty_backend(tmp_path: Path) -> None:
+    from mdlri_conformance.conformance.framework.summary import (build_summary,
+                                                                 verdict_line)
+    from mdlri_conformance.conformance.framework.artefacts import write_all
+    summary = build_summary([], [], "")
+    write_all(tmp_path, [], summary)
+    assert verdict_line(summary).startswith("gate: NOTHING TESTED (backend unknown): ")
+    md = (tmp_path / "summary.md").read_text()
+    page = (tmp_path / "index.html").read_text()
+    assert md.startswith("# Model RI conformance: backend unknown\n")
+    assert "<h1>Model RI conformance: backend unknown</h1>" in page
+    assert "(backend )" not in md + page and "<code></code>" not in page
+
+
+def test_pages_are_byte_identical_for_the_same_rows(tmp_path: Path) -> None:
+    rows = _gate_rows()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    _pages(tmp_path / "a", rows)
+    _pages(tmp_path / "b", [dict(r) for r in rows])
+    for name in ("index.html", "summary.md", "divergences.json", "clauses.html"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()

@@ -2,7 +2,9 @@
 
 Labels: each spec's area is its ``feature`` and ``parentSuite``; each clause id it cites is a
 ``story`` and a ``clause`` label, and all of them together (``"LIST-08, SEQ-03"``) its one
-``suite``; plus ``level`` and ``backend``. The shipped Allure config groups the report by
+``suite``; plus ``level``, ``backend`` and ``nodeid`` (the spec's node id, by which
+:mod:`.allure_status` finds its row at the end of the run, sets the Allure status from the
+suite's outcome and adds the ``outcome`` label). The shipped Allure config groups the report by
 parentSuite / suite, i.e. by area and clause, each spec once (a ``story`` per clause would list a
 spec citing five clauses five times); these suite labels replace allure-pytest's defaults (the
 Python package and module).
@@ -23,19 +25,28 @@ divergence's replay command; a divergence's shrunk case is attached as ``case.js
 The plugin registers this module as a pytest plugin; its ``pytest_runtest_makereport`` wrapper
 runs outermost: after the plugin has computed the row, and (at the setup report) after
 allure-pytest has set the test's description, so the labels and the clause description stay.
+Its ``pytest_sessionfinish`` runs :func:`.allure_status.rewrite` in the process that recorded
+the rows (the xdist controller, or the one process of ``-n 0``), after every worker has
+written its results, and writes a result for each row that has none (a worker that died in
+a spec, CRASH, never closed its Allure result), so every gate failure is in the report.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import os
 import re
-from typing import Any
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterable
 
 import pytest
 
-from . import registry
+from . import allure_status, keys, registry
 from .items import area_of, clause_ids, is_spec
 
 #: environment variable: the clause link's format string (``{id}`` is the clause id)
@@ -69,6 +80,7 @@ def label(item: pytest.Item) -> None:
     Called at the setup report, after allure-pytest has set its own description (the
     docstring), which the clause lines then lead."""
     import allure
+    allure.dynamic.label(allure_status.NODEID_LABEL, item.nodeid)
     ids = clause_ids(item)
     if not ids or registry.unknown(ids):
         return
@@ -87,12 +99,70 @@ def label(item: pytest.Item) -> None:
 
 def description(item: pytest.Item, ids: tuple[str, ...]) -> str:
     """Markdown: one line per clause (id, level, title, source), then the spec's docstring."""
+    doc = inspect.getdoc(getattr(item, "obj", None)) or ""
+    return clause_lines(ids) + (f"\n\n{doc}" if doc else "")
+
+
+def clause_lines(ids: Iterable[str]) -> str:
+    """Markdown, one line per clause: id, level, title, source (known ids only)."""
     lines = []
     for cid in ids:
+        if registry.unknown((cid,)):
+            continue
         c = registry.get(cid)
         lines.append(f"- **{cid}** ({c.level}): {c.title} — source: {c.src}")
-    doc = inspect.getdoc(getattr(item, "obj", None)) or ""
-    return "\n".join(lines) + (f"\n\n{doc}" if doc else "")
+    return "\n".join(lines)
+
+
+def row_result(row: dict[str, Any], attachment: str | None = None) -> dict[str, Any]:
+    """An Allure result (``*-result.json``) made from a row alone, labelled as :func:`label`
+    labels a spec: for a spec whose worker died in it (CRASH), which allure-pytest never
+    closed. ``attachment``: the file name of its expected-vs-observed text."""
+    nodeid = str(row["nodeid"])
+    ids = [str(c) for c in row.get("clauses") or []]
+    path, _, rest = nodeid.partition("::")
+    name = rest.split("::")[-1] if rest else nodeid
+    full = path.removesuffix(".py").replace("/", ".") + "#" + name.split("[")[0]
+    labels = [(allure_status.NODEID_LABEL, nodeid)]
+    if ids:
+        area = str(row.get("area") or "")
+        labels += [("feature", area), ("parentSuite", area), ("suite", ", ".join(ids))]
+        labels += [(kind, cid) for cid in ids for kind in ("story", "clause")]
+    labels += [(k, str(row[k])) for k in ("level", "backend") if row.get(k)]
+    labels.append(("framework", "pytest"))
+    now = int(time.time() * 1000)
+    result: dict[str, Any] = {
+        "uuid": str(uuid.uuid4()), "historyId": hashlib.md5(nodeid.encode()).hexdigest(),
+        "testCaseId": hashlib.md5(full.encode()).hexdigest(), "fullName": full, "name": name,
+        "status": "unknown", "stage": "finished", "start": now, "stop": now,
+        "description": clause_lines(ids),
+        "labels": [{"name": k, "value": v} for k, v in labels],
+        "links": [{"type": "link", "url": clause_url(cid), "name": cid} for cid in ids]}
+    if attachment:
+        result["attachments"] = [{"name": ATTACHMENT, "source": attachment,
+                                  "type": "text/plain"}]
+    return result
+
+
+def write_missing(results_dir: Path, rows: Iterable[dict[str, Any]], seen: set[str]) -> int:
+    """Write a result, with its expected-vs-observed attachment, for each row whose spec has
+    none in ``results_dir`` (its status and message as :func:`.allure_status.apply` sets
+    them); returns how many."""
+    last = {str(r["nodeid"]): r for r in rows if "nodeid" in r}
+    written = 0
+    for nodeid, row in last.items():
+        if nodeid in seen:
+            continue
+        source = None
+        if row.get("outcome") != "PASS":
+            source = f"{uuid.uuid4()}-attachment.txt"
+            (Path(results_dir) / source).write_text(expected_vs_observed(row),
+                                                    encoding="utf-8")
+        result = row_result(row, source)
+        allure_status.apply(result, row)
+        allure_status.write_json(Path(results_dir) / f"{result['uuid']}-result.json", result)
+        written += 1
+    return written
 
 
 def expected_vs_observed(info: dict[str, Any]) -> str:
@@ -134,6 +204,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if info and info.get("outcome") in FAILING:
             _attach(info)
     return rep
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The Allure status of every result from its final row (:mod:`.allure_status`), in the
+    process that recorded the rows; a row without a result (a CRASH) gets one."""
+    config = session.config
+    state = config.stash.get(keys.state_key, None)
+    where = getattr(config.option, "allure_report_dir", None)
+    if state is None or not where or not _active(config):
+        return
+    try:
+        done = allure_status.rewrite(Path(where), state.results,
+                                     (ATTACHMENT, expected_vs_observed))
+        write_missing(Path(where), state.results, done.seen)
+    except OSError as exc:
+        print(f"mdlri: allure: {where}: statuses left as allure-pytest wrote them "
+              f"({exc.strerror or exc})", file=sys.stderr)
 
 
 def _attach(info: dict[str, Any]) -> None:
