@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
 import pytest
 
 import mdlri_conformance.backends.sim as sim
@@ -75,9 +76,12 @@ def test_the_simulator_shows_everything_and_keeps_nothing(closing: list[Any]) ->
     before = _live(b)
     report = _run_probes(b)
     assert report.effective == report.declared >= ALL_CAPS | EXTENDED_CAPS
-    assert report.removed == []
-    assert {f.cap for f in report.findings} == {p.cap.value for p in probe_checks.PROBES}
-    assert all(f.verdict == "present" for f in report.findings)
+    assert report.removed == [] and report.failures == []
+    probes = {p.cap.value for p in probe_checks.PROBES}
+    assert {f.cap for f in report.findings} == probes | {m.key for m in probe_checks.MEASUREMENTS}
+    assert all(f.verdict == "present" for f in report.findings if f.cap in probes)
+    assert set(report.timings) == {"first_execution_s", "second_execution_s"}
+    assert report.timings["first_execution_s"] < 1.0
     assert _live(b) == before == (0, 0, 0, 0)
     assert b.capabilities == report.effective
     assert report.seconds < 5
@@ -130,7 +134,13 @@ def test_kernel_execution_without_data_movement_says_why(closing: list[Any]) -> 
 
 
 class _Answers207019(sim.SimBackend):
-    """The simulator whose SetParams answers 207019 (the driver cannot update the op)."""
+    """The simulator whose SetParams answers 207019 (the driver cannot update the op); it
+    promises everything it declares, SetParams included, unless ``promise`` is False."""
+
+    def __init__(self, promise: bool = False, **options: Any) -> None:
+        super().__init__(**options)
+        if not promise:
+            self.promised_capabilities = self.capabilities - {Cap.SET_PARAMS}
 
     def task_set_params(self, task: Any, params: Any) -> int:
         return int(Err.RT_FEATURE_NOT_SUPPORT_UPDATE_OP)
@@ -142,6 +152,135 @@ def test_207019_removes_its_family(closing: list[Any]) -> None:
     report = _run_probes(b)
     assert report.declared - report.effective == {Cap.SET_PARAMS}
     assert "207019" in probe.reason(b, Cap.SET_PARAMS)
+    assert report.failures == []
+
+
+def test_a_promised_capability_taken_away_fails_the_gate(closing: list[Any]) -> None:
+    """A backend that promises a capability (the simulator promises all it declares): a probe
+    that takes it away found a bug: the capability stays (the specs judge it) and the run's
+    gate fails with the probe's evidence, never UNSUPPORTED."""
+    b = _Answers207019(promise=True)
+    closing.append(b)
+    report = _run_probes(b)
+    assert report.effective == report.declared
+    assert [f.cap for f in report.failures] == [Cap.SET_PARAMS.value]
+    assert report.failures[0].reason == ("probe: aclmdlRITaskSetParams answered 207019 "
+                                         "(RT_FEATURE_NOT_SUPPORT_UPDATE_OP) (a capability the "
+                                         "backend promises)")
+    assert probe.reason(b, Cap.SET_PARAMS) == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# a wrong answer is a failure with the probe's evidence, never a lost capability
+
+
+def test_a_wrong_sync_code_fails_the_blocking_probe_not_the_capability(
+        closing: list[Any]) -> None:
+    """``stream-sync-timeout-code`` (TMO-03 broken: an expired stream sync returns the
+    event-sync 507047): the blocking-wait probe sees a wrong answer. BLOCKING_WAIT and every
+    other capability stay, so the timeout specs run and judge it; the report fails."""
+    b = sim.create(faults=["stream-sync-timeout-code"])
+    closing.append(b)
+    report = _run_probes(b)
+    assert report.effective == report.declared
+    assert [(f.cap, f.verdict) for f in report.failures] == [(Cap.BLOCKING_WAIT.value, "wrong")]
+    assert "returned 507047 (RT_EVENT_SYNC_TIMEOUT), expected 507046" in \
+        report.failures[0].reason
+    assert report.to_dict()["failures"] == {"blocking_wait": report.failures[0].reason}
+    assert _live(b) == (0, 0, 0, 0)
+
+
+
+
+@pytest.mark.parametrize("rc, verdict", [
+    (Err.SUCCESS, "absent"), (Err.RT_FEATURE_NOT_SUPPORT, "absent"),
+    (Err.RT_EVENT_SYNC_TIMEOUT, "wrong"), (Err.RT_PARAM_INVALID, "wrong"),
+], ids=["returns-0-at-once", "207000", "507047", "107000"])
+def test_the_blocking_probe_tells_absent_from_wrong(closing: list[Any], rc: int,
+                                                     verdict: str) -> None:
+    """The first timed sync of the blocked execution answers ``rc``: 0 at once or 207000 is
+    an absent feature (the capability goes, UNSUPPORTED); anything else is wrong (kept, the
+    gate fails)."""
+
+    class Answers(pr.PartialSim):
+        answered = False
+
+        def synchronize_stream_with_timeout(self, stream: Any, timeout_ms: int) -> int:
+            if timeout_ms == probe_session.BLOCK_MS and not self.answered:
+                self.answered = True
+                return int(rc)
+            return super().synchronize_stream_with_timeout(stream, timeout_ms)
+
+    b = Answers(set())
+    closing.append(b)
+    b.promised_capabilities = frozenset()  # a runtime promising nothing: absent is not a bug
+    report = _run_probes(b)
+    found = next(f for f in report.findings if f.cap == Cap.BLOCKING_WAIT.value)
+    assert found.verdict == verdict, found
+    assert (Cap.BLOCKING_WAIT in report.effective) is (verdict == "wrong")
+    assert found.fails_gate is (verdict == "wrong")
+
+
+def test_a_wrong_answer_of_a_family_or_a_setup_call_fails(closing: list[Any]) -> None:
+    """A family call answering another code than 0 / 207000 / 207019 is a wrong answer (the
+    capability stays, the gate fails), and so is a setup call of any probe."""
+
+    class Wrong(pr.PartialSim):
+        def create_label(self) -> tuple[int, Any]:
+            return int(Err.RT_PARAM_INVALID), None
+
+        def malloc(self, size: int, policy: int = 0) -> tuple[int, Any]:
+            if size == probe_session.ROUND_TRIP.nbytes:
+                return int(Err.RT_INTERNAL_ERROR), None
+            return super().malloc(size, policy)
+
+    b = Wrong(set())
+    closing.append(b)
+    report = _run_probes(b)
+    wrong = {f.cap: f.reason for f in report.failures}
+    assert wrong[Cap.LABELS.value] == ("probe: aclrtCreateLabel returned 107000 "
+                                       "(RT_PARAM_INVALID), expected 0 (SUCCESS)")
+    assert wrong[Cap.DATA_MOVEMENT.value].startswith("probe: aclrtMalloc(32) returned 507000")
+    assert {Cap.LABELS, Cap.DATA_MOVEMENT} <= report.effective
+
+
+def test_bytes_that_moved_wrong_are_a_wrong_answer(closing: list[Any]) -> None:
+    class Garbles(pr.PartialSim):
+        def memcpy(self, dst: Any, dest_max: int, src: Any, count: int, kind: int) -> int:
+            rc = super().memcpy(dst, dest_max, src, count, kind)
+            if isinstance(dst, np.ndarray):
+                dst.view(np.uint8)[0] ^= 0xFF
+            return rc
+
+    b = Garbles(set())
+    closing.append(b)
+    report = _run_probes(b)
+    assert [f.cap for f in report.failures][:1] == [Cap.DATA_MOVEMENT.value]
+    assert "memcpy H2D then D2H returned [254, 2, 3" in report.failures[0].reason
+
+
+def test_pageable_memory_that_cannot_be_detected_is_absent(closing: list[Any]) -> None:
+    """The stub's driver reports DEVICE for every pointer: the probe asks
+    aclrtPointerGetAttributes about a malloc'd host buffer (it copies nothing) and finds
+    pageable memory undetectable; the specs of the refusal are UNSUPPORTED with that reason."""
+    b = pr.create_no_pageable()
+    closing.append(b)
+    report = _run_probes(b)
+    assert report.declared - report.effective == {Cap.PAGEABLE_DETECTION}
+    assert probe.reason(b, Cap.PAGEABLE_DETECTION) == (
+        "probe: pageable memory cannot be detected: aclrtPointerGetAttributes reports a "
+        "malloc'd host pointer as DEVICE, not UNREGISTERED")
+    assert report.failures == []
+
+
+def test_the_first_execution_is_measured(closing: list[Any]) -> None:
+    b = pr.create_slow_first_exec()
+    closing.append(b)
+    report = _run_probes(b)
+    assert 1.0 <= report.timings["first_execution_s"] < 3.0
+    assert report.timings["second_execution_s"] < 0.5
+    lines = summary.probe_lines(summary.probe_summary({"main": report.to_dict()}))
+    assert "; first execution 1.00 s, second 0.00 s)" in lines[0]
 
 
 def test_a_probe_needing_an_undeclared_capability_is_not_measured(closing: list[Any]) -> None:
@@ -157,11 +296,13 @@ def test_a_probe_needing_an_undeclared_capability_is_not_measured(closing: list[
 
 
 def test_a_backend_that_breaks_the_probes_loses_only_what_they_measure() -> None:
+    """A harness error is not a runtime's answer: UNKNOWN, never a gate failure."""
     b = NullBackend()  # answers 0 where a tuple is due: every probe hits a harness error
     report = _run_probes(b)
     assert report.declared - report.effective == PROBED_CAPS
     assert report.reason(Cap.DATA_MOVEMENT).startswith("probe error: TypeError")
     assert report.reason(Cap.BLOCKING_WAIT).startswith("probe error: TypeError")
+    assert report.failures == []
 
 
 # ---------------------------------------------------------------------------------------------

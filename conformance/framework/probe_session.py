@@ -37,6 +37,8 @@ class Verdict(str, enum.Enum):
     ABSENT = "absent"     # not shown, or answered 207000 / 207019
     UNKNOWN = "unknown"   # could not be measured (behaviour: counts as absent)
     HUNG = "hung"         # a call never returned: kept as declared, the specs judge the hang
+    WRONG = "wrong"       # answered, wrongly: kept as declared, and the gate fails with it
+    MEASURED = "measured"  # a measurement (no capability): its figures are in the timings
 
 
 class ProbeStop(Exception):
@@ -54,18 +56,33 @@ class Probe:
 
     ``needs``: capabilities that must be present (declared, and present after the probes
     that ran earlier) for the probe to run. ``family``: only an ABSENT verdict removes the
-    capability (UNKNOWN keeps it as declared)."""
+    capability (UNKNOWN keeps it as declared). ``deadline_s``: this probe's own deadline
+    (None: the run's)."""
 
     cap: Cap
     name: str
     run: Callable[["Session"], tuple[Verdict, str]]
     needs: tuple[Cap, ...] = ()
     family: bool = False
+    deadline_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A figure measured at start, not a capability (the cost of a first execution): ``run``
+    stores its figures in :attr:`Session.timings` and returns (verdict, one-line reason)."""
+
+    key: str
+    name: str
+    run: Callable[["Session"], tuple[Verdict, str]]
+    needs: tuple[Cap, ...] = ()
+    deadline_s: float | None = None
 
 
 @dataclass(frozen=True)
 class Finding:
-    """The outcome of one probe."""
+    """The outcome of one probe. ``fails_gate``: the probe saw a wrong answer, or took away
+    a capability the backend promised (:func:`.probe.run_probes`)."""
 
     cap: str
     probe: str
@@ -73,6 +90,7 @@ class Finding:
     reason: str
     seconds: float
     kept: bool
+    fails_gate: bool = False
 
     def line(self) -> str:
         """``data_movement: absent (probe: memcpy H2D then D2H returned [...] for [...])``."""
@@ -87,11 +105,19 @@ class ProbeReport:
     effective: frozenset[Cap]
     findings: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
+    #: figures measured at start (:data:`.probe_checks.MEASUREMENTS`), e.g. the seconds of a
+    #: model's first and second execution
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def removed(self) -> list[Finding]:
         """The findings that removed a declared capability, in probe order."""
         return [f for f in self.findings if not f.kept]
+
+    @property
+    def failures(self) -> list[Finding]:
+        """The findings that fail the gate (a wrong answer, a promise broken), in order."""
+        return [f for f in self.findings if f.fails_gate]
 
     def reason(self, cap: Cap) -> str | None:
         """The finding that removed ``cap`` (None when no probe removed it)."""
@@ -101,6 +127,8 @@ class ProbeReport:
         return {"declared": sorted(c.value for c in self.declared),
                 "effective": sorted(c.value for c in self.effective),
                 "removed": {f.cap: f.reason for f in self.removed},
+                "failures": {f.cap: f.reason for f in self.failures},
+                "timings": dict(self.timings),
                 "seconds": round(self.seconds, 4),
                 "findings": [asdict(f) for f in self.findings]}
 
@@ -115,19 +143,32 @@ class Session:
     def __init__(self, backend: Any, caps: set[Cap]) -> None:
         self.b = backend
         self.caps = caps
+        #: figures a measurement stores (:class:`Measurement`)
+        self.timings: dict[str, float] = {}
         self._undo: list[Callable[[], Any]] = []
         self._streams: list[Any] = []
         self._binary: Any = None
 
     # -- checked calls ---------------------------------------------------------------------
-    def ok(self, rc: Any, call: str, *, family: Cap | None = None) -> None:
-        """A setup step that must succeed. A not-supported answer of a call of the probed
-        family is ABSENT, any other failure UNKNOWN."""
+    def ok(self, rc: Any, call: str, *, family: Cap | None = None,
+           environment: bool = False) -> None:
+        """A step that must succeed (every probe calls with valid arguments). A
+        not-supported answer (207000 / 207019) is ABSENT for a call of the probed ``family``
+        and UNKNOWN (not measurable) for any other call; any other failure is a WRONG answer,
+        with the call and its code as evidence, except for an ``environment`` step (loading
+        the kernel binary: a file the runtime cannot load is no wrong answer): UNKNOWN."""
         if rc == Err.SUCCESS:
             return
-        if family is not None and rc in NOT_SUPPORTED_CODES:
-            raise ProbeStop(Verdict.ABSENT, f"probe: {call} answered {err_name(rc)}")
-        raise ProbeStop(Verdict.UNKNOWN, f"probe: {call} (setup) returned {err_name(rc)}")
+        if rc in NOT_SUPPORTED_CODES:
+            if family is not None:
+                raise ProbeStop(Verdict.ABSENT, f"probe: {call} answered {err_name(rc)}")
+            raise ProbeStop(Verdict.UNKNOWN, f"probe: not measurable: {call} answered "
+                                             f"{err_name(rc)}")
+        if environment:
+            raise ProbeStop(Verdict.UNKNOWN, f"probe: not measurable: {call} returned "
+                                             f"{err_name(rc)}")
+        raise ProbeStop(Verdict.WRONG, f"probe: {call} returned {err_name(rc)}, expected "
+                                       f"{err_name(Err.SUCCESS)}")
 
     def later(self, fn: Callable[[], Any]) -> None:
         self._undo.append(fn)
@@ -178,11 +219,11 @@ class Session:
         fam = Cap.KERNELS if family else None
         if self._binary is None:
             rc, h = self.b.binary_load_from_file(self.b.kernel_binary_path(), None)
-            self.ok(rc, "aclrtBinaryLoadFromFile", family=fam)
+            self.ok(rc, "aclrtBinaryLoadFromFile", family=fam, environment=True)
             self._binary = h
             self.later(lambda: self.b.binary_unload(h))
         rc, f = self.b.binary_get_function(self._binary, name)
-        self.ok(rc, f"aclrtBinaryGetFunction({name})", family=fam)
+        self.ok(rc, f"aclrtBinaryGetFunction({name})", family=fam, environment=True)
         return f
 
     def model(self, model: Any) -> Any:
@@ -255,7 +296,11 @@ class Session:
 
 
 def answer(rc: Any, call: str) -> tuple[Verdict, str]:
-    """A family probe's verdict from the rc of its call."""
+    """A family probe's verdict from the rc of its call (made with valid arguments): 0 is
+    PRESENT, 207000 / 207019 ABSENT, anything else a WRONG answer."""
+    if rc == Err.SUCCESS:
+        return Verdict.PRESENT, f"{call} answered {err_name(rc)}"
     if rc in NOT_SUPPORTED_CODES:
         return Verdict.ABSENT, f"probe: {call} answered {err_name(rc)}"
-    return Verdict.PRESENT, f"{call} answered {err_name(rc)}"
+    return Verdict.WRONG, (f"probe: {call} returned {err_name(rc)}, expected "
+                           f"{err_name(Err.SUCCESS)}")
