@@ -77,7 +77,7 @@ from mdlri_conformance.conformance.engine import (case_facts, graphs, oracle, ru
                                                   strategies_capture, strategies_copies,
                                                   strategies_cond, strategies_groups,
                                                   strategies_models)
-from mdlri_conformance.conformance.framework import outcomes
+from mdlri_conformance.conformance.framework import outcomes, probe
 
 #: what listing a replayed case needs (tasks are matched by order and type at worst)
 LISTING_CAPS = (Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE,
@@ -113,6 +113,11 @@ def compare(backend: Any, config: pytest.Config, case: graphs.Case,
     if case_facts.may_block(case) and Cap.BLOCKING_WAIT not in backend.capabilities:
         raise outcomes.Unsupported("generated case: its execution blocks on a value wait, and "
                                    "the backend's waits do not block (blocking_wait)")
+    if case_facts.uses_pageable(case) and Cap.PAGEABLE_DETECTION not in backend.capabilities:
+        raise outcomes.Unsupported("case: a pageable copy is refused only where the runtime "
+                                   "tells pageable memory: "
+                                   + (probe.reason(backend, Cap.PAGEABLE_DETECTION)
+                                      or "pageable_detection absent"))
     exp = oracle.expected(case)
     obs = runner.replay(backend, case)
     div = runner.compare(case, backend.name, exp, obs,
@@ -286,6 +291,7 @@ def test_generated_copy_kinds(backend: Any, pytestconfig: pytest.Config,
 
 @pytest.mark.clause("MODE-14", "MODE-12")
 @needs_plans
+@pytest.mark.requires(Cap.PAGEABLE_DETECTION)
 @given(case=strategies_copies.pageable_copies())
 def test_generated_pageable_copy(backend: Any, pytestconfig: pytest.Config,
                                  case: graphs.Case) -> None:
