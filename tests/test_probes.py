@@ -568,3 +568,91 @@ def test_a_hung_probe_is_named_in_the_summary() -> None:
     assert summary.probe_lines(probe_block) == [
         "capability probes (1 process(es), 10.10 s per start): every declared capability "
         "shown, a probe hung", "  blocking_wait: hung (probe: ... 10 s)"]
+
+
+# ---------------------------------------------------------------------------------------------
+# a probe's failure in the run's verdict and lines
+
+
+_WRONG = ("probe: a captured aclrtValueWait on an unset word was answered wrongly: "
+          "aclrtSynchronizeStreamWithTimeout(100 ms) returned 507047 (RT_EVENT_SYNC_TIMEOUT), "
+          "expected 507046 (RT_STREAM_SYNC_TIMEOUT)")
+
+
+def _probe_block(**failures: str) -> dict[str, Any]:
+    per = {"gw0": {"removed": {}, "failures": dict(failures), "seconds": 0.1,
+                   "timings": {"first_execution_s": 5.01, "second_execution_s": 0.0},
+                   "findings": []},
+           "gw1": {"removed": {}, "failures": {}, "seconds": 0.1, "findings": []}}
+    return summary.probe_summary(per)
+
+
+def test_a_probe_failure_fails_the_verdict_even_when_every_row_passes() -> None:
+    from mdlri_conformance.conformance.framework import verdict
+    rows = [{"nodeid": "a", "outcome": "PASS", "area": "x", "clauses": []}]
+    done = verdict.completeness(rows, ["a"], "complete")
+    assert verdict.decide(rows, done, 0, []).name == verdict.PASS
+    found = verdict.decide(rows, done, 0, [], probe_failures=[f"blocking_wait: {_WRONG}"])
+    assert found.name == verdict.FAIL and found.code == 1
+    assert found.why == f"a capability probe saw a wrong answer: blocking_wait: {_WRONG}"
+    block = _probe_block(blocking_wait=_WRONG)
+    built = summary.build_summary(rows, [], "sim", collected=["a"], probe=block)
+    assert built["verdict"]["verdict"] == verdict.FAIL
+    assert summary.build_summary(rows, [], "sim", collected=["a"],
+                                 probe=_probe_block())["verdict"]["verdict"] == verdict.PASS
+
+
+def test_the_probe_lines_name_the_wrong_answer_and_the_first_execution() -> None:
+    lines = summary.probe_lines(_probe_block(blocking_wait=_WRONG))
+    assert lines[0] == ("capability probes (2 process(es), 0.10 s per start; first execution "
+                        "5.01 s, second 0.00 s): FAIL, a probe saw a wrong answer (fails the "
+                        "gate)")
+    assert lines[1] == f"  blocking_wait: {_WRONG}"[:240]
+    assert summary.probe_lines(_probe_block())[0].endswith(": every declared capability shown")
+
+
+# ---------------------------------------------------------------------------------------------
+# the generated tier on a runtime whose first execution is slow
+
+
+def test_the_budget_follows_the_measured_first_execution() -> None:
+    from mdlri_conformance.conformance.framework import exec_budget
+    b = exec_budget.Budget(per_stream_s=5.0, seconds=24.0)
+    assert b.examples(4, 60) == 1 and b.examples(1, 60) == 4 and b.examples(4, 0) == 0
+    assert b.admit(4) and not b.admit(5)
+    assert b.too_slow(12).startswith("execution too slow for the generated tier: 5.0 s per "
+                                     "first execution")
+    fast = sim.create()
+    try:
+        _run_probes(fast)
+        assert exec_budget.budget_for(fast, 60.0) is None  # milliseconds: nothing to size
+    finally:
+        probe.forget(fast)
+        fast.close()
+    slow = pr.create_slow_first_exec()
+    try:
+        _run_probes(slow)
+        got = exec_budget.budget_for(slow, 60.0)
+        assert got is not None and 0.9 < got.per_stream_s < 1.5 and got.seconds == 24.0
+        assert exec_budget.budget_for(slow, 0) is None  # the watchdog off: no TIMEOUT to avoid
+    finally:
+        probe.forget(slow)
+        slow.close()
+
+
+@pytest.mark.parametrize("spec_timeout, outcome", [("10", "UNSUPPORTED"), ("20", "PASS")])
+def test_a_slow_first_execution_sizes_the_generated_tier(tmp_path: Path, spec_timeout: str,
+                                                        outcome: str) -> None:
+    """1 s per stream of a model's first execution: with a 20 s spec timeout a generated spec
+    runs the one example that fits (PASS); with 10 s not even one fits: UNSUPPORTED with the
+    measured cost, never TIMEOUT."""
+    res = _suite("tests.partial_runtime:create_slow_first_exec", tmp_path, "-n", "0",
+                 "--spec-timeout", spec_timeout, "-k", "test_generated_listing")
+    rows = _rows(tmp_path)
+    assert [r["outcome"] for r in rows] == [outcome], res.stdout[-3000:]
+    if outcome == "UNSUPPORTED":
+        assert rows[0]["message"].startswith("UNSUPPORTED: execution too slow for the generated "
+                                             "tier: 1.0 s per first execution")
+    else:
+        assert rows[0]["hypothesis"]["examples"] == 1
+    assert "first execution 1.00 s" in res.stdout
