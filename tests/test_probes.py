@@ -512,7 +512,8 @@ def test_unsupported_rows_carry_the_probe_finding(stub_run: Any) -> None:
     found = json.loads((out / "probe.json").read_text())
     assert found["uniform"] and set(found["removed"]) == {
         c.value for c in (Cap.DATA_MOVEMENT, Cap.KERNEL_EXEC, Cap.BLOCKING_WAIT, Cap.GET_PARAMS,
-                          Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE)}
+                          Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE, Cap.PAGEABLE_DETECTION)}
+    assert found["failures"] == {}
     summary = json.loads((out / "summary.json").read_text())
     assert summary["probe"]["removed"] == found["removed"]
 
