@@ -170,6 +170,10 @@ class AclBackend:
             return
         self._init_runtime()
         self.capabilities = self._detect_capabilities() | self._field_capabilities()
+        #: the emulator shows everything it declares (a probe that takes a capability away
+        #: found a bug and fails the gate); a real runtime promises nothing: what its driver or
+        #: firmware cannot show is UNSUPPORTED (conformance.framework.probe)
+        self.promised_capabilities = self.capabilities if emulator else frozenset()
         if emulator:
             self.live_counts = self._live_counts
 
