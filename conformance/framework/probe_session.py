@@ -247,11 +247,13 @@ class Session:
         rc, m = self.b.capture_end(stream)
         self.ok(rc, "aclmdlRICaptureEnd", family=family)
         if not m:
-            raise ProbeStop(Verdict.UNKNOWN, "probe: aclmdlRICaptureEnd returned no model")
+            raise ProbeStop(Verdict.WRONG, "probe: aclmdlRICaptureEnd returned 0 (SUCCESS) "
+                                           "and no model")
         return self.model(m)
 
     def tasks(self, model: Any) -> list[tuple[Any, int | None]]:
-        """Every listed task of ``model`` with its GetType (None when GetType failed)."""
+        """Every listed task of ``model`` with its GetType (None when GetType answered
+        207000 / 207019; any other failure is a WRONG answer)."""
         rc, _, n = self.b.get_streams(model, None)
         self.ok(rc, "aclmdlRIGetStreams", family=Cap.LISTING)
         rc, slots, n = self.b.get_streams(model, n)
@@ -266,6 +268,8 @@ class Session:
             self.ok(rc, "aclmdlRIGetTasksByStream", family=Cap.LISTING)
             for t in list(tslots or [])[:m]:
                 rc, ty = self.b.task_get_type(t)
+                if rc not in NOT_SUPPORTED_CODES:
+                    self.ok(rc, "aclmdlRITaskGetType of a listed task")
                 out.append((t, int(ty) if rc == Err.SUCCESS else None))
         return out
 
@@ -290,8 +294,11 @@ class Session:
         kernel = next((t for t, ty in listed if ty == TaskType.KERNEL), None)
         value = next((t for t, ty in listed if ty == TaskType.VALUE_WRITE), None)
         if kernel is None:
-            raise ProbeStop(Verdict.UNKNOWN, "probe: no KERNEL task listed in the probe model "
-                        f"(types {[ty for _, ty in listed]})")
+            # every type known and none KERNEL: the captured launch was lost or mistyped
+            known = all(ty is not None for _, ty in listed)
+            raise ProbeStop(Verdict.WRONG if known else Verdict.UNKNOWN,
+                            "probe: no KERNEL task listed in the probe model "
+                            f"(types {[ty for _, ty in listed]})")
         return s, model, kernel, value
 
 
