@@ -20,9 +20,10 @@ import pytest
 
 from mdlri_conformance.backends.contract import Cap, CaptureMode, CondHandleFlag
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.scenarios import (buffer_reset, cond_model, fallback, model_switch,
-                                   model_sync_external, model_update, needs, pipeline, simple_label,
-                                   simple_model)
+from mdlri_conformance.conformance.scenarios import (buffer_reset, cond_model, fallback,
+                                                     model_switch, model_sync_external,
+                                                     model_update, needs, pipeline,
+                                                     simple_label, simple_model)
 
 #: what the fallback scenario needs (conformance.scenarios.needs)
 _FALLBACK_CAPS = needs(fallback)
