@@ -657,3 +657,29 @@ def test_a_slow_first_execution_sizes_the_generated_tier(tmp_path: Path, spec_ti
     else:
         assert rows[0]["hypothesis"]["examples"] == 1
     assert "first execution 1.00 s" in res.stdout
+
+
+def test_a_run_whose_probe_sees_a_wrong_answer_fails_even_re_rendered(tmp_path: Path) -> None:
+    """The planted ``stream-sync-timeout-code`` with only a spec it cannot touch selected
+    (XS-14 PASSes): the run's gate is FAIL (exit 1) with the probe's evidence, not PASS and
+    not UNSUPPORTED; ``report`` re-rendering the run keeps it."""
+    out = tmp_path / "run"
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "mdlri_conformance.conformance.cli", *args],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+    res = cli("run", "--backend", "sim", "--fault", "stream-sync-timeout-code", "-n", "1",
+              "-k", "test_xs14", "--report-dir", str(out))
+    assert res.returncode == 1, res.stdout[-3000:] + res.stderr[-2000:]
+    assert [r["outcome"] for r in _rows(out)] == ["PASS"]
+    gate = next(ln for ln in res.stdout.splitlines() if ln.startswith("gate: "))
+    assert gate.startswith("gate: FAIL (backend sim): a capability probe saw a wrong answer: "
+                           "blocking_wait: probe: a captured aclrtValueWait on an unset word "
+                           "was answered wrongly: aclrtSynchronizeStreamWithTimeout(100 ms) "
+                           "returned 507047")
+    again = cli("report", str(out))
+    assert any(ln.startswith("gate: FAIL") for ln in again.stdout.splitlines()), again.stdout
+    clean = cli("run", "--backend", "sim", "-n", "1", "-k", "test_xs14", "--report-dir",
+                str(tmp_path / "clean"))
+    assert clean.returncode == 0, clean.stdout[-3000:]

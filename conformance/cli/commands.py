@@ -323,7 +323,8 @@ def _report(ns: argparse.Namespace) -> int:
     summary = build_summary(rows, {c for r in rows for c in r.get("clauses", [])}, run.backend,
                             collected=rundir.read_collected(run.path),
                             ended=rundir.ended(run.path),
-                            selection=(previous.get("completeness") or {}).get("selection", ""))
+                            selection=(previous.get("completeness") or {}).get("selection", ""),
+                            probe=previous.get("probe"))  # a probe's failure fails the gate
     for key in ("order", "probe", "shard", "shards", "merge_problems"):  # only the run knew
         if key in previous:
             summary[key] = previous[key]
