@@ -102,8 +102,7 @@ def run_probes(backend: Any, probes: tuple[Probe, ...] = PROBES,
             verdict, why = Verdict.UNKNOWN, f"probe: not measurable without {', '.join(missing)}"
         else:
             session = Session(backend, caps)
-            verdict, why = worker.call(lambda p=p, s=session: _run_one(p, s),
-                                       p.deadline_s or deadline_s)
+            verdict, why = worker.call(lambda p=p, s=session: _run_one(p, s), deadline_s)
             ran = True
             if verdict is Verdict.HUNG:
                 hung = p.name

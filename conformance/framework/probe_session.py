@@ -56,21 +56,20 @@ class Probe:
 
     ``needs``: capabilities that must be present (declared, and present after the probes
     that ran earlier) for the probe to run. ``family``: only an ABSENT verdict removes the
-    capability (UNKNOWN keeps it as declared). ``deadline_s``: this probe's own deadline
-    (None: the run's)."""
+    capability (UNKNOWN keeps it as declared)."""
 
     cap: Cap
     name: str
     run: Callable[["Session"], tuple[Verdict, str]]
     needs: tuple[Cap, ...] = ()
     family: bool = False
-    deadline_s: float | None = None
 
 
 @dataclass(frozen=True)
 class Measurement:
     """A figure measured at start, not a capability (the cost of a first execution): ``run``
-    stores its figures in :attr:`Session.timings` and returns (verdict, one-line reason)."""
+    stores its figures in :attr:`Session.timings` and returns (verdict, one-line reason).
+    ``deadline_s``: its own deadline (None: the run's)."""
 
     key: str
     name: str
