@@ -47,7 +47,7 @@ effective capabilities on the backend, and :func:`reason` gives the finding behi
 capability (what UNSUPPORTED outcomes print).
 
 The probes run in a host thread of their own (which calls aclrtSetDevice first, as every
-runtime thread must), each with a deadline of :data:`PROBE_DEADLINE_S` (a probe or
+runtime thread must), each with a deadline of :data:`PROBE_DEADLINE_S` (a
 measurement may carry a longer one of its own: the execution measurement waits out a slow
 first execution): a runtime whose call never returns (a timed sync that ignores its timeout, TMO-01) must not hang the start of the
 run where no watchdog can end it. A probe past its deadline is HUNG; its capability and those
