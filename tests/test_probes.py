@@ -683,3 +683,26 @@ def test_a_run_whose_probe_sees_a_wrong_answer_fails_even_re_rendered(tmp_path: 
     clean = cli("run", "--backend", "sim", "-n", "1", "-k", "test_xs14", "--report-dir",
                 str(tmp_path / "clean"))
     assert clean.returncode == 0, clean.stdout[-3000:]
+
+
+def test_undetectable_pageable_memory_makes_its_refusals_unsupported(tmp_path: Path) -> None:
+    """MODE-13, MODE-14, FLD-03 under GLOBAL and the shipped case copy-kinds-pinned-host
+    expect the refusal of a pageable async copy, which a runtime that cannot tell pageable
+    memory never gives: UNSUPPORTED with the probe's reason, never FAIL; FLD-03 in the other
+    modes (no refusal expected) still runs and passes."""
+    res = _suite("tests.partial_runtime:create_no_pageable", tmp_path, "-n", "0", "-k",
+                 "mode13_pageable or mode14 or other_threads_sync_copy or copy-kinds-pinned-host")
+    rows = {r["nodeid"].split("::")[1]: r for r in _rows(tmp_path)}
+    assert rows and not [r for r in rows.values() if r["outcome"] not in ("PASS", "UNSUPPORTED")], \
+        res.stdout[-3000:]
+    unsupported = {k for k, r in rows.items() if r["outcome"] == "UNSUPPORTED"}
+    assert unsupported == {
+        "test_mode13_pageable_async_on_other_stream_code",
+        *(f"test_mode14_pageable_async_on_capturing_stream[{m}]"
+          for m in ("GLOBAL", "THREAD_LOCAL", "RELAXED")),
+        "test_other_threads_sync_copy_during_capture[GLOBAL]",
+        "test_case_file_results[copy-kinds-pinned-host]",
+        "test_case_file_listing[copy-kinds-pinned-host]"}, sorted(rows)
+    assert all("probe: pageable memory cannot be detected: aclrtPointerGetAttributes reports a "
+               "malloc'd host pointer as DEVICE" in rows[k]["message"] for k in unsupported)
+    assert rows["test_other_threads_sync_copy_during_capture[RELAXED]"]["outcome"] == "PASS"
