@@ -41,16 +41,16 @@ promises all it declares): a probe that takes a promised one away fails the gate
 and keeps it. After the probes, :data:`.probe_checks.MEASUREMENTS` time a model's first and
 second execution (:attr:`.probe_session.ProbeReport.timings`), which sizes the generated tier.
 
-:func:`run_probes` returns a :class:`.probe_session.ProbeReport` (effective capabilities = declared minus
-failed probes, one finding per probe with a one-line reason); :func:`apply` installs the
+:func:`run_probes` returns a :class:`.probe_session.ProbeReport` (effective capabilities =
+declared minus failed probes, one finding per probe with a one-line reason); :func:`apply` installs the
 effective capabilities on the backend, and :func:`reason` gives the finding behind an absent
 capability (what UNSUPPORTED outcomes print).
 
 The probes run in a host thread of their own (which calls aclrtSetDevice first, as every
-runtime thread must), each with a deadline of :data:`PROBE_DEADLINE_S` (a
-measurement may carry a longer one of its own: the execution measurement waits out a slow
-first execution): a runtime whose call never returns (a timed sync that ignores its timeout, TMO-01) must not hang the start of the
-run where no watchdog can end it. A probe past its deadline is HUNG; its capability and those
+runtime thread must), each with a deadline of :data:`PROBE_DEADLINE_S` (a measurement may
+carry a longer one of its own: the execution measurement waits out a slow first execution):
+a runtime whose call never returns (a timed sync that ignores its timeout, TMO-01) must not
+hang the start of the run where no watchdog can end it. A probe past its deadline is HUNG; its capability and those
 of the probes after it (which cannot run in that thread) stay as declared, so the specs run
 and judge the hang under their own watchdog.
 """
