@@ -389,6 +389,10 @@ class Cap(str, enum.Enum):
     DATA_MOVEMENT = "data_movement"      # memcpy H2D then D2H round-trips the bytes
     KERNEL_EXEC = "kernel_exec"          # a catalog kernel writes its output
     BLOCKING_WAIT = "blocking_wait"      # a captured value-wait on an unset word blocks
+    # aclrtPointerGetAttributes tells a malloc'd host pointer (UNREGISTERED) from pinned and
+    # device memory: the only way the runtime finds pageable memory, and refuses its async
+    # copies (MODE-13, MODE-14, FLD-03; api_error.cc:2256-2259, 2610-2624, 2789-2855)
+    PAGEABLE_DETECTION = "pageable_detection"
 
     # behaviours seen in the field that a backend must be able to provoke (FLD group,
     # conformance/specs/test_field.py); not in ALL_CAPS: a backend declares them explicitly.
@@ -423,7 +427,8 @@ class Cap(str, enum.Enum):
 
 
 #: capabilities the probe measures at backend start (conformance.probe)
-PROBED_CAPS: frozenset[Cap] = frozenset({Cap.DATA_MOVEMENT, Cap.KERNEL_EXEC, Cap.BLOCKING_WAIT})
+PROBED_CAPS: frozenset[Cap] = frozenset({Cap.DATA_MOVEMENT, Cap.KERNEL_EXEC, Cap.BLOCKING_WAIT,
+                                         Cap.PAGEABLE_DETECTION})
 #: feature-not-supported codes: met anywhere, they make a spec UNSUPPORTED (chip, driver or
 #: firmware gate), never FAIL, ERROR or CHANGED
 NOT_SUPPORTED_CODES: frozenset[int] = frozenset({Err.RT_FEATURE_NOT_SUPPORT,
@@ -452,6 +457,10 @@ class Backend(Protocol):
     """
 
     name: str
+    #: the declared capabilities; the probes (conformance.framework.probe) replace them with
+    #: the ones they measured. A backend may also set ``promised_capabilities``
+    #: (frozenset[Cap], optional): those it guarantees to show (the simulator: all it
+    #: declares); a probe that takes one away fails the gate instead of making it UNSUPPORTED.
     capabilities: frozenset[Cap]
 
     # -- identity and teardown ------------------------------------------------------------
@@ -935,6 +944,42 @@ class HostStateBackend(Protocol):
 
     def synchronize_event_with_timeout(self, event: Any, timeout_ms: int) -> int:
         """aclrtSynchronizeEventWithTimeout: -1 waits forever; at the host deadline 507047."""
+        ...
+
+
+class MemLocationType(enum.IntEnum):
+    """``aclrtMemLocationType`` (hicann/runtime @681ef76 ``acl_rt.h:314-320``)."""
+
+    HOST = 0            # pinned host memory (aclrtMallocHost, registered)
+    DEVICE = 1
+    UNREGISTERED = 2    # host memory the runtime does not know: malloc'd, pageable
+    MANAGED = 3
+    HOST_NUMA = 4
+
+
+@dataclass(frozen=True)
+class PtrAttributes:
+    """``aclrtPtrAttributes`` (``acl_rt.h:322-331``): ``aclrtMemLocation location`` (``id``,
+    ``type``), ``pageSize``; the four reserved words are not modelled."""
+
+    location_id: int
+    location_type: int
+    page_size: int
+
+
+@runtime_checkable
+class PointerAttributesBackend(Protocol):
+    """``aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes)``
+    (``acl_rt.h:2006``): where memory lives. The runtime asks the driver
+    (``drvMemGetAttribute``, ``runtime/driver/npu_driver_mem.cc:2040-2085``): a malloc'd host
+    pointer is UNREGISTERED, pinned host memory HOST, device memory DEVICE; the driver's own
+    failure is returned as is. NULL ``ptr`` or ``attributes``: 100000 (ACL layer,
+    ``acl/aclrt_impl/memory.cpp:446-453``). The probes use it to learn whether pageable memory
+    can be told apart (:data:`Cap.PAGEABLE_DETECTION`)."""
+
+    def pointer_get_attributes(self, ptr: Any, *,
+                               null_out: bool = False) -> tuple[int, Any]:
+        """aclrtPointerGetAttributes -> (rc, :class:`PtrAttributes`)."""
         ...
 
 

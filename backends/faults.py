@@ -136,6 +136,10 @@ FAULTS: dict[str, str] = {
     "hang-query-sync":
         "aclrtStreamQuery waits for the stream to drain, so querying a blocked stream "
         "never returns (TMO-05).",
+    # -- capability probes: a wrong answer must fail the gate, not remove a capability -------
+    "stream-sync-timeout-code":
+        "An expired aclrtSynchronizeStreamWithTimeout returns the event-sync code 507047 "
+        "instead of 507046 (TMO-03).",
 }
 
 #: faults that really crash or hang a process (need worker isolation to be survivable)

@@ -14,29 +14,55 @@ works, but
   ``aix_stars.cc:191-196``), a gate the probes meet as well, but that a run without probing
   (``--no-probe``) meets inside the specs;
 * ``never_timeout``: a kernel launched with TIMEOUT 0 reports the maximum (1090 s), as the
-  real runtime does without the TS firmware feature (``davinci_kernel_task.cc:175-179``).
+  real runtime does without the TS firmware feature (``davinci_kernel_task.cc:175-179``);
+* ``pageable``: pageable memory cannot be detected: aclrtPointerGetAttributes reports
+  DEVICE for every pointer (the stub's ``drvMemGetAttribute``), so a pageable async copy is
+  taken for a device one and never refused (``api_error.cc:2256-2259``, ``:2610-2624``);
+* ``slow_first_exec``: each model's first aclmdlRIExecuteAsync takes :data:`FIRST_EXEC_S`
+  seconds per stream of the model (the real runtime polls an SQ tail the stub never
+  advances, ``feature/model/model.cc:1011-1022``, 5 s each: MAX_WAIT_TIME at ``:46``); later
+  executions are fast.
 
-``factory`` builds the stub-like runtime (everything but ``never_timeout`` taken away), the
-``create_no_*`` factories a runtime lacking one thing each. Use them as
-``--backend tests.partial_runtime:factory``.
+A partial runtime promises (``promised_capabilities``) every capability its gaps leave alone:
+a probe that takes one of those away fails the gate, as on the simulator.
+
+``factory`` builds the stub-like runtime (everything but ``never_timeout``, ``update_op`` and
+``slow_first_exec`` taken away), the ``create_no_*`` factories a runtime lacking one thing
+each. Use them as ``--backend tests.partial_runtime:factory``.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any, Iterable
 
 import numpy as np
 
-from mdlri_conformance.backends.contract import UNWRITTEN, Err, LaunchAttrId
+from mdlri_conformance.backends.contract import (UNWRITTEN, Cap, Err, LaunchAttrId,
+                                                 MemLocationType, PtrAttributes)
 from mdlri_conformance.backends.sim import SimBackend
 from mdlri_conformance.backends.sim.device import (DeviceFault, Engine, KernelOp, MemcpyOp, MemsetOp, Op, Queue,
                                  ValueWaitOp, WaitOp)
 from mdlri_conformance.backends.sim.model import LiveKernelOp
 
 #: everything the stub-like runtime lacks (``factory``)
-STUB_GAPS = frozenset({"data", "kernels", "blocking", "update"})
+STUB_GAPS = frozenset({"data", "kernels", "blocking", "update", "pageable"})
 #: every gap this module can open
-ALL_GAPS = STUB_GAPS | {"never_timeout", "update_op"}
+ALL_GAPS = STUB_GAPS | {"never_timeout", "update_op", "slow_first_exec"}
+#: the capabilities each gap may take away (the rest stay promised)
+GAP_CAPS: dict[str, frozenset[Cap]] = {
+    "data": frozenset({Cap.DATA_MOVEMENT, Cap.KERNEL_EXEC, Cap.BLOCKING_WAIT}),
+    "kernels": frozenset({Cap.KERNEL_EXEC}),
+    "blocking": frozenset({Cap.BLOCKING_WAIT}),
+    "update": frozenset({Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE}),
+    "update_op": frozenset({Cap.SET_PARAMS}),
+    "never_timeout": frozenset({Cap.NEVER_TIMEOUT}),
+    "pageable": frozenset({Cap.PAGEABLE_DETECTION}),
+    "slow_first_exec": frozenset(),
+}
+#: seconds a model's first execution takes per stream with ``slow_first_exec`` (the real
+#: runtime over its stub: 5 s; the tests use less)
+FIRST_EXEC_S = 5.0
 #: what the real runtime reports for "never" without TS support (kernel_utils.cc:286-298)
 MAX_TIMEOUT_S = 1090
 NOT_SUPPORTED = int(Err.RT_FEATURE_NOT_SUPPORT)
@@ -76,12 +102,17 @@ class PartialSim(SimBackend):
 
     name = "partial"
 
-    def __init__(self, gaps: Iterable[str] = STUB_GAPS, **options: Any) -> None:
+    def __init__(self, gaps: Iterable[str] = STUB_GAPS, first_exec_s: float = FIRST_EXEC_S,
+                 **options: Any) -> None:
         super().__init__(**options)
         self.gaps = frozenset(gaps)
         unknown = self.gaps - ALL_GAPS
         if unknown:
             raise ValueError(f"unknown gaps {sorted(unknown)}")
+        self.first_exec_s = float(first_exec_s)
+        self._executed: set[int] = set()
+        self.promised_capabilities = self.capabilities.difference(
+            *(GAP_CAPS[g] for g in self.gaps))
         self.name = "partial(" + ",".join(sorted(self.gaps)) + ")"
         self.engine.__class__ = _PartialEngine
         self.engine.dropped = tuple(t for g in sorted(self.gaps) for t in _DROPPED.get(g, ()))
@@ -128,6 +159,28 @@ class PartialSim(SimBackend):
         return self._moves_nothing(dev_ptr, count,
                                lambda d: super(PartialSim, self).memset(d, max_count, value,
                                                                         count))
+
+    # -- pageable memory: every pointer is device memory to the driver ---------------------
+    def pointer_get_attributes(self, ptr: Any, *, null_out: bool = False) -> tuple[int, Any]:
+        rc, attrs = super().pointer_get_attributes(ptr, null_out=null_out)
+        if "pageable" not in self.gaps or rc != Err.SUCCESS:
+            return rc, attrs
+        return rc, PtrAttributes(0, int(MemLocationType.DEVICE), attrs.page_size)
+
+    def _check_copy(self, dst: Any, dest_max: int, src: Any, count: int,
+                    kind: int) -> tuple[int, Any, Any, bool]:
+        rc, d, s, pageable = super()._check_copy(dst, dest_max, src, count, kind)
+        return rc, d, s, pageable and "pageable" not in self.gaps
+
+    # -- a slow first execution ------------------------------------------------------------
+    def execute_async(self, model: Any, stream: Any) -> int:
+        if "slow_first_exec" in self.gaps and model is not None and id(model) not in \
+                self._executed:
+            rc, _, n = self.get_streams(model, None)
+            if rc == Err.SUCCESS and isinstance(n, int) and n > 0:
+                self._executed.add(id(model))
+                time.sleep(self.first_exec_s * n)
+        return super().execute_async(model, stream)
 
     # -- the update family: 207000 ----------------------------------------------------------
     def task_get_params(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
@@ -198,6 +251,20 @@ def create_no_never_timeout(**options: Any) -> PartialSim:
 
 def create_no_update_op(**options: Any) -> PartialSim:
     return PartialSim({"update_op"}, **options)
+
+
+def create_no_pageable(**options: Any) -> PartialSim:
+    return PartialSim({"pageable"}, **options)
+
+
+def create_slow_first_exec(**options: Any) -> PartialSim:
+    """Everything shown, but each model's first execution takes 1 s per stream."""
+    return PartialSim({"slow_first_exec"}, first_exec_s=1.0, **options)
+
+
+def create_stub_slow(**options: Any) -> PartialSim:
+    """The stub-like runtime with the real stub's slow first execution (5 s per stream)."""
+    return PartialSim(STUB_GAPS | {"slow_first_exec"}, **options)
 
 
 def create_no_update_op_running_disabled_tasks(**options: Any) -> PartialSim:

@@ -53,10 +53,45 @@ def test_replay_and_example_report_unsupported_on_a_partial_runtime() -> None:
         "NOTHING TESTED: UNSUPPORTED: aclmdlRITaskSetParams returned 207000")
     res = _cli("example", "fallback", "--backend", "tests.partial_runtime:create_no_update")
     assert res.returncode == 3, res.stdout + res.stderr
-    assert res.stdout.splitlines()[-1] == ("NOTHING TESTED: UNSUPPORTED: scenario step: "
-                                           "Operation failed: "
-                                           "aclmdlRITaskGetParams returned error code 207000 "
-                                           "(RT_FEATURE_NOT_SUPPORT)")
+    assert res.stdout.splitlines()[-1].startswith(
+        "NOTHING TESTED: UNSUPPORTED: example fallback needs get_params, set_params, disable, "
+        "update (probe: aclmdlRITaskGetParams answered 207000 (RT_FEATURE_NOT_SUPPORT)")
+
+
+def test_example_probes_first_on_a_runtime_that_moves_no_data() -> None:
+    """On a runtime that moves no data the example does not compare outputs it cannot read
+    ("Path mismatch at 0: main=0, optional=0"): the probes run first and the example is
+    UNSUPPORTED with their reason (exit 3)."""
+    res = _cli("example", "fallback", "--backend", "tests.partial_runtime:create_no_data")
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "Path mismatch" not in res.stdout
+    assert res.stdout.splitlines()[-1].startswith(
+        "NOTHING TESTED: UNSUPPORTED: example fallback needs data_movement, kernel_exec "
+        "(probe: memcpy H2D then D2H returned [0, 0, 0, 0, 0, 0, 0, 0]")
+
+
+def test_replay_says_what_a_control_plane_only_run_did_not_show() -> None:
+    res = _cli("replay", "seed-fallback", "--backend", "tests.partial_runtime:create_no_data")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.splitlines()[-1].startswith(
+        "conforms (control plane only: data movement, kernel execution and blocking not "
+        "shown) (")
+    res = _cli("replay", "copy-kinds-pinned-host", "--backend",
+               "tests.partial_runtime:create_no_pageable")
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "NOTHING TESTED: UNSUPPORTED: the case's pageable copy" in res.stdout
+
+
+def test_a_probe_that_sees_a_wrong_answer_fails_replay() -> None:
+    """``stream-sync-timeout-code``: the blocking probe sees 507047 for an expired stream
+    sync; replay fails (exit 1) with the probe's evidence instead of replaying."""
+    res = _cli("replay", "cond-if-else", "--backend", "sim", "--fault",
+               "stream-sync-timeout-code")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert res.stdout.splitlines()[-1] == (
+        "FAIL: capability probe blocking_wait: probe: a captured aclrtValueWait on an unset "
+        "word was answered wrongly: aclrtSynchronizeStreamWithTimeout(100 ms) returned 507047 "
+        "(RT_EVENT_SYNC_TIMEOUT), expected 507046 (RT_STREAM_SYNC_TIMEOUT)")
 
 
 def test_replay_on_the_acl_emulator() -> None:

@@ -44,7 +44,8 @@ import numpy as np
 
 from mdlri_conformance.backends.contract import (ALL_CAPS, EXTENDED_CAPS, FIELD_CAPS, UNWRITTEN, Cap,
                                CaptureMode, CaptureStatus, CondTaskParams, Err, LaunchKernelCfg,
-                               LiveCounts, MallocPolicy, StreamStatus, TaskParams, TaskType)
+                               LiveCounts, MallocPolicy, PtrAttributes, StreamStatus,
+                               TaskParams, TaskType)
 
 from mdlri_conformance.backends import kernel_layouts
 from mdlri_conformance.kernel.layout import LayoutCheck, first_refusal, refusal_line
@@ -84,6 +85,7 @@ CAP_SYMBOLS: dict[Cap, tuple[str, ...]] = {
     Cap.DATA_MOVEMENT: ("aclrtMemcpy",),
     Cap.KERNEL_EXEC: ("aclrtBinaryLoadFromFile", "aclrtLaunchKernelWithHostArgs"),
     Cap.BLOCKING_WAIT: ("aclrtValueWait",),
+    Cap.PAGEABLE_DETECTION: ("aclrtPointerGetAttributes", "aclrtMemcpyAsync"),
     # the rest of the Model RI API (ExtendedBackend)
     Cap.TASK_GROUPS: ("aclmdlRICaptureTaskGrpBegin", "aclmdlRICaptureTaskGrpEnd",
                       "aclmdlRICaptureTaskUpdateBegin", "aclmdlRICaptureTaskUpdateEnd"),
@@ -168,6 +170,10 @@ class AclBackend:
             return
         self._init_runtime()
         self.capabilities = self._detect_capabilities() | self._field_capabilities()
+        #: the emulator shows everything it declares (a probe that takes a capability away
+        #: found a bug and fails the gate); a real runtime promises nothing: what its driver or
+        #: firmware cannot show is UNSUPPORTED (conformance.framework.probe)
+        self.promised_capabilities = self.capabilities if emulator else frozenset()
         if emulator:
             self.live_counts = self._live_counts
 
@@ -539,6 +545,20 @@ class AclBackend:
                                  f"{x.flags.c_contiguous}) for a {nbytes}-byte copy")
             return x.__array_interface__["data"][0]
         return as_ptr(x)
+
+    def pointer_get_attributes(self, ptr: Any, *,
+                               null_out: bool = False) -> tuple[int, Any]:
+        """aclrtPointerGetAttributes -> (rc, contract.PtrAttributes); a numpy array is asked
+        about by its data pointer."""
+        fn = self._fn("aclrtPointerGetAttributes")
+        if fn is None:
+            return self._missing("aclrtPointerGetAttributes"), UNWRITTEN
+        out = S.PtrAttributes()
+        rc = self._rc(fn(self._mem_ptr(ptr), None if null_out else byref(out)))
+        if null_out or rc != 0:
+            return rc, UNWRITTEN
+        return rc, PtrAttributes(int(out.location.id), int(out.location.type),
+                                 int(out.pageSize))
 
     def memcpy(self, dst: Any, dest_max: int, src: Any, count: int, kind: int) -> int:
         """aclrtMemcpy (synchronous)."""

@@ -232,6 +232,18 @@ class MallocConfig(Structure):
     _fields_ = [("attrs", POINTER(MallocAttribute)), ("numAttrs", c_size_t)]
 
 
+class MemLocation(Structure):
+    """``aclrtMemLocation`` (``acl_rt.h:322-325``): 8 bytes, align 4."""
+
+    _fields_ = [("id", c_uint32), ("type", c_enum)]
+
+
+class PtrAttributes(Structure):
+    """``aclrtPtrAttributes`` (``acl_rt.h:327-331``): 28 bytes, align 4."""
+
+    _fields_ = [("location", MemLocation), ("pageSize", c_uint32), ("rsv", c_uint32 * 4)]
+
+
 #: ctypes class -> C type name, for the layout probe (tests/test_acl_layout.py)
 C_NAMES: dict[type, str] = {
     TaskParams: "aclmdlRITaskParams",
@@ -254,4 +266,6 @@ C_NAMES: dict[type, str] = {
     MallocAttrValue: "aclrtMallocAttrValue",
     MallocAttribute: "aclrtMallocAttribute",
     MallocConfig: "aclrtMallocConfig",
+    MemLocation: "aclrtMemLocation",
+    PtrAttributes: "aclrtPtrAttributes",
 }

@@ -51,6 +51,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "aclrtMemcpyAsync": (_ERR, [c_void_p, c_size_t, c_void_p, c_size_t, c_int, c_void_p]),
     "aclrtMemset": (_ERR, [c_void_p, c_size_t, c_int32, c_size_t]),
     "aclrtMemsetAsync": (_ERR, [c_void_p, c_size_t, c_int32, c_size_t, c_void_p]),
+    "aclrtPointerGetAttributes": (_ERR, [c_void_p, POINTER(S.PtrAttributes)]),
     # events (§3.4)
     "aclrtCreateEvent": (_ERR, [_P]),
     "aclrtCreateEventWithFlag": (_ERR, [_P, c_uint32]),

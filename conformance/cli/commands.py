@@ -14,7 +14,11 @@ from .common import PROG, one_line, read_summary, shipped, usage_error
 
 
 def cmd_example(ns: argparse.Namespace) -> int:
-    from ..scenarios import EXAMPLES
+    """Run one CANN example scenario and print its lines (exit 0 on success, 1 on a failure).
+    The backend is probed first (conformance.probe): a probe that sees a wrong answer is FAIL
+    (exit 1); an example needing a capability the backend cannot show is NOTHING TESTED
+    (UNSUPPORTED with the probe's reason, exit 3), as is a step answering 207000 / 207019."""
+    from ..scenarios import EXAMPLES, NEEDS
     if ns.name not in EXAMPLES:
         return usage_error(f"unknown example {ns.name!r}; known: {', '.join(sorted(EXAMPLES))}")
     try:
@@ -29,6 +33,19 @@ def cmd_example(ns: argparse.Namespace) -> int:
         backend.close()
         print(f"NOTHING TESTED: {ns.backend} backend: {why}")
         return nothing
+    stop = _probe_first(backend)
+    if stop is not None:
+        return stop
+    missing = [c for c in NEEDS[ns.name] if c not in backend.capabilities]
+    if missing:
+        from ..framework import probe
+        why = "; ".join(dict.fromkeys(r for r in (probe.reason(backend, c) for c in missing)
+                                      if r))
+        probe.forget(backend)
+        backend.close()
+        print(f"NOTHING TESTED: UNSUPPORTED: example {ns.name} needs "
+              f"{', '.join(c.value for c in missing)}" + (f" ({why})" if why else ""))
+        return nothing
     from ..framework.outcomes import Unsupported
     try:
         ok = EXAMPLES[ns.name](backend, print)
@@ -39,8 +56,50 @@ def cmd_example(ns: argparse.Namespace) -> int:
         print(f"INCOMPLETE: the example stopped: {one_line(exc)}")
         return verdict.EXIT_CODES[verdict.INCOMPLETE]
     finally:
+        from ..framework import probe
+        probe.forget(backend)
         backend.close()
     return 0 if ok else 1
+
+
+def _probe_first(backend: Any) -> int | None:
+    """Probe ``backend``'s capabilities and install them; the exit code when that ends the
+    command (a probe saw a wrong answer: FAIL; the backend raised: INCOMPLETE), else None.
+    What the probes found absent is listed."""
+    from ..framework import probe, verdict
+    try:
+        report = probe.run_probes(backend)
+        probe.apply(backend, report)
+    except Exception as exc:  # noqa: BLE001 - the backend's own failure, in one line
+        probe.forget(backend)
+        backend.close()
+        print(f"INCOMPLETE: the capability probes stopped: {one_line(exc)}")
+        return verdict.EXIT_CODES[verdict.INCOMPLETE]
+    for f in report.removed:
+        print(f"not shown by this backend: {f.line()}")
+    if report.failures:
+        for f in report.failures:
+            print(f"FAIL: capability probe {f.cap}: {f.reason}")
+        probe.forget(backend)
+        backend.close()
+        return verdict.EXIT_CODES[verdict.FAIL]
+    return None
+
+
+#: what a replay cannot show without each probed capability
+_NOT_SHOWN = (("data_movement", "data movement"), ("kernel_exec", "kernel execution"),
+              ("blocking_wait", "blocking"))
+
+
+def _conforms_line(caps: Any, observations: int, backend: str) -> str:
+    """``conforms (N observations, backend B)``, naming what was not shown when data
+    movement, kernel execution or blocking is absent (only the control plane was judged)."""
+    absent = [text for cap, text in _NOT_SHOWN if cap not in {c.value for c in caps}]
+    tail = f"({observations} observations, backend {backend})"
+    if not absent:
+        return f"conforms {tail}"
+    names = absent[0] if len(absent) == 1 else f"{', '.join(absent[:-1])} and {absent[-1]}"
+    return f"conforms (control plane only: {names} not shown) {tail}"
 
 
 def cmd_replay(ns: argparse.Namespace) -> int:
@@ -71,6 +130,8 @@ def cmd_replay(ns: argparse.Namespace) -> int:
             devices=ns.devices, faults=ns.fault))
     except BackendLoadError as exc:
         return usage_error(str(exc))
+    from mdlri_conformance.backends.contract import Cap
+
     from ..framework import probe, verdict
     from ..engine.runner import compare, judgeable, replay
     why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
@@ -78,9 +139,19 @@ def cmd_replay(ns: argparse.Namespace) -> int:
         backend.close()
         print(f"NOTHING TESTED: {ns.backend} backend: {why}")
         return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
+    stop = _probe_first(backend)
+    if stop is not None:
+        return stop
+    from ..engine.case_facts import uses_pageable
+    if uses_pageable(case) and "pageable_detection" not in {c.value for c in
+                                                          backend.capabilities}:
+        why = probe.reason(backend, Cap.PAGEABLE_DETECTION)
+        probe.forget(backend)
+        backend.close()
+        print("NOTHING TESTED: UNSUPPORTED: the case's pageable copy is refused only where "
+              "the runtime tells pageable memory" + (f": {why}" if why else ""))
+        return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
     try:
-        report = probe.run_probes(backend)
-        probe.apply(backend, report)
         observed = replay(backend, case)
         keep = judgeable(backend.capabilities, case)
     except Exception as exc:  # noqa: BLE001 - the backend's own failure, in one line
@@ -89,11 +160,9 @@ def cmd_replay(ns: argparse.Namespace) -> int:
     finally:
         probe.forget(backend)
         backend.close()
-    for f in report.removed:
-        print(f"not shown by this backend: {f.line()}")
     div = compare(case, ns.backend, expected, observed, keep=keep)
     if div is None:
-        print(f"conforms ({len(observed)} observations, backend {ns.backend})")
+        print(_conforms_line(backend.capabilities, len(observed), ns.backend))
         return 0
     if div.unsupported:
         print(f"NOTHING TESTED: UNSUPPORTED: {div.unsupported}")
@@ -258,7 +327,8 @@ def _report(ns: argparse.Namespace) -> int:
     summary = build_summary(rows, {c for r in rows for c in r.get("clauses", [])}, run.backend,
                             collected=rundir.read_collected(run.path),
                             ended=rundir.ended(run.path),
-                            selection=(previous.get("completeness") or {}).get("selection", ""))
+                            selection=(previous.get("completeness") or {}).get("selection", ""),
+                            probe=previous.get("probe"))  # a probe's failure fails the gate
     for key in ("order", "probe", "shard", "shards", "merge_problems"):  # only the run knew
         if key in previous:
             summary[key] = previous[key]

@@ -4,8 +4,8 @@ execution can block, which streams the committed Disables emptied."""
 
 from __future__ import annotations
 
-from .graphs import (DEFAULT_OPS, TASK_OPS, Case, Launch, ValueWait, ValueWrite, host_words,
-                     kinds, model_events, stream_models)
+from .graphs import (DEFAULT_OPS, TASK_OPS, Case, Launch, PageableCopy, ValueWait, ValueWrite,
+                     host_words, kinds, model_events, stream_models)
 
 
 def stream_classes(case: Case) -> list[int]:
@@ -26,6 +26,12 @@ def may_block(case: Case) -> bool:
     """Whether an execution of the case can block on a value wait until a host step."""
     hosts = host_words(case)
     return any(isinstance(op, ValueWait) and op.word in hosts for op in case.ops)
+
+
+def uses_pageable(case: Case) -> bool:
+    """Whether the case issues an async copy of pageable host memory (refused in capture,
+    MODE-14: only a runtime that tells pageable memory apart can refuse it)."""
+    return any(isinstance(op, PageableCopy) for op in case.ops)
 
 
 def emptied_streams(case: Case, removed: set[int]) -> list[int]:

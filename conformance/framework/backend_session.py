@@ -4,11 +4,14 @@ capabilities (marker ``requires``) it lacks.
 
 Capabilities are probed when the backend starts, in every process that runs specs (each
 xdist worker, or the ``-n 0`` process): :mod:`.probe` measures data movement, kernel
-execution, blocking waits, the never-timeout attribute and which API families answer
-207000 / 207019; the effective capabilities replace the declared ones, and a spec requiring
-an absent one is UNSUPPORTED with the probe's finding (``--no-probe`` trusts the declared
-capabilities). A backend's optional ``unsupported_reason(what)`` supplies the text of
-UNSUPPORTED outcomes (the whole backend when ``what`` is None, else a capability).
+execution, blocking waits, pageable-memory detection, the never-timeout attribute, which API
+families answer 207000 / 207019 and the cost of a first execution; the effective capabilities
+replace the declared ones, and a spec requiring an absent one is UNSUPPORTED with the probe's
+finding (``--no-probe`` trusts the declared capabilities). A probe that saw a wrong answer,
+or took away a capability the backend promises, keeps the capability and fails the run's gate
+(its findings travel to the summary with the first spec report). A backend's optional
+``unsupported_reason(what)`` supplies the text of UNSUPPORTED outcomes (the whole backend
+when ``what`` is None, else a capability).
 """
 
 from __future__ import annotations

@@ -358,12 +358,13 @@ def _summary(shards: list[ShardRun], rows: list[dict[str, Any]], collected: list
     selections = {str((s.summary.get("completeness") or {}).get("selection", ""))
                   for s in shards}
     selection = selections.pop() if len(selections) == 1 else ""
+    probe = _merge_probes(shards)
     summary = build_summary(rows, {c for r in rows for c in r.get("clauses", [])}, backend,
-                            collected=collected, ended=ended, selection=selection)
+                            collected=collected, ended=ended, selection=selection,
+                            probe=probe)
     orders = [s.summary.get("order") for s in shards]
     if orders and all(o == orders[0] for o in orders) and orders[0]:
         summary["order"] = orders[0]
-    probe = _merge_probes(shards)
     if probe:
         summary["probe"] = probe
     summary["shards"] = [{
@@ -391,6 +392,8 @@ def _merge_probes(shards: list[ShardRun]) -> dict[str, Any] | None:
                 removed = removed.get(proc, {})
             per[f"shard{s.k}:{proc}"] = {
                 "removed": removed, "seconds": (p.get("seconds") or {}).get(proc),
+                "failures": p.get("failures") or {},
+                "timings": (p.get("timings") or {}).get(proc) or {},
                 "findings": (p.get("findings") or {}).get(proc, [])}
     if not per:
         return None

@@ -11,6 +11,9 @@ The probes measure instead of assuming (DESIGN.md "Verdicts a release engineer c
 * :data:`Cap.BLOCKING_WAIT`: a captured ``aclrtValueWait`` on an unset word really blocks the
   executing stream: a short timed sync returns 507046, and a host write of the word releases
   it (how the specs release their waits);
+* :data:`Cap.PAGEABLE_DETECTION`: ``aclrtPointerGetAttributes`` of a malloc'd host buffer
+  reports UNREGISTERED, the only way the runtime tells pageable memory from pinned memory
+  (and refuses its async copies, MODE-13, MODE-14, FLD-03);
 * :data:`Cap.NEVER_TIMEOUT`: a kernel launched with the TIMEOUT attribute 0 reads back 0 from
   ``aclmdlRIKernelTaskGetAttribute``; without the TS firmware feature the real runtime cuts
   "never" to the maximum and reports that (1090 s; ``davinci_kernel_task.cc:175-179``,
@@ -24,21 +27,30 @@ The probes measure instead of assuming (DESIGN.md "Verdicts a release engineer c
 The probes are data (:data:`.probe_checks.PROBES`, one :class:`.probe_session.Probe` per capability), each short and
 self-cleaning: whatever it creates is released before the next one runs. Two kinds:
 
-* *behaviour* probes (the four above): the capability stays only when the probe showed it;
-  a probe that could not run (a setup call failed, a prerequisite is missing) removes it too,
+* *behaviour* probes (the five above): the capability stays only when the probe showed it;
+  a probe that could not run (a prerequisite is missing or answered 207000) removes it too,
   with the reason;
-* *family* probes: only a 207000 / 207019 answer removes the capability; any other answer
-  leaves it as declared (the specs judge that answer).
+* *family* probes: only a 207000 / 207019 answer removes the capability.
 
-:func:`run_probes` returns a :class:`.probe_session.ProbeReport` (effective capabilities = declared minus
-failed probes, one finding per probe with a one-line reason); :func:`apply` installs the
+A probe tells "the feature is absent" (207000 / 207019, a wait that returns 0 at once, bytes
+that did not move) from "the feature answers wrongly" (any other code, bytes that moved
+wrong): a WRONG answer keeps the capability as declared (the specs judge it too) and fails
+the gate with the probe's evidence (:attr:`.probe_session.ProbeReport.failures`), never
+UNSUPPORTED. A backend may promise capabilities (``promised_capabilities``; the simulator
+promises all it declares): a probe that takes a promised one away fails the gate the same way
+and keeps it. After the probes, :data:`.probe_checks.MEASUREMENTS` time a model's first and
+second execution (:attr:`.probe_session.ProbeReport.timings`), which sizes the generated tier.
+
+:func:`run_probes` returns a :class:`.probe_session.ProbeReport` (effective capabilities =
+declared minus failed probes, one finding per probe with a one-line reason); :func:`apply` installs the
 effective capabilities on the backend, and :func:`reason` gives the finding behind an absent
 capability (what UNSUPPORTED outcomes print).
 
 The probes run in a host thread of their own (which calls aclrtSetDevice first, as every
-runtime thread must), each with a deadline of :data:`PROBE_DEADLINE_S`: a runtime whose call
-never returns (a timed sync that ignores its timeout, TMO-01) must not hang the start of the
-run where no watchdog can end it. A probe past its deadline is HUNG; its capability and those
+runtime thread must), each with a deadline of :data:`PROBE_DEADLINE_S` (a measurement may
+carry a longer one of its own: the execution measurement waits out a slow first execution):
+a runtime whose call never returns (a timed sync that ignores its timeout, TMO-01) must not
+hang the start of the run where no watchdog can end it. A probe past its deadline is HUNG; its capability and those
 of the probes after it (which cannot run in that thread) stay as declared, so the specs run
 and judge the hang under their own watchdog.
 """
@@ -52,8 +64,8 @@ from typing import Any, Callable
 
 from mdlri_conformance.backends.contract import Cap
 
-from .probe_checks import PROBES
-from .probe_session import Finding, Probe, ProbeReport, ProbeStop, Session, Verdict
+from .probe_checks import MEASUREMENTS, PROBES
+from .probe_session import Finding, Measurement, Probe, ProbeReport, ProbeStop, Session, Verdict
 
 
 # ---------------------------------------------------------------------------------------------
@@ -65,9 +77,14 @@ PROBE_DEADLINE_S = 10.0
 
 
 def run_probes(backend: Any, probes: tuple[Probe, ...] = PROBES,
-               deadline_s: float = PROBE_DEADLINE_S) -> ProbeReport:
-    """Run every probe whose capability the backend declares; the effective capabilities."""
+               deadline_s: float = PROBE_DEADLINE_S,
+               measurements: tuple[Measurement, ...] = MEASUREMENTS) -> ProbeReport:
+    """Run every probe whose capability the backend declares, then the measurements; the
+    effective capabilities, the findings (those that fail the gate marked) and the timings."""
     declared = frozenset(backend.capabilities)
+    promise = getattr(backend, "promised_capabilities", None)
+    promised = frozenset(promise) & declared if isinstance(promise, (set, frozenset)) \
+        else frozenset()
     caps = set(declared)
     report = ProbeReport(declared, declared)
     start = time.monotonic()
@@ -78,21 +95,40 @@ def run_probes(backend: Any, probes: tuple[Probe, ...] = PROBES,
             continue
         t0 = time.monotonic()
         missing = [c.value for c in p.needs if c not in caps]
+        ran = False
         if hung is not None:
             verdict, why = Verdict.HUNG, f"probe: not run: the {hung} probe hung before it"
         elif missing:
             verdict, why = Verdict.UNKNOWN, f"probe: not measurable without {', '.join(missing)}"
         else:
-            verdict, why = worker.call(lambda p=p: _run_one(p, Session(backend, caps)),
-                                       deadline_s)
+            session = Session(backend, caps)
+            verdict, why = worker.call(lambda p=p, s=session: _run_one(p, s), deadline_s)
+            ran = True
             if verdict is Verdict.HUNG:
                 hung = p.name
-        kept = verdict in (Verdict.PRESENT, Verdict.HUNG) or (
+        kept = verdict in (Verdict.PRESENT, Verdict.HUNG, Verdict.WRONG) or (
             p.family and verdict is Verdict.UNKNOWN)
+        fails = verdict is Verdict.WRONG
+        if not kept and ran and p.cap in promised:
+            # the backend guarantees it: a probe that takes it away found a bug
+            kept, fails = True, True
+            why = f"{why} (a capability the backend promises)"
         if not kept:
             caps.discard(p.cap)
         report.findings.append(Finding(p.cap.value, p.name, verdict.value, why,
-                                       round(time.monotonic() - t0, 4), kept))
+                                       round(time.monotonic() - t0, 4), kept, fails))
+    for m in measurements:
+        if hung is not None or any(c not in caps for c in m.needs):
+            continue
+        t0 = time.monotonic()
+        session = Session(backend, caps)
+        verdict, why = worker.call(lambda m=m, s=session: _run_one(m, s),
+                                   m.deadline_s or deadline_s)
+        report.timings.update(session.timings)
+        if verdict is Verdict.HUNG:
+            hung = m.name
+        report.findings.append(Finding(m.key, m.name, verdict.value, why,
+                                       round(time.monotonic() - t0, 4), True))
     worker.stop()
     report.effective = frozenset(caps)
     report.seconds = time.monotonic() - start
@@ -147,7 +183,7 @@ def _current_device(backend: Any) -> int:
     return 0
 
 
-def _run_one(p: Probe, s: Session) -> tuple[Verdict, str]:
+def _run_one(p: Probe | Measurement, s: Session) -> tuple[Verdict, str]:
     try:
         return p.run(s)
     except ProbeStop as stop:
@@ -186,6 +222,13 @@ def reason(backend: Any, cap: Cap) -> str:
     fn = getattr(backend, "unsupported_reason", None)
     why = fn(cap.value) if callable(fn) else None
     return why if isinstance(why, str) else ""
+
+
+def timing(backend: Any, key: str) -> float | None:
+    """A figure the measurements took at start (e.g. ``first_execution_s``), else None."""
+    rep = report_of(backend)
+    value = rep.timings.get(key) if rep else None
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def has(backend: Any, cap: Cap) -> bool:

@@ -37,6 +37,8 @@ class Verdict(str, enum.Enum):
     ABSENT = "absent"     # not shown, or answered 207000 / 207019
     UNKNOWN = "unknown"   # could not be measured (behaviour: counts as absent)
     HUNG = "hung"         # a call never returned: kept as declared, the specs judge the hang
+    WRONG = "wrong"       # answered, wrongly: kept as declared, and the gate fails with it
+    MEASURED = "measured"  # a measurement (no capability): its figures are in the timings
 
 
 class ProbeStop(Exception):
@@ -64,8 +66,22 @@ class Probe:
 
 
 @dataclass(frozen=True)
+class Measurement:
+    """A figure measured at start, not a capability (the cost of a first execution): ``run``
+    stores its figures in :attr:`Session.timings` and returns (verdict, one-line reason).
+    ``deadline_s``: its own deadline (None: the run's)."""
+
+    key: str
+    name: str
+    run: Callable[["Session"], tuple[Verdict, str]]
+    needs: tuple[Cap, ...] = ()
+    deadline_s: float | None = None
+
+
+@dataclass(frozen=True)
 class Finding:
-    """The outcome of one probe."""
+    """The outcome of one probe. ``fails_gate``: the probe saw a wrong answer, or took away
+    a capability the backend promised (:func:`.probe.run_probes`)."""
 
     cap: str
     probe: str
@@ -73,6 +89,7 @@ class Finding:
     reason: str
     seconds: float
     kept: bool
+    fails_gate: bool = False
 
     def line(self) -> str:
         """``data_movement: absent (probe: memcpy H2D then D2H returned [...] for [...])``."""
@@ -87,11 +104,19 @@ class ProbeReport:
     effective: frozenset[Cap]
     findings: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
+    #: figures measured at start (:data:`.probe_checks.MEASUREMENTS`), e.g. the seconds of a
+    #: model's first and second execution
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def removed(self) -> list[Finding]:
         """The findings that removed a declared capability, in probe order."""
         return [f for f in self.findings if not f.kept]
+
+    @property
+    def failures(self) -> list[Finding]:
+        """The findings that fail the gate (a wrong answer, a promise broken), in order."""
+        return [f for f in self.findings if f.fails_gate]
 
     def reason(self, cap: Cap) -> str | None:
         """The finding that removed ``cap`` (None when no probe removed it)."""
@@ -101,6 +126,8 @@ class ProbeReport:
         return {"declared": sorted(c.value for c in self.declared),
                 "effective": sorted(c.value for c in self.effective),
                 "removed": {f.cap: f.reason for f in self.removed},
+                "failures": {f.cap: f.reason for f in self.failures},
+                "timings": dict(self.timings),
                 "seconds": round(self.seconds, 4),
                 "findings": [asdict(f) for f in self.findings]}
 
@@ -115,19 +142,32 @@ class Session:
     def __init__(self, backend: Any, caps: set[Cap]) -> None:
         self.b = backend
         self.caps = caps
+        #: figures a measurement stores (:class:`Measurement`)
+        self.timings: dict[str, float] = {}
         self._undo: list[Callable[[], Any]] = []
         self._streams: list[Any] = []
         self._binary: Any = None
 
     # -- checked calls ---------------------------------------------------------------------
-    def ok(self, rc: Any, call: str, *, family: Cap | None = None) -> None:
-        """A setup step that must succeed. A not-supported answer of a call of the probed
-        family is ABSENT, any other failure UNKNOWN."""
+    def ok(self, rc: Any, call: str, *, family: Cap | None = None,
+           environment: bool = False) -> None:
+        """A step that must succeed (every probe calls with valid arguments). A
+        not-supported answer (207000 / 207019) is ABSENT for a call of the probed ``family``
+        and UNKNOWN (not measurable) for any other call; any other failure is a WRONG answer,
+        with the call and its code as evidence, except for an ``environment`` step (loading
+        the kernel binary: a file the runtime cannot load is no wrong answer): UNKNOWN."""
         if rc == Err.SUCCESS:
             return
-        if family is not None and rc in NOT_SUPPORTED_CODES:
-            raise ProbeStop(Verdict.ABSENT, f"probe: {call} answered {err_name(rc)}")
-        raise ProbeStop(Verdict.UNKNOWN, f"probe: {call} (setup) returned {err_name(rc)}")
+        if rc in NOT_SUPPORTED_CODES:
+            if family is not None:
+                raise ProbeStop(Verdict.ABSENT, f"probe: {call} answered {err_name(rc)}")
+            raise ProbeStop(Verdict.UNKNOWN, f"probe: not measurable: {call} answered "
+                                             f"{err_name(rc)}")
+        if environment:
+            raise ProbeStop(Verdict.UNKNOWN, f"probe: not measurable: {call} returned "
+                                             f"{err_name(rc)}")
+        raise ProbeStop(Verdict.WRONG, f"probe: {call} returned {err_name(rc)}, expected "
+                                       f"{err_name(Err.SUCCESS)}")
 
     def later(self, fn: Callable[[], Any]) -> None:
         self._undo.append(fn)
@@ -178,11 +218,11 @@ class Session:
         fam = Cap.KERNELS if family else None
         if self._binary is None:
             rc, h = self.b.binary_load_from_file(self.b.kernel_binary_path(), None)
-            self.ok(rc, "aclrtBinaryLoadFromFile", family=fam)
+            self.ok(rc, "aclrtBinaryLoadFromFile", family=fam, environment=True)
             self._binary = h
             self.later(lambda: self.b.binary_unload(h))
         rc, f = self.b.binary_get_function(self._binary, name)
-        self.ok(rc, f"aclrtBinaryGetFunction({name})", family=fam)
+        self.ok(rc, f"aclrtBinaryGetFunction({name})", family=fam, environment=True)
         return f
 
     def model(self, model: Any) -> Any:
@@ -206,11 +246,13 @@ class Session:
         rc, m = self.b.capture_end(stream)
         self.ok(rc, "aclmdlRICaptureEnd", family=family)
         if not m:
-            raise ProbeStop(Verdict.UNKNOWN, "probe: aclmdlRICaptureEnd returned no model")
+            raise ProbeStop(Verdict.WRONG, "probe: aclmdlRICaptureEnd returned 0 (SUCCESS) "
+                                           "and no model")
         return self.model(m)
 
     def tasks(self, model: Any) -> list[tuple[Any, int | None]]:
-        """Every listed task of ``model`` with its GetType (None when GetType failed)."""
+        """Every listed task of ``model`` with its GetType (None when GetType answered
+        207000 / 207019; any other failure is a WRONG answer)."""
         rc, _, n = self.b.get_streams(model, None)
         self.ok(rc, "aclmdlRIGetStreams", family=Cap.LISTING)
         rc, slots, n = self.b.get_streams(model, n)
@@ -225,6 +267,8 @@ class Session:
             self.ok(rc, "aclmdlRIGetTasksByStream", family=Cap.LISTING)
             for t in list(tslots or [])[:m]:
                 rc, ty = self.b.task_get_type(t)
+                if rc not in NOT_SUPPORTED_CODES:
+                    self.ok(rc, "aclmdlRITaskGetType of a listed task")
                 out.append((t, int(ty) if rc == Err.SUCCESS else None))
         return out
 
@@ -249,13 +293,20 @@ class Session:
         kernel = next((t for t, ty in listed if ty == TaskType.KERNEL), None)
         value = next((t for t, ty in listed if ty == TaskType.VALUE_WRITE), None)
         if kernel is None:
-            raise ProbeStop(Verdict.UNKNOWN, "probe: no KERNEL task listed in the probe model "
-                        f"(types {[ty for _, ty in listed]})")
+            # every type known and none KERNEL: the captured launch was lost or mistyped
+            known = all(ty is not None for _, ty in listed)
+            raise ProbeStop(Verdict.WRONG if known else Verdict.UNKNOWN,
+                            "probe: no KERNEL task listed in the probe model "
+                            f"(types {[ty for _, ty in listed]})")
         return s, model, kernel, value
 
 
 def answer(rc: Any, call: str) -> tuple[Verdict, str]:
-    """A family probe's verdict from the rc of its call."""
+    """A family probe's verdict from the rc of its call (made with valid arguments): 0 is
+    PRESENT, 207000 / 207019 ABSENT, anything else a WRONG answer."""
+    if rc == Err.SUCCESS:
+        return Verdict.PRESENT, f"{call} answered {err_name(rc)}"
     if rc in NOT_SUPPORTED_CODES:
         return Verdict.ABSENT, f"probe: {call} answered {err_name(rc)}"
-    return Verdict.PRESENT, f"{call} answered {err_name(rc)}"
+    return Verdict.WRONG, (f"probe: {call} returned {err_name(rc)}, expected "
+                           f"{err_name(Err.SUCCESS)}")

@@ -28,16 +28,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         rundir.discard(state.report_dir)
         return
     cited = {c for row in state.results for c in row["clauses"]}
+    probe = probe_summary(state.probes) if state.probes else None
     state.summary = build_summary(state.results, cited, state.backend_name,
                                   collected=state.collected, ended=state.ended,
-                                  selection=_selection(session.config))
+                                  selection=_selection(session.config), probe=probe)
     # how the specs were ordered (the seed that reproduces a random order), before the
     # artefacts are written so summary.md / index.html carry it too
     state.summary["order"] = isolation.order_info(session.config)
     state.summary["gate_mode"] = state.gate
-    if state.probes:
-        state.summary["probe"] = probe_summary(state.probes)
-        rundir.write_json(state.report_dir / "probe.json", state.summary["probe"])
+    if probe is not None:
+        state.summary["probe"] = probe
+        rundir.write_json(state.report_dir / "probe.json", probe)
     write_all(state.report_dir, state.results, state.summary)
     exp = state.expectations
     opt = session.config.option

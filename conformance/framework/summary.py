@@ -23,12 +23,15 @@ def fails_gate(row: dict[str, Any]) -> bool:
 
 def build_summary(results: Iterable[dict[str, Any]], cited: Iterable[str],
                   backend: str, *, collected: list[str] | None = None,
-                  ended: str = "complete", selection: str = "") -> dict[str, Any]:
+                  ended: str = "complete", selection: str = "",
+                  probe: dict[str, Any] | None = None) -> dict[str, Any]:
     """Counts per area and outcome, totals, coverage per clause group and the gap list, the
     clauses verified, UNSUPPORTED by reason, leaks, completeness and the verdict.
 
     ``collected``: the node ids selected to run (None: not recorded); ``ended``: how the run
-    ended (:func:`conformance.verdict.completeness`); ``selection``: the -k / -m expression."""
+    ended (:func:`conformance.verdict.completeness`); ``selection``: the -k / -m expression;
+    ``probe``: the capability probes' findings (:func:`probe_summary`), whose failures (a
+    wrong answer, a promised capability taken away) fail the gate."""
     rows = list(results)
     per_area: dict[str, Counter[str]] = defaultdict(Counter)
     totals: Counter[str] = Counter()
@@ -58,7 +61,8 @@ def build_summary(results: Iterable[dict[str, Any]], cited: Iterable[str],
     leak_checks = leak_summary(rows)
     complete = verdict.completeness(rows, collected, ended, selection)
     failing = sum(1 for r in rows if fails_gate(r))
-    final = verdict.decide(rows, complete, failing, unsupported)
+    final = verdict.decide(rows, complete, failing, unsupported,
+                           probe_failures=probe_failures(probe))
     return {
         "backend": backend,
         "areas": {a: dict(cnt) for a, cnt in sorted(per_area.items())},
@@ -247,14 +251,40 @@ def verdict_line(summary: dict[str, Any]) -> str:
 
 def probe_summary(per_process: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The probe findings of a run: ``removed`` (capability -> reason) when every process
-    found the same, else per process; ``seconds`` per process start; every finding."""
+    found the same, else per process; ``failures`` (capability -> the probe's evidence, one
+    per capability, from any process): what fails the gate; ``seconds`` per process start;
+    ``timings`` (the measurements) per process; every finding."""
     removed = {p: f.get("removed", {}) for p, f in sorted(per_process.items())}
     same = len({json.dumps(r, sort_keys=True) for r in removed.values()}) == 1
+    failures: dict[str, str] = {}
+    for _, found in sorted(per_process.items()):
+        for cap, why in (found.get("failures") or {}).items():
+            failures.setdefault(str(cap), str(why))
     return {"processes": sorted(per_process),
             "removed": next(iter(removed.values())) if same else removed,
             "uniform": same,
+            "failures": failures,
             "seconds": {p: f.get("seconds") for p, f in sorted(per_process.items())},
+            "timings": {p: f.get("timings") or {} for p, f in sorted(per_process.items())},
             "findings": {p: f.get("findings", []) for p, f in sorted(per_process.items())}}
+
+
+def probe_failures(probe: dict[str, Any] | None) -> list[str]:
+    """``cap: evidence`` for each capability whose probe fails the gate (a wrong answer, or
+    a promised capability taken away), from a :func:`probe_summary` block."""
+    return [f"{cap}: {why}" for cap, why in ((probe or {}).get("failures") or {}).items()]
+
+
+def _first_execution(probe: dict[str, Any]) -> str:
+    """``; first execution 5.00 s, second 0.00 s`` (the slowest process's), or ''."""
+    runs = [t for t in (probe.get("timings") or {}).values()
+            if isinstance(t, dict) and isinstance(t.get("first_execution_s"), (int, float))]
+    if not runs:
+        return ""
+    slow = max(runs, key=lambda t: t["first_execution_s"])
+    second = slow.get("second_execution_s")
+    return (f"; first execution {slow['first_execution_s']:.2f} s"
+            + (f", second {second:.2f} s" if isinstance(second, (int, float)) else ""))
 
 
 def probe_lines(probe: dict[str, Any] | None) -> list[str]:
@@ -264,16 +294,23 @@ def probe_lines(probe: dict[str, Any] | None) -> list[str]:
         return []
     secs = [s for s in (probe.get("seconds") or {}).values() if isinstance(s, (int, float))]
     head = (f"capability probes ({len(probe.get('processes') or [])} process(es), "
-            f"{max(secs, default=0):.2f} s per start)")
+            f"{max(secs, default=0):.2f} s per start{_first_execution(probe)})")
     removed = probe.get("removed") or {}
     groups = {"": removed} if probe.get("uniform", True) else removed
     hung = sorted({f"  {f.get('cap')}: hung ({f.get('reason')})"[:240]
                    for found in (probe.get("findings") or {}).values() for f in found or []
                    if isinstance(f, dict) and f.get("verdict") == "hung"})
+    failed = [f"  {line}"[:240] for line in probe_failures(probe)]
+    if failed:
+        head = f"{head}: FAIL, a probe saw a wrong answer (fails the gate)"
     if not any(groups.values()):
-        return [f"{head}: every declared capability shown" + (", a probe hung" if hung else ""),
-                *hung]
-    lines = [f"{head}: absent"]
+        if not failed:
+            head = f"{head}: every declared capability shown" + (", a probe hung" if hung
+                                                                 else "")
+        return [head, *failed, *hung]
+    lines = [head if failed else f"{head}: absent", *failed]
+    if failed:
+        lines.append("  absent:")
     for proc, caps in groups.items():
         for cap, why in caps.items():
             lines.append(f"  {cap}{f' [{proc}]' if proc else ''}: {why}"[:240])

@@ -3,8 +3,10 @@
 A gate answers PASS only when specs really exercised the backend and none failed it:
 
 * **FAIL** (1): a row fails the gate (:func:`conformance.summary.fails_gate`): FAIL, ERROR,
-  XPASS, TIMEOUT, CRASH, a gated CHANGED, or an UNSUPPORTED on a required capability. A failure
-  that was seen is definite, so FAIL wins over an incomplete run.
+  XPASS, TIMEOUT, CRASH, a gated CHANGED, or an UNSUPPORTED on a required capability; or a
+  capability probe saw a wrong answer, or took away a capability the backend promises
+  (:mod:`conformance.framework.probe`): that is a failure with the probe's evidence, never a
+  lost capability. A failure that was seen is definite, so FAIL wins over an incomplete run.
 * **INCOMPLETE** (4): the run was interrupted (SIGINT, SIGTERM), stopped by an internal error or
   a crash outside a spec, ended without its end record (SIGKILL), left collected specs without
   a row, or some specs never reached the backend (a process whose backend could not start)
@@ -49,13 +51,20 @@ class Verdict:
 
 
 def decide(rows: Iterable[dict[str, Any]], completeness: dict[str, Any],
-           failing: int, unsupported: list[dict[str, Any]]) -> Verdict:
+           failing: int, unsupported: list[dict[str, Any]],
+           probe_failures: list[str] | None = None) -> Verdict:
     """The verdict from the rows, the run's completeness (:func:`completeness`), the number of
-    gate-failing rows and the UNSUPPORTED reasons grouped with counts."""
+    gate-failing rows, the UNSUPPORTED reasons grouped with counts and the capability probes'
+    failures (``cap: evidence``)."""
     rows = list(rows)
     exercised = sum(1 for r in rows if r.get("outcome") in EXERCISED)
-    if failing:
-        return Verdict(FAIL, f"{failing} spec(s) fail the gate" + (
+    probes = list(probe_failures or ())
+    if failing or probes:
+        parts = [f"{failing} spec(s) fail the gate"] if failing else []
+        if probes:
+            parts.append(f"a capability probe saw a wrong answer: {probes[0]}"
+                         + (f" (and {len(probes) - 1} more)" if len(probes) > 1 else ""))
+        return Verdict(FAIL, "; ".join(parts) + (
             "; the run is also incomplete: " + completeness["why"]
             if not completeness["complete"] else ""))
     if not completeness["complete"]:

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from mdlri_conformance.backends.contract import Cap, Err
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.engine import (graphs, runner, strategies, strategies_copies,
-                                                  strategies_models)
+from mdlri_conformance.conformance.engine import (case_facts, graphs, runner, strategies,
+                                                  strategies_copies, strategies_models)
 from mdlri_conformance.conformance.engine.observe import Observation
 from mdlri_conformance.conformance.framework import outcomes
 
@@ -49,6 +49,10 @@ def classify(a: Observation | None, b: Observation | None) -> str:
 
 def _differ(backend: Any, against: Any, config: pytest.Config, case: graphs.Case) -> None:
     __tracebackhide__ = True
+    if case_facts.uses_pageable(case) and not all(
+            Cap.PAGEABLE_DETECTION in x.capabilities for x in (backend, against)):
+        raise outcomes.Unsupported("differential case: a pageable copy is refused only where "
+                                   "the runtime tells pageable memory (pageable_detection)")
     a, b = runner.replay(backend, case), runner.replay(against, case)
     keep = runner.judgeable(set(backend.capabilities) & set(against.capabilities), case)
     div = runner.compare(case, backend.name, a, b, keep=keep)

@@ -47,7 +47,11 @@ specs of that dispute. A Destroy that would poll its full 10 s (LIFE-03, 107037)
 drawn: each draw releases the execution while Destroy waits. Abort of a blocked model is
 not drawn: Abort of a captured model is implementation-defined (ABT-01).
 
-The number of examples comes from the loaded Hypothesis profile (``--profile``). A failure
+The number of examples comes from the loaded Hypothesis profile (``--profile``), cut down on a
+runtime whose first execution of a model is slow (the probes time it; see
+:mod:`conformance.framework.exec_budget`): as many examples as fit the spec timeout, no
+shrinking, and a spec whose example cannot fit is UNSUPPORTED ("execution too slow for the
+generated tier"), never TIMEOUT. A failure
 shows the shrunk case JSON, the first differing observation and a replay command; the JSON
 is written under ``<report-dir>/cases/`` (or a temp dir) on the final, shrunk example only.
 Every JSON file in ``conformance/cases/`` is replayed as well.
@@ -65,8 +69,10 @@ import importlib.resources
 from pathlib import Path
 from typing import Any
 
+from typing import Iterator
+
 import pytest
-from hypothesis import given
+from hypothesis import Phase, given, reject, settings
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 
@@ -77,7 +83,7 @@ from mdlri_conformance.conformance.engine import (case_facts, graphs, oracle, ru
                                                   strategies_capture, strategies_copies,
                                                   strategies_cond, strategies_groups,
                                                   strategies_models)
-from mdlri_conformance.conformance.framework import outcomes
+from mdlri_conformance.conformance.framework import exec_budget, outcomes, probe
 
 #: what listing a replayed case needs (tasks are matched by order and type at worst)
 LISTING_CAPS = (Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE,
@@ -90,6 +96,49 @@ needs_plans = pytest.mark.requires(*PLAN_CAPS)
 CASES_DIR = Path(str(importlib.resources.files("mdlri_conformance.conformance") / "cases"))
 RESULTS = ("capture", "step", "sync")
 LISTING = ("capture", "listing")
+
+
+#: the budget of the running generated spec on a runtime with slow first executions
+_budget: exec_budget.Budget | None = None
+
+
+@pytest.fixture(autouse=True)
+def _sized_to_the_runtime(request: pytest.FixtureRequest, backend: Any) -> Iterator[None]:
+    """On a runtime whose first execution is slow, a generated spec runs as many examples as
+    fit ``--spec-timeout`` (each costed at MAX_STREAMS streams), without shrinking; one that
+    cannot run a single example is UNSUPPORTED (exec_budget)."""
+    global _budget
+    fn = request.function
+    budget = exec_budget.budget_for(backend, float(request.config.getoption("--spec-timeout",
+                                                                            0) or 0))
+    if budget is None or not getattr(fn, "is_hypothesis_test", False):
+        yield
+        return
+    old = fn._hypothesis_internal_use_settings
+    n = budget.examples(graphs.MAX_STREAMS, old.max_examples)
+    if n < 1:
+        pytest.skip(f"UNSUPPORTED: {budget.too_slow(graphs.MAX_STREAMS)}")
+    # Hypothesis reads a test's settings from this attribute when the test is called
+    fn._hypothesis_internal_use_settings = settings(
+        old, max_examples=n, deadline=None, phases=[Phase.explicit, Phase.generate])
+    _budget = budget
+    try:
+        yield
+    finally:
+        fn._hypothesis_internal_use_settings = old
+        _budget = None
+
+
+def _admit(case: graphs.Case) -> None:
+    """Skip an example whose first executions no longer fit the spec's budget; the first one
+    that cannot fit makes the spec UNSUPPORTED."""
+    if _budget is None:
+        return
+    if not _budget.admit(case.streams):
+        if _budget.ran == 0:
+            raise outcomes.Unsupported(_budget.too_slow(case.streams))
+        reject()
+    _budget.ran += 1
 
 
 def _report_dir(config: pytest.Config) -> str | None:
@@ -113,6 +162,12 @@ def compare(backend: Any, config: pytest.Config, case: graphs.Case,
     if case_facts.may_block(case) and Cap.BLOCKING_WAIT not in backend.capabilities:
         raise outcomes.Unsupported("generated case: its execution blocks on a value wait, and "
                                    "the backend's waits do not block (blocking_wait)")
+    if case_facts.uses_pageable(case) and Cap.PAGEABLE_DETECTION not in backend.capabilities:
+        raise outcomes.Unsupported("case: a pageable copy is refused only where the runtime "
+                                   "tells pageable memory: "
+                                   + (probe.reason(backend, Cap.PAGEABLE_DETECTION)
+                                      or "pageable_detection absent"))
+    _admit(case)
     exp = oracle.expected(case)
     obs = runner.replay(backend, case)
     div = runner.compare(case, backend.name, exp, obs,
@@ -286,6 +341,7 @@ def test_generated_copy_kinds(backend: Any, pytestconfig: pytest.Config,
 
 @pytest.mark.clause("MODE-14", "MODE-12")
 @needs_plans
+@pytest.mark.requires(Cap.PAGEABLE_DETECTION)
 @given(case=strategies_copies.pageable_copies())
 def test_generated_pageable_copy(backend: Any, pytestconfig: pytest.Config,
                                  case: graphs.Case) -> None:

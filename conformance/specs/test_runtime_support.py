@@ -608,7 +608,7 @@ def test_with_flag_default_is_the_plain_call(dev: Dev, timeout: int) -> None:
 
 
 @pytest.mark.clause("RT-11")
-@pytest.mark.requires(Cap.DATA_MOVEMENT)
+@pytest.mark.requires(Cap.DATA_MOVEMENT, Cap.PAGEABLE_DETECTION)
 def test_pageable_memcpy_async_copies_before_it_returns(dev: Dev) -> None:
     """RT-11: aclrtMemcpyAsync host -> device from pageable host memory on a stream that is not
     capturing synchronizes the stream and copies before it returns

@@ -20,17 +20,13 @@ import pytest
 
 from mdlri_conformance.backends.contract import Cap, CaptureMode, CondHandleFlag
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.scenarios import (buffer_reset, cond_model, fallback, model_switch,
-                                   model_sync_external, model_update, pipeline, simple_label,
-                                   simple_model)
+from mdlri_conformance.conformance.scenarios import (buffer_reset, cond_model, fallback,
+                                                     model_switch, model_sync_external,
+                                                     model_update, needs, pipeline,
+                                                     simple_label, simple_model)
 
-#: what reading the scenarios' outputs needs
-DATA = (Cap.DATA_MOVEMENT,)
-#: what judging kernel outputs needs
-COMPUTE = (Cap.DATA_MOVEMENT, Cap.KERNEL_EXEC)
-_FALLBACK_CAPS = (Cap.CAPTURE, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE, Cap.SEQ_ID,
-                  Cap.GET_PARAMS, Cap.SET_PARAMS, Cap.DISABLE, Cap.UPDATE, Cap.SYNC_TIMEOUT,
-                  *COMPUTE)
+#: what the fallback scenario needs (conformance.scenarios.needs)
+_FALLBACK_CAPS = needs(fallback)
 
 
 @pytest.mark.requires(*_FALLBACK_CAPS)
@@ -62,9 +58,7 @@ def test_model_task_fallback_seq_ids_match_example(backend: Any) -> None:
     expect.eq((res.main_seq, res.optional_seq), (0, 1), "selected seq ids")
 
 
-@pytest.mark.requires(Cap.CAPTURE, Cap.CROSS_STREAM, Cap.KERNELS, Cap.LISTING, Cap.TASK_TYPE,
-                      Cap.GET_PARAMS, Cap.DISABLE, Cap.UPDATE, Cap.SYNC_TIMEOUT, *COMPUTE,
-                      Cap.BLOCKING_WAIT)
+@pytest.mark.requires(*needs(pipeline))
 @pytest.mark.clause("CAP-01", "CAP-19", "MODE-14", "XS-01", "XS-02", "EXE-02", "EXE-03",
                     "LIST-01", "LIST-08", "DIS-01")
 def test_pipeline(backend: Any) -> None:
@@ -91,7 +85,7 @@ def test_pipeline(backend: Any) -> None:
     expect.eq(res.lines[-1], "[INFO]  Run the pipeline sample successfully.", "last line")
 
 
-@pytest.mark.requires(Cap.CAPTURE, Cap.LISTING, *DATA)
+@pytest.mark.requires(*needs(buffer_reset))
 @pytest.mark.clause("CAP-01", "MODE-01", "MODE-02", "LIST-03", "EXE-01")
 def test_reusable_buffer_reset(backend: Any) -> None:
     """S7: 0xA5 prefill (not captured), a GLOBAL-mode captured async memset, a manifest of
@@ -112,7 +106,7 @@ def test_reusable_buffer_reset(backend: Any) -> None:
     ], "printed lines")
 
 
-@pytest.mark.requires(Cap.CAPTURE, Cap.CAPTURE_MODES, Cap.KERNELS, *COMPUTE)
+@pytest.mark.requires(*needs(simple_model))
 @pytest.mark.clause("CAP-01", "MODE-02", "MODE-05", "MODE-06", "EXE-02")
 def test_simple_model(backend: Any) -> None:
     """S1: GLOBAL capture of a pinned H2D copy and two float32 operators, a RELAXED eager
@@ -136,7 +130,7 @@ def test_simple_model(backend: Any) -> None:
                       for x in (f"[INFO]  execute model, loop count: {i}.", row)], "printed lines")
 
 
-@pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.COND, *COMPUTE)
+@pytest.mark.requires(*needs(cond_model))
 @pytest.mark.clause("COND-03", "COND-06", "COND-11", "COND-12")
 def test_cond_model(backend: Any) -> None:
     """S4: IF / WHILE / SWITCH sub-models. With ASSIGN_DEFAULT (default 0, the example) the
@@ -164,7 +158,7 @@ def test_cond_model(backend: Any) -> None:
             expect.eq(lines[-1], "[INFO]  ========== All tests PASSED ==========", "last line")
 
 
-@pytest.mark.requires(Cap.CAPTURE, Cap.KERNELS, Cap.TASK_GROUPS, *COMPUTE, Cap.BLOCKING_WAIT)
+@pytest.mark.requires(*needs(model_update))
 @pytest.mark.clause("TG-01", "TG-10", "TG-11", "MODE-04", "EXE-02")
 def test_model_update(backend: Any) -> None:
     """S2: the model waits on an ACL_EVENT_EXTERNAL event (captured wait + reset) that the host
@@ -189,7 +183,7 @@ def test_model_update(backend: Any) -> None:
     ], "printed lines")
 
 
-@pytest.mark.requires(Cap.CAPTURE, Cap.EXTERNAL_EVENTS, *DATA, Cap.BLOCKING_WAIT)
+@pytest.mark.requires(*needs(model_sync_external))
 @pytest.mark.clause("XS-10", "CAP-01", "EXE-02")
 def test_model_sync_external(backend: Any) -> None:
     """S5: external wait in a graph released by a stream record, an external record in a graph
@@ -209,7 +203,7 @@ def _rows(values: list[float]) -> list[str]:
             for x in values]
 
 
-@pytest.mark.requires(Cap.BUILD, Cap.KERNELS, Cap.STREAM_SWITCH, *COMPUTE)
+@pytest.mark.requires(*needs(model_switch))
 @pytest.mark.clause("BLD-02", "BLD-03", "EXE-01")
 def test_model_switch(backend: Any) -> None:
     """S3: a model built over five PERSISTENT streams (HEAD stream1, DEFAULT stream2..4 and
@@ -231,7 +225,7 @@ def test_model_switch(backend: Any) -> None:
                                                f"data{k + 1}.", r2[k])], "printed lines")
 
 
-@pytest.mark.requires(Cap.BUILD, Cap.KERNELS, Cap.STREAM_SWITCH, *COMPUTE)
+@pytest.mark.requires(*needs(model_switch))
 @pytest.mark.clause("BLD-03", "EXE-01")
 def test_model_switch_streams_not_activated_leave_outputs(backend: Any) -> None:
     """S3 with a -1 sentinel: a DEFAULT stream that no switch or activation reached does not
@@ -244,7 +238,7 @@ def test_model_switch_streams_not_activated_leave_outputs(backend: Any) -> None:
             expect.eq(g, w, f"out{k} after run {run} (sentinel -1)")
 
 
-@pytest.mark.requires(Cap.BUILD, Cap.LABELS, *DATA)
+@pytest.mark.requires(*needs(simple_label))
 @pytest.mark.clause("BLD-02", "BLD-03", "EXE-01")
 def test_simple_label(backend: Any) -> None:
     """S8: a built model on one PERSISTENT HEAD stream that switches to label 1 of a two-label

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from mdlri_conformance.backends.contract import (
-    UNWRITTEN, Err, MallocPolicy, MemcpyKind, TaskType,
+    UNWRITTEN, Err, MallocPolicy, MemcpyKind, MemLocationType, PtrAttributes, TaskType,
 )
 
 from ..device import MemcpyOp, MemsetOp, Op
@@ -96,6 +96,25 @@ class MemoryApi:
         if not self.pinned.free(host):
             return E_PARAM
         return OK
+
+    @guarded(needs_context=False)
+    def pointer_get_attributes(self, ptr: Any, *,
+                               null_out: bool = False) -> tuple[int, Any]:
+        """aclrtPointerGetAttributes: NULL ptr or out -> 100000 (the ACL layer,
+        `src/acl/aclrt_impl/memory.cpp:446-453`); a device address DEVICE, aclrtMallocHost
+        memory HOST, any other host memory UNREGISTERED (a malloc'd pointer, as the driver
+        reports it, `runtime/driver/npu_driver_mem.cc:2040-2085`); no context needed
+        (`api/impl/api_impl.cc:3316-3326`)."""
+        if ptr is None or null_out:
+            return E_NULL, UNWRITTEN
+        if isinstance(ptr, np.ndarray):
+            kind = MemLocationType.HOST if self.pinned.is_pinned(ptr) \
+                else MemLocationType.UNREGISTERED
+        elif is_int(ptr) and self.mem.find(int(ptr)) is not None:
+            kind = MemLocationType.DEVICE
+        else:
+            kind = MemLocationType.UNREGISTERED
+        return OK, PtrAttributes(0, int(kind), 4096)
 
     def _run_now(self, make: Callable[[], Op]) -> int:
         """A synchronous copy or fill, an "unsafe" call (MODE-01): 107030 when the calling

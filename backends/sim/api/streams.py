@@ -97,7 +97,7 @@ class StreamsApi:
         if timeout_ms == 0 and not self.has_fault("timeout-zero-waits"):
             self._kick()
             if st.queue.ops:
-                return int(Err.RT_STREAM_SYNC_TIMEOUT)
+                return self._sync_expired()
             return st.queue.take_error()
         limit = None if timeout_ms in (-1, 0) else timeout_ms / 1000.0
         if limit is not None and self.has_fault("timeout-early"):
@@ -105,8 +105,14 @@ class StreamsApi:
         if self.has_fault("timeout-ignored"):
             limit = None
         if not self._wait_until(lambda: not st.queue.ops, limit):
-            return int(Err.RT_STREAM_SYNC_TIMEOUT)
+            return self._sync_expired()
         return st.queue.take_error()
+
+    def _sync_expired(self) -> int:
+        """The code of an expired timed stream sync: 507046 (TMO-03)."""
+        if self.has_fault("stream-sync-timeout-code"):
+            return int(Err.RT_EVENT_SYNC_TIMEOUT)
+        return int(Err.RT_STREAM_SYNC_TIMEOUT)
 
     @guarded(NO_CTX_OUT)
     def stream_query(self, stream: Any) -> tuple[int, int]:

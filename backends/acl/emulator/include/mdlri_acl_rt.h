@@ -118,6 +118,14 @@ typedef enum {
     ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000,
 } aclrtMemMallocPolicy;
 
+typedef enum aclrtMemLocationType {
+    ACL_MEM_LOCATION_TYPE_HOST = 0,
+    ACL_MEM_LOCATION_TYPE_DEVICE,
+    ACL_MEM_LOCATION_TYPE_UNREGISTERED,
+    ACL_MEM_LOCATION_TYPE_MANAGED,
+    ACL_MEM_LOCATION_TYPE_HOST_NUMA = 4,
+} aclrtMemLocationType;
+
 typedef enum {
     ACL_MEMCPY_HOST_TO_HOST = 0,
     ACL_MEMCPY_HOST_TO_DEVICE = 1,
@@ -267,6 +275,17 @@ typedef struct {
     uint32_t addrOffset;
     uint32_t dataOffset;
 } aclrtPlaceHolderInfo;
+
+typedef struct aclrtMemLocation {
+    uint32_t id;
+    aclrtMemLocationType type;
+} aclrtMemLocation;
+
+typedef struct aclrtPtrAttributes {
+    aclrtMemLocation location;
+    uint32_t pageSize;
+    uint32_t rsv[4];
+} aclrtPtrAttributes;
 
 typedef struct aclmdlRIKernelTaskParams {
     aclrtFuncHandle funcHandle;
@@ -458,6 +477,7 @@ MDLRI_API aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, 
 MDLRI_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
 MDLRI_API aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
                                     aclrtStream stream);
+MDLRI_API aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes);
 
 /* events */
 MDLRI_API aclError aclrtCreateEvent(aclrtEvent *event);

@@ -154,6 +154,26 @@ MDLRI_API aclError aclrtFreeHost(void *hostPtr) {
     return ACL_SUCCESS;
 }
 
+/* aclrtPointerGetAttributes: NULL ptr or attributes -> 100000 (the ACL layer,
+ * src/acl/aclrt_impl/memory.cpp:446-453); aclrtMalloc memory DEVICE, aclrtMallocHost memory
+ * HOST, any other pointer UNREGISTERED (a malloc'd host pointer, as the driver reports it:
+ * src/runtime/driver/npu_driver_mem.cc:2040-2085). Needs no context (ApiImpl::PtrGetAttributes
+ * falls back to the driver, api_impl.cc:3316-3326). */
+MDLRI_API aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes) {
+    if (!ptr || !attributes)
+        return emu_err(ACL_ERROR_INVALID_PARAM, "aclrtPointerGetAttributes: NULL %s",
+                       ptr ? "attributes" : "ptr");
+    LOCK();
+    int cls = emu_mem_class(ptr, 1);
+    UNLOCK();
+    memset(attributes, 0, sizeof *attributes);
+    attributes->location.type = cls == A_DEV    ? ACL_MEM_LOCATION_TYPE_DEVICE
+                                : cls == A_HOST ? ACL_MEM_LOCATION_TYPE_HOST
+                                                : ACL_MEM_LOCATION_TYPE_UNREGISTERED;
+    attributes->pageSize = 4096;
+    return ACL_SUCCESS;
+}
+
 /* Validate a copy (caller holds g_lock). *pageable is set when a host side is neither device
  * memory nor aclrtMallocHost memory. */
 static aclError check_copy(const char *fn, void *dst, size_t destMax, const void *src,
