@@ -508,13 +508,9 @@ class Program:
 def cond_branch(op: Cond, value: int) -> list[Launch]:
     """The launches a conditional task runs for condition ``value`` (COND-11): "if" runs
     branch 0 when the value is non-zero and branch 1 (none when there is no second branch)
-    when it is 0; "switch" runs branch ``value`` (out of range is open, Q-19)."""
-    if op.type == "if":
-        k = 0 if value != 0 else 1
-    elif 0 <= value < len(op.branches):
-        k = value
-    else:
-        raise UndefinedCase(f"switch value {value} names no branch (Q-19)")
+    when it is 0; "switch" runs branch ``value``, and none for a value at or past its
+    branch count (COND-13)."""
+    k = (0 if value != 0 else 1) if op.type == "if" else value
     return list(op.branches[k]) if k < len(op.branches) else []
 
 

@@ -38,7 +38,8 @@ right level:
   kernels (documented: TG-01, TG-10, SETP-01), their listing (TG-01, LIST-08), and models
   built next to a captured one and executed in its stream order (documented: BLD-03,
   EXE-01); IF and SWITCH tasks whose condition value is written between executions
-  (implementation: COND-01..COND-08, COND-11 from the example), also at the end of several
+  (implementation: COND-01..COND-08, COND-11 from the example, COND-13 for SWITCH values at
+  or past the branch count), also at the end of several
   models sharing buffers, each with its own value.
 
 A sync timeout of 0 is never drawn: the documented immediate check (TMO-07) and the
@@ -333,7 +334,7 @@ def test_generated_built_models(backend: Any, pytestconfig: pytest.Config,
 
 
 @pytest.mark.clause("COND-01", "COND-02", "COND-04", "COND-05", "COND-06", "COND-07",
-                     "COND-08", "COND-11")
+                     "COND-08", "COND-11", "COND-13")
 @needs_plans
 @pytest.mark.requires(Cap.COND)
 @given(case=strategies_cond.cond_cases())
@@ -341,11 +342,11 @@ def test_generated_cond(backend: Any, pytestconfig: pytest.Config, case: graphs.
     """An IF or SWITCH task added to a capture, its sub-models captured on their own
     streams: the condition value starts at 0 and, written on the host between executions,
     selects the sub-model every later execution runs (IF: sub-model 0 for non-zero, 1 for
-    0; SWITCH: sub-model value)."""
+    0; SWITCH: sub-model value, none for a value at or past its branch count)."""
     compare(backend, pytestconfig, case, RESULTS)
 
 
-@pytest.mark.clause("COND-01", "COND-02", "COND-04", "COND-11", "CAP-07", "EXE-01")
+@pytest.mark.clause("COND-01", "COND-02", "COND-04", "COND-11", "COND-13", "CAP-07", "EXE-01")
 @needs_plans
 @pytest.mark.requires(Cap.COND)
 @given(case=strategies_cond.shared_models_cond())
