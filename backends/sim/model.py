@@ -141,6 +141,7 @@ class ModelStream(Handle):
         self._tasks: list[Task] = []
         #: faults only: what executes when it differs from the listing (DIS-01, DIS-05)
         self.exec_override: list[Task] | None = None
+        self.trace_override: list[Task] | None = None  # fault debug-json-keeps-disabled only
         self.local_seq = itertools.count(0)  # fault seq-per-stream only
         self.task_ids = itertools.count(0)
 
@@ -248,7 +249,7 @@ class SimModel(Handle):
 
     def _fault_update_stream(self, ms: ModelStream, old: list[tuple[Task, TaskRecord]]) -> None:
         """Injected Update bugs on one internal stream (faults only; DIS-01, DIS-05,
-        SETP-07, Q-23)."""
+        SETP-07, Q-23, DBG-06)."""
         f = self.faults
         if "value-write-old-value" in f:
             for t, dev in old:
@@ -256,6 +257,8 @@ class SimModel(Handle):
                     t.dev = t.dev.replace(value=dev.value)
         if "disabled-task-runs" in f:
             ms.exec_override = [t for t, _ in old]
+        if "debug-json-keeps-disabled" in f:
+            ms.trace_override = [t for t, _ in old]
         if "disabled-task-listed" in f:
             ms.exec_override = list(ms.tasks)
             ms.tasks = [t for t, _ in old]
