@@ -123,11 +123,20 @@ class ValueWait:
 
 @dataclass(frozen=True)
 class Memset:
-    """aclrtMemsetAsync of a whole buffer with a byte value (a DEFAULT-type task)."""
+    """aclrtMemsetAsync with a byte value (a DEFAULT-type task): of the whole buffer, or,
+    with ``count`` set, of ``count`` bytes from byte ``offset`` (any parity and offset:
+    exactly those bytes change, RT-45). The race analysis still counts it as a write of the
+    whole buffer."""
 
     stream: int
     buffer: int
     value: int
+    offset: int = 0
+    count: int | None = None
+
+    def span(self, nbytes: int) -> tuple[int, int]:
+        """(offset, count) in bytes inside a buffer of ``nbytes`` bytes."""
+        return (0, nbytes) if self.count is None else (self.offset, self.count)
 
 
 @dataclass(frozen=True)
@@ -445,7 +454,10 @@ def _tagged(obj: Any) -> dict[str, Any]:
     if isinstance(obj, Cond):
         return {"kind": "cond", "stream": obj.stream, "type": obj.type,
                 "branches": [[_tagged(op) for op in ops] for ops in obj.branches]}
-    return {"kind": _TAG[type(obj)], **asdict(obj)}
+    out = {"kind": _TAG[type(obj)], **asdict(obj)}
+    if isinstance(obj, Memset) and obj.count is None:  # a whole-buffer memset reads as before
+        del out["offset"], out["count"]
+    return out
 
 
 def _build(table: dict[str, type], raw: Any, where: str) -> Any:
@@ -809,8 +821,16 @@ def _check_op(case: Case, op: Op, where: str) -> None:
         _check_launch(case, op, where)
     if isinstance(op, (ValueWrite, ValueWait)) and not 0 <= op.word < len(case.words):
         raise GraphError(f"{where}: word {op.word} out of range")
-    if isinstance(op, Memset) and not 0 <= op.buffer < len(case.buffers):
-        raise GraphError(f"{where}: buffer {op.buffer} out of range")
+    if isinstance(op, Memset):
+        if not 0 <= op.buffer < len(case.buffers):
+            raise GraphError(f"{where}: buffer {op.buffer} out of range")
+        nbytes = 4 * len(case.buffers[op.buffer])
+        if op.count is not None and not (op.count >= 1 and 0 <= op.offset
+                                         and op.offset + op.count <= nbytes):
+            raise GraphError(f"{where}: memset of {op.count} bytes at offset {op.offset} "
+                             f"does not fit buffer {op.buffer} ({nbytes} bytes)")
+        if op.count is None and op.offset:
+            raise GraphError(f"{where}: a whole-buffer memset takes no offset")
     if isinstance(op, Copy):
         _check_copy(case, op, where)
     if isinstance(op, PageableCopy):

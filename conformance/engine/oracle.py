@@ -283,9 +283,11 @@ class OracleMemory:
     def set_word(self, w: int, value: int) -> None:
         self._words[w][:] = np.array([value & WORD_MASK], dtype=np.uint64).view(np.uint8)
 
-    def fill_bytes(self, b: int, value: int) -> None:
-        """Set every byte of buffer ``b`` to ``value & 0xFF`` (aclrtMemsetAsync)."""
-        self._bufs[b][:] = value & 0xFF
+    def fill_bytes(self, b: int, value: int, offset: int = 0, count: int | None = None) -> None:
+        """Set ``count`` bytes (default: every byte) of buffer ``b`` from byte ``offset`` to
+        ``value & 0xFF``, and no other byte (aclrtMemsetAsync, RT-45)."""
+        end = self._bufs[b].size if count is None else offset + count
+        self._bufs[b][offset:end] = value & 0xFF
 
     def copy_buffer(self, src: int, dst: int) -> None:
         """Copy buffer ``src`` over buffer ``dst`` (aclrtMemcpyAsync DEVICE_TO_DEVICE)."""
@@ -497,7 +499,7 @@ class Program:
         elif isinstance(op, ValueWrite):
             mem.set_word(op.word, op.value)
         elif isinstance(op, Memset):
-            mem.fill_bytes(op.buffer, op.value)
+            mem.fill_bytes(op.buffer, op.value, op.offset, op.count)
         elif isinstance(op, Copy):
             mem.copy(op.direction, op.src, op.dst)
         elif isinstance(op, Cond):

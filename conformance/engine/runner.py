@@ -413,8 +413,9 @@ class _Replay:
             return self.b.memcpy_async(host, n, self.buf_addr[op.buffer], n,
                                        MemcpyKind.DEVICE_TO_HOST, s)
         if isinstance(op, Memset):
-            n = 4 * len(self.case.buffers[op.buffer])
-            return self.b.memset_async(self.buf_addr[op.buffer], n, op.value, n, s)
+            offset, count = op.span(4 * len(self.case.buffers[op.buffer]))
+            return self.b.memset_async(self.buf_addr[op.buffer] + offset, count, op.value,
+                                       count, s)
         raise TypeError(f"unknown op {op!r}")
 
     def issue_copy(self, op: Copy, s: Any) -> int:

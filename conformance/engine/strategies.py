@@ -218,10 +218,17 @@ class _Builder:
         self.emit(ValueWait(s, w, value, flag))
 
     def memset(self, item: tuple[Any, ...]) -> None:
-        _, drawn, parent, pick, byte = item
+        """A memset of a whole buffer, or of ``count`` bytes at byte ``offset`` (odd counts
+        and offsets drawn as often as even ones, RT-45)."""
+        _, drawn, parent, pick, byte, span = item
         s = self.stream(drawn, parent)
         b = self.pick_buffer(pick, True, self.preds(s), set(), False)
-        self.emit(Memset(s, b, byte))
+        if span is None:
+            self.emit(Memset(s, b, byte))
+            return
+        nbytes = 4 * len(self.buffers[b])
+        offset = span[0] % nbytes
+        self.emit(Memset(s, b, byte, offset, min(span[1], nbytes - offset)))
 
     def pick_host(self, pick: int, write: bool, preds: set[int], data: bool) -> int:
         """An existing race-free pinned host buffer (``pick``-th candidate) or a fresh one."""
@@ -339,6 +346,10 @@ def _item_kinds(kernels: Sequence[str], values: bool, memsets: bool,
     return list(_kinds_cached(tuple(kernels), values, memsets, streams))
 
 
+#: a memset's byte span: None (the whole buffer) or (offset, count) in bytes, any parity
+_memset_span = st.one_of(st.none(), st.tuples(st.integers(0, 4 * N - 1), st.integers(1, 4 * N)))
+
+
 @functools.lru_cache(maxsize=None)
 def _kinds_cached(kernels: tuple[str, ...], values: bool, memsets: bool,
                   streams: st.SearchStrategy[int]) -> tuple[st.SearchStrategy[Any], ...]:
@@ -351,7 +362,8 @@ def _kinds_cached(kernels: tuple[str, ...], values: bool, memsets: bool,
                   st.tuples(st.just("value_wait"), streams, _parent, _pick,
                             st.sampled_from(WAIT_FLAGS), distances)]
     if memsets:
-        kinds += [st.tuples(st.just("memset"), streams, _parent, _pick, st.sampled_from([0, 1])),
+        kinds += [st.tuples(st.just("memset"), streams, _parent, _pick, st.sampled_from([0, 1]),
+                            _memset_span),
                   st.tuples(st.just("copy"), streams, _parent, _pick, _pick,
                             st.sampled_from(graphs.COPY_KINDS))]
     return tuple(kinds)

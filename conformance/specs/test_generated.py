@@ -33,7 +33,8 @@ right level:
   the per-model listing and seq ids against implementation ones (CAP-07, SEQ-07);
 * pinned host-to-device and device-to-host copies, refilled on the host between
   executions (documented: CAP-01, CAP-19, MODE-01), and pageable copies rejected during the
-  capture with 107000 while the capture goes on (documented: MODE-14);
+  capture with 107000 while the capture goes on (documented: MODE-14); captured memsets of
+  odd and even byte counts at any byte offset (documented: RT-45);
 * task groups updated in rounds, by task-group updates or by SetParams + Update of grouped
   kernels (documented: TG-01, TG-10, SETP-01), their listing (TG-01, LIST-08), and models
   built next to a captured one and executed in its stream order (documented: BLD-03,
@@ -77,7 +78,7 @@ from mdlri_conformance.conformance.engine import (case_facts, graphs, oracle, ru
                                                   strategies, strategies_blocked,
                                                   strategies_capture, strategies_copies,
                                                   strategies_cond, strategies_groups,
-                                                  strategies_models)
+                                                  strategies_memsets, strategies_models)
 from mdlri_conformance.conformance.framework import outcomes
 
 #: what listing a replayed case needs (tasks are matched by order and type at worst)
@@ -282,6 +283,16 @@ def test_generated_copy_kinds(backend: Any, pytestconfig: pytest.Config,
     device, device to pinned host) move their bytes at every execution, not at capture: a
     pinned source refilled on the host is copied with its new contents, and a pinned
     destination holds what the last execution copied."""
+    compare(backend, pytestconfig, case, RESULTS)
+
+
+@pytest.mark.clause("RT-45", "CAP-01", "EXE-02")
+@needs_plans
+@given(case=strategies_memsets.memset_span_cases())
+def test_generated_memset_spans(backend: Any, pytestconfig: pytest.Config,
+                                case: graphs.Case) -> None:
+    """Captured memsets of odd and even byte counts at any byte offset set exactly those
+    bytes at every execution, and no byte around them."""
     compare(backend, pytestconfig, case, RESULTS)
 
 
