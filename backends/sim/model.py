@@ -142,6 +142,7 @@ class ModelStream(Handle):
         #: faults only: what executes when it differs from the listing (DIS-01, DIS-05)
         self.exec_override: list[Task] | None = None
         self.trace_override: list[Task] | None = None  # fault debug-json-keeps-disabled only
+        self.emptied = False  # fault getstreams-drops-emptied-stream only
         self.local_seq = itertools.count(0)  # fault seq-per-stream only
         self.task_ids = itertools.count(0)
 
@@ -218,9 +219,12 @@ class SimModel(Handle):
 
     # -- listing ----------------------------------------------------------------------------
     def listed_streams(self) -> list[ModelStream]:
-        """Streams in listing order: most recently attached first, origin last (LIST-02)."""
+        """Streams in listing order: most recently attached first, origin last (LIST-02);
+        Update keeps every stream, an emptied one included (DIS-11)."""
         if "getstreams-origin-first" in self.faults:
             return list(self.streams)
+        if "getstreams-drops-emptied-stream" in self.faults:
+            return [ms for ms in reversed(self.streams) if not ms.emptied]
         return list(reversed(self.streams))
 
     # -- update -----------------------------------------------------------------------------
@@ -242,6 +246,8 @@ class SimModel(Handle):
                 self._fault_update_stream(ms, old)
             if before and not kept and "no-nop-for-emptied-stream" not in self.faults:
                 self.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="nop"))
+                if "getstreams-drops-emptied-stream" in self.faults:
+                    ms.emptied = True  # DIS-11 broken: GetStreams leaves it out
         if "seq-renumbered-after-update" in self.faults:
             ordered = sorted((t for ms in self.streams for t in ms.tasks), key=lambda t: t.seq_id)
             for i, t in enumerate(ordered):
