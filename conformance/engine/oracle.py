@@ -759,8 +759,9 @@ def _execute_built(i: int, step: ExecuteBuilt, models: _Models) -> list[Observat
 
 
 def _update(i: int, step: Update, models: _Models) -> list[Observation]:
-    """aclmdlRIUpdate of one model: its rc, and after a success its listing and its
-    emptied streams (UPD-02, DIS-05, DIS-07). With an execution of the model in flight the
+    """aclmdlRIUpdate of one model: its rc, and after a success its listing and, when
+    streams are emptied, the GetStreams order and the emptied streams (UPD-02, DIS-05,
+    DIS-07, DIS-11). With an execution of the model in flight the
     model is READY (SetParams and Disable were refused, SETP-12) and Update, which has no
     running check, is its no-op (UPD-09, UPD-01)."""
     model, program = models.states[step.model], models.programs[step.model]
@@ -776,7 +777,7 @@ def _update(i: int, step: Update, models: _Models) -> list[Observation]:
                    if op is None and models.op_model[k] == step.model}
         emptied = [s for s in case_facts.emptied_streams(program.case, removed)
                    if s in program.user_streams]
-        obs += emptied_observations(i, emptied)
+        obs += emptied_observations(program.case, i, emptied, step.model)
     return obs
 
 

@@ -542,7 +542,8 @@ class _Replay:
 
     def update(self, i: int, m: int) -> list[Observation]:
         """aclmdlRIUpdate of model ``m``: the rc; after a success the model's pending changes
-        are committed and its listing and emptied streams observed (UPD-02, DIS-05, DIS-07)."""
+        are committed and its listing, and with emptied streams the GetStreams order and
+        those streams, observed (UPD-02, DIS-05, DIS-07, DIS-11)."""
         rc = int(self.note(self.b.update(self.models[m]), "aclmdlRIUpdate"))
         obs = [Observation("step", i, "rc", rc)]
         if rc == Err.SUCCESS:
@@ -553,7 +554,7 @@ class _Replay:
             self.removed |= self.disabling & mine
             self.disabling -= mine
             obs += self.maps[m].observe(self.models[m], i, self.current)
-            obs += self.maps[m].emptied(i, self.removed)
+            obs += self.maps[m].emptied(self.models[m], i, self.removed)
         return obs
 
     def group_update(self, i: int, step: GroupUpdate) -> list[Observation]:

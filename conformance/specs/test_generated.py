@@ -24,7 +24,8 @@ right level:
 * Destroy of a blocked model, released from another host thread while Destroy waits:
   documented (LIFE-03);
 * CaptureEnd on a joined side stream and captures with an unjoined side stream (CAP-11,
-  CAP-13), and streams emptied by Disable (DIS-07): implementation clauses;
+  CAP-13), and streams emptied by Disable, still listed by GetStreams in the same order
+  (DIS-07, DIS-11): implementation clauses;
 * a capturing stream waiting on an event recorded before the capture (XS-05): documented;
   on an event not recorded yet, a fresh one or one recorded later in the capture (XS-14):
   implementation;
@@ -159,14 +160,15 @@ def test_generated_listing(backend: Any, pytestconfig: pytest.Config, case: grap
     compare(backend, pytestconfig, case, LISTING)
 
 
-@pytest.mark.clause("DIS-07", "DIS-05")
+@pytest.mark.clause("DIS-07", "DIS-05", "DIS-11")
 @needs_plans
 @pytest.mark.requires(Cap.INTERNAL_TASKS)
 @given(case=strategies_capture.emptied_stream())
 def test_generated_emptied_stream(backend: Any, pytestconfig: pytest.Config,
                                   case: graphs.Case) -> None:
     """Disabling every task of a stream over one or two Updates leaves it listing one
-    DEFAULT task (the NOP Update appends); the emptied model still executes."""
+    DEFAULT task (the NOP Update appends) and GetStreams still listing it, with the same
+    count and order; the emptied model still executes."""
     compare(backend, pytestconfig, case)
 
 
