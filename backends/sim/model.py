@@ -255,7 +255,7 @@ class SimModel(Handle):
 
     def _fault_update_stream(self, ms: ModelStream, old: list[tuple[Task, TaskRecord]]) -> None:
         """Injected Update bugs on one internal stream (faults only; DIS-01, DIS-05,
-        SETP-07, Q-23, DBG-06)."""
+        SETP-07, SEQ-05, Q-23, DBG-06)."""
         f = self.faults
         if "value-write-old-value" in f:
             for t, dev in old:
@@ -263,6 +263,10 @@ class SimModel(Handle):
                     t.dev = t.dev.replace(value=dev.value)
         if "disabled-task-runs" in f:
             ms.exec_override = [t for t, _ in old]
+        if "seq-new-on-convert" in f:
+            for t, dev in old:
+                if t in ms.tasks and dev.type != t.dev.type:
+                    t.seq_id = self.next_seq()  # SEQ-05 broken: a converted task renumbered
         if "debug-json-keeps-disabled" in f:
             ms.trace_override = [t for t, _ in old]
         if "disabled-task-listed" in f:

@@ -261,10 +261,14 @@ class SetKernel:
 
 @dataclass(frozen=True)
 class SetValue:
-    """TaskSetParams(VALUE_WRITE) on a ValueWrite op: same word, new value."""
+    """TaskSetParams(VALUE_WRITE) on a ValueWrite op: same word, new value. With ``word``
+    set, on a Launch op instead: the kernel task becomes a value write of ``value`` into
+    ``words[word]`` (SETP-07), the same task with the same seq id and handle (SEQ-05), and
+    its kernel no longer runs after Update."""
 
     op: int
     value: int
+    word: int | None = None
 
 
 @dataclass(frozen=True)
@@ -457,6 +461,8 @@ def _tagged(obj: Any) -> dict[str, Any]:
     out = {"kind": _TAG[type(obj)], **asdict(obj)}
     if isinstance(obj, Memset) and obj.count is None:  # a whole-buffer memset reads as before
         del out["offset"], out["count"]
+    if isinstance(obj, SetValue) and obj.word is None:  # so does a plain set_value
+        del out["word"]
     return out
 
 
@@ -901,6 +907,15 @@ def _check_step(case: Case, step: Step, where: str) -> None:
     if isinstance(step, SetCond):
         if not 0 <= step.value <= WORD_MASK:
             raise GraphError(f"{where}: value {step.value} is not a 64-bit unsigned word")
+    if isinstance(step, SetValue):
+        target = case.ops[step.op]
+        if step.word is None and not isinstance(target, ValueWrite):
+            raise GraphError(f"{where}: set_value without a word on a {_TAG[type(target)]} op")
+        if step.word is not None and not isinstance(target, Launch):
+            raise GraphError(f"{where}: set_value converting a {_TAG[type(target)]} op "
+                             "(only a launch is converted)")
+        if step.word is not None and not 0 <= step.word < len(case.words):
+            raise GraphError(f"{where}: word {step.word} out of range")
     if isinstance(step, SetKernel):
         target = case.ops[step.op]
         if not isinstance(target, Launch):

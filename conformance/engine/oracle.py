@@ -807,9 +807,14 @@ def _change(i: int, step: Step, model: ModelState, program: Program) -> int:
         kind = TaskType.KERNEL
     elif isinstance(step, SetValue):
         target = program.captured[step.op]
-        if not isinstance(target, ValueWrite):
-            raise UndefinedCase(f"{where}: set_value on a non-value-write op")
-        new = replace(target, value=step.value)
+        if step.word is not None and isinstance(target, Launch):
+            # SETP-07: the kernel task becomes a value write, same task and seq id (SEQ-05)
+            new = ValueWrite(target.stream, step.word, step.value)
+        elif step.word is None and isinstance(target, ValueWrite):
+            new = replace(target, value=step.value)
+        else:
+            raise UndefinedCase(f"{where}: set_value on a {type(target).__name__} op "
+                                f"with word {step.word}")
         kind = TaskType.VALUE_WRITE
     else:
         raise UndefinedCase(f"{where}: unknown step {step!r}")

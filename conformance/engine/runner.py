@@ -609,7 +609,7 @@ class _Replay:
                                       num_blocks=new.num_blocks), new
         if isinstance(step, SetValue):
             captured = self.case.ops[step.op]
-            word = getattr(captured, "word", 0)
+            word = step.word if step.word is not None else getattr(captured, "word", 0)
             new_vw = ValueWrite(captured.stream, word, step.value)
             return TaskParams(type=TaskType.VALUE_WRITE, value_write=ValueWriteTaskParams(
                 dev_addr=self.word_addr[word] if word < len(self.word_addr) else None,

@@ -512,6 +512,23 @@ def _disable(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> Ste
     return Disable(i)
 
 
+def _convert(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> Step | None:
+    """SetParams(VALUE_WRITE) on a kernel task outside any task group: it becomes a value
+    write into a fresh word (SETP-07), the same task with the same seq id, which the listing
+    after the Update shows (SEQ-05). The op takes no further change."""
+    grouped = {k for members in graphs.groups(state.case) for k in members}
+    targets = [i for i in state.kernel_targets(touched) if i not in grouped]
+    if not targets:
+        return None
+    _, op_pick, _, _, value = item
+    i = targets[op_pick % len(targets)]
+    word = len(state.case.words)
+    state.case.words.append(0)
+    del state.current[i]
+    touched.add(i)
+    return SetValue(i, value & graphs.WORD_MASK, word)
+
+
 def _host_fill(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> Step | None:
     """A host store into a pinned host buffer between executions: copies from it move the
     new contents at the next execution (CAP-19)."""
@@ -523,8 +540,8 @@ def _host_fill(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> S
 
 
 _MODS: dict[int, Callable[[_PlanState, tuple[int, ...], set[int]], Step | None]] = {
-    0: _set_kernel, 1: _disable, 2: _set_value, 3: _host_fill}
-_mod_item = st.tuples(st.integers(0, 3), st.integers(0, 7), st.integers(0, 2),
+    0: _set_kernel, 1: _disable, 2: _set_value, 3: _host_fill, 4: _convert}
+_mod_item = st.tuples(st.integers(0, 4), st.integers(0, 7), st.integers(0, 2),
                       st.integers(0, 3), st.integers(-9, 9))
 _round = st.tuples(st.lists(_mod_item, max_size=3), st.integers(1, 3))
 #: one execution of a multi-model round: (model, times, Sync after it)
