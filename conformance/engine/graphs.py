@@ -36,7 +36,9 @@ A :class:`Case` is plain data, JSON round-trippable, and independent of any back
 
 A value wait on a *host word* (a word no captured op writes) may block an execution until a
 plan step stores a satisfying value (TMO-01, TMO-03, TMO-06); a side stream whose last op is
-not a record is *unjoined*, and CaptureEnd fails with 107025 (XS-02, XS-03, CAP-13).
+not a record, or is a record no later wait takes (its fork or join event recorded again
+after the origin's wait, XS-13, XS-15), is *unjoined*, and CaptureEnd fails with 107025
+(XS-02, XS-03, CAP-13).
 
 Op references in plan steps are indices into ``ops``. :func:`check` validates a case that
 came from outside (a JSON file): it must stay inside defined behaviour (every event
@@ -975,11 +977,22 @@ def last_task_ops(case: Case) -> dict[int, int]:
 
 
 def unjoined_streams(case: Case) -> list[int]:
-    """The side streams whose last task is not an event record: CaptureEnd fails with
-    107025 and destroys the model (XS-02, XS-03, CAP-13)."""
+    """The side streams whose last task is not an event record, or is a record that no
+    wait issued after it takes: CaptureEnd fails with 107025 and destroys the model (XS-02,
+    XS-03, CAP-13). A wait issued before that record, on the same event, took an earlier
+    record's internal event (XS-13), so a side stream that records its fork or join event
+    again after the origin's wait is unjoined (XS-15)."""
     last = last_task_ops(case)
     return [s for s in range(case.streams)
-            if s not in case.origins and s in last and not isinstance(case.ops[last[s]], Record)]
+            if s not in case.origins and s in last and not _waited_after(case, last[s])]
+
+
+def _waited_after(case: Case, i: int) -> bool:
+    """Whether op ``i`` is a record that a wait on another stream, issued after it, takes."""
+    op = case.ops[i]
+    return isinstance(op, Record) and any(
+        isinstance(w, Wait) and w.event == op.event and w.stream != op.stream
+        for w in case.ops[i + 1:])
 
 
 def _check_joins(case: Case) -> None:
@@ -997,7 +1010,7 @@ def _check_joins(case: Case) -> None:
         origin = case.origins[sm[s]]
         if origin not in last:
             raise GraphError("ops: the origin stream issues nothing, so nothing can join back")
-        if isinstance(case.ops[last[s]], Record) and last[s] not in before[last[origin]]:
+        if _waited_after(case, last[s]) and last[s] not in before[last[origin]]:
             raise GraphError(f"stream {s}: not joined back to the origin stream (XS-02)")
     if unjoined_streams(case) and (case.plan or case.models > 1):
         raise GraphError("plan: a case whose capture fails (an unjoined side stream, XS-02) "

@@ -24,7 +24,8 @@ right level:
 * Destroy of a blocked model, released from another host thread while Destroy waits:
   documented (LIFE-03);
 * CaptureEnd on a joined side stream and captures with an unjoined side stream (CAP-11,
-  CAP-13), and streams emptied by Disable, still listed by GetStreams in the same order
+  CAP-13; XS-15: one whose last task records an event again after the origin's wait), and
+  streams emptied by Disable, still listed by GetStreams in the same order
   (DIS-07, DIS-11): implementation clauses;
 * a capturing stream waiting on an event recorded before the capture (XS-05): documented;
   on an event not recorded yet, a fresh one or one recorded later in the capture (XS-14):
@@ -198,15 +199,16 @@ def test_generated_destroy_while_blocked(backend: Any, pytestconfig: pytest.Conf
     compare(backend, pytestconfig, case)
 
 
-@pytest.mark.clause("CAP-11", "CAP-13")
+@pytest.mark.clause("CAP-11", "CAP-13", "XS-15")
 @needs_plans
-@given(case=st.one_of(strategies_capture.end_on_side(), strategies_capture.unjoined()))
+@given(case=st.one_of(strategies_capture.end_on_side(), strategies_capture.unjoined(),
+                      strategies_capture.record_again()))
 def test_generated_failed_ends(backend: Any, pytestconfig: pytest.Config,
                                case: graphs.Case) -> None:
     """CaptureEnd on a joined side stream answers 107036 and the capture stays ACTIVE on
     every stream, then ends on the origin as usual; a side stream whose last task is not a
-    record makes CaptureEnd fail (107025), with the model NULL and every stream out of
-    capture."""
+    record, or records its fork or join event again after the origin's wait, makes
+    CaptureEnd fail (107025), with the model NULL and every stream out of capture."""
     compare(backend, pytestconfig, case)
 
 
