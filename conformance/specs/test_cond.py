@@ -671,7 +671,8 @@ def test_assign_default_overwrites_user_write(dev: Dev) -> None:
 
 @pytest.mark.clause("Q-19")
 def test_switch_out_of_range(dev: Dev, fingerprint: Any) -> None:
-    """Q-19: what an out-of-range SWITCH value runs (records the output and the sync rc)."""
+    """Q-19: what an out-of-range SWITCH value runs (records the output and the sync rc; the
+    runtime's answer, no branch, is pinned by COND-13)."""
     model, p, ptr, out = branches(dev, CondTaskType.SWITCH, [10, 20])
     dev.write64(ptr, 5)
     expect.ok(dev.b.execute_async(model, p.stream), "aclmdlRIExecuteAsync")
