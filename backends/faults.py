@@ -140,6 +140,32 @@ FAULTS: dict[str, str] = {
     "stream-sync-timeout-code":
         "An expired aclrtSynchronizeStreamWithTimeout returns the event-sync code 507047 "
         "instead of 507046 (TMO-03).",
+    # -- escaped classes (XS / COND / DBG / RT / EXE / DIS / SEQ) ----------------------------
+    "join-by-user-event":
+        "CaptureEnd's join check matches a side stream's last record to the waits by the "
+        "user's event handle, so a side stream that records the event again after the "
+        "origin's wait passes instead of 107025 (XS-15, XS-13).",
+    "switch-out-of-range-runs-last":
+        "A SWITCH task whose value is at or past its branch count runs its last branch "
+        "instead of none (COND-13).",
+    "debug-json-hides-pending-disabled":
+        "DebugJsonPrint leaves out a task disabled since the last Update, which the "
+        "runtime still traces until Update removes it (DBG-06).",
+    "debug-json-keeps-disabled":
+        "DebugJsonPrint after Update still traces the tasks that Update removed "
+        "(DBG-06).",
+    "memset-odd-count-short":
+        "A memset with an odd byte count sets one byte less, as if the device filled "
+        "16-bit units (RT-45).",
+    "execute-destroyed-stream-ok":
+        "ExecuteAsync onto a destroyed stream returns 0 and runs the model on the default "
+        "stream instead of 107017 (EXE-17).",
+    "getstreams-drops-emptied-stream":
+        "After an Update that emptied a stream by Disable, GetStreams leaves that stream "
+        "out (DIS-11).",
+    "seq-new-on-convert":
+        "Update gives a task that SetParams converted to another type a new seq id "
+        "(SEQ-05).",
 }
 
 #: faults that really crash or hang a process (need worker isolation to be survivable)

@@ -1,8 +1,9 @@
 """Conditional tasks in the generated tier: the case language (JSON round trip, check keeps
-COND-05 branch counts and Q-19 out-of-range SWITCH values out), the oracle's branch choice
-(COND-02, COND-11) against the simulator, and planted bugs caught as divergences (a
-runtime that hands out the sub-models in the wrong order, one that ignores the host's
-writes of the condition value)."""
+COND-05 branch counts out), the oracle's branch choice (COND-02, COND-11, COND-13: a SWITCH
+value at or past its branch count runs none) against the simulator, and planted bugs caught
+as divergences (a runtime that hands out the sub-models in the wrong order, one that ignores
+the host's writes of the condition value, one that runs the last branch for an out-of-range
+SWITCH value)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.backends.contract import Err
 from mdlri_conformance.conformance.engine import graphs, oracle, runner
 from mdlri_conformance.conformance.engine.graphs import (
@@ -94,7 +96,6 @@ def test_check_keeps_cond_tasks_defined(op: Cond, message: str) -> None:
 
 
 @pytest.mark.parametrize("step, message", [
-    (SetCond(1, 3), "switch value 3 names no branch"),
     (SetCond(0, 1), "set_cond on a launch op"),
     (Disable(1), "disable on a cond op"),
     (SetKernel(1, {"out": 1, "n": 8, "value": 2}), "set_kernel on a cond op"),
@@ -116,6 +117,7 @@ def test_a_condition_write_racing_an_execution_is_not_defined() -> None:
 @pytest.mark.parametrize("ctype, values, outputs", [
     ("if", (1, 0, 7), [20, 10, 20, 10]),              # COND-02: 0 first, so sub-model 1
     ("switch", (2, 1, 0), [10, 30, 20, 10]),
+    ("switch", (2, 3, 0, 1000), [10, 30, 30, 10, 10]),  # COND-13: 3 and 1000 run none
 ])
 def test_the_branch_follows_the_condition(sim_backend: Any, ctype: str,
                                           values: tuple[int, ...], outputs: list[int]) -> None:
@@ -136,6 +138,19 @@ def test_planted_bugs_are_caught(sim_backend: Any, wrapper: Any, key: Any) -> No
                          runner.replay(wrapper(sim_backend), case))
     assert div is not None and not div.unsupported
     assert div.difference.expected.key == key
+
+
+def test_an_out_of_range_switch_running_its_last_branch_is_caught() -> None:
+    """COND-13: the planted fault switch-out-of-range-runs-last diverges at the execution
+    with value 3 of a 3-branch SWITCH (the oracle keeps buffer 1 at 10)."""
+    case = cond_case("switch", (3,))
+    b = sim.create(faults=["switch-out-of-range-runs-last"])
+    try:
+        div = runner.compare(case, "sim", oracle.expected(case), runner.replay(b, case))
+    finally:
+        b.close()
+    assert div is not None and div.difference.expected.key == ("sync", 4, "buffer 1")
+    assert div.difference.expected.value == [10] * 8
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])

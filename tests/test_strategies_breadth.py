@@ -11,8 +11,11 @@ from mdlri_conformance.conformance.engine.graphs import EndOnSide, HostWrite, Up
 from mdlri_conformance.conformance.engine.strategies_blocked import (blocked_cases,
                                                                      blocking_values)
 from mdlri_conformance.conformance.engine.strategies_capture import (emptied_stream,
-                                                                     end_on_side, stray_wait,
+                                                                     end_on_side,
+                                                                     record_again, stray_wait,
                                                                      unjoined)
+from mdlri_conformance.conformance.engine.strategies_cond import switch_values
+from mdlri_conformance.conformance.engine.strategies_memsets import memset_span_cases
 
 words = st.integers(0, graphs.WORD_MASK)
 
@@ -58,7 +61,7 @@ def test_stray_wait_cases_are_defined(case: graphs.Case) -> None:
 
 
 @settings(max_examples=60)
-@given(st.one_of(end_on_side(), unjoined()))
+@given(st.one_of(end_on_side(), unjoined(), record_again()))
 def test_capture_end_cases_are_defined(case: graphs.Case) -> None:
     graphs.check(case)
     obs = oracle.expected(case)
@@ -66,6 +69,59 @@ def test_capture_end_cases_are_defined(case: graphs.Case) -> None:
         assert obs[0].value == 107036
     else:
         assert graphs.unjoined_streams(case) and obs[0].value == 107025 and not case.plan
+
+
+@settings(max_examples=60)
+@given(record_again())
+def test_record_again_leaves_the_side_stream_unjoined(case: graphs.Case) -> None:
+    """XS-15: the side stream's last task records an event waited on before it (its fork
+    event, or the join's), and no wait follows: it is unjoined (XS-13), the capture fails
+    with 107025."""
+    last = case.ops[-1]
+    assert isinstance(last, graphs.Record) and last.stream != 0
+    assert any(isinstance(op, graphs.Wait) and op.event == last.event for op in case.ops[:-1])
+    assert graphs.unjoined_streams(case) == [last.stream]
+    assert graphs.from_json(case.to_json()) == case
+
+
+def test_a_record_a_later_wait_takes_is_joined() -> None:
+    """The XS-13 reuse of the fork event for the join is a join; recording it once more is
+    not (XS-15)."""
+    ops = [graphs.Record(0, 0), graphs.Wait(1, 0), graphs.Record(1, 0), graphs.Wait(0, 0)]
+    case = graphs.Case(streams=2, buffers=[], words=[], events=1, ops=list(ops), plan=[])
+    assert graphs.unjoined_streams(case) == []
+    case.ops.append(graphs.Record(1, 0))
+    assert graphs.unjoined_streams(case) == [1]
+
+
+@settings(max_examples=60)
+@given(memset_span_cases())
+def test_memset_span_cases_hold_spans_and_are_defined(case: graphs.Case) -> None:
+    """RT-45: the appended memsets cover 1..32 bytes at any offset inside their buffer, and
+    the oracle sets exactly those bytes."""
+    graphs.check(case)
+    spans = [op for op in case.ops if isinstance(op, graphs.Memset) and op.count is not None]
+    assert spans and all(1 <= m.count and m.offset + m.count <= 32 for m in spans)
+    oracle.expected(case)
+    assert graphs.from_json(case.to_json()) == case
+
+
+def test_switch_values_reach_past_every_branch_count() -> None:
+    """COND-13: each drawn branch count gets its in-range values and three past it."""
+    for size in range(graphs.COND_SIZES["switch"][0], graphs.COND_SIZES["switch"][1] + 1):
+        values = switch_values(size)
+        assert set(range(size)) < set(values)
+        assert sum(v >= size for v in values) == 3
+
+
+def test_a_memset_span_sets_only_its_bytes() -> None:
+    """RT-45: a 3-byte memset at byte 1 of an int32 buffer changes bytes 1..3 only."""
+    case = graphs.Case(streams=1, buffers=[[-1] * 8], words=[], events=0,
+                       ops=[graphs.Memset(0, 0, 0, 1, 3)],
+                       plan=[graphs.Execute(), graphs.Sync()])
+    graphs.check(case)
+    got = [o.value for o in oracle.expected(case) if o.what == "buffer 0"]
+    assert got == [[0xFF] + [-1] * 7]
 
 
 @settings(max_examples=60)

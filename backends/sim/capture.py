@@ -117,12 +117,15 @@ def unsafe_blocked(sessions: Iterable[CaptureSession], thread: threading.Thread,
     return thread_mode in (CaptureMode.GLOBAL, CaptureMode.THREAD_LOCAL)
 
 
-def joined_ok(session: CaptureSession) -> bool:
-    """The join requirement checked by CaptureEnd (XS-02, XS-03).
+def joined_ok(session: CaptureSession, by_user_event: bool = False) -> bool:
+    """The join requirement checked by CaptureEnd (XS-02, XS-03, XS-15).
 
     Every non-origin stream's last task must be an EVENT_RECORD whose event a *different*
     stream of the capture waits on afterwards, and the origin must depend (transitively,
-    through record -> later wait pairs) on every non-origin stream.
+    through record -> later wait pairs) on every non-origin stream. Events are the internal
+    ones: a second record of a user event records a new one (XS-13), which a wait captured
+    before it never took. ``by_user_event`` is the fault join-by-user-event: any wait on the
+    same user event, before the record or after, counts.
     """
     origin_ms = session.streams[session.origin]
     all_ms = list(session.streams.values())
@@ -132,12 +135,21 @@ def joined_ok(session: CaptureSession) -> bool:
         return any(t.host.type == TaskType.EVENT_WAIT and t.host.event is ev and t.seq_id > seq
                    for ms in all_ms if ms is not exclude for t in ms.tasks)
 
+    def waited_by_handle(ev: Any, exclude: ModelStream) -> bool:
+        return any(t.host.type == TaskType.EVENT_WAIT and t.host.event is not None
+                   and t.host.event.user_event is ev.user_event
+                   for ms in all_ms if ms is not exclude for t in ms.tasks)
+
     for ms in subs:
         if not ms.tasks:
             return False
         last = ms.tasks[-1]
-        if last.host.type != TaskType.EVENT_RECORD or not waits_after(last.host.event,
-                                                                      last.seq_id, ms):
+        if last.host.type != TaskType.EVENT_RECORD:
+            return False
+        if by_user_event:
+            if not waited_by_handle(last.host.event, ms):
+                return False
+        elif not waits_after(last.host.event, last.seq_id, ms):
             return False
 
     # depends[A] = streams B such that A waits (at seq w) on an event B recorded (at seq r < w)

@@ -11,7 +11,8 @@
   - IF: value != 0 -> model[0]; value == 0 -> model[1] if size 2, else nothing;
   - WHILE: model[0] while value != 0, the value re-read after each iteration; more than
     :data:`WHILE_LIMIT` iterations is a device error (the execution fails, 507011);
-  - SWITCH: model[value]; a value >= size runs nothing.
+  - SWITCH: model[value]; a value >= size runs nothing and the next task runs (COND-13,
+    ``core/src/task/stars_cond_isa_helper.cc:2453-2467``).
 """
 
 from __future__ import annotations
@@ -59,9 +60,11 @@ class CondOp(Op):
 
     label = "cond"
 
-    def __init__(self, handle: CondHandle, ctype: int, models: list[SubModel]) -> None:
+    def __init__(self, handle: CondHandle, ctype: int, models: list[SubModel],
+                 overflow_runs_last: bool = False) -> None:
         super().__init__()
         self.handle, self.ctype, self.models = handle, int(ctype), list(models)
+        self.overflow_runs_last = overflow_runs_last  # fault switch-out-of-range-runs-last
         self.queues: list[Queue] | None = None
         self.iterations = 0
         self.failed = False
@@ -73,7 +76,9 @@ class CondOp(Op):
             return self.models[1] if len(self.models) > 1 else None
         if self.ctype == CondTaskType.WHILE:
             return self.models[0] if value != 0 else None
-        return self.models[value] if value < len(self.models) else None
+        if value >= len(self.models):
+            return self.models[-1] if self.overflow_runs_last else None  # COND-13
+        return self.models[value]
 
     def step(self, engine: Any, queue: Queue) -> bool:
         while True:

@@ -104,6 +104,18 @@ def _record(model: Any, ms: Any, task: Any, ts: int, mem: Any, verbose: bool) ->
     return text, ts + step
 
 
+def _traced(model: Any, ms: Any) -> list[Any]:
+    """The tasks the trace shows for one stream: its task list as it stands, a task disabled
+    since the last Update included (Update removes it, DBG-06,
+    ``core/src/stream/stream.cc:3602-3605, 5135``)."""
+    faults = getattr(model, "faults", ())
+    if getattr(ms, "trace_override", None) is not None:
+        return list(ms.trace_override)  # fault debug-json-keeps-disabled
+    if "debug-json-hides-pending-disabled" in faults:
+        return [t for t in ms.tasks if not getattr(t, "disabled", False)]
+    return list(ms.tasks)
+
+
 def debug_json(model: Any, mem: Any, verbose: bool) -> str:
     """The file aclmdlRIDebugJsonPrint writes for ``model`` (a capture or built model)."""
     out = ["[\n"]
@@ -111,7 +123,7 @@ def debug_json(model: Any, mem: Any, verbose: bool) -> str:
     for si, ms in enumerate(streams):
         last_stream = si == len(streams) - 1
         ts = 0
-        tasks = list(ms.tasks)
+        tasks = _traced(model, ms)
         for ti, task in enumerate(tasks):
             text, ts = _record(model, ms, task, ts, mem, verbose)
             comma = "," if (ti < len(tasks) - 1 or not last_stream) else ""

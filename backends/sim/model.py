@@ -141,6 +141,8 @@ class ModelStream(Handle):
         self._tasks: list[Task] = []
         #: faults only: what executes when it differs from the listing (DIS-01, DIS-05)
         self.exec_override: list[Task] | None = None
+        self.trace_override: list[Task] | None = None  # fault debug-json-keeps-disabled only
+        self.emptied = False  # fault getstreams-drops-emptied-stream only
         self.local_seq = itertools.count(0)  # fault seq-per-stream only
         self.task_ids = itertools.count(0)
 
@@ -217,9 +219,12 @@ class SimModel(Handle):
 
     # -- listing ----------------------------------------------------------------------------
     def listed_streams(self) -> list[ModelStream]:
-        """Streams in listing order: most recently attached first, origin last (LIST-02)."""
+        """Streams in listing order: most recently attached first, origin last (LIST-02);
+        Update keeps every stream, an emptied one included (DIS-11)."""
         if "getstreams-origin-first" in self.faults:
             return list(self.streams)
+        if "getstreams-drops-emptied-stream" in self.faults:
+            return [ms for ms in reversed(self.streams) if not ms.emptied]
         return list(reversed(self.streams))
 
     # -- update -----------------------------------------------------------------------------
@@ -241,6 +246,8 @@ class SimModel(Handle):
                 self._fault_update_stream(ms, old)
             if before and not kept and "no-nop-for-emptied-stream" not in self.faults:
                 self.append(ms, TaskRecord(TaskType.DEFAULT, default_kind="nop"))
+                if "getstreams-drops-emptied-stream" in self.faults:
+                    ms.emptied = True  # DIS-11 broken: GetStreams leaves it out
         if "seq-renumbered-after-update" in self.faults:
             ordered = sorted((t for ms in self.streams for t in ms.tasks), key=lambda t: t.seq_id)
             for i, t in enumerate(ordered):
@@ -248,7 +255,7 @@ class SimModel(Handle):
 
     def _fault_update_stream(self, ms: ModelStream, old: list[tuple[Task, TaskRecord]]) -> None:
         """Injected Update bugs on one internal stream (faults only; DIS-01, DIS-05,
-        SETP-07, Q-23)."""
+        SETP-07, SEQ-05, Q-23, DBG-06)."""
         f = self.faults
         if "value-write-old-value" in f:
             for t, dev in old:
@@ -256,6 +263,12 @@ class SimModel(Handle):
                     t.dev = t.dev.replace(value=dev.value)
         if "disabled-task-runs" in f:
             ms.exec_override = [t for t, _ in old]
+        if "seq-new-on-convert" in f:
+            for t, dev in old:
+                if t in ms.tasks and dev.type != t.dev.type:
+                    t.seq_id = self.next_seq()  # SEQ-05 broken: a converted task renumbered
+        if "debug-json-keeps-disabled" in f:
+            ms.trace_override = [t for t, _ in old]
         if "disabled-task-listed" in f:
             ms.exec_override = list(ms.tasks)
             ms.tasks = [t for t, _ in old]

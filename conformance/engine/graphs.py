@@ -36,7 +36,9 @@ A :class:`Case` is plain data, JSON round-trippable, and independent of any back
 
 A value wait on a *host word* (a word no captured op writes) may block an execution until a
 plan step stores a satisfying value (TMO-01, TMO-03, TMO-06); a side stream whose last op is
-not a record is *unjoined*, and CaptureEnd fails with 107025 (XS-02, XS-03, CAP-13).
+not a record, or is a record no later wait takes (its fork or join event recorded again
+after the origin's wait, XS-13, XS-15), is *unjoined*, and CaptureEnd fails with 107025
+(XS-02, XS-03, CAP-13).
 
 Op references in plan steps are indices into ``ops``. :func:`check` validates a case that
 came from outside (a JSON file): it must stay inside defined behaviour (every event
@@ -123,11 +125,20 @@ class ValueWait:
 
 @dataclass(frozen=True)
 class Memset:
-    """aclrtMemsetAsync of a whole buffer with a byte value (a DEFAULT-type task)."""
+    """aclrtMemsetAsync with a byte value (a DEFAULT-type task): of the whole buffer, or,
+    with ``count`` set, of ``count`` bytes from byte ``offset`` (any parity and offset:
+    exactly those bytes change, RT-45). The race analysis still counts it as a write of the
+    whole buffer."""
 
     stream: int
     buffer: int
     value: int
+    offset: int = 0
+    count: int | None = None
+
+    def span(self, nbytes: int) -> tuple[int, int]:
+        """(offset, count) in bytes inside a buffer of ``nbytes`` bytes."""
+        return (0, nbytes) if self.count is None else (self.offset, self.count)
 
 
 @dataclass(frozen=True)
@@ -252,10 +263,14 @@ class SetKernel:
 
 @dataclass(frozen=True)
 class SetValue:
-    """TaskSetParams(VALUE_WRITE) on a ValueWrite op: same word, new value."""
+    """TaskSetParams(VALUE_WRITE) on a ValueWrite op: same word, new value. With ``word``
+    set, on a Launch op instead: the kernel task becomes a value write of ``value`` into
+    ``words[word]`` (SETP-07), the same task with the same seq id and handle (SEQ-05), and
+    its kernel no longer runs after Update."""
 
     op: int
     value: int
+    word: int | None = None
 
 
 @dataclass(frozen=True)
@@ -366,7 +381,7 @@ class SetCond:
     """A synchronous aclrtMemcpy of ``value`` into the 8-byte condition value of the
     :class:`Cond` op ``op`` (the device pointer aclmdlRICondHandleGetCondPtr gives, COND-04)
     while no execution is in flight: the next executions take the branch it selects
-    (COND-11). A "switch" value names a branch (out of range is open, Q-19)."""
+    (COND-11). A "switch" value at or past its branch count runs no branch (COND-13)."""
 
     op: int
     value: int
@@ -446,7 +461,12 @@ def _tagged(obj: Any) -> dict[str, Any]:
     if isinstance(obj, Cond):
         return {"kind": "cond", "stream": obj.stream, "type": obj.type,
                 "branches": [[_tagged(op) for op in ops] for ops in obj.branches]}
-    return {"kind": _TAG[type(obj)], **asdict(obj)}
+    out = {"kind": _TAG[type(obj)], **asdict(obj)}
+    if isinstance(obj, Memset) and obj.count is None:  # a whole-buffer memset reads as before
+        del out["offset"], out["count"]
+    if isinstance(obj, SetValue) and obj.word is None:  # so does a plain set_value
+        del out["word"]
+    return out
 
 
 def _build(table: dict[str, type], raw: Any, where: str) -> Any:
@@ -815,8 +835,16 @@ def _check_op(case: Case, op: Op, where: str) -> None:
         _check_launch(case, op, where)
     if isinstance(op, (ValueWrite, ValueWait)) and not 0 <= op.word < len(case.words):
         raise GraphError(f"{where}: word {op.word} out of range")
-    if isinstance(op, Memset) and not 0 <= op.buffer < len(case.buffers):
-        raise GraphError(f"{where}: buffer {op.buffer} out of range")
+    if isinstance(op, Memset):
+        if not 0 <= op.buffer < len(case.buffers):
+            raise GraphError(f"{where}: buffer {op.buffer} out of range")
+        nbytes = 4 * len(case.buffers[op.buffer])
+        if op.count is not None and not (op.count >= 1 and 0 <= op.offset
+                                         and op.offset + op.count <= nbytes):
+            raise GraphError(f"{where}: memset of {op.count} bytes at offset {op.offset} "
+                             f"does not fit buffer {op.buffer} ({nbytes} bytes)")
+        if op.count is None and op.offset:
+            raise GraphError(f"{where}: a whole-buffer memset takes no offset")
     if isinstance(op, Copy):
         _check_copy(case, op, where)
     if isinstance(op, PageableCopy):
@@ -885,12 +913,17 @@ def _check_step(case: Case, step: Step, where: str) -> None:
         raise GraphError(f"{where}: {_TAG[type(step)]} on a {_TAG[type(case.ops[op_index])]} op "
                          "(a cond task takes only set_cond)")
     if isinstance(step, SetCond):
-        target = case.ops[step.op]
-        assert isinstance(target, Cond)
-        if target.type == "switch" and not 0 <= step.value < len(target.branches):
-            raise GraphError(f"{where}: switch value {step.value} names no branch (Q-19)")
         if not 0 <= step.value <= WORD_MASK:
             raise GraphError(f"{where}: value {step.value} is not a 64-bit unsigned word")
+    if isinstance(step, SetValue):
+        target = case.ops[step.op]
+        if step.word is None and not isinstance(target, ValueWrite):
+            raise GraphError(f"{where}: set_value without a word on a {_TAG[type(target)]} op")
+        if step.word is not None and not isinstance(target, Launch):
+            raise GraphError(f"{where}: set_value converting a {_TAG[type(target)]} op "
+                             "(only a launch is converted)")
+        if step.word is not None and not 0 <= step.word < len(case.words):
+            raise GraphError(f"{where}: word {step.word} out of range")
     if isinstance(step, SetKernel):
         target = case.ops[step.op]
         if not isinstance(target, Launch):
@@ -950,11 +983,22 @@ def last_task_ops(case: Case) -> dict[int, int]:
 
 
 def unjoined_streams(case: Case) -> list[int]:
-    """The side streams whose last task is not an event record: CaptureEnd fails with
-    107025 and destroys the model (XS-02, XS-03, CAP-13)."""
+    """The side streams whose last task is not an event record, or is a record that no
+    wait issued after it takes: CaptureEnd fails with 107025 and destroys the model (XS-02,
+    XS-03, CAP-13). A wait issued before that record, on the same event, took an earlier
+    record's internal event (XS-13), so a side stream that records its fork or join event
+    again after the origin's wait is unjoined (XS-15)."""
     last = last_task_ops(case)
     return [s for s in range(case.streams)
-            if s not in case.origins and s in last and not isinstance(case.ops[last[s]], Record)]
+            if s not in case.origins and s in last and not _waited_after(case, last[s])]
+
+
+def _waited_after(case: Case, i: int) -> bool:
+    """Whether op ``i`` is a record that a wait on another stream, issued after it, takes."""
+    op = case.ops[i]
+    return isinstance(op, Record) and any(
+        isinstance(w, Wait) and w.event == op.event and w.stream != op.stream
+        for w in case.ops[i + 1:])
 
 
 def _check_joins(case: Case) -> None:
@@ -972,7 +1016,7 @@ def _check_joins(case: Case) -> None:
         origin = case.origins[sm[s]]
         if origin not in last:
             raise GraphError("ops: the origin stream issues nothing, so nothing can join back")
-        if isinstance(case.ops[last[s]], Record) and last[s] not in before[last[origin]]:
+        if _waited_after(case, last[s]) and last[s] not in before[last[origin]]:
             raise GraphError(f"stream {s}: not joined back to the origin stream (XS-02)")
     if unjoined_streams(case) and (case.plan or case.models > 1):
         raise GraphError("plan: a case whose capture fails (an unjoined side stream, XS-02) "

@@ -167,16 +167,9 @@ class TaskMap:
         GetStreams and a GetTasksByStream (of the origin's internal stream) with one slot
         fewer than the count (LIST-05, LIST-14): rc, ``*num``, how many slots came back
         ("capacity" when exactly that many), and which were written."""
-        classes = case_facts.stream_classes(self.case)
-        rc, _, n = self.b.get_streams(model, None)
-        self.note(rc, "aclmdlRIGetStreams")
-        count = n if rc == Err.SUCCESS and isinstance(n, int) else 0
-        rc, slots, _ = self.b.get_streams(model, count)
-        self.note(rc, "aclmdlRIGetStreams")
-        listed = list(slots or [])[:count] if rc == Err.SUCCESS else []
-        order = [classes[self.stream_user[s]] if self.stream_user.get(s) is not None else -1
-                 for s in listed]
-        obs = [Observation("listing", -1, model_key(self.model, "stream order"), order)]
+        order, listed = self.stream_order(model, -1)
+        obs = [order]
+        count = len(listed)
         cap = max(count - 1, 0)
         rc, slots, got = self.b.get_streams(model, cap)
         self.note(rc, "aclmdlRIGetStreams")
@@ -197,14 +190,30 @@ class TaskMap:
             "prefix": tslots[:cap] == full[:cap]}))
         return obs
 
-    def emptied(self, index: int, removed: set[int]) -> list[Observation]:
-        """For every user stream whose tasks were all removed by Updates (among those that
-        can be emptied, :func:`case_facts.emptied_streams`), the GetType of every task its internal
-        stream lists (DIS-07: one DEFAULT, the NOP Update appends)."""
-        obs = []
-        for u in case_facts.emptied_streams(self.case, removed):
-            if u not in self.users:
-                continue
+    def stream_order(self, model: Any, index: int) -> tuple[Observation, list[Any]]:
+        """The two-phase GetStreams of ``model`` as stream classes (-1: a stream mapped to no
+        user stream; LIST-02, DIS-11), and the listed internal streams."""
+        classes = case_facts.stream_classes(self.case)
+        rc, _, n = self.b.get_streams(model, None)
+        self.note(rc, "aclmdlRIGetStreams")
+        count = n if rc == Err.SUCCESS and isinstance(n, int) else 0
+        rc, slots, _ = self.b.get_streams(model, count)
+        self.note(rc, "aclmdlRIGetStreams")
+        listed = list(slots or [])[:count] if rc == Err.SUCCESS else []
+        order = [classes[self.stream_user[s]] if self.stream_user.get(s) is not None else -1
+                 for s in listed]
+        return Observation("listing", index, model_key(self.model, "stream order"), order), listed
+
+    def emptied(self, model: Any, index: int, removed: set[int]) -> list[Observation]:
+        """When Updates removed every task of some user streams (among those that can be
+        emptied, :func:`case_facts.emptied_streams`): the GetStreams order, which keeps them
+        (DIS-11), then for each the GetType of every task its internal stream lists (DIS-07:
+        one DEFAULT, the NOP Update appends)."""
+        mine = [u for u in case_facts.emptied_streams(self.case, removed) if u in self.users]
+        if not mine:
+            return []
+        obs = [self.stream_order(model, index)[0]]
+        for u in mine:
             s = next((s for s, user in self.stream_user.items() if user == u), None)
             tasks = self.tasks_of(s) if s is not None else []
             obs.append(Observation("listing", index, f"stream {u} emptied",

@@ -24,9 +24,11 @@ The order for a case is:
    index after an Update. After the capture only: ``("listing", -1, "stream order",
    [stream class per GetStreams entry])`` (LIST-02; case_facts.stream_classes), ``("listing",
    -1, "short streams", {...})`` and ``("listing", -1, "short tasks", {...})`` (LIST-05:
-   rc, ``*num`` and slots of a listing one entry short). After an Update only: ``("listing",
-   i, f"stream {s} emptied", [GetType of every listed task])`` for every stream the Updates
-   emptied (DIS-07; case_facts.emptied_streams).
+   rc, ``*num`` and slots of a listing one entry short). After an Update only, when the
+   Updates emptied streams: ``("listing", i, "stream order", [...])`` again (DIS-11: the
+   emptied streams stay listed, in the same order), then ``("listing", i, f"stream {s}
+   emptied", [GetType of every listed task])`` for every stream the Updates emptied (DIS-07;
+   case_facts.emptied_streams).
 3. For every plan step ``i``: ``("step", i, "rc", rc)`` (for Execute, the list of the
    ``times`` return codes; for Query, ``[rc, status]``; for a sync or query that did not
    return within its deadline, ``"did not return"``, and nothing after it). After a Sync

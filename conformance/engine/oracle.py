@@ -283,9 +283,11 @@ class OracleMemory:
     def set_word(self, w: int, value: int) -> None:
         self._words[w][:] = np.array([value & WORD_MASK], dtype=np.uint64).view(np.uint8)
 
-    def fill_bytes(self, b: int, value: int) -> None:
-        """Set every byte of buffer ``b`` to ``value & 0xFF`` (aclrtMemsetAsync)."""
-        self._bufs[b][:] = value & 0xFF
+    def fill_bytes(self, b: int, value: int, offset: int = 0, count: int | None = None) -> None:
+        """Set ``count`` bytes (default: every byte) of buffer ``b`` from byte ``offset`` to
+        ``value & 0xFF``, and no other byte (aclrtMemsetAsync, RT-45)."""
+        end = self._bufs[b].size if count is None else offset + count
+        self._bufs[b][offset:end] = value & 0xFF
 
     def copy_buffer(self, src: int, dst: int) -> None:
         """Copy buffer ``src`` over buffer ``dst`` (aclrtMemcpyAsync DEVICE_TO_DEVICE)."""
@@ -497,7 +499,7 @@ class Program:
         elif isinstance(op, ValueWrite):
             mem.set_word(op.word, op.value)
         elif isinstance(op, Memset):
-            mem.fill_bytes(op.buffer, op.value)
+            mem.fill_bytes(op.buffer, op.value, op.offset, op.count)
         elif isinstance(op, Copy):
             mem.copy(op.direction, op.src, op.dst)
         elif isinstance(op, Cond):
@@ -508,13 +510,9 @@ class Program:
 def cond_branch(op: Cond, value: int) -> list[Launch]:
     """The launches a conditional task runs for condition ``value`` (COND-11): "if" runs
     branch 0 when the value is non-zero and branch 1 (none when there is no second branch)
-    when it is 0; "switch" runs branch ``value`` (out of range is open, Q-19)."""
-    if op.type == "if":
-        k = 0 if value != 0 else 1
-    elif 0 <= value < len(op.branches):
-        k = value
-    else:
-        raise UndefinedCase(f"switch value {value} names no branch (Q-19)")
+    when it is 0; "switch" runs branch ``value``, and none for a value at or past its
+    branch count (COND-13)."""
+    k = (0 if value != 0 else 1) if op.type == "if" else value
     return list(op.branches[k]) if k < len(op.branches) else []
 
 
@@ -763,8 +761,9 @@ def _execute_built(i: int, step: ExecuteBuilt, models: _Models) -> list[Observat
 
 
 def _update(i: int, step: Update, models: _Models) -> list[Observation]:
-    """aclmdlRIUpdate of one model: its rc, and after a success its listing and its
-    emptied streams (UPD-02, DIS-05, DIS-07). With an execution of the model in flight the
+    """aclmdlRIUpdate of one model: its rc, and after a success its listing and, when
+    streams are emptied, the GetStreams order and the emptied streams (UPD-02, DIS-05,
+    DIS-07, DIS-11). With an execution of the model in flight the
     model is READY (SetParams and Disable were refused, SETP-12) and Update, which has no
     running check, is its no-op (UPD-09, UPD-01)."""
     model, program = models.states[step.model], models.programs[step.model]
@@ -780,7 +779,7 @@ def _update(i: int, step: Update, models: _Models) -> list[Observation]:
                    if op is None and models.op_model[k] == step.model}
         emptied = [s for s in case_facts.emptied_streams(program.case, removed)
                    if s in program.user_streams]
-        obs += emptied_observations(i, emptied)
+        obs += emptied_observations(program.case, i, emptied, step.model)
     return obs
 
 
@@ -810,9 +809,14 @@ def _change(i: int, step: Step, model: ModelState, program: Program) -> int:
         kind = TaskType.KERNEL
     elif isinstance(step, SetValue):
         target = program.captured[step.op]
-        if not isinstance(target, ValueWrite):
-            raise UndefinedCase(f"{where}: set_value on a non-value-write op")
-        new = replace(target, value=step.value)
+        if step.word is not None and isinstance(target, Launch):
+            # SETP-07: the kernel task becomes a value write, same task and seq id (SEQ-05)
+            new = ValueWrite(target.stream, step.word, step.value)
+        elif step.word is None and isinstance(target, ValueWrite):
+            new = replace(target, value=step.value)
+        else:
+            raise UndefinedCase(f"{where}: set_value on a {type(target).__name__} op "
+                                f"with word {step.word}")
         kind = TaskType.VALUE_WRITE
     else:
         raise UndefinedCase(f"{where}: unknown step {step!r}")

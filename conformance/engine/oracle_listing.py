@@ -5,7 +5,8 @@ the same independence as :mod:`conformance.engine.oracle`, which drives these).
 * the listing block after the capture and after every Update (LIST-08, SEQ-03/04/05);
 * after the capture, the GetStreams order (LIST-02) and the short two-phase listings
   (LIST-05, with GetStreams' copy-back of LIST-04's note);
-* an emptied stream's single NOP (DIS-07);
+* after an Update that left streams emptied, the GetStreams order (DIS-11) and each emptied
+  stream's single NOP (DIS-07);
 * CaptureEnd on a joined side stream (CAP-11), a pageable copy rejected during the capture
   (MODE-14) and a capture that fails for an unjoined side stream (XS-02, CAP-13).
 """
@@ -55,21 +56,32 @@ def attachment_order(case: Case, model: int = 0) -> list[int]:
     return order
 
 
-def capture_listing_extras(case: Case, model: int = 0) -> list[Observation]:
-    """After the capture, for one model: the GetStreams order by stream class, most
-    recently attached first and the origin last (LIST-02), then the short listings
-    (LIST-05)."""
+def stream_order(case: Case, index: int, model: int = 0) -> Observation:
+    """The GetStreams order of one model by stream class, most recently attached first and
+    the origin last (LIST-02); an Update keeps it, emptied streams included (DIS-11)."""
     classes = case_facts.stream_classes(case)
     order = [classes[u] for u in reversed(attachment_order(case, model))]
-    return [Observation("listing", -1, model_key(model, "stream order"), order),
+    return Observation("listing", index, model_key(model, "stream order"), order)
+
+
+def capture_listing_extras(case: Case, model: int = 0) -> list[Observation]:
+    """After the capture, for one model: the GetStreams order (LIST-02), then the short
+    listings (LIST-05)."""
+    return [stream_order(case, -1, model),
             Observation("listing", -1, model_key(model, "short streams"), dict(SHORT_STREAMS)),
             Observation("listing", -1, model_key(model, "short tasks"), dict(SHORT_TASKS))]
 
 
-def emptied_observations(index: int, streams: Iterable[int]) -> list[Observation]:
-    """An emptied stream lists exactly one DEFAULT task, the NOP Update appends (DIS-07)."""
-    return [Observation("listing", index, f"stream {s} emptied", [int(TaskType.DEFAULT)])
-            for s in streams]
+def emptied_observations(case: Case, index: int, streams: Iterable[int],
+                         model: int = 0) -> list[Observation]:
+    """After an Update that left streams emptied: the GetStreams order, unchanged (DIS-11),
+    then for each emptied stream its single DEFAULT task, the NOP Update appends (DIS-07)."""
+    streams = list(streams)
+    if not streams:
+        return []
+    return [stream_order(case, index, model),
+            *(Observation("listing", index, f"stream {s} emptied", [int(TaskType.DEFAULT)])
+              for s in streams)]
 
 
 #: the rc of each capture-time call that issues no task and lets the capture go on: a

@@ -413,8 +413,9 @@ class _Replay:
             return self.b.memcpy_async(host, n, self.buf_addr[op.buffer], n,
                                        MemcpyKind.DEVICE_TO_HOST, s)
         if isinstance(op, Memset):
-            n = 4 * len(self.case.buffers[op.buffer])
-            return self.b.memset_async(self.buf_addr[op.buffer], n, op.value, n, s)
+            offset, count = op.span(4 * len(self.case.buffers[op.buffer]))
+            return self.b.memset_async(self.buf_addr[op.buffer] + offset, count, op.value,
+                                       count, s)
         raise TypeError(f"unknown op {op!r}")
 
     def issue_copy(self, op: Copy, s: Any) -> int:
@@ -541,7 +542,8 @@ class _Replay:
 
     def update(self, i: int, m: int) -> list[Observation]:
         """aclmdlRIUpdate of model ``m``: the rc; after a success the model's pending changes
-        are committed and its listing and emptied streams observed (UPD-02, DIS-05, DIS-07)."""
+        are committed and its listing, and with emptied streams the GetStreams order and
+        those streams, observed (UPD-02, DIS-05, DIS-07, DIS-11)."""
         rc = int(self.note(self.b.update(self.models[m]), "aclmdlRIUpdate"))
         obs = [Observation("step", i, "rc", rc)]
         if rc == Err.SUCCESS:
@@ -552,7 +554,7 @@ class _Replay:
             self.removed |= self.disabling & mine
             self.disabling -= mine
             obs += self.maps[m].observe(self.models[m], i, self.current)
-            obs += self.maps[m].emptied(i, self.removed)
+            obs += self.maps[m].emptied(self.models[m], i, self.removed)
         return obs
 
     def group_update(self, i: int, step: GroupUpdate) -> list[Observation]:
@@ -607,7 +609,7 @@ class _Replay:
                                       num_blocks=new.num_blocks), new
         if isinstance(step, SetValue):
             captured = self.case.ops[step.op]
-            word = getattr(captured, "word", 0)
+            word = step.word if step.word is not None else getattr(captured, "word", 0)
             new_vw = ValueWrite(captured.stream, word, step.value)
             return TaskParams(type=TaskType.VALUE_WRITE, value_write=ValueWriteTaskParams(
                 dev_addr=self.word_addr[word] if word < len(self.word_addr) else None,

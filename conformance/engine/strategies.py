@@ -218,10 +218,17 @@ class _Builder:
         self.emit(ValueWait(s, w, value, flag))
 
     def memset(self, item: tuple[Any, ...]) -> None:
-        _, drawn, parent, pick, byte = item
+        """A memset of a whole buffer, or of ``count`` bytes at byte ``offset`` (odd counts
+        and offsets drawn as often as even ones, RT-45)."""
+        _, drawn, parent, pick, byte, span = item
         s = self.stream(drawn, parent)
         b = self.pick_buffer(pick, True, self.preds(s), set(), False)
-        self.emit(Memset(s, b, byte))
+        if span is None:
+            self.emit(Memset(s, b, byte))
+            return
+        nbytes = 4 * len(self.buffers[b])
+        offset = span[0] % nbytes
+        self.emit(Memset(s, b, byte, offset, min(span[1], nbytes - offset)))
 
     def pick_host(self, pick: int, write: bool, preds: set[int], data: bool) -> int:
         """An existing race-free pinned host buffer (``pick``-th candidate) or a fresh one."""
@@ -339,6 +346,10 @@ def _item_kinds(kernels: Sequence[str], values: bool, memsets: bool,
     return list(_kinds_cached(tuple(kernels), values, memsets, streams))
 
 
+#: a memset's byte span: None (the whole buffer) or (offset, count) in bytes, any parity
+_memset_span = st.one_of(st.none(), st.tuples(st.integers(0, 4 * N - 1), st.integers(1, 4 * N)))
+
+
 @functools.lru_cache(maxsize=None)
 def _kinds_cached(kernels: tuple[str, ...], values: bool, memsets: bool,
                   streams: st.SearchStrategy[int]) -> tuple[st.SearchStrategy[Any], ...]:
@@ -351,7 +362,8 @@ def _kinds_cached(kernels: tuple[str, ...], values: bool, memsets: bool,
                   st.tuples(st.just("value_wait"), streams, _parent, _pick,
                             st.sampled_from(WAIT_FLAGS), distances)]
     if memsets:
-        kinds += [st.tuples(st.just("memset"), streams, _parent, _pick, st.sampled_from([0, 1])),
+        kinds += [st.tuples(st.just("memset"), streams, _parent, _pick, st.sampled_from([0, 1]),
+                            _memset_span),
                   st.tuples(st.just("copy"), streams, _parent, _pick, _pick,
                             st.sampled_from(graphs.COPY_KINDS))]
     return tuple(kinds)
@@ -500,6 +512,23 @@ def _disable(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> Ste
     return Disable(i)
 
 
+def _convert(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> Step | None:
+    """SetParams(VALUE_WRITE) on a kernel task outside any task group: it becomes a value
+    write into a fresh word (SETP-07), the same task with the same seq id, which the listing
+    after the Update shows (SEQ-05). The op takes no further change."""
+    grouped = {k for members in graphs.groups(state.case) for k in members}
+    targets = [i for i in state.kernel_targets(touched) if i not in grouped]
+    if not targets:
+        return None
+    _, op_pick, _, _, value = item
+    i = targets[op_pick % len(targets)]
+    word = len(state.case.words)
+    state.case.words.append(0)
+    del state.current[i]
+    touched.add(i)
+    return SetValue(i, value & graphs.WORD_MASK, word)
+
+
 def _host_fill(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> Step | None:
     """A host store into a pinned host buffer between executions: copies from it move the
     new contents at the next execution (CAP-19)."""
@@ -511,8 +540,8 @@ def _host_fill(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> S
 
 
 _MODS: dict[int, Callable[[_PlanState, tuple[int, ...], set[int]], Step | None]] = {
-    0: _set_kernel, 1: _disable, 2: _set_value, 3: _host_fill}
-_mod_item = st.tuples(st.integers(0, 3), st.integers(0, 7), st.integers(0, 2),
+    0: _set_kernel, 1: _disable, 2: _set_value, 3: _host_fill, 4: _convert}
+_mod_item = st.tuples(st.integers(0, 4), st.integers(0, 7), st.integers(0, 2),
                       st.integers(0, 3), st.integers(-9, 9))
 _round = st.tuples(st.lists(_mod_item, max_size=3), st.integers(1, 3))
 #: one execution of a multi-model round: (model, times, Sync after it)

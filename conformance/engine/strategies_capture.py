@@ -9,6 +9,9 @@
   capture goes on (XS-14);
 * :func:`unjoined`: a side stream whose last task is not an event record, so CaptureEnd
   fails with 107025 and the model is NULL (XS-02, XS-03, CAP-13);
+* :func:`record_again`: a side stream whose last task records its fork or join event again
+  after the origin's wait on it, a record no wait takes (XS-13), so CaptureEnd fails with
+  107025 just the same (XS-15);
 * :func:`emptied_stream`: a one-stream capture whose every task is disabled over one or
   two Updates; the stream then lists one NOP (DIS-07). Only a stream of kernels and value
   tasks can be emptied: event tasks cannot be disabled and the origin of a multi-stream
@@ -122,6 +125,32 @@ def unjoined(draw: st.DrawFn, **kw: Any) -> Case:
     case.ops.append(tail)
     case.plan = []
     case.name = "unjoined"
+    return case
+
+
+#: how :func:`record_again` joins a side stream and which event it then records again
+RECORD_AGAIN = ("join_with_fork_event", "record_the_join_event", "record_the_fork_event")
+
+
+@st.composite
+def record_again(draw: st.DrawFn, **kw: Any) -> Case:
+    """A side stream joined back to the origin (through its fork event, the XS-13 pattern,
+    or a fresh one), whose last task then records its fork or join event once more, after
+    the origin's wait: that record is a new internal event no wait takes (XS-13), so
+    CaptureEnd fails with 107025 and the model is NULL (XS-15, CAP-13). The fork event may
+    be one that other side streams waited on too (forks from one record). No plan."""
+    case = draw(cases(**kw))
+    if case.streams == 1:
+        _add_side_stream(case)
+    s = draw(st.integers(1, case.streams - 1))
+    fork = next(op.event for op in case.ops if isinstance(op, Wait) and op.stream == s)
+    how = draw(st.sampled_from(RECORD_AGAIN))
+    join = fork if how == "join_with_fork_event" else case.events
+    case.events = max(case.events, join + 1)
+    case.ops += [Record(s, join), Wait(case.origins[0], join),
+                 Record(s, join if how == "record_the_join_event" else fork)]
+    case.plan = []
+    case.name = "record-again"
     return case
 
 

@@ -6,10 +6,11 @@ default value 0 and flag 0 (the runtime never writes the value, COND-03; its val
 each sub-model captured on its own stream with aclmdlRICaptureToModelRIBegin and ended
 with a NULL model before the parent capture ends (COND-07, COND-08), and the condition
 value written on the host between executions (COND-04): IF runs sub-model 0 for a non-zero
-value and sub-model 1 (if any) for 0, SWITCH runs sub-model ``value`` (COND-11). Not drawn:
-WHILE (a body must clear the value, or the execution never ends), ASSIGN_DEFAULT (it is
-written at ExecuteAsync time on the host, COND-03, and disputed, COND-12), SWITCH values out
-of range (open, Q-19).
+value and sub-model 1 (if any) for 0, SWITCH runs sub-model ``value`` (COND-11) and none for
+a value at or past its branch count (COND-13: :func:`switch_values` draws those too, on every
+branch count). Not drawn: WHILE (a body must clear the value, or the execution never ends),
+ASSIGN_DEFAULT (it is written at ExecuteAsync time on the host, COND-03, and disputed,
+COND-12).
 
 :func:`cond_cases` appends the conditional task to the origin stream of a positive case
 after every other op (so its branches race with nothing) and follows the drawn plan with
@@ -34,6 +35,18 @@ from .strategies_models import shared_models
 IF_VALUES = (0, 1, 7, (1 << 63) + 5)
 
 
+def switch_values(size: int) -> tuple[int, ...]:
+    """The values drawn for a SWITCH of ``size`` branches: each branch, the branch count
+    itself, one past it and a large value (the last three run no branch, COND-13). Values
+    with bit 63 set are not drawn: the device compares signed (BLT)."""
+    return (*range(size), size, size + 1, 1000)
+
+
+def cond_values(op: Cond) -> tuple[int, ...]:
+    """The condition values drawn for ``op`` (COND-11, COND-13)."""
+    return IF_VALUES if op.type == "if" else switch_values(len(op.branches))
+
+
 @st.composite
 def cond_cases(draw: st.DrawFn, **kw: Any) -> Case:
     """A positive case plus one IF or SWITCH task at the end of its origin stream, whose
@@ -46,7 +59,7 @@ def cond_cases(draw: st.DrawFn, **kw: Any) -> Case:
                 for _ in range(draw(st.integers(lo, hi)))]
     case.ops.append(Cond(0, ctype, branches))
     at = len(case.ops) - 1
-    values = IF_VALUES if ctype == "if" else tuple(range(len(branches)))
+    values = cond_values(case.ops[at])
     for _ in range(draw(st.integers(1, 3))):
         case.plan += [SetCond(at, draw(st.sampled_from(values))), Execute(1), Sync(SYNC_MS)]
     case.name = "cond"
@@ -95,7 +108,7 @@ def shared_models_cond(draw: st.DrawFn, **kw: Any) -> Case:
     for _ in range(draw(st.integers(1, 4))):
         m = draw(st.sampled_from(chosen))
         op = conds[m]
-        values = IF_VALUES if op.type == "if" else tuple(range(len(op.branches)))
+        values = cond_values(op)
         run = draw(st.integers(0, case.models - 1))
         case.plan += [SetCond(at[m], draw(st.sampled_from(values))), Execute(1, run),
                       Sync(SYNC_MS)]

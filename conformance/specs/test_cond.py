@@ -19,6 +19,7 @@ from mdlri_conformance.backends.contract import (
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import SENTINEL, SYNC_MS, Buf, Dev
+from mdlri_conformance.conformance.engine.graphs import COND_SIZES
 from mdlri_conformance.conformance.specs._setups import (
     Case, Parent, add, begin_build, capture_sub, case, parent, persistent_stream,
 )
@@ -670,12 +671,40 @@ def test_assign_default_overwrites_user_write(dev: Dev) -> None:
 
 @pytest.mark.clause("Q-19")
 def test_switch_out_of_range(dev: Dev, fingerprint: Any) -> None:
-    """Q-19: what an out-of-range SWITCH value runs (records the output and the sync rc)."""
+    """Q-19: what an out-of-range SWITCH value runs (records the output and the sync rc; the
+    runtime's answer, no branch, is pinned by COND-13)."""
     model, p, ptr, out = branches(dev, CondTaskType.SWITCH, [10, 20])
     dev.write64(ptr, 5)
     expect.ok(dev.b.execute_async(model, p.stream), "aclmdlRIExecuteAsync")
     fingerprint.record("Q-19:sync", dev.b.synchronize_stream_with_timeout(p.stream, SYNC_MS))
     fingerprint.record("Q-19:output", dev.read(out).tolist())
+
+
+#: the SWITCH branch counts the generator draws (engine.graphs.COND_SIZES), every one specced
+SWITCH_SIZES = list(range(COND_SIZES["switch"][0], COND_SIZES["switch"][1] + 1))
+
+
+@pytest.mark.clause("COND-13", "COND-11")
+@pytest.mark.parametrize("size", SWITCH_SIZES, ids=[f"size{n}" for n in SWITCH_SIZES])
+def test_switch_value_at_or_past_the_branch_count_runs_no_branch(dev: Dev, size: int) -> None:
+    """COND-13: a SWITCH value at or past the branch count runs no branch and the task after
+    the cond task runs (the ISA skips to the next SQE, `stars_cond_isa_helper.cc:2453-2467`);
+    an in-range value afterwards still selects its branch (COND-11)."""
+    values = [10 * (k + 1) for k in range(size)]
+    out, after = dev.buffer(n=8), dev.buffer(n=8)
+    p = parent(dev)
+    ptr = cond_ptr(dev, p.handle)
+    for sub, v in zip(add(dev, p, CondTaskType.SWITCH, size), values):
+        capture_sub(dev, sub, fill_body(dev, out, v))
+    dev.launch("fill", p.stream, out=after, n=after.n, value=77)
+    model = dev.end(p.stream)
+    for cond in (size, size + 1, 1000):
+        dev.write(after, np.full(after.n, SENTINEL, dtype=np.int32))
+        expect.eq(run_with(dev, model, p.stream, ptr, cond, out), full(SENTINEL),
+                  f"output of a {size}-branch SWITCH with value {cond}")
+        expect.eq(dev.read(after), full(77), f"task after the SWITCH with value {cond}")
+    expect.eq(run_with(dev, model, p.stream, ptr, size - 1, out), full(values[-1]),
+              f"output with the in-range value {size - 1} afterwards")
 
 
 # ---------------------------------------------------------------------------------------------

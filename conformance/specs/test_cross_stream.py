@@ -430,6 +430,29 @@ def test_xs13_each_captured_record_gets_its_reset(dev: Dev) -> None:
               "origin tasks after its kernel")
 
 
+@pytest.mark.clause("XS-15", "XS-13", "XS-02")
+@pytest.mark.requires(Cap.KERNELS)
+@pytest.mark.parametrize("event", ["join_event", "fork_event"])
+def test_xs15_record_again_after_the_join_wait_is_unjoined(dev: Dev, event: str) -> None:
+    """XS-15 The origin waits on event E, then the side stream records E again as its last
+    task: that record is a new internal event (XS-13) which no wait took, so the side stream
+    is unjoined and CaptureEnd returns 107025. E is the join's own event, or the fork's event
+    already reused for the join (the XS-13 pattern); an implementation that matches waits to
+    records by the user's event handle accepts both."""
+    s1, s2 = dev.stream(), dev.stream()
+    inp, out = dev.buffer(_inputs()), dev.buffer(n=N)
+    _load_seed(dev)
+    dev.begin(s1)
+    e = dev.fork(s1, s2)
+    dev.launch("fallback_main", s2, input=inp, output=out)
+    joined = dev.join(s1, s2, e if event == "fork_event" else None)
+    expect.ok(dev.b.record_event(joined, s2), "aclrtRecordEvent of E again on the side stream, "
+              "after the origin's wait on it")
+    rc, _ = dev.end_rc(s1)
+    expect.rc(rc, Err.RT_STREAM_UNJOINED,
+              "aclmdlRICaptureEnd with the side's last record captured after the origin's wait")
+
+
 # ---------------------------------------------------------------------------------------------
 # XS-11: event release at CaptureEnd
 

@@ -1,4 +1,4 @@
-"""Disabling tasks: aclmdlRITaskDisable (DIS-01..DIS-10, Q-15).
+"""Disabling tasks: aclmdlRITaskDisable (DIS-01..DIS-11, Q-15).
 
 Most specs use the seed pair of scenarios.md S6: ``fallback_main`` (x -> mid, +10) followed by
 ``fallback_postprocess`` (mid -> out, *2), captured on one stream. The post-processing kernel
@@ -306,6 +306,46 @@ def test_fully_disabled_stream_gets_nop(dev: Dev) -> None:
     appended = [dev.seq_of(t) for t in after if dev.seq_of(t) not in old_seqs]
     expect.eq(len(appended), 1, "DEFAULT tasks with a new seqId appended by Update "
               f"(old seqIds {sorted(old_seqs)})")
+
+
+@pytest.mark.clause("DIS-11", "DIS-07", "LIST-02")
+@pytest.mark.requires(Cap.CROSS_STREAM, Cap.INTERNAL_TASKS)
+def test_emptied_side_stream_stays_listed_after_update(dev: Dev) -> None:
+    """DIS-11: a side stream whose every task is disabled stays in the model: after Update,
+    GetStreams lists the same streams in the same order and count (CaptureModel::Update
+    rebuilds each stream in place, `feature/aclgraph/capture_model.cc:1381-1393`), and the
+    emptied stream lists only DEFAULT tasks, the NOP Update appended (DIS-07)."""
+    s0, s1, s2 = dev.stream(), dev.stream(), dev.stream()
+    x = dev.buffer(INPUTS)
+    a, b, c = dev.buffer(n=8), dev.buffer(n=8), dev.buffer(n=8)
+    dev.begin(s0)
+    dev.fork(s0, s1)
+    dev.fork(s0, s2)
+    dev.launch("fallback_main", s1, input=x, output=a)
+    dev.launch("fallback_main", s1, input=x, output=b)
+    dev.launch("fallback_main", s2, input=x, output=c)
+    dev.join(s0, s1)
+    dev.join(s0, s2)
+    model = dev.end(s0)
+    before = dev.streams_of(model)
+    expect.eq(len(before), 3, "internal streams after the capture (setup)")
+    kernels_on = [sum(dev.type_of(t) == TaskType.KERNEL for t in dev.tasks_of(st))
+                  for st in before]
+    expect.true(2 in kernels_on, "a stream holding the two kernels of s1 (setup)", "one",
+                kernels_on)
+    emptied = before[kernels_on.index(2)]
+    for t in dev.tasks_of(emptied):
+        if dev.type_of(t) != TaskType.DEFAULT:
+            expect.ok(dev.b.task_disable(t), f"aclmdlRITaskDisable (type {dev.type_of(t)})")
+    expect.ok(dev.b.update(model), "aclmdlRIUpdate")
+    after = dev.streams_of(model)
+    expect.eq(len(after), len(before), "GetStreams count after the Update that emptied a stream")
+    expect.true(after == before, "GetStreams after the Update", "the same streams in the same "
+                f"order ({len(before)}, emptied one at {before.index(emptied)})",
+                f"{[before.index(h) if h in before else 'new' for h in after]}")
+    types = [int(dev.type_of(t)) for t in dev.tasks_of(emptied)]
+    expect.true(bool(types) and all(t == TaskType.DEFAULT for t in types),
+                "tasks of the emptied stream after Update", "only DEFAULT (its NOP)", types)
 
 
 @pytest.mark.clause("DIS-08", "Q-15")

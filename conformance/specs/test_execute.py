@@ -1,5 +1,5 @@
-"""Executing captured models: aclmdlRIExecuteAsync (EXE-01..EXE-09, EXE-15; RT-29, the order
-of its checks).
+"""Executing captured models: aclmdlRIExecuteAsync (EXE-01..EXE-09, EXE-15, EXE-17; RT-29, the
+order of its checks).
 
 Not tested here:
 
@@ -192,6 +192,29 @@ def test_execute_null_model(dev: Dev) -> None:
     """EXE-09: ExecuteAsync(NULL model) returns 100000."""
     expect.rc(dev.b.execute_async(None, dev.stream()), Err.INVALID_PARAM,
               "aclmdlRIExecuteAsync(NULL)")
+
+
+@pytest.mark.clause("EXE-17", "LIFE-08")
+@pytest.mark.requires(Cap.HANDLE_VALIDATION)
+def test_execute_on_a_destroyed_stream(dev: Dev) -> None:
+    """EXE-17: ExecuteAsync onto a destroyed stream returns 107017 (rtModelExecute validates
+    the stream handle, `api/api_c.cc:1709-1710`) and runs nothing: the model's output stays
+    unwritten after the default stream is drained, and the model, still READY, runs on a live
+    stream afterwards."""
+    cap = dev.stream()
+    x, out = dev.buffer(X), dev.buffer(n=8)
+    model = main_model(dev, cap, x, out)
+    rc, gone = dev.b.create_stream()
+    expect.ok(rc, "aclrtCreateStream (setup)")
+    expect.ok(dev.b.destroy_stream(gone), "aclrtDestroyStream (setup)")
+    expect.rc(dev.b.execute_async(model, gone), Err.RT_INVALID_HANDLE,
+              "aclmdlRIExecuteAsync onto a destroyed stream")
+    dev.sync(None)
+    dev.sync(cap)
+    expect.eq(dev.read(out), np.full(8, SENTINEL, dtype=np.int32),
+              "model output after the refused execution")
+    dev.execute(model, dev.stream())
+    expect.eq(dev.read(out), X + 10, "model output after an execution on a live stream")
 
 
 # ---------------------------------------------------------------------------------------------

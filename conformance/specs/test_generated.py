@@ -24,7 +24,9 @@ right level:
 * Destroy of a blocked model, released from another host thread while Destroy waits:
   documented (LIFE-03);
 * CaptureEnd on a joined side stream and captures with an unjoined side stream (CAP-11,
-  CAP-13), and streams emptied by Disable (DIS-07): implementation clauses;
+  CAP-13; XS-15: one whose last task records an event again after the origin's wait), and
+  streams emptied by Disable, still listed by GetStreams in the same order
+  (DIS-07, DIS-11): implementation clauses;
 * a capturing stream waiting on an event recorded before the capture (XS-05): documented;
   on an event not recorded yet, a fresh one or one recorded later in the capture (XS-14):
   implementation;
@@ -33,12 +35,14 @@ right level:
   the per-model listing and seq ids against implementation ones (CAP-07, SEQ-07);
 * pinned host-to-device and device-to-host copies, refilled on the host between
   executions (documented: CAP-01, CAP-19, MODE-01), and pageable copies rejected during the
-  capture with 107000 while the capture goes on (documented: MODE-14);
+  capture with 107000 while the capture goes on (documented: MODE-14); captured memsets of
+  odd and even byte counts at any byte offset (documented: RT-45);
 * task groups updated in rounds, by task-group updates or by SetParams + Update of grouped
   kernels (documented: TG-01, TG-10, SETP-01), their listing (TG-01, LIST-08), and models
   built next to a captured one and executed in its stream order (documented: BLD-03,
   EXE-01); IF and SWITCH tasks whose condition value is written between executions
-  (implementation: COND-01..COND-08, COND-11 from the example), also at the end of several
+  (implementation: COND-01..COND-08, COND-11 from the example, COND-13 for SWITCH values at
+  or past the branch count), also at the end of several
   models sharing buffers, each with its own value.
 
 A sync timeout of 0 is never drawn: the documented immediate check (TMO-07) and the
@@ -82,7 +86,7 @@ from mdlri_conformance.conformance.engine import (case_facts, graphs, oracle, ru
                                                   strategies, strategies_blocked,
                                                   strategies_capture, strategies_copies,
                                                   strategies_cond, strategies_groups,
-                                                  strategies_models)
+                                                  strategies_memsets, strategies_models)
 from mdlri_conformance.conformance.framework import exec_budget, outcomes, probe
 
 #: what listing a replayed case needs (tasks are matched by order and type at worst)
@@ -212,14 +216,15 @@ def test_generated_listing(backend: Any, pytestconfig: pytest.Config, case: grap
     compare(backend, pytestconfig, case, LISTING)
 
 
-@pytest.mark.clause("DIS-07", "DIS-05")
+@pytest.mark.clause("DIS-07", "DIS-05", "DIS-11")
 @needs_plans
 @pytest.mark.requires(Cap.INTERNAL_TASKS)
 @given(case=strategies_capture.emptied_stream())
 def test_generated_emptied_stream(backend: Any, pytestconfig: pytest.Config,
                                   case: graphs.Case) -> None:
     """Disabling every task of a stream over one or two Updates leaves it listing one
-    DEFAULT task (the NOP Update appends); the emptied model still executes."""
+    DEFAULT task (the NOP Update appends) and GetStreams still listing it, with the same
+    count and order; the emptied model still executes."""
     compare(backend, pytestconfig, case)
 
 
@@ -249,15 +254,16 @@ def test_generated_destroy_while_blocked(backend: Any, pytestconfig: pytest.Conf
     compare(backend, pytestconfig, case)
 
 
-@pytest.mark.clause("CAP-11", "CAP-13")
+@pytest.mark.clause("CAP-11", "CAP-13", "XS-15")
 @needs_plans
-@given(case=st.one_of(strategies_capture.end_on_side(), strategies_capture.unjoined()))
+@given(case=st.one_of(strategies_capture.end_on_side(), strategies_capture.unjoined(),
+                      strategies_capture.record_again()))
 def test_generated_failed_ends(backend: Any, pytestconfig: pytest.Config,
                                case: graphs.Case) -> None:
     """CaptureEnd on a joined side stream answers 107036 and the capture stays ACTIVE on
     every stream, then ends on the origin as usual; a side stream whose last task is not a
-    record makes CaptureEnd fail (107025), with the model NULL and every stream out of
-    capture."""
+    record, or records its fork or join event again after the origin's wait, makes
+    CaptureEnd fail (107025), with the model NULL and every stream out of capture."""
     compare(backend, pytestconfig, case)
 
 
@@ -339,6 +345,16 @@ def test_generated_copy_kinds(backend: Any, pytestconfig: pytest.Config,
     compare(backend, pytestconfig, case, RESULTS)
 
 
+@pytest.mark.clause("RT-45", "CAP-01", "EXE-02")
+@needs_plans
+@given(case=strategies_memsets.memset_span_cases())
+def test_generated_memset_spans(backend: Any, pytestconfig: pytest.Config,
+                                case: graphs.Case) -> None:
+    """Captured memsets of odd and even byte counts at any byte offset set exactly those
+    bytes at every execution, and no byte around them."""
+    compare(backend, pytestconfig, case, RESULTS)
+
+
 @pytest.mark.clause("MODE-14", "MODE-12")
 @needs_plans
 @pytest.mark.requires(Cap.PAGEABLE_DETECTION)
@@ -389,7 +405,7 @@ def test_generated_built_models(backend: Any, pytestconfig: pytest.Config,
 
 
 @pytest.mark.clause("COND-01", "COND-02", "COND-04", "COND-05", "COND-06", "COND-07",
-                     "COND-08", "COND-11")
+                     "COND-08", "COND-11", "COND-13")
 @needs_plans
 @pytest.mark.requires(Cap.COND)
 @given(case=strategies_cond.cond_cases())
@@ -397,11 +413,11 @@ def test_generated_cond(backend: Any, pytestconfig: pytest.Config, case: graphs.
     """An IF or SWITCH task added to a capture, its sub-models captured on their own
     streams: the condition value starts at 0 and, written on the host between executions,
     selects the sub-model every later execution runs (IF: sub-model 0 for non-zero, 1 for
-    0; SWITCH: sub-model value)."""
+    0; SWITCH: sub-model value, none for a value at or past its branch count)."""
     compare(backend, pytestconfig, case, RESULTS)
 
 
-@pytest.mark.clause("COND-01", "COND-02", "COND-04", "COND-11", "CAP-07", "EXE-01")
+@pytest.mark.clause("COND-01", "COND-02", "COND-04", "COND-11", "COND-13", "CAP-07", "EXE-01")
 @needs_plans
 @pytest.mark.requires(Cap.COND)
 @given(case=strategies_cond.shared_models_cond())

@@ -1,4 +1,4 @@
-"""Names, ids and debug output (NAME-01..NAME-05, DBG-01..DBG-04, ERR-24..ERR-26, Q-24).
+"""Names, ids and debug output (NAME-01..NAME-05, DBG-01..DBG-06, ERR-24..ERR-26, Q-24).
 
 Three capabilities: the NAME specs need Cap.NAMES, the DBG specs Cap.DEBUG_JSON, and those of
 the deprecated aclmdlRIDebugPrint Cap.DEBUG_PRINT (each spec carries its own; the module needs
@@ -257,6 +257,62 @@ def test_debug_json_covers_every_stream(dev: Dev, tmp_path: Path) -> None:
     m = dev.end(s1)
     tids = {e.get("tid") for e in trace_events(dev, m, tmp_path / "two.json")}
     expect.eq(len(tids), len(dev.streams_of(m)), f"distinct tids {sorted(map(str, tids))}")
+
+
+def _task_types(events: list[dict[str, Any]]) -> list[str]:
+    """The "Task Type" of every trace event, in file order (DBG-05)."""
+    return [str((e.get("args") or {}).get("Task Type")) for e in events]
+
+
+def _kernels(types: list[str]) -> int:
+    return sum(t.startswith("KERNEL") for t in types)
+
+
+@pytest.mark.clause("DBG-06", "DIS-05")
+@DEBUG
+@pytest.mark.requires(Cap.DISABLE, Cap.UPDATE, Cap.LISTING, Cap.TASK_TYPE)
+def test_debug_json_traces_a_disabled_task_until_update(dev: Dev, tmp_path: Path) -> None:
+    """DBG-06: a disabled task stays in the trace until Update (Disable only flags it,
+    `api/impl/api_impl.cc:9787`); after Update it is gone and nothing else changes (the
+    stream's list is rebuilt from the kept tasks, `core/src/stream/stream.cc:3602-3605`)."""
+    s = dev.stream()
+    x, mid, out = dev.buffer(X), dev.buffer(n=8), dev.buffer(n=8)
+    dev.begin(s)
+    dev.launch("fallback_main", s, input=x, output=mid)
+    dev.launch("fallback_postprocess", s, input=mid, output=out)
+    m = dev.end(s)
+    first = _task_types(trace_events(dev, m, tmp_path / "captured.json"))
+    expect.eq(_kernels(first), 2, f"kernel events of the captured model (setup, types {first})")
+    kernels = dev.kernel_tasks(m)
+    expect.ok(dev.b.task_disable(kernels[-1]), "aclmdlRITaskDisable (the second kernel)")
+    pending = _task_types(trace_events(dev, m, tmp_path / "disabled.json"))
+    expect.eq(pending, first, "trace Task Types after Disable, before Update")
+    expect.ok(dev.b.update(m), "aclmdlRIUpdate")
+    after = _task_types(trace_events(dev, m, tmp_path / "updated.json"))
+    expect.eq(_kernels(after), 1, f"kernel events after Update (types {after})")
+    expect.eq(len(after), len(first) - 1, f"trace events after Update (types {after})")
+
+
+@pytest.mark.clause("DBG-06", "DIS-07")
+@DEBUG
+@pytest.mark.requires(Cap.DISABLE, Cap.UPDATE, Cap.LISTING, Cap.TASK_TYPE,
+                      Cap.INTERNAL_TASKS)
+def test_debug_json_after_update_shows_the_nop_of_an_emptied_stream(dev: Dev,
+                                                                  tmp_path: Path) -> None:
+    """DBG-06: a stream whose only kernel is disabled traces it until Update; after Update
+    the kernel is gone and the trace shows one more NOP, the one Update appends to an
+    emptied stream (DIS-07, `core/src/stream/stream.cc:3676-3682`)."""
+    m = model(dev)
+    first = _task_types(trace_events(dev, m, tmp_path / "captured.json"))
+    (kernel,) = dev.kernel_tasks(m)
+    expect.ok(dev.b.task_disable(kernel), "aclmdlRITaskDisable (the only kernel)")
+    pending = _task_types(trace_events(dev, m, tmp_path / "disabled.json"))
+    expect.eq(pending, first, "trace Task Types after Disable, before Update")
+    expect.ok(dev.b.update(m), "aclmdlRIUpdate")
+    after = _task_types(trace_events(dev, m, tmp_path / "updated.json"))
+    expect.eq(_kernels(after), 0, f"kernel events after Update (types {after})")
+    expect.eq(after.count("NOP"), first.count("NOP") + 1, f"NOP events after Update "
+              f"(types before {first}, after {after})")
 
 
 @pytest.mark.clause("DBG-01")

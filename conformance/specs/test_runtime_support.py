@@ -472,6 +472,67 @@ def test_memcpy_count_zero_comes_before_every_check(dev: Dev) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# RT-45: memsets of every byte count, at every byte offset
+
+#: the byte counts checked, odd and even, past 256
+MEMSET_COUNTS = range(1, 262)
+#: bytes of sentinel around each memset's bytes (the offset inside a region is count % 8)
+MEMSET_GUARD = 8
+
+
+def _memset_layout() -> tuple[list[tuple[int, int, int]], int]:
+    """(count, start byte, value) of each memset in one buffer, and the buffer's size in
+    bytes: each count gets a region of its own, starts ``count % 8`` bytes in (every byte
+    offset mod 8) and has sentinel bytes after it; its value is never 0xFF (the sentinel)."""
+    spots, at = [], 0
+    for count in MEMSET_COUNTS:
+        start = at + count % 8
+        spots.append((count, start, (count * 37) % 254 + 1))
+        at = start + count + MEMSET_GUARD
+    return spots, (at + 3) // 4 * 4
+
+
+@pytest.mark.clause("RT-45")
+@pytest.mark.requires(Cap.DATA_MOVEMENT)
+@pytest.mark.parametrize("how", [pytest.param("captured", marks=pytest.mark.requires(Cap.CAPTURE)),
+                                 "async", "sync"])
+def test_memset_sets_exactly_count_bytes(dev: Dev, how: str) -> None:
+    """RT-45: aclrtMemsetAsync (captured and executed, or on a plain stream) and aclrtMemset
+    set exactly ``count`` bytes from ``devPtr``, for every count from 1 to 261 at every byte
+    offset mod 8, and no byte around them (count is in bytes,
+    `docs/zh/api_ref/11-03_memory_copy_and_set.md:1014`). Every byte of the buffer is
+    compared."""
+    spots, nbytes = _memset_layout()
+    buf = dev.buffer(n=nbytes // 4)
+    want = np.full(nbytes, 0xFF, dtype=np.uint8)
+    s = dev.stream()
+    if how == "captured":
+        dev.begin(s)
+    for count, start, value in spots:
+        want[start:start + count] = value
+        if how == "sync":
+            rc = dev.b.memset(buf.addr + start, count, value, count)
+        else:
+            rc = dev.b.memset_async(buf.addr + start, count, value, count, s)
+        expect.ok(rc, f"aclrtMemset{'' if how == 'sync' else 'Async'}(count {count}, "
+                  f"offset {start % 8})")
+    if how == "captured":
+        m = dev.end(s)
+        expect.eq(np.frombuffer(dev.read_bytes(buf.addr, nbytes), dtype=np.uint8),
+                  np.full(nbytes, 0xFF, dtype=np.uint8), "buffer bytes after CaptureEnd")
+        dev.execute(m, s)
+    else:
+        dev.sync(s)
+    got = np.frombuffer(dev.read_bytes(buf.addr, nbytes), dtype=np.uint8)
+    for count, start, value in spots:
+        lo, hi = start - count % 8, start + count + MEMSET_GUARD
+        expect.eq(got[lo:hi].tolist(), want[lo:hi].tolist(),
+                  f"bytes of the count-{count} memset at offset {start % 8} "
+                  f"(with its sentinel bytes around)")
+    expect.eq(got.tolist(), want.tolist(), "every byte of the buffer")
+
+
+# ---------------------------------------------------------------------------------------------
 # RT-20: aclrtMemcpy[Async] with count > destMax
 
 

@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mdlri_conformance.backends.contract import Cap, Err, TaskType
+from mdlri_conformance.backends.contract import (
+    Cap, Err, TaskParams, TaskType, ValueWaitFlag, ValueWaitTaskParams, ValueWriteTaskParams,
+)
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.harness import Dev, iter_pairs
 from mdlri_conformance.conformance.specs._setups import capture_chain
@@ -121,6 +123,40 @@ def test_seq_05_stable_across_set_disable_update(dev: Dev) -> None:
     expect.eq(dev.read(bufs[0]), np.full(N, new_value), "k0 output (update applied; harness)")
     expect.eq(dev.read(bufs[1]), np.full(N, -1), "k1 output (disabled; harness)")
     expect.eq(dev.read(bufs[2]), np.full(N, values[2]), "k2 output (untouched; harness)")
+
+
+@pytest.mark.clause("SEQ-05", "SETP-07")
+@pytest.mark.requires(Cap.TASK_TYPE, Cap.SET_PARAMS, Cap.UPDATE, Cap.VALUE_TASKS)
+def test_seq_05_kept_across_a_type_conversion(dev: Dev) -> None:
+    """SEQ-05 A kernel task that SetParams converts into a VALUE_WRITE and one converted into
+    a VALUE_WAIT (SETP-07) keep their seq ids and handles, after SetParams and after Update:
+    the conversion rewrites the TaskInfo in place (`core/src/task/task_info/memory/
+    memory_task.cc:726-766`; TaskCommonInfoInit, `task_manager.cc:921-937`, leaves
+    modelSeqId alone), and Update does not renumber. The listing shows them where they were,
+    with their new types."""
+    b = dev.b
+    model, _, _ = dev.capture_fills([1, 2, 3])
+    k0, k1, k2 = dev.kernel_tasks(model)
+    listed = dev.all_tasks(model)
+    before = {t: dev.seq_of(t) for t in listed}
+    word, cond = dev.buffer64(0), dev.buffer64(0)
+    write = TaskParams(type=TaskType.VALUE_WRITE,
+                       value_write=ValueWriteTaskParams(dev_addr=word, value=5))
+    wait = TaskParams(type=TaskType.VALUE_WAIT, value_wait=ValueWaitTaskParams(
+        dev_addr=cond, value=0, flag=ValueWaitFlag.GEQ))
+    expect.ok(b.task_set_params(k0, write), "SetParams(VALUE_WRITE) on kernel k0")
+    expect.ok(b.task_set_params(k2, wait), "SetParams(VALUE_WAIT) on kernel k2")
+    expect.eq([dev.seq_of(t) for t in (k0, k1, k2)], [before[k0], before[k1], before[k2]],
+              "seq ids of k0, k1, k2 after the conversions")
+    expect.ok(b.update(model), "aclmdlRIUpdate")
+    after = dev.all_tasks(model)
+    expect.eq(after, listed, "task handles listed after Update (same tasks, same order)")
+    expect.eq({int(before[t]): int(dev.seq_of(t)) for t in after},
+              {int(before[t]): int(before[t]) for t in after},
+              "seq id of every task after Update, keyed by its id before")
+    expect.eq([int(dev.type_of(t)) for t in (k0, k1, k2)],
+              [int(TaskType.VALUE_WRITE), int(TaskType.KERNEL), int(TaskType.VALUE_WAIT)],
+              "types of k0, k1, k2 after Update")
 
 
 @pytest.mark.clause("SEQ-06")

@@ -187,7 +187,8 @@ class CaptureApi:
                 return int(Err.RT_SUB_ACLGRAPH_IS_CAPTURING)
         if sess.invalidated:
             return int(Err.RT_STREAM_CAPTURE_INVALIDATED)  # STAT-08
-        if not joined_ok(sess) and not self.has_fault("unjoined-end-accepted"):
+        if not joined_ok(sess, self.has_fault("join-by-user-event")) \
+                and not self.has_fault("unjoined-end-accepted"):
             return int(Err.RT_STREAM_UNJOINED)  # XS-02, XS-03
         if unrecorded_event(sess.model):
             return int(Err.RT_CAPTURE_DEPENDENCY)  # XS-06

@@ -129,9 +129,10 @@ class CondApi:
         for s in subs:
             s.faults = self.faults
         h, ctype = p.handle, int(p.type)
+        last = self.has_fault("switch-out-of-range-runs-last")
         try:
             self._append(stream, TaskRecord(TaskType.DEFAULT, default_kind="ext",
-                                            src=lambda: CondOp(h, ctype, subs),
+                                            src=lambda: CondOp(h, ctype, subs, last),
                                             trace="CONDITION_OP"))
         except ApiReturn as exc:  # a task-group refusal: the caller's slots become NULL too
             return exc.rc, []

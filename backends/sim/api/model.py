@@ -39,8 +39,10 @@ class ModelApi:
         if rc:
             return rc
         rc, st = self._stream(stream)
+        if rc == E_HANDLE and self.has_fault("execute-destroyed-stream-ok"):
+            rc, st = self._stream(None)  # EXE-17 broken: a destroyed stream runs it anyway
         if rc:
-            return rc  # an internal stream of a captured model is 107000 here (EXE-06)
+            return rc  # an internal stream 107000 (EXE-06), a destroyed one 107017 (EXE-17)
         if st in self._bound:
             return E_PARAM  # a stream bound to a built model is a model stream too (EXE-06)
         if st.capturing and not self.has_fault("execute-on-capturing-stream"):
