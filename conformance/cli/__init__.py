@@ -34,10 +34,11 @@ def _add_acl_options(p: argparse.ArgumentParser) -> None:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error in one line (the usage itself is behind --help)."""
+    """argparse, with a usage error in one line (the usage itself is behind --help), under
+    the one prefix of every usage error, ``mdlri-conformance: error:``, for a subcommand too."""
 
     def error(self, message: str) -> "NoReturn":  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{PROG}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

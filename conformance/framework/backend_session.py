@@ -21,7 +21,8 @@ import pytest
 from mdlri_conformance.backends.contract import Cap
 
 from . import keys, probe
-from .backend_loader import BackendLoadError, backend_options, find_factory, load_backend
+from .backend_loader import (BackendLoadError, acl_options_problem, backend_options, find_factory,
+                             load_backend)
 from .items import is_spec
 
 
@@ -44,6 +45,11 @@ def configure_backend(config: pytest.Config) -> dict[str, Any]:
     one line)."""
     name = config.getoption("--backend")
     against = config.getoption("--against")
+    why = acl_options_problem(name, against, devices=config.getoption("--devices"),
+                              acl_lib=config.getoption("--acl-lib"),
+                              kernel_binary=config.getoption("--kernel-binary"))
+    if why:
+        raise pytest.UsageError(why)
     if against:
         try:
             find_factory(against)

@@ -100,7 +100,7 @@ def _cmd_merge(ns: Any) -> int:
     try:
         summary, lines = merge([Path(p) for p in ns.run_dirs], Path(ns.out))
     except MergeError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"mdlri-conformance: error: merge: {exc}", file=sys.stderr)
         return 2
     for line in lines:
         print(line)

@@ -59,8 +59,9 @@ def pytest_configure(config: pytest.Config) -> None:
         backend_session.probe_backend(config, backend_session.worker_id(config) or "main")
     if hasattr(config, "workerinput"):
         return  # xdist worker: the controller records results
-    # a child's parent checked already; a -n 0 process has just loaded the backend
-    if not os.environ.get(keys.OWN_PROCESS_ENV) and controller:
+    # a child's parent checked already, and so did mdlri-conformance run; a -n 0 process has
+    # loaded the backend of the first device only: every id of --devices is checked here too
+    if not os.environ.get(keys.OWN_PROCESS_ENV) and not keys.under_cli(config):
         try:
             preflight(name, options, devices=parse_devices(config.getoption("--devices")),
                       kernel_binary=config.getoption("--kernel-binary"),
