@@ -35,6 +35,7 @@ pytest_plugins = [
     "mdlri_conformance.conformance.framework.recording",
     "mdlri_conformance.conformance.framework.reporting",
     "mdlri_conformance.conformance.framework.shrinking",
+    "mdlri_conformance.conformance.framework.write_guard",
 ]
 
 

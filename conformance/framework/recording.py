@@ -38,9 +38,16 @@ class RunState:
         self.probes: dict[str, dict[str, Any]] = {}
         #: the node ids of the specs selected to run (None until collection reports them)
         self.collected: list[str] | None = None
-        #: how the run ended (rundir.finish): complete, interrupted, internal error
+        #: how the run ended (rundir.finish): complete, interrupted, internal error, or
+        #: "cannot write ..." (:mod:`.write_guard`)
         self.ended = "complete"
         self.jsonl: Any = None
+        #: the first write into the report directory that failed (a full disk), one line
+        self.write_error: str | None = None
+        #: asks the run to stop (set by the Recorder when the session starts)
+        self.stop: Any = None
+        #: set when the run reached its end record (written last, by write_guard)
+        self.finish_status: bool | None = None
 
     def open(self, argv: list[str] | None = None) -> None:
         """Claim the report directory and write the start record (once, lazily: a run that
@@ -52,10 +59,56 @@ class RunState:
         self.jsonl = (self.report_dir / rundir.RESULTS_FILE).open("x", encoding="utf-8")
 
     def record(self, row: dict[str, Any]) -> None:
-        self.open()
+        """Append a row to results.jsonl; a row that cannot be written (a full disk) is not
+        counted either, and the run stops (:meth:`cannot_write`): the summary then counts
+        exactly the rows results.jsonl holds."""
+        if self.write_error is not None:
+            return
+        try:
+            self.open()
+            self.jsonl.write(json.dumps(row, sort_keys=True) + "\n")
+            self.jsonl.flush()
+        except (OSError, rundir.RunDirError) as exc:
+            self.cannot_write(rundir.RESULTS_FILE, exc)
+            return
         self.results.append(row)
-        self.jsonl.write(json.dumps(row, sort_keys=True) + "\n")
-        self.jsonl.flush()
+
+    def cannot_write(self, name: str | None, exc: BaseException) -> None:
+        """A file of the run could not be written: remember the first (one line) and stop
+        the run; it ends INCOMPLETE, saying why (:mod:`.write_guard`)."""
+        if self.write_error is None:
+            why = getattr(exc, "strerror", None) or str(exc)
+            where = self.report_dir / name if name else f"the reports in {self.report_dir}"
+            self.write_error = f"cannot write {where}: {why}"
+        if self.jsonl is not None:
+            _close_quietly(self.jsonl)
+            self.jsonl = _Closed()
+        if callable(self.stop):
+            self.stop(self.write_error)
+
+
+class _Closed:
+    """results.jsonl after a failed write: nothing more is written to it."""
+
+    def write(self, text: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _close_quietly(f: Any) -> None:
+    """Close a file whose buffer may not be writable any more (a full disk)."""
+    try:
+        f.close()
+    except OSError:
+        try:  # the buffered rest is lost; the descriptor must still be released
+            os.close(f.fileno())
+        except (OSError, ValueError):
+            pass
 
 
 def run_state(config: pytest.Config) -> RunState | None:
@@ -98,7 +151,7 @@ def stop_recording(config: pytest.Config) -> None:
     """Close ``results.jsonl`` (at unconfigure)."""
     state = config.stash.get(keys.state_key, None)
     if state is not None and state.jsonl is not None:
-        state.jsonl.close()
+        _close_quietly(state.jsonl)
 
 
 def _terminate_as_interrupt(config: pytest.Config) -> None:
@@ -134,8 +187,8 @@ def _collected(state: RunState, nodeids: list[str]) -> None:
     try:
         state.open()
         rundir.write_collected(state.report_dir, nodeids)
-    except (OSError, rundir.RunDirError) as exc:
-        raise pytest.UsageError(str(exc)) from None
+    except (OSError, rundir.RunDirError) as exc:  # a full disk: the run stops, INCOMPLETE
+        state.cannot_write(rundir.COLLECTED_FILE, exc)
 
 
 def _spec_nodeid(config: pytest.Config, nodeid: str) -> bool:
@@ -186,6 +239,18 @@ class Recorder:
 
     def __init__(self, state: RunState) -> None:
         self.state = state
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Where a failed write stops the run: xdist's loop, or pytest's own."""
+        config = session.config
+
+        def stop(why: str) -> None:
+            dsession = config.pluginmanager.get_plugin("dsession")
+            target = dsession if dsession is not None else session
+            if not getattr(target, "shouldstop", None):
+                target.shouldstop = why
+
+        self.state.stop = stop
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

@@ -18,8 +18,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state is None:
         return
     from .artefacts import write_all  # jinja2 and the templates: only when a run ends
-    state.ended = {pytest.ExitCode.INTERRUPTED: "interrupted",
-                   pytest.ExitCode.INTERNAL_ERROR: "internal error"}.get(exitstatus, "complete")
+    state.ended = state.write_error or {
+        pytest.ExitCode.INTERRUPTED: "interrupted",
+        pytest.ExitCode.INTERNAL_ERROR: "internal error"}.get(exitstatus, "complete")
     if state.jsonl is None and not state.results:
         return  # no spec was collected: not a conformance run, nothing to write
     if exitstatus == pytest.ExitCode.USAGE_ERROR and not state.results:
@@ -55,7 +56,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = {verdict.NOTHING_TESTED: pytest.ExitCode.NO_TESTS_COLLECTED,
                               verdict.INCOMPLETE: pytest.ExitCode.INTERRUPTED,
                               }.get(final, pytest.ExitCode.TESTS_FAILED)
-    rundir.finish(state.report_dir, state.ended, int(session.exitstatus))
+    state.finish_status = True  # run.json's end record: written last (write_guard)
 
 
 def _selection(config: pytest.Config) -> str:
