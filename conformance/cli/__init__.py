@@ -117,7 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     df = sub.add_parser("diff", help="what changed between two runs, per clause",
                         description="Compare two report directories: new failures, fixes, "
                                     "changed behaviours and fingerprint changes, per clause. "
-                                    "Exit 1 when B has new failures.")
+                                    "Exit 1 when B has new failures, else 4 when either run "
+                                    "is incomplete (only the specs both recorded are "
+                                    "compared), else 0.")
     df.add_argument("run_a", help="report directory of the earlier run")
     df.add_argument("run_b", help="report directory of the later run")
     df.set_defaults(func=cmd_diff)

@@ -68,7 +68,7 @@ def fault_options(name: str, faults: Iterable[str] | None,
     if not names:
         return {}
     from mdlri_conformance.backends.acl.emulator_faults import EMULATOR_FAULTS
-    from mdlri_conformance.backends.faults import UnknownFault, check
+    from mdlri_conformance.backends.faults import FAULTS, UnknownFault, check
     try:
         if name == "sim":
             return {"faults": sorted(check(names))}
@@ -76,6 +76,11 @@ def fault_options(name: str, faults: Iterable[str] | None,
             lib = acl_lib or os.environ.get("MDLRI_ACL_LIB")
             if lib != "emulator":
                 raise BackendLoadError("--fault with --backend acl needs --acl-lib emulator")
+            sim_only = sorted({n for n in names if n in FAULTS and n not in EMULATOR_FAULTS})
+            if sim_only:
+                raise BackendLoadError(
+                    f"--fault {', '.join(sim_only)}: exists only on the simulator (--backend "
+                    "sim); the emulator's faults: mdlri-conformance faults --list --backend acl")
             return {"faults": sorted(check(names, EMULATOR_FAULTS))}
     except UnknownFault as exc:
         known = "" if name == "sim" else " (or not implemented by the acl emulator)"

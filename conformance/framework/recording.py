@@ -16,7 +16,7 @@ import pytest
 
 from . import keys, known, rundir
 from .backend_session import is_xdist_controller
-from .items import SPEC_DIR, is_spec
+from .items import SPEC_DIR, is_spec, spec_nodeid
 from .known import Expectations
 
 
@@ -48,6 +48,15 @@ class RunState:
         self.stop: Any = None
         #: set when the run reached its end record (written last, by write_guard)
         self.finish_status: bool | None = None
+        #: the rootdir of this pytest: a spec's node id is recorded relative to the suite
+        #: (``conformance/specs/...``), whatever it is (:func:`.items.spec_nodeid`)
+        self.rootpath: Path | None = None
+
+    def canonical(self, nodeid: str) -> str:
+        """The node id as every run records it."""
+        if self.rootpath is None:
+            return nodeid
+        return spec_nodeid(self.rootpath, nodeid) or nodeid
 
     def open(self, argv: list[str] | None = None) -> None:
         """Claim the report directory and write the start record (once, lazily: a run that
@@ -64,6 +73,7 @@ class RunState:
         exactly the rows results.jsonl holds."""
         if self.write_error is not None:
             return
+        row["nodeid"] = self.canonical(row["nodeid"])
         try:
             self.open()
             self.jsonl.write(json.dumps(row, sort_keys=True) + "\n")
@@ -139,6 +149,7 @@ def start_recording(config: pytest.Config, backend_name: str, backend: Any) -> R
         state = RunState(report_dir, backend_name, exp, config.getoption("--gate"))
     except OSError as exc:
         raise pytest.UsageError(f"report directory {report_dir}: {exc.strerror or exc}") from None
+    state.rootpath = config.rootpath
     if backend is not None:
         state.backend_version = str(backend.version())
     config.stash[keys.state_key] = state
@@ -183,7 +194,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def _collected(state: RunState, nodeids: list[str]) -> None:
     if state.collected is not None or not nodeids:
         return
-    state.collected = list(nodeids)
+    state.collected = [state.canonical(i) for i in nodeids]
+    nodeids = state.collected
     try:
         state.open()
         rundir.write_collected(state.report_dir, nodeids)
@@ -193,9 +205,8 @@ def _collected(state: RunState, nodeids: list[str]) -> None:
 
 def _spec_nodeid(config: pytest.Config, nodeid: str) -> bool:
     """True when a node id names a test under conformance/specs/ (the controller of an xdist
-    run sees node ids only)."""
-    path = (config.rootpath / nodeid.split("::", 1)[0]).resolve()
-    return SPEC_DIR.resolve() in path.parents
+    run sees node ids only, relative to the workers' rootdir)."""
+    return spec_nodeid(config.rootpath, nodeid) is not None
 
 
 def _plain(value: Any) -> Any:
