@@ -252,16 +252,18 @@ class Recorder:
         self.state = state
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """Where a failed write stops the run: xdist's loop, or pytest's own."""
-        config = session.config
+        """A failed write stops the run at once (pytest.exit: xdist's workers are ended too,
+        and the rest of their specs could not be recorded anyway), while specs run; the
+        end of the session then says INCOMPLETE (write_guard)."""
 
         def stop(why: str) -> None:
-            dsession = config.pluginmanager.get_plugin("dsession")
-            target = dsession if dsession is not None else session
-            if not getattr(target, "shouldstop", None):
-                target.shouldstop = why
+            pytest.exit(why, returncode=pytest.ExitCode.INTERRUPTED)
 
         self.state.stop = stop
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        self.state.stop = None  # the end: the rows held until now are written, or not
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

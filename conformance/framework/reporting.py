@@ -89,7 +89,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(f"ERROR: {err}", red=True)
     for line in probe_lines(state.summary.get("probe")):
         tr.write_line(line)
-    tr.write_line(f"results: {state.report_dir} (index.html, summary.md, divergences.json)")
+    if (state.report_dir / "summary.json").is_file():
+        tr.write_line(f"results: {state.report_dir} (index.html, summary.md, divergences.json)")
+    else:  # a full disk (write_guard)
+        tr.write_line(f"results: {state.report_dir} (results.jsonl only: no room for the "
+                      "reports; mdlri-conformance report DIR writes them)")
 
 
 def _shorten(text: str, width: int) -> str:
