@@ -13,7 +13,8 @@ cites known clauses), :mod:`.outcome_map` (pytest results -> PASS / FAIL / CHANG
 UNSUPPORTED / ERROR), :mod:`.recording` (``results.jsonl`` row by row, expectations, the
 ``fingerprint`` fixture) and :mod:`.reporting` (summary, artefacts, exit status, console);
 :mod:`.profiles` holds the Hypothesis profiles, :mod:`.isolation` the watchdog, crash, leak
-and state checks, :mod:`.allure_labels` and :mod:`.junit` the labels of those reports.
+and state checks, :mod:`.allure_labels` and :mod:`.junit` the labels of those reports,
+:mod:`.write_guard` the end of a run whose report directory could not be written.
 """
 
 from __future__ import annotations

@@ -85,8 +85,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                       + f": {r['message']}"[:240])
     if len(bad) > 20:
         tr.write_line(f"  ... and {len(bad) - 20} more (divergences.json)")
+    prefix = "mdlri-conformance: error:" if keys.under_cli(config) else "ERROR:"
     for err in state.expectation_errors:
-        tr.write_line(f"ERROR: {err}", red=True)
+        tr.write_line(f"{prefix} {err}", red=True)
     for line in probe_lines(state.summary.get("probe")):
         tr.write_line(line)
     if (state.report_dir / "summary.json").is_file():
