@@ -53,7 +53,8 @@ def pytest_configure(config: pytest.Config) -> None:
     name = config.getoption("--backend")
     options = backend_session.configure_backend(config)
     controller = backend_session.is_xdist_controller(config)
-    if not controller:
+    collect_only = bool(config.getoption("collectonly", False))
+    if not controller and not collect_only:
         # watchdog, crash dump, leaks, example counts; before the probes, so that a worker
         # crashing in a probe leaves its stacks in the run's crashes/ too
         isolation.configure_runner(config, lambda: backend_session.current_backend(config),
@@ -63,7 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # xdist worker: the controller records results
     # a child's parent checked already, and so did mdlri-conformance run; a -n 0 process has
     # loaded the backend of the first device only: every id of --devices is checked here too
-    if not os.environ.get(keys.OWN_PROCESS_ENV) and not keys.under_cli(config):
+    if not os.environ.get(keys.OWN_PROCESS_ENV) and not keys.under_cli(config) \
+            and not collect_only:
         try:
             preflight(name, options, devices=parse_devices(config.getoption("--devices")),
                       kernel_binary=config.getoption("--kernel-binary"),

@@ -291,8 +291,8 @@ class Recorder:
         CHANGED it does not accept under ``--gate strict``). Runs before pytest counts the
         report, so the exit status is the gate's verdict."""
         exp = self.state.expectations
-        entry = exp.lookup(report.nodeid, info["clauses"], self.state.backend_version) \
-            if exp is not None else None
+        entry = exp.lookup(self.state.canonical(report.nodeid), info["clauses"],
+                           self.state.backend_version) if exp is not None else None
         final = known.apply(info["outcome"], entry)
         info.update(known.describe(entry))
         if final == "XFAIL":
