@@ -56,9 +56,15 @@ END_RESERVE = 1024
 
 def start(path: Path, backend: str, argv: list[str] | None = None) -> None:
     """Write the start record, with room for the end record (:func:`finish`)."""
-    data = {"backend": backend, "started": _now(), "ended": None,
-            "argv": list(argv if argv is not None else sys.argv), "pid": os.getpid()}
-    write_text(path / RUN_FILE, json.dumps(data, indent=1, sort_keys=True) + "\n"
+    update_meta(path, {"backend": backend, "started": _now(), "ended": None,
+                       "argv": list(argv if argv is not None else sys.argv),
+                       "pid": os.getpid()})
+
+
+def update_meta(path: Path, meta: dict[str, Any]) -> None:
+    """Rewrite the run record of a run under way (e.g. its shard), keeping the room for the
+    end record after it."""
+    write_text(path / RUN_FILE, json.dumps(meta, indent=1, sort_keys=True) + "\n"
                + " " * END_RESERVE + "\n")
 
 
@@ -160,6 +166,6 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-__all__ = ["COLLECTED_FILE", "RUN_FILE", "RunDirError", "claim", "discard", "ended", "finish",
-           "holds_run", "prune", "read_collected", "read_json", "read_meta", "start",
-           "write_collected", "write_json", "write_text"]
+__all__ = ["COLLECTED_FILE", "END_RESERVE", "RUN_FILE", "RunDirError", "claim", "discard",
+           "ended", "finish", "holds_run", "prune", "read_collected", "read_json", "read_meta",
+           "start", "update_meta", "write_collected", "write_json", "write_text"]
