@@ -318,6 +318,11 @@ CASES: list[Case] = [
          r"^gate: INCOMPLETE \(backend sim\): the run stopped \(cannot write "
          r"\S+/results\.jsonl: No space left on device\); \d+ of \d+ collected spec\(s\) "
          r"never ran$", env=_FULL_DISK_ENV, check=_full_disk_is_honest),
+    Case("a full disk mid-run, -n 0 (a writer made to fail)",
+         ["run", "-n", "0", *_SPECS, *_FULL_DISK_PLUGIN], INCOMPLETE,
+         r"^gate: INCOMPLETE \(backend sim\): the run stopped \(cannot write "
+         r"\S+/results\.jsonl: No space left on device\); \d+ of \d+ collected spec\(s\) "
+         r"never ran$", env=_FULL_DISK_ENV, check=_full_disk_is_honest),
     Case("a full disk mid-run (a 24k tmpfs)", ["run", "-k", "test_capture"], INCOMPLETE,
          r"^gate: INCOMPLETE \(backend sim\): the run stopped \(cannot write "
          r"\S+/results\.jsonl: No space left on device\)", tmpfs="24k",
