@@ -8,12 +8,16 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..framework.backend_loader import (BackendLoadError, acl_options_problem, backend_options,
                                         parse_devices, preflight, resolve)
 from ..framework.items import SPEC_DIR, bad_expression
 from . import workers as worker_count
 from .common import PROG, read_summary, shipped, usage_error
+
+if TYPE_CHECKING:
+    import pytest
 
 def _acl_args(ns: argparse.Namespace) -> list[str]:
     """The acl options forwarded to pytest."""
@@ -111,9 +115,9 @@ class _CliTap:
     mdlri_cli = True  # keys.CLI_ATTR
 
     def __init__(self) -> None:
-        self.verdict: dict | None = None
+        self.verdict: dict[str, Any] | None = None
 
-    def pytest_sessionstart(self, session: "pytest.Session") -> None:
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
         from ..framework import isolation, recording
         if recording.run_state(session.config) is None:
             return  # an xdist worker: the controller prints it
@@ -121,7 +125,7 @@ class _CliTap:
         if order.get("random") and order.get("seed") is not None:
             print(f"Using --randomly-seed={order['seed']}", flush=True)
 
-    def pytest_unconfigure(self, config: "pytest.Config") -> None:
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
         from ..framework import recording
         state = recording.run_state(config)
         summary = getattr(state, "summary", None)
@@ -217,7 +221,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
 
 
 def _run_exit(code: int, report_dir: Path, ns: argparse.Namespace,
-              final: dict | None = None) -> int:
+              final: dict[str, Any] | None = None) -> int:
     """The exit code of ``run``: the run's verdict (kept in memory, else summary.json's), or
     pytest's status mapped when the run wrote none (no spec was selected, a usage error, an
     interruption before any spec)."""
