@@ -344,6 +344,8 @@ CASES: list[Case] = [
     Case("pytest --pyargs under xdist",
          ["pytest", "--pyargs", "mdlri_conformance.conformance.specs", "-n", "1", *_SPECS],
          PASS, r"^gate: PASS \(backend sim\)", in_tmp=True, check=_recorded_as_run_names_them),
+    Case("pytest --report-dir names a file", ["pytest", *_SPECS, "--report-dir", "{tmp}/file"],
+         4, r"^ERROR: --report-dir \S+/file: exists and is not a directory$", setup=_a_file),
     Case("--against acl with no library", ["run", "--against", "acl", *_SPECS], NOTHING,
          r"^mdlri-conformance: NOTHING TESTED: --against acl: no CANN runtime library",
          env=_NO_CANN),

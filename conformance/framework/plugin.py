@@ -20,6 +20,7 @@ and state checks, :mod:`.allure_labels` and :mod:`.junit` the labels of those re
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +48,9 @@ def pytest_configure(config: pytest.Config) -> None:
     for module, name in ((allure_labels, "mdlri-allure-labels"), (junit, "mdlri-junit")):
         if not config.pluginmanager.is_registered(module):
             config.pluginmanager.register(module, name)
+    report_dir = config.getoption("--report-dir")
+    if report_dir and Path(report_dir).exists() and not Path(report_dir).is_dir():
+        raise pytest.UsageError(f"--report-dir {report_dir}: exists and is not a directory")
     shard.configure(config, lambda: recording.run_state(config))
     markers.register(config)
     load_hypothesis_profile(config.getoption("--profile"), config.getoption("--hypothesis-db"))

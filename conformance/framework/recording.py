@@ -199,7 +199,9 @@ def _collected(state: RunState, nodeids: list[str]) -> None:
     try:
         state.open()
         rundir.write_collected(state.report_dir, nodeids)
-    except (OSError, rundir.RunDirError) as exc:  # a full disk: the run stops, INCOMPLETE
+    except rundir.RunDirError as exc:  # a directory that is no place for a run: bad input
+        raise pytest.UsageError(str(exc)) from None
+    except OSError as exc:  # a full disk: the run stops, INCOMPLETE
         state.cannot_write(rundir.COLLECTED_FILE, exc)
 
 
