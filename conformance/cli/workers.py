@@ -116,9 +116,9 @@ def choose(ns: argparse.Namespace, collect_args: list[str]) -> tuple[int, str] |
         n = int(asked)
     if n > 1:
         specs = count_selected(collect_args)
-        if specs is not None and 0 < specs < n:
+        if specs is not None and specs < n:
             notes.append(f"{'only ' if notes else f'-n {n}: only '}{specs} spec(s) selected")
-            n = specs
+            n = max(specs, 1)  # none: one worker, and the run says NOTHING TESTED
     why = limit_problem(n)
     if why:
         return f"-n {asked}" + (f" ({n} worker(s) wanted)" if str(n) != asked else "") \
