@@ -66,11 +66,23 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
             d.changed.append(entry)
         else:
             d.other.append(entry)
-    for key in sorted(set(a.fingerprint) | set(b.fingerprint)):
-        va, vb = a.fingerprint.get(key, "<absent>"), b.fingerprint.get(key, "<absent>")
+    # only what both runs recorded: a spec that never ran in one of them (a killed run) has
+    # no fingerprint there, which is not a change of behaviour
+    both = set(a.rows) & set(b.rows)
+    fa, fb = _fingerprints(a, both), _fingerprints(b, both)
+    for key in sorted(set(fa) | set(fb)):
+        va, vb = fa.get(key, "<absent>"), fb.get(key, "<absent>")
         if va != vb:
             d.fingerprint.append((key, va, vb))
     return d
+
+
+def _fingerprints(run: Run, specs: set[str]) -> dict[str, Any]:
+    """The fingerprint values the rows of ``specs`` recorded in ``run``."""
+    out: dict[str, Any] = {}
+    for spec in sorted(specs):
+        out.update(run.rows[spec].get("fingerprint") or {})
+    return out
 
 
 def format_diff(d: RunDiff, a: Run, b: Run) -> list[str]:
@@ -79,7 +91,8 @@ def format_diff(d: RunDiff, a: Run, b: Run) -> list[str]:
         row = b.rows.get(spec) or a.rows.get(spec) or {}
         return ",".join(row.get("clauses", [])) or "?"
 
-    lines = [f"A: {a.path} ({a.backend})", f"B: {b.path} ({b.backend})"]
+    lines = [f"A: {a.path} ({a.backend or 'backend not recorded'})",
+             f"B: {b.path} ({b.backend or 'backend not recorded'})"]
     sections = (("new failures", d.new_failures), ("fixes", d.fixes),
                 ("changed behaviours", d.changed), ("other outcome changes", d.other))
     for title, items in sections:

@@ -79,8 +79,8 @@ def divergence_order(rows: list[dict[str, Any]], fails_gate: list[bool],
 
 
 def backend_name(summary: dict[str, Any]) -> str:
-    """The run's backend, or ``unknown`` (an empty results file names none)."""
-    return str(summary.get("backend") or "") or "unknown"
+    """The run's backend, or ``not recorded`` (an empty results file names none)."""
+    return str(summary.get("backend") or "") or "not recorded"
 
 
 def render(summary: dict[str, Any], rows: Iterable[dict[str, Any]], facts: dict[str, Any],

@@ -12,6 +12,8 @@ import ctypes.util
 import json
 import os
 import re
+import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -40,6 +42,15 @@ class Case:
     setup: Callable[[Path], None] | None = None
     #: a signal sent once the run has written this many rows (the run is then a partial one)
     signal: int | None = None
+    #: the soft open-file limit (ulimit -n) of the command
+    nofile: int | None = None
+    #: run in ``tmp`` instead of the checkout (``pytest --pyargs`` from anywhere)
+    in_tmp: bool = False
+    #: the report directory on a tmpfs of this size (a real full disk), when this machine lets
+    #: a user namespace mount one; else the writer made to fail (tests/full_disk.py) fills it
+    tmpfs: str | None = None
+    #: more to check once it ended: called with the report directory and the output
+    check: Callable[[Path, str], None] | None = None
 
 
 def _text_file(tmp: Path) -> None:
@@ -96,6 +107,76 @@ def _loaded_path(name: str) -> str:
 
 _LIBM_PATH = _loaded_path(_LIBM)
 _SPECS = ["-k", "test_capture and begin"]  # a few quick specs
+_ONE_SPEC = ["-k", "test_cap02_work_before_begin_executes"]
+#: the writer made to fail: 3,500 bytes fit the start record, collected.json and a few rows
+#: of _SPECS
+_FULL_DISK_ENV = {"MDLRI_TEST_DISK_BYTES": "3500"}
+_FULL_DISK_PLUGIN = ["--", "-p", "tests.full_disk"]
+
+
+def _row(nodeid: str, outcome: str = "PASS", **extra: object) -> dict:
+    return {"nodeid": nodeid, "outcome": outcome, "clauses": ["CAP-02"], "area": "capture",
+            "backend": "sim", "message": "", "level": "documented", **extra}
+
+
+def _run_dir(path: Path, rows: list[dict], collected: list[str], ended: str | None) -> None:
+    """A run directory as ``run`` leaves it (``ended`` None: killed, no end record)."""
+    path.mkdir(parents=True)
+    (path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (path / "collected.json").write_text(json.dumps(collected))
+    (path / "run.json").write_text(json.dumps({"backend": "sim", "ended": ended, "pid": 1,
+                                               "started": "2026-01-01T00:00:00+0000"}))
+
+
+_A, _B = "conformance/specs/test_capture.py::test_a", "conformance/specs/test_capture.py::test_b"
+
+
+def _complete_and_killed(tmp: Path) -> None:
+    """Run A complete; run B killed after its first spec (B never recorded test_b, whose
+    fingerprint is then absent, which is not a change)."""
+    _run_dir(tmp / "a", [_row(_A, fingerprint={"Q-05:x": 1}), _row(_B, fingerprint={"Q-06:y": 0})],
+             [_A, _B], "complete")
+    _run_dir(tmp / "b", [_row(_A, fingerprint={"Q-05:x": 1})], [_A, _B], None)
+
+
+def _two_whole_runs(tmp: Path) -> None:
+    _run_dir(tmp / "a", [_row(_A)], [_A], "complete")
+    _run_dir(tmp / "b", [_row(_B, "FAIL")], [_B], "complete")
+
+
+def _empty_results(tmp: Path) -> None:
+    (tmp / "results.jsonl").write_text("")
+
+
+def _no_fingerprint_change(report_dir: Path, out: str) -> None:
+    assert "fingerprint changes: 0" in out, out
+
+
+def _recorded_as_run_names_them(report_dir: Path, out: str) -> None:
+    """pytest --pyargs under xdist: collected.json is written and every node id reads
+    conformance/specs/... as in a run of mdlri-conformance."""
+    collected = json.loads((report_dir / "collected.json").read_text())
+    rows = [json.loads(r) for r in (report_dir / "results.jsonl").read_text().splitlines()]
+    assert collected and rows and len(rows) == len(collected)
+    assert all(i.startswith("conformance/specs/test_") for i in collected), collected
+    assert {r["nodeid"] for r in rows} == set(collected)
+    summary = json.loads((report_dir / "summary.json").read_text())
+    assert summary["completeness"]["complete"], summary["completeness"]
+
+
+def _full_disk_is_honest(report_dir: Path, out: str) -> None:
+    """The run ended INCOMPLETE on its full disk and every file says so: run.json's end
+    record names the write that failed, no half-written file is left, and a summary (when
+    there was room for one) agrees with the exit code 4."""
+    meta = json.loads((report_dir / "run.json").read_text())
+    assert str(meta["ended"]).startswith("cannot write "), meta
+    assert not list(report_dir.glob("*.tmp")), list(report_dir.iterdir())
+    summary = report_dir / "summary.json"
+    if summary.is_file():
+        assert json.loads(summary.read_text())["verdict"]["exit_code"] == INCOMPLETE
+    rows = [ln for ln in (report_dir / "results.jsonl").read_text().splitlines()
+            if ln.endswith("}")]
+    assert rows and len(rows) < len(json.loads((report_dir / "collected.json").read_text()))
 
 CASES: list[Case] = [
     # -- the acl backend's library -----------------------------------------------------------
@@ -217,6 +298,73 @@ CASES: list[Case] = [
          r"case\.json: not JSON", setup=lambda tmp: (tmp / "case.json").write_text("x")),
     Case("faults --only an unknown fault", ["faults", "--only", "nosuch"], USAGE,
          r"unknown fault nosuch"),
+    # -- worker counts, shards, error prefixes ---------------------------------------------------
+    Case("-n 3000 beyond the open-file limit", ["run", "-n", "3000"], USAGE,
+         r"^mdlri-conformance: error: -n 3000 \(\d+ worker\(s\) wanted\): the open-file limit "
+         r"\(ulimit -n 128\) holds at most \d+ worker\(s\)", nofile=128),
+    Case("-n 32 for one spec starts one worker", ["run", "-n", "32", *_ONE_SPEC], PASS,
+         r"^workers: 1 \(-n 32: only 1 spec\(s\) selected\)$"),
+    Case("-n auto says what it chose", ["run", "-n", "auto", *_ONE_SPEC], PASS,
+         r"^workers: 1 \(-n auto: (\d+ CPU\(s\)|\$PYTEST_XDIST_AUTO_NUM_WORKERS)"),
+    Case("--shard 3/2", ["run", "--shard", "3/2"], USAGE,
+         r"^mdlri-conformance: error: --shard 3/2: use K/N with 1 <= K <= N$"),
+    Case("a subcommand's argparse error", ["merge"], USAGE,
+         r"^mdlri-conformance: error: the following arguments are required: RUN_DIR"),
+    Case("pytest -n -1", ["pytest", "-n", "-1", *_SPECS], 4,
+         r"^ERROR: -n -1: use a number of workers >= 0, or auto$"),
+    # -- a full disk mid-run -----------------------------------------------------------------------
+    Case("a full disk mid-run (a writer made to fail)",
+         ["run", *_SPECS, *_FULL_DISK_PLUGIN], INCOMPLETE,
+         r"^gate: INCOMPLETE \(backend sim\): the run stopped \(cannot write "
+         r"\S+/results\.jsonl: No space left on device\); \d+ of \d+ collected spec\(s\) "
+         r"never ran$", env=_FULL_DISK_ENV, check=_full_disk_is_honest),
+    Case("a full disk mid-run, -n 0 (a writer made to fail)",
+         ["run", "-n", "0", *_SPECS, *_FULL_DISK_PLUGIN], INCOMPLETE,
+         r"^gate: INCOMPLETE \(backend sim\): the run stopped \(cannot write "
+         r"\S+/results\.jsonl: No space left on device\); \d+ of \d+ collected spec\(s\) "
+         r"never ran$", env=_FULL_DISK_ENV, check=_full_disk_is_honest),
+    Case("a full disk mid-run (a 24k tmpfs)", ["run", "-k", "test_capture"], INCOMPLETE,
+         r"^gate: INCOMPLETE \(backend sim\): the run stopped \(cannot write "
+         r"\S+/results\.jsonl: No space left on device\)", tmpfs="24k",
+         check=_full_disk_is_honest),
+    # -- what a new user still breaks -------------------------------------------------------------
+    Case("a backend module that raises at import",
+         ["run", "--backend", "tests.fake_broken_backend:create"], USAGE,
+         r"^mdlri-conformance: error: backend 'tests\.fake_broken_backend:create': importing "
+         r"'tests\.fake_broken_backend' raised RuntimeError: driver handshake failed at import$"),
+    Case("--devices on sim", ["run", "--devices", "0,1", *_SPECS], USAGE,
+         r"^mdlri-conformance: error: --devices 0,1: only the acl backend takes it"),
+    Case("MDLRI_EMU_DEVICE_COUNT=abc", ["run", "--backend", "acl", "--acl-lib", "emulator",
+                                        *_SPECS],
+         USAGE, r"^mdlri-conformance: error: backend 'acl': MDLRI_EMU_DEVICE_COUNT='abc': "
+                r"expected a device count from 1 to 64$", env={"MDLRI_EMU_DEVICE_COUNT": "abc"}),
+    Case("pytest --devices 0,7 without -n", ["pytest", "--backend", "acl", "--acl-lib",
+                                             "emulator", "--devices", "0,7", *_SPECS],
+         4, r"^ERROR: backend 'acl': --devices 0,7: device 7 does not exist"),
+    Case("pytest --pyargs under xdist",
+         ["pytest", "--pyargs", "mdlri_conformance.conformance.specs", "-n", "1", *_SPECS],
+         PASS, r"^gate: PASS \(backend sim\)", in_tmp=True, check=_recorded_as_run_names_them),
+    Case("pytest --report-dir names a file", ["pytest", *_SPECS, "--report-dir", "{tmp}/file"],
+         4, r"^ERROR: --report-dir \S+/file: exists and is not a directory$", setup=_a_file),
+    Case("--against acl with no library", ["run", "--against", "acl", *_SPECS], NOTHING,
+         r"^mdlri-conformance: NOTHING TESTED: --against acl: no CANN runtime library",
+         env=_NO_CANN),
+    Case("diff against a killed run", ["diff", "{tmp}/a", "{tmp}/b"], INCOMPLETE,
+         r"^mdlri-conformance: INCOMPLETE: run B \S+: the run ended without its end record "
+         r"\(killed\?\); 1 of 2 collected spec\(s\) never ran; only the specs both runs "
+         r"recorded were compared$", setup=_complete_and_killed, check=_no_fingerprint_change),
+    Case("merge of two whole runs", ["merge", "{tmp}/a", "{tmp}/b", "--out", "{tmp}/m"], USAGE,
+         r"^mdlri-conformance: error: merge: \S+ and \S+ are whole runs", setup=_two_whole_runs),
+    Case("report on an empty results.jsonl", ["report", "{tmp}"], NOTHING,
+         r"^gate: NOTHING TESTED \(backend not recorded\): no spec was selected$",
+         setup=_empty_results),
+    Case("a simulator-only --fault on the emulator", ["run", "--backend", "acl", "--acl-lib",
+                                                      "emulator", "--fault",
+                                                      "disabled-task-runs"],
+         USAGE, r"^mdlri-conformance: error: --fault disabled-task-runs: exists only on the "
+                r"simulator"),
+    Case("the seed of the random order at the top", ["run", *_ONE_SPEC], PASS,
+         r"\AUsing --randomly-seed=(\d+)\n(.*\n)*order: random, seed \1 "),
     Case("report on a results.jsonl broken mid-file", ["report", "{tmp}"], USAGE,
          r"results\.jsonl:1: not a JSON line",
          setup=lambda tmp: (tmp / "results.jsonl").write_text('{"x\n{"nodeid": "a"}\n')),
@@ -255,6 +403,60 @@ class Outcome:
     report_dir: Path
 
 
+def can_mount_tmpfs(where: Path) -> bool:
+    """True when this user may mount a tmpfs in a user namespace of its own (util-linux's
+    unshare; Linux with unprivileged user namespaces)."""
+    if shutil.which("unshare") is None:
+        return False
+    where.mkdir(exist_ok=True)
+    try:
+        res = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
+                              'mount -t tmpfs -o size=4k tmpfs "$0"', str(where)],
+                             capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return res.returncode == 0
+
+
+#: the command on a tmpfs of its own: $1 size, $2 mount point, $3 where its run directory
+#: is copied when it ends (the tmpfs goes with the namespace), then the command
+_ON_TMPFS = ('size=$1; mnt=$2; dest=$3; shift 3; mount -t tmpfs -o "size=$size" tmpfs "$mnt" '
+             '|| exit 97; "$@"; rc=$?; cp -a "$mnt/out" "$dest" 2>/dev/null; exit $rc')
+
+
+def _command(case: Case, args: list[str], tmp: Path, out: Path,
+             env: dict[str, str]) -> list[str]:
+    """The command line of a case: the CLI, or plain pytest (``pytest`` rows: over the specs
+    folder unless --pyargs), on a tmpfs when the case asks for one and this machine allows
+    it (else the writer made to fail fills the report directory: tests/full_disk.py)."""
+    if args[0] == "pytest":
+        where = [] if "--pyargs" in args else [str(ROOT / "conformance" / "specs")]
+        return [sys.executable, "-m", "pytest", *where, "-p", "no:cacheprovider",
+                "--report-dir", str(out), *args[1:]]
+    if case.tmpfs is None:
+        return CLI + args
+    mnt = tmp / "mnt"
+    if not can_mount_tmpfs(mnt):
+        print(f"{case.name}: no tmpfs can be mounted here; the writer made to fail "
+              "(tests/full_disk.py) fills the report directory instead")
+        env.update(_FULL_DISK_ENV)
+        return CLI + args + _FULL_DISK_PLUGIN
+    args[args.index("--report-dir") + 1] = str(mnt / "out")
+    return ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", _ON_TMPFS, "sh",
+            case.tmpfs, str(mnt), str(out), *CLI, *args]
+
+
+def _limits(case: Case) -> Callable[[], None] | None:
+    if case.nofile is None:
+        return None
+    nofile = case.nofile
+
+    def lower() -> None:
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
+    return lower
+
+
 def run_case(case: Case, tmp: Path) -> Outcome:
     """Run one case in ``tmp`` (its report directory is ``tmp/out`` unless it names one)."""
     if case.setup is not None:
@@ -266,9 +468,11 @@ def run_case(case: Case, tmp: Path) -> Outcome:
         args[1:1] = ["--report-dir", str(out)]
     env = dict(os.environ, **{k: fill(v) for k, v in case.env.items()})
     env.pop("PYTEST_XDIST_WORKER", None)
+    cwd = tmp if case.in_tmp else ROOT
     if case.signal is None:
-        res = subprocess.run(CLI + args, cwd=ROOT, env=env, capture_output=True, text=True,
-                             timeout=600)
+        res = subprocess.run(_command(case, args, tmp, out, env), cwd=cwd, env=env,
+                             capture_output=True, text=True, timeout=600,
+                             preexec_fn=_limits(case))
         return Outcome(res.returncode, res.stdout + res.stderr, out)
     # the child gets Ctrl-C's default disposition, as from a terminal: a job started in the
     # background of a shell without job control (nohup, `cmd &` in a script) inherits SIGINT
@@ -305,13 +509,22 @@ def test_bad_input(case: Case, tmp_path: Path) -> None:
     assert "Fatal Python error" not in got.output and "Thread 0x" not in got.output  # dumps
     crashes = [ln for ln in got.output.splitlines() if ln.startswith("  CRASH ")]
     assert len(crashes) == len({ln.split(": ")[0] for ln in crashes})  # one line per CRASH
-    if case.code == USAGE:  # one line, nothing else
+    plain_pytest = case.args[0] == "pytest"
+    if case.code == USAGE or (plain_pytest and case.code == 4):  # one line, nothing else
         assert len([ln for ln in got.output.splitlines() if ln.strip()]) == 1, got.output
     if case.code != PASS:
         assert "gate: PASS" not in got.output, got.output[-3000:]
     else:
         summary = json.loads((got.report_dir / "summary.json").read_text())
         assert summary["verdict"]["verdict"] == "PASS" and summary["totals"].get("PASS")
+    summary_file = got.report_dir / "summary.json"
+    if summary_file.is_file() and not plain_pytest:  # the recorded verdict is the exit code
+        assert json.loads(summary_file.read_text())["verdict"]["exit_code"] == got.code
+    crashes = got.report_dir / "crashes"
+    if crashes.is_dir():  # no empty dump is left behind, a killed run's neither
+        assert all(f.stat().st_size for f in crashes.iterdir()), list(crashes.iterdir())
+    if case.check is not None:
+        case.check(got.report_dir, got.output)
     if case.signal is not None:  # every row already written is kept, and the end is recorded
         rows = (got.report_dir / "results.jsonl").read_text().splitlines()
         assert len(rows) >= 30 and all(json.loads(r)["nodeid"] for r in rows)

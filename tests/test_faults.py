@@ -71,8 +71,10 @@ def test_backend_options_pass_faults() -> None:
     assert opts["faults"] == ["crash-query"]
     with pytest.raises(BackendLoadError, match="unknown fault"):
         backend_options("sim", faults=["bogus"])
-    with pytest.raises(BackendLoadError, match="not implemented by the acl emulator"):
+    with pytest.raises(BackendLoadError, match="seq-per-stream: exists only on the simulator"):
         backend_options("acl", acl_lib="emulator", faults=["seq-per-stream"])
+    with pytest.raises(BackendLoadError, match="unknown fault bogus.*not implemented by the acl"):
+        backend_options("acl", acl_lib="emulator", faults=["bogus"])
     with pytest.raises(BackendLoadError, match="needs --acl-lib emulator"):
         backend_options("acl", acl_lib="/opt/lib", faults=["crash-query"])
     with pytest.raises(BackendLoadError, match="takes no injected faults"):

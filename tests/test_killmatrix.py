@@ -146,7 +146,7 @@ def test_a_bad_spec_expression_is_one_line(tmp_path: Path) -> None:
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(
-        "mdlri-conformance faults: error: -k 'generated or (': ")
+        "mdlri-conformance: error: faults: -k 'generated or (': ")
     assert not (tmp_path / "km").exists()
 
 

@@ -220,7 +220,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     code, stdout, err = _merge(capsys, a, other, "--out", out)
     assert code == 2
     assert stdout == "" and len(err.strip().splitlines()) == 1 and fragment in err, err
-    assert err.startswith("mdlri-conformance merge: error: ")
+    assert err.startswith("mdlri-conformance: error: merge: ")
     if case != "out-holds-a-run":
         assert not out.exists()
 

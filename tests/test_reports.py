@@ -409,11 +409,11 @@ def test_an_empty_results_file_names_no_empty_backend(tmp_path: Path) -> None:
     from mdlri_conformance.conformance.framework.artefacts import write_all
     summary = build_summary([], [], "")
     write_all(tmp_path, [], summary)
-    assert verdict_line(summary).startswith("gate: NOTHING TESTED (backend unknown): ")
+    assert verdict_line(summary).startswith("gate: NOTHING TESTED (backend not recorded): ")
     md = (tmp_path / "summary.md").read_text()
     page = (tmp_path / "index.html").read_text()
-    assert md.startswith("# Model RI conformance: backend unknown\n")
-    assert "<h1>Model RI conformance: backend unknown</h1>" in page
+    assert md.startswith("# Model RI conformance: backend not recorded\n")
+    assert "<h1>Model RI conformance: backend not recorded</h1>" in page
     assert "(backend )" not in md + page and "<code></code>" not in page
 
 

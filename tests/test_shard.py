@@ -37,7 +37,8 @@ def test_bad_shard_value_is_one_line_exit_2(tmp_path: Path, value: str) -> None:
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 2, res.stdout + res.stderr
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
-    assert lines == [f"ERROR: --shard {value}: use K/N with 1 <= K <= N"], res.stderr
+    assert lines == [f"mdlri-conformance: error: --shard {value}: use K/N with 1 <= K <= N"], \
+        res.stderr
     assert not (tmp_path / "run").exists()  # the run left nothing behind
 
 

@@ -272,7 +272,24 @@ def _checked_discovery(lib: str | os.PathLike[str] | None, emulator: bool | None
         kernel_layouts.strict_mode()
     except kernel_layouts.LayoutModeError as exc:
         raise BackendConfigError(str(exc)) from None
+    if d.emulator:
+        _check_emulator_device_count()
     return d, reason
+
+
+def _check_emulator_device_count() -> None:
+    """``MDLRI_EMU_DEVICE_COUNT`` must be a device count the emulator takes, 1 to 64
+    (core.c device_count would read anything else as 1, or clamp it, in silence)."""
+    value = os.environ.get(EMU_DEVICE_VAR)
+    if value is None or value == "":
+        return
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 64:
+        raise BackendConfigError(f"{EMU_DEVICE_VAR}={value!r}: expected a device count "
+                                 "from 1 to 64")
 
 
 def create(lib: str | os.PathLike[str] | None = None, device: int | str = 0,

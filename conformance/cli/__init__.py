@@ -39,10 +39,11 @@ def _add_acl_options(p: argparse.ArgumentParser) -> None:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error in one line (the usage itself is behind --help)."""
+    """argparse, with a usage error in one line (the usage itself is behind --help), under
+    the one prefix of every usage error, ``mdlri-conformance: error:``, for a subcommand too."""
 
     def error(self, message: str) -> "NoReturn":  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{PROG}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,7 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     df = sub.add_parser("diff", help="what changed between two runs, per clause",
                         description="Compare two report directories: new failures, fixes, "
                                     "changed behaviours and fingerprint changes, per clause. "
-                                    "Exit 1 when B has new failures.")
+                                    "Exit 1 when B has new failures, else 4 when either run "
+                                    "is incomplete (only the specs both recorded are "
+                                    "compared), else 0.")
     df.add_argument("run_a", help="report directory of the earlier run")
     df.add_argument("run_b", help="report directory of the later run")
     df.set_defaults(func=cmd_diff)

@@ -289,16 +289,51 @@ def cmd_kernels_build(ns: argparse.Namespace) -> int:
 
 
 def cmd_diff(ns: argparse.Namespace) -> int:
+    """The differences, then the exit code: 1 when B has new failures (a failure seen is
+    definite), else 4 INCOMPLETE when either run is incomplete (killed, interrupted, specs
+    that never ran: only the specs both recorded were compared, and the line says so), else
+    0."""
     from mdlri_conformance.reports.diff import diff_runs, format_diff
     from mdlri_conformance.reports.runs import RunError, load_run
+    from ..framework import rundir, verdict
     try:
         a, b = load_run(ns.run_a), load_run(ns.run_b)
     except RunError as exc:
         return usage_error(str(exc))
+    partial: list[str] = []
+    for label, run in (("A", a), ("B", b)):
+        run.backend = run.backend or str(rundir.read_meta(run.path).get("backend") or "")
+        done = verdict.completeness(list(run.rows.values()), rundir.read_collected(run.path),
+                                    rundir.ended(run.path))
+        if not done["complete"]:
+            partial.append(f"run {label} ({run.path}): {done['why']}")
     d = diff_runs(a, b)
     for line in format_diff(d, a, b):
         print(line)
-    return 1 if d.new_failures else 0
+    if partial:
+        print(f"{PROG}: INCOMPLETE: " + "; ".join(partial)
+              + "; only the specs both runs recorded were compared", file=sys.stderr)
+    if d.new_failures:
+        return verdict.EXIT_CODES[verdict.FAIL]
+    return verdict.EXIT_CODES[verdict.INCOMPLETE] if partial else 0
+
+
+def _tidy_dumps(path: Path, meta: dict) -> None:
+    """The empty crash dumps of a run that never ended (SIGKILL): its processes died with
+    their dumps open, so nothing removed them (crashdump.remove_if_empty); only once the
+    run's process is gone, since a live run's workers still hold theirs."""
+    from ..framework import crashdump
+    pid = meta.get("pid")
+    if meta.get("ended") is not None or not isinstance(pid, int):
+        return
+    try:
+        os.kill(pid, 0)
+        return  # still running
+    except ProcessLookupError:
+        pass
+    except OSError:
+        return
+    crashdump.remove_if_empty(path / crashdump.CRASH_DIR)
 
 
 def cmd_report(ns: argparse.Namespace) -> int:
@@ -324,7 +359,9 @@ def _report(ns: argparse.Namespace) -> int:
         return usage_error(str(exc))
     previous = read_summary(run.path) or {}
     meta = rundir.read_meta(run.path)
-    summary = build_summary(rows, {c for r in rows for c in r.get("clauses", [])}, run.backend,
+    _tidy_dumps(run.path, meta)
+    backend = run.backend or str(meta.get("backend") or "")
+    summary = build_summary(rows, {c for r in rows for c in r.get("clauses", [])}, backend,
                             collected=rundir.read_collected(run.path),
                             ended=rundir.ended(run.path),
                             selection=(previous.get("completeness") or {}).get("selection", ""),

@@ -86,7 +86,7 @@ def cmd_mutate(ns: argparse.Namespace) -> int:
     try:
         return _mutate(ns)
     except UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"mdlri-conformance: error: mutate: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: INCOMPLETE: interrupted (the runs under way were stopped)",

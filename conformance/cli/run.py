@@ -8,11 +8,16 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ..framework.backend_loader import (BackendLoadError, backend_options, parse_devices,
-                                        preflight, resolve)
+from ..framework.backend_loader import (BackendLoadError, acl_options_problem, backend_options,
+                                        parse_devices, preflight, resolve)
 from ..framework.items import SPEC_DIR, bad_expression
+from . import workers as worker_count
 from .common import PROG, read_summary, shipped, usage_error
+
+if TYPE_CHECKING:
+    import pytest
 
 def _acl_args(ns: argparse.Namespace) -> list[str]:
     """The acl options forwarded to pytest."""
@@ -82,6 +87,17 @@ def backend_ready(ns: argparse.Namespace) -> int | None:
                                   faults=ns.fault)
         unavailable = preflight(ns.backend, options, devices=parse_devices(ns.devices),
                                 lib=ns.acl_lib, kernel_binary=ns.kernel_binary)
+        if unavailable is None and getattr(ns, "against", None):
+            # the second backend of a differential run, up front too: else the run meets it
+            # only in its last specs, minutes later
+            against = preflight(ns.against, backend_options(ns.against, devices=ns.devices,
+                                                            acl_lib=ns.acl_lib),
+                                devices=parse_devices(ns.devices), lib=ns.acl_lib,
+                                kernel_binary=ns.kernel_binary)
+            if against:
+                print(f"{PROG}: NOTHING TESTED: --against {ns.against}: {against}",
+                      file=sys.stderr)
+                return verdict.EXIT_CODES[verdict.NOTHING_TESTED]
     except BackendLoadError as exc:
         return usage_error(str(exc))
     if unavailable:  # no process could load it: every spec would be UNSUPPORTED
@@ -90,8 +106,44 @@ def backend_ready(ns: argparse.Namespace) -> int | None:
     return None
 
 
+class _CliTap:
+    """The plugin object ``run`` hands to pytest: usage errors inside the run read
+    ``mdlri-conformance: error: ...`` (options.py), the seed of a random order is printed at
+    the top even under ``-q``, and the verdict is kept in memory (a full disk may leave no
+    summary.json to read it back from)."""
+
+    mdlri_cli = True  # keys.CLI_ATTR
+
+    def __init__(self) -> None:
+        self.verdict: dict[str, Any] | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        from ..framework import isolation, recording
+        if recording.run_state(session.config) is None:
+            return  # an xdist worker: the controller prints it
+        order = isolation.order_info(session.config)
+        if order.get("random") and order.get("seed") is not None:
+            print(f"Using --randomly-seed={order['seed']}", flush=True)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        from ..framework import recording
+        state = recording.run_state(config)
+        summary = getattr(state, "summary", None)
+        if isinstance(summary, dict) and "verdict" in summary:
+            self.verdict = summary["verdict"]
+
+
 def cmd_run(ns: argparse.Namespace) -> int:
-    from ..framework import rundir
+    from ..framework import rundir, shard
+    why = acl_options_problem(ns.backend, ns.against, devices=ns.devices, acl_lib=ns.acl_lib,
+                              kernel_binary=ns.kernel_binary)
+    if why:
+        return usage_error(why)
+    if ns.shard:
+        try:
+            shard.parse(ns.shard)
+        except shard.ShardError as exc:
+            return usage_error(str(exc))
     refused = backend_ready(ns)
     if refused is not None:
         return refused
@@ -121,11 +173,23 @@ def cmd_run(ns: argparse.Namespace) -> int:
         return usage_error(str(exc))
     # rootdir: the folder above conformance/, so node ids read conformance/specs/... whether the
     # suite is a checkout or an installed wheel (expectations, shards and merges compare them)
-    args = [str(SPEC_DIR), "--rootdir", str(SPEC_DIR.parent.parent),
+    # pytest-benchmark, when installed, warns once per xdist worker; no spec uses it
+    base = [str(SPEC_DIR), "--rootdir", str(SPEC_DIR.parent.parent), "-p", "no:benchmark",
             "-p", "mdlri_conformance.conformance.framework.plugin", "--backend", ns.backend,
-            "--profile", ns.profile, "--report-dir", str(report_dir),
+            "--profile", ns.profile, *_acl_args(ns)]
+    selection = ((["--against", ns.against] if ns.against else [])
+                 + (["-k", ns.keyword] if ns.keyword else [])
+                 + (["--shard", ns.shard] if ns.shard else []) + list(ns.pytest_args))
+    chosen = worker_count.choose(ns, base + selection)
+    if isinstance(chosen, str):
+        _tidy(report_dir, None)
+        return usage_error(chosen)
+    n_workers, line = chosen
+    if line:
+        print(line, flush=True)
+    args = [*base, "--report-dir", str(report_dir),
             "--junitxml", str(report_dir / "junit.xml"),
-            "-o", "junit_family=xunit1", "-q", "-rfE", "--tb=short", *_acl_args(ns)]
+            "-o", "junit_family=xunit1", "-q", "-rfE", "--tb=short"]
     if ns.allure:
         args += ["--alluredir", str(report_dir / "allure-results")]
     else:
@@ -142,25 +206,30 @@ def cmd_run(ns: argparse.Namespace) -> int:
         args += ["--spec-timeout", str(ns.spec_timeout)]
     # specs never run in this process by default: a crash is then one spec's CRASH row, and
     # an emulator fault is read by a freshly loaded library
-    args += ["-n", str(ns.workers if ns.workers is not None else 1)]
+    args += ["-n", str(n_workers)]
     if ns.keyword:
         args += ["-k", ns.keyword]
     if ns.shard:
         args += ["--shard", ns.shard]
     args += ns.pytest_args
     import pytest
-    code = int(pytest.main(args))
-    result = _run_exit(code, report_dir, ns)
+    tap = _CliTap()
+    code = int(pytest.main(args, plugins=[tap]))
+    result = _run_exit(code, report_dir, ns, tap.verdict)
     _tidy(report_dir, ns.keep_runs)
     return result
 
 
-def _run_exit(code: int, report_dir: Path, ns: argparse.Namespace) -> int:
-    """The exit code of ``run``: the verdict in summary.json, or pytest's status mapped when
-    the run wrote none (no spec was selected, a usage error, an interruption before any spec)."""
+def _run_exit(code: int, report_dir: Path, ns: argparse.Namespace,
+              final: dict[str, Any] | None = None) -> int:
+    """The exit code of ``run``: the run's verdict (kept in memory, else summary.json's), or
+    pytest's status mapped when the run wrote none (no spec was selected, a usage error, an
+    interruption before any spec)."""
     from ..framework import verdict
     if code == 4:  # pytest's usage error: it printed the line
         return verdict.USAGE_EXIT
+    if final is not None:
+        return int(final["exit_code"])
     summary = read_summary(report_dir)
     if summary is not None and "verdict" in summary:
         return int(summary["verdict"]["exit_code"])

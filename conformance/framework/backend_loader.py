@@ -40,6 +40,19 @@ def parse_devices(devices: str | None) -> list[int]:
     return ids
 
 
+def acl_options_problem(backend: str, against: str | None, **given: str | None) -> str | None:
+    """Why acl options are given in vain (one line), None when a backend of the run is acl:
+    ``--devices``, ``--acl-lib`` and ``--kernel-binary`` (``given``, keyed by their option
+    names with ``_``) configure the acl backend only, and any other would ignore them."""
+    if "acl" in (backend, against):
+        return None
+    for key, value in given.items():
+        if value:
+            return (f"--{key.replace('_', '-')} {value}: only the acl backend takes it (this "
+                    f"run's backend is {backend!r})")
+    return None
+
+
 def worker_index(worker: str | None) -> int:
     """The index of an xdist worker id (``gw3`` -> 3; None or the controller -> 0)."""
     digits = "".join(ch for ch in (worker or "") if ch.isdigit())
@@ -55,7 +68,7 @@ def fault_options(name: str, faults: Iterable[str] | None,
     if not names:
         return {}
     from mdlri_conformance.backends.acl.emulator_faults import EMULATOR_FAULTS
-    from mdlri_conformance.backends.faults import UnknownFault, check
+    from mdlri_conformance.backends.faults import FAULTS, UnknownFault, check
     try:
         if name == "sim":
             return {"faults": sorted(check(names))}
@@ -63,6 +76,11 @@ def fault_options(name: str, faults: Iterable[str] | None,
             lib = acl_lib or os.environ.get("MDLRI_ACL_LIB")
             if lib != "emulator":
                 raise BackendLoadError("--fault with --backend acl needs --acl-lib emulator")
+            sim_only = sorted({n for n in names if n in FAULTS and n not in EMULATOR_FAULTS})
+            if sim_only:
+                raise BackendLoadError(
+                    f"--fault {', '.join(sim_only)}: exists only on the simulator (--backend "
+                    "sim); the emulator's faults: mdlri-conformance faults --list --backend acl")
             return {"faults": sorted(check(names, EMULATOR_FAULTS))}
     except UnknownFault as exc:
         known = "" if name == "sim" else " (or not implemented by the acl emulator)"
@@ -93,10 +111,7 @@ def find_factory(name: str) -> Callable[..., Any]:
     """Import the factory a backend name stands for, without calling it."""
     target = resolve(name)
     mod_name, _, fn_name = target.partition(":")
-    try:
-        module = importlib.import_module(mod_name)
-    except ImportError as exc:
-        raise BackendLoadError(f"backend {name!r}: cannot import {mod_name!r} ({exc})") from None
+    module = _import(name, mod_name)
     factory = getattr(module, fn_name, None)
     if not callable(factory):
         raise BackendLoadError(f"backend {name!r}: {mod_name!r} has no callable {fn_name!r}")
@@ -131,10 +146,7 @@ def preflight(name: str, options: dict[str, Any], **extra: Any) -> str | None:
     the whole id list). A module without one is checked by creating the backend once with the
     factory ``options`` and closing it. Returns the unavailability reason, or None."""
     mod_name = resolve(name).partition(":")[0]
-    try:
-        module = importlib.import_module(mod_name)
-    except ImportError as exc:
-        raise BackendLoadError(f"backend {name!r}: cannot import {mod_name!r} ({exc})") from None
+    module = _import(name, mod_name)
     check = getattr(module, "preflight", None)
     if not callable(check):
         backend = load_backend(name, **options)
@@ -148,6 +160,19 @@ def preflight(name: str, options: dict[str, Any], **extra: Any) -> str | None:
     except Exception as exc:  # noqa: BLE001
         raise BackendLoadError(f"backend {name!r}: preflight raised {_one_line(exc)}") from None
     return why if isinstance(why, str) and why else None
+
+
+def _import(name: str, mod_name: str) -> Any:
+    """The backend's module; whatever its import raises is one line of bad input (an
+    ImportError, or the module's own failure at import time: a RuntimeError, a SyntaxError,
+    a SystemExit)."""
+    try:
+        return importlib.import_module(mod_name)
+    except ImportError as exc:
+        raise BackendLoadError(f"backend {name!r}: cannot import {mod_name!r} ({exc})") from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - an outside module's own failure
+        raise BackendLoadError(f"backend {name!r}: importing {mod_name!r} raised "
+                               f"{_one_line(exc)}") from None
 
 
 def _one_line(exc: BaseException) -> str:

@@ -26,7 +26,8 @@ from mdlri_conformance.backends.contract import Cap
 from mdlri_conformance.kernel.layout import LayoutCheck
 
 from . import keys, probe
-from .backend_loader import BackendLoadError, backend_options, find_factory, load_backend
+from .backend_loader import (BackendLoadError, acl_options_problem, backend_options, find_factory,
+                             load_backend)
 from .items import is_spec
 from .probe_session import Finding, Verdict
 
@@ -50,6 +51,11 @@ def configure_backend(config: pytest.Config) -> dict[str, Any]:
     one line)."""
     name = config.getoption("--backend")
     against = config.getoption("--against")
+    why = acl_options_problem(name, against, devices=config.getoption("--devices"),
+                              acl_lib=config.getoption("--acl-lib"),
+                              kernel_binary=config.getoption("--kernel-binary"))
+    if why:
+        raise pytest.UsageError(why)
     if against:
         try:
             find_factory(against)
@@ -60,8 +66,10 @@ def configure_backend(config: pytest.Config) -> dict[str, Any]:
                                   kernel_binary=config.getoption("--kernel-binary"),
                                   devices=config.getoption("--devices"),
                                   worker=worker_id(config), faults=config.getoption("--fault"))
-        if is_xdist_controller(config):
-            find_factory(name)  # the workers create the backends; the controller needs none
+        if is_xdist_controller(config) or config.getoption("collectonly", False):
+            # the workers create the backends; the controller needs none, nor does a
+            # collection only (mdlri-conformance run counts the selected specs with one)
+            find_factory(name)
         else:
             config.stash[keys.backend_key] = load_backend(name, **options)
     except BackendLoadError as exc:

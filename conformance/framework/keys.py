@@ -45,4 +45,13 @@ CRASH_DIR = "mdlri_crash_dir"
 RUNNER_PLUGIN = "mdlri-isolation-runner"
 RECORDER_PLUGIN = "mdlri-isolation-recorder"
 OWN_PLUGIN = "mdlri-own-process"
+#: set (true) on the plugin object ``mdlri-conformance run`` hands to pytest.main: a usage
+#: error inside the run then reads like every other of the command line
+#: (``mdlri-conformance: error: ...``)
+CLI_ATTR = "mdlri_cli"
+
+
+def under_cli(config: pytest.Config) -> bool:
+    """True when ``mdlri-conformance run`` started this pytest (in its own process)."""
+    return any(getattr(p, CLI_ATTR, False) is True for p in config.pluginmanager.get_plugins())
 CHILD_PLUGIN = "mdlri-own-process-child"

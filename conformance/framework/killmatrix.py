@@ -325,6 +325,7 @@ def _cmd_faults(ns: Any) -> int:
     usage error (one line), 3 when the emulator cannot be built (nothing tested)."""
     from mdlri_conformance.backends.faults import UnknownFault, check
     prog = "mdlri-conformance faults"
+    err = "mdlri-conformance: error: faults:"  # the one prefix of every usage error
     if ns.list:
         for name in default_faults(ns.backend):
             print(f"{name:<30} {FAULTS[name]}")
@@ -333,15 +334,15 @@ def _cmd_faults(ns: Any) -> int:
     try:
         chosen = sorted(check(ns.only, pool)) if ns.only else pool
     except UnknownFault as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
+        print(f"{err} {exc}", file=sys.stderr)
         return 2
     if ns.jobs < 1:
-        print(f"{prog}: error: -j {ns.jobs}: run at least 1 fault at a time", file=sys.stderr)
+        print(f"{err} -j {ns.jobs}: run at least 1 fault at a time", file=sys.stderr)
         return 2
     extra = ["-k", ns.keyword] if ns.keyword else []
     why = bad_expression(ns.keyword) if ns.keyword else None
     if why:
-        print(f"{prog}: error: -k {ns.keyword!r}: {why}", file=sys.stderr)
+        print(f"{err} -k {ns.keyword!r}: {why}", file=sys.stderr)
         return 2
     acl_lib = "emulator" if ns.backend == "acl" else None
     if ns.backend == "acl":
@@ -353,7 +354,7 @@ def _cmd_faults(ns: Any) -> int:
     out = Path(ns.out) if ns.out else (
         Path("reports") / "out" / (time.strftime("%Y%m%d-%H%M%S") + f"-faults-{ns.backend}"))
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        print(f"{prog}: error: --out {out}: exists and is not an empty directory (a kill "
+        print(f"{err} --out {out}: exists and is not an empty directory (a kill "
               "matrix never writes into another run's directory)", file=sys.stderr)
         return 2
     selected = f", specs -k {ns.keyword!r}" if ns.keyword else ""

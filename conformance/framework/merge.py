@@ -25,9 +25,10 @@ directory (refused when it already holds a run, like :func:`conformance.rundir.c
 
 Verdict (conformance.verdict): INCOMPLETE (exit 4) when a shard is missing or given twice, or
 a shard did not end complete, or collected specs never ran; otherwise the merged rows decide.
-Bad input is one line and exit 2: not a run directory, shards of different runs (another
-backend, another N, another spec selection or durations file), or shards that overlap in
-anything but the generated specs both name in shard.json's ``"generated"``.
+Bad input is one line and exit 2: not a run directory, two or more whole runs (nothing to
+merge: no shard.json, or ``--shard 1/1``), shards of different runs (another backend, another
+N, another spec selection or durations file), or shards that overlap in anything but the
+generated specs both name in shard.json's ``"generated"``.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def _cmd_merge(ns: Any) -> int:
     try:
         summary, lines = merge([Path(p) for p in ns.run_dirs], Path(ns.out))
     except MergeError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(f"mdlri-conformance: error: merge: {exc}", file=sys.stderr)
         return 2
     for line in lines:
         print(line)
@@ -151,6 +152,10 @@ def check(runs: list[ShardRun]) -> None:
     two different shards sharing a spec but the generated specs both ran a part of
     (:class:`MergeError`)."""
     first = runs[0]
+    if len(runs) > 1 and all(r.n == 1 for r in runs):
+        raise MergeError(f"{first.path} and {runs[1].path} are whole runs (no shard.json, or "
+                         "--shard 1/1), not the shards of one run: merge takes the directories "
+                         "of run --shard K/N (compare two runs with diff)")
     for r in runs[1:]:
         if r.backend() != first.backend():
             raise MergeError(f"{r.path} ran backend {r.backend()!r}, {first.path} "

@@ -4,12 +4,13 @@ contradicting each other before any plugin acts on them."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Generator
 from typing import Any
 
 import pytest
 
-from . import conflicts, isolation, shard
+from . import conflicts, isolation, keys, shard
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,9 +52,24 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, Any, Any]:
     """Options that contradict each other are refused in one line, before any plugin acts on
     them (Hypothesis reads its profile in its own pytest_configure); a wrapper, so it comes
     before xdist's own option handling."""
-    conflicts.check(config)
-    _default_dist(config)
-    return (yield)
+    try:
+        conflicts.check(config)
+        _check_workers(config)
+        _default_dist(config)
+        return (yield)
+    except pytest.UsageError as exc:
+        if not keys.under_cli(config):
+            raise  # plain pytest: its own "ERROR: ..." line
+        print(f"mdlri-conformance: error: {exc}", file=sys.stderr)
+        return pytest.ExitCode.USAGE_ERROR
+
+
+def _check_workers(config: pytest.Config) -> None:
+    """``-n`` below 0 is refused (xdist takes it and every spec then errors with a
+    KeyError); ``mdlri-conformance run`` refuses it before pytest starts."""
+    n = getattr(config.option, "numprocesses", None)
+    if isinstance(n, int) and n < 0:
+        raise pytest.UsageError(f"-n {n}: use a number of workers >= 0, or auto")
 
 
 def _default_dist(config: pytest.Config) -> None:

@@ -13,12 +13,14 @@ cites known clauses), :mod:`.outcome_map` (pytest results -> PASS / FAIL / CHANG
 UNSUPPORTED / ERROR), :mod:`.recording` (``results.jsonl`` row by row, expectations, the
 ``fingerprint`` fixture) and :mod:`.reporting` (summary, artefacts, exit status, console);
 :mod:`.profiles` holds the Hypothesis profiles, :mod:`.isolation` the watchdog, crash, leak
-and state checks, :mod:`.allure_labels` and :mod:`.junit` the labels of those reports.
+and state checks, :mod:`.allure_labels` and :mod:`.junit` the labels of those reports,
+:mod:`.write_guard` the end of a run whose report directory could not be written.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +37,7 @@ pytest_plugins = [
     "mdlri_conformance.conformance.framework.recording",
     "mdlri_conformance.conformance.framework.reporting",
     "mdlri_conformance.conformance.framework.shrinking",
+    "mdlri_conformance.conformance.framework.write_guard",
 ]
 
 
@@ -45,13 +48,17 @@ def pytest_configure(config: pytest.Config) -> None:
     for module, name in ((allure_labels, "mdlri-allure-labels"), (junit, "mdlri-junit")):
         if not config.pluginmanager.is_registered(module):
             config.pluginmanager.register(module, name)
+    report_dir = config.getoption("--report-dir")
+    if report_dir and Path(report_dir).exists() and not Path(report_dir).is_dir():
+        raise pytest.UsageError(f"--report-dir {report_dir}: exists and is not a directory")
     shard.configure(config, lambda: recording.run_state(config))
     markers.register(config)
     load_hypothesis_profile(config.getoption("--profile"), config.getoption("--hypothesis-db"))
     name = config.getoption("--backend")
     options = backend_session.configure_backend(config)
     controller = backend_session.is_xdist_controller(config)
-    if not controller:
+    collect_only = bool(config.getoption("collectonly", False))
+    if not controller and not collect_only:
         # watchdog, crash dump, leaks, example counts; before the probes, so that a worker
         # crashing in a probe leaves its stacks in the run's crashes/ too
         isolation.configure_runner(config, lambda: backend_session.current_backend(config),
@@ -59,8 +66,10 @@ def pytest_configure(config: pytest.Config) -> None:
         backend_session.probe_backend(config, backend_session.worker_id(config) or "main")
     if hasattr(config, "workerinput"):
         return  # xdist worker: the controller records results
-    # a child's parent checked already; a -n 0 process has just loaded the backend
-    if not os.environ.get(keys.OWN_PROCESS_ENV) and controller:
+    # a child's parent checked already, and so did mdlri-conformance run; a -n 0 process has
+    # loaded the backend of the first device only: every id of --devices is checked here too
+    if not os.environ.get(keys.OWN_PROCESS_ENV) and not keys.under_cli(config) \
+            and not collect_only:
         try:
             preflight(name, options, devices=parse_devices(config.getoption("--devices")),
                       kernel_binary=config.getoption("--kernel-binary"),

@@ -16,7 +16,7 @@ import pytest
 
 from . import keys, known, rundir
 from .backend_session import is_xdist_controller
-from .items import SPEC_DIR, is_spec
+from .items import SPEC_DIR, is_spec, spec_nodeid
 from .known import Expectations
 
 
@@ -38,9 +38,25 @@ class RunState:
         self.probes: dict[str, dict[str, Any]] = {}
         #: the node ids of the specs selected to run (None until collection reports them)
         self.collected: list[str] | None = None
-        #: how the run ended (rundir.finish): complete, interrupted, internal error
+        #: how the run ended (rundir.finish): complete, interrupted, internal error, or
+        #: "cannot write ..." (:mod:`.write_guard`)
         self.ended = "complete"
         self.jsonl: Any = None
+        #: the first write into the report directory that failed (a full disk), one line
+        self.write_error: str | None = None
+        #: asks the run to stop (set by the Recorder when the session starts)
+        self.stop: Any = None
+        #: set when the run reached its end record (written last, by write_guard)
+        self.finish_status: bool | None = None
+        #: the rootdir of this pytest: a spec's node id is recorded relative to the suite
+        #: (``conformance/specs/...``), whatever it is (:func:`.items.spec_nodeid`)
+        self.rootpath: Path | None = None
+
+    def canonical(self, nodeid: str) -> str:
+        """The node id as every run records it."""
+        if self.rootpath is None:
+            return nodeid
+        return spec_nodeid(self.rootpath, nodeid) or nodeid
 
     def open(self, argv: list[str] | None = None) -> None:
         """Claim the report directory and write the start record (once, lazily: a run that
@@ -52,10 +68,57 @@ class RunState:
         self.jsonl = (self.report_dir / rundir.RESULTS_FILE).open("x", encoding="utf-8")
 
     def record(self, row: dict[str, Any]) -> None:
-        self.open()
+        """Append a row to results.jsonl; a row that cannot be written (a full disk) is not
+        counted either, and the run stops (:meth:`cannot_write`): the summary then counts
+        exactly the rows results.jsonl holds."""
+        if self.write_error is not None:
+            return
+        row["nodeid"] = self.canonical(row["nodeid"])
+        try:
+            self.open()
+            self.jsonl.write(json.dumps(row, sort_keys=True) + "\n")
+            self.jsonl.flush()
+        except (OSError, rundir.RunDirError) as exc:
+            self.cannot_write(rundir.RESULTS_FILE, exc)
+            return
         self.results.append(row)
-        self.jsonl.write(json.dumps(row, sort_keys=True) + "\n")
-        self.jsonl.flush()
+
+    def cannot_write(self, name: str | None, exc: BaseException) -> None:
+        """A file of the run could not be written: remember the first (one line) and stop
+        the run; it ends INCOMPLETE, saying why (:mod:`.write_guard`)."""
+        if self.write_error is None:
+            why = getattr(exc, "strerror", None) or str(exc)
+            where = self.report_dir / name if name else f"the reports in {self.report_dir}"
+            self.write_error = f"cannot write {where}: {why}"
+        if self.jsonl is not None:
+            _close_quietly(self.jsonl)
+            self.jsonl = _Closed()
+        if callable(self.stop):
+            self.stop(self.write_error)
+
+
+class _Closed:
+    """results.jsonl after a failed write: nothing more is written to it."""
+
+    def write(self, text: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _close_quietly(f: Any) -> None:
+    """Close a file whose buffer may not be writable any more (a full disk)."""
+    try:
+        f.close()
+    except OSError:
+        try:  # the buffered rest is lost; the descriptor must still be released
+            os.close(f.fileno())
+        except (OSError, ValueError):
+            pass
 
 
 def run_state(config: pytest.Config) -> RunState | None:
@@ -87,6 +150,7 @@ def start_recording(config: pytest.Config, backend_name: str, backend: Any) -> R
         state = RunState(report_dir, backend_name, exp, config.getoption("--gate"))
     except OSError as exc:
         raise pytest.UsageError(f"report directory {report_dir}: {exc.strerror or exc}") from None
+    state.rootpath = config.rootpath
     if backend is not None:
         state.backend_version = str(backend.version())
     config.stash[keys.state_key] = state
@@ -99,7 +163,7 @@ def stop_recording(config: pytest.Config) -> None:
     """Close ``results.jsonl`` (at unconfigure)."""
     state = config.stash.get(keys.state_key, None)
     if state is not None and state.jsonl is not None:
-        state.jsonl.close()
+        _close_quietly(state.jsonl)
 
 
 def _terminate_as_interrupt(config: pytest.Config) -> None:
@@ -131,19 +195,21 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def _collected(state: RunState, nodeids: list[str]) -> None:
     if state.collected is not None or not nodeids:
         return
-    state.collected = list(nodeids)
+    state.collected = [state.canonical(i) for i in nodeids]
+    nodeids = state.collected
     try:
         state.open()
         rundir.write_collected(state.report_dir, nodeids)
-    except (OSError, rundir.RunDirError) as exc:
+    except rundir.RunDirError as exc:  # a directory that is no place for a run: bad input
         raise pytest.UsageError(str(exc)) from None
+    except OSError as exc:  # a full disk: the run stops, INCOMPLETE
+        state.cannot_write(rundir.COLLECTED_FILE, exc)
 
 
 def _spec_nodeid(config: pytest.Config, nodeid: str) -> bool:
     """True when a node id names a test under conformance/specs/ (the controller of an xdist
-    run sees node ids only)."""
-    path = (config.rootpath / nodeid.split("::", 1)[0]).resolve()
-    return SPEC_DIR.resolve() in path.parents
+    run sees node ids only, relative to the workers' rootdir)."""
+    return spec_nodeid(config.rootpath, nodeid) is not None
 
 
 def _plain(value: Any) -> Any:
@@ -188,6 +254,20 @@ class Recorder:
     def __init__(self, state: RunState) -> None:
         self.state = state
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """A failed write stops the run at once (pytest.exit: xdist's workers are ended too,
+        and the rest of their specs could not be recorded anyway), while specs run; the
+        end of the session then says INCOMPLETE (write_guard)."""
+
+        def stop(why: str) -> None:
+            pytest.exit(why, returncode=pytest.ExitCode.INTERRUPTED)
+
+        self.state.stop = stop
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        self.state.stop = None  # the end: the rows held until now are written, or not
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """xdist: the first worker's collection is the run's list of specs."""
@@ -214,8 +294,9 @@ class Recorder:
         CHANGED it does not accept under ``--gate strict``). Runs before pytest counts the
         report, so the exit status is the gate's verdict."""
         exp = self.state.expectations
-        entry = exp.lookup(report.nodeid, info["clauses"], self.state.backend_version,
-                           info["outcome"], info.get("message", "")) if exp is not None else None
+        entry = exp.lookup(self.state.canonical(report.nodeid), info["clauses"],
+                           self.state.backend_version, info["outcome"],
+                           info.get("message", "")) if exp is not None else None
         final = known.apply(info["outcome"], entry)
         info.update(known.describe(entry))
         if final == "XFAIL":

@@ -18,8 +18,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state is None:
         return
     from .artefacts import write_all  # jinja2 and the templates: only when a run ends
-    state.ended = {pytest.ExitCode.INTERRUPTED: "interrupted",
-                   pytest.ExitCode.INTERNAL_ERROR: "internal error"}.get(exitstatus, "complete")
+    state.ended = state.write_error or {
+        pytest.ExitCode.INTERRUPTED: "interrupted",
+        pytest.ExitCode.INTERNAL_ERROR: "internal error"}.get(exitstatus, "complete")
     if state.jsonl is None and not state.results:
         return  # no spec was collected: not a conformance run, nothing to write
     if exitstatus == pytest.ExitCode.USAGE_ERROR and not state.results:
@@ -56,7 +57,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = {verdict.NOTHING_TESTED: pytest.ExitCode.NO_TESTS_COLLECTED,
                               verdict.INCOMPLETE: pytest.ExitCode.INTERRUPTED,
                               }.get(final, pytest.ExitCode.TESTS_FAILED)
-    rundir.finish(state.report_dir, state.ended, int(session.exitstatus))
+    state.finish_status = True  # run.json's end record: written last (write_guard)
 
 
 def _selection(config: pytest.Config) -> str:
@@ -85,11 +86,16 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                       + f": {r['message']}"[:240])
     if len(bad) > 20:
         tr.write_line(f"  ... and {len(bad) - 20} more (divergences.json)")
+    prefix = "mdlri-conformance: error:" if keys.under_cli(config) else "ERROR:"
     for err in state.expectation_errors:
-        tr.write_line(f"ERROR: {err}", red=True)
+        tr.write_line(f"{prefix} {err}", red=True)
     for line in probe_lines(state.summary.get("probe")):
         tr.write_line(line)
-    tr.write_line(f"results: {state.report_dir} (index.html, summary.md, divergences.json)")
+    if (state.report_dir / "summary.json").is_file():
+        tr.write_line(f"results: {state.report_dir} (index.html, summary.md, divergences.json)")
+    else:  # a full disk (write_guard)
+        tr.write_line(f"results: {state.report_dir} (results.jsonl only: no room for the "
+                      "reports; mdlri-conformance report DIR writes them)")
 
 
 def _shorten(text: str, width: int) -> str:

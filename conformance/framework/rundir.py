@@ -50,18 +50,39 @@ def claim(path: Path) -> None:
         raise RunDirError(f"--report-dir {path}: {exc.strerror or exc}") from None
 
 
+#: spaces after the start record's JSON: room for its end record on a full disk
+END_RESERVE = 1024
+
+
 def start(path: Path, backend: str, argv: list[str] | None = None) -> None:
-    """Write the start record."""
-    write_json(path / RUN_FILE, {"backend": backend, "started": _now(), "ended": None,
-                                 "argv": list(argv if argv is not None else sys.argv),
-                                 "pid": os.getpid()})
+    """Write the start record, with room for the end record (:func:`finish`)."""
+    update_meta(path, {"backend": backend, "started": _now(), "ended": None,
+                       "argv": list(argv if argv is not None else sys.argv),
+                       "pid": os.getpid()})
+
+
+def update_meta(path: Path, meta: dict[str, Any]) -> None:
+    """Rewrite the run record of a run under way (e.g. its shard), keeping the room for the
+    end record after it."""
+    write_text(path / RUN_FILE, json.dumps(meta, indent=1, sort_keys=True) + "\n"
+               + " " * END_RESERVE + "\n")
 
 
 def finish(path: Path, ended: str, exitstatus: int) -> None:
-    """Write the end record (how the run ended and pytest's exit status)."""
+    """Write the end record (how the run ended and pytest's exit status). On a full disk
+    (no room for a new file) it overwrites the start record in place, in the room
+    :func:`start` left after it (JSON ignores the trailing spaces)."""
     meta = read_meta(path)
     meta.update({"ended": ended, "finished": _now(), "exitstatus": int(exitstatus)})
-    write_json(path / RUN_FILE, meta)
+    text = json.dumps(meta, indent=1, sort_keys=True) + "\n"
+    try:
+        write_text(path / RUN_FILE, text)
+    except OSError:
+        size = (path / RUN_FILE).stat().st_size
+        if len(text.encode("utf-8")) > size:
+            raise
+        with open(path / RUN_FILE, "r+b") as f:  # the blocks are there already
+            f.write(text.encode("utf-8").ljust(size, b" "))
 
 
 def read_meta(path: Path) -> dict[str, Any]:
@@ -118,8 +139,14 @@ def prune(parent: Path, keep: int, current: Path | None = None) -> list[Path]:
 def write_text(path: Path, text: str) -> None:
     """Write a file whole (a reader never sees half a file)."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:  # a full disk: no half-written .tmp is left behind
+        tmp.unlink(missing_ok=True)
+        if exc.filename is None:  # a failed write() names no file: name the one meant
+            exc.filename = str(path)
+        raise
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -139,6 +166,6 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-__all__ = ["COLLECTED_FILE", "RUN_FILE", "RunDirError", "claim", "discard", "ended", "finish",
-           "holds_run", "prune", "read_collected", "read_json", "read_meta", "start",
-           "write_collected", "write_json", "write_text"]
+__all__ = ["COLLECTED_FILE", "END_RESERVE", "RUN_FILE", "RunDirError", "claim", "discard",
+           "ended", "finish", "holds_run", "prune", "read_collected", "read_json", "read_meta",
+           "start", "update_meta", "write_collected", "write_json", "write_text"]

@@ -359,11 +359,14 @@ class ShardPlugin:
         self._written = True
         head = {"shard": self.k, "of": self.n}
         record = {**head, **(self.info or {}), "selected": sorted(state.collected)}
-        rundir.write_json(Path(state.report_dir) / SHARD_FILE, record)
-        meta = rundir.read_meta(Path(state.report_dir))
-        if meta:
-            meta["shard"] = head
-            rundir.write_json(Path(state.report_dir) / rundir.RUN_FILE, meta)
+        try:
+            rundir.write_json(Path(state.report_dir) / SHARD_FILE, record)
+            meta = rundir.read_meta(Path(state.report_dir))
+            if meta:
+                meta["shard"] = head
+                rundir.update_meta(Path(state.report_dir), meta)
+        except OSError as exc:  # a full disk: the run stops, INCOMPLETE (write_guard)
+            state.cannot_write(Path(exc.filename or SHARD_FILE).name, exc)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -245,7 +245,8 @@ def verdict_line(summary: dict[str, Any]) -> str:
     """``gate: VERDICT (backend B): why``."""
     v = summary.get("verdict") or {"verdict": summary["gate"].upper(), "why": ""}
     strict = " (strict)" if summary.get("gate_mode") == "strict" else ""
-    return (f"gate{strict}: {v['verdict']} (backend {summary.get('backend') or 'unknown'})"
+    backend = summary.get("backend") or "not recorded"
+    return (f"gate{strict}: {v['verdict']} (backend {backend})"
             + (f": {v['why']}" if v.get("why") else ""))
 
 
