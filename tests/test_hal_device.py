@@ -156,13 +156,14 @@ def test_value_write_writes_exactly_its_size(dev: HalDevice, size: int) -> None:
 def test_event_wait_blocks_until_another_sq_records(dev: HalDevice) -> None:
     a, b = dev.alloc(stream_id=1), dev.alloc(stream_id=2)
     src, marker = i32([77]), i32([0])
-    dev.submit(a.sq, sqe.event_wait(1, 1, event_id=12),
+    dev.submit(a.sq, sqe.nop(1, 0, wr_cqe=1), sqe.event_wait(1, 1, event_id=12),
                sqe.memcpy(1, 2, address(src), address(marker), 4))
+    assert only(dev.collect(a.cq, 1)).task_id == 0  # A has reached its wait
     dev.submit(b.sq, sqe.nop(2, 1, wr_cqe=1))
     only(dev.collect(b.cq, 1))  # the device runs B while A waits
-    assert dev.query(a.sq, PROP_SQ_HEAD) == 0, "A's wait has not passed"
+    assert dev.recv(a.cq, timeout_ms=200) == (DRV_ERROR_WAIT_TIMEOUT, []), "A's wait passed"
+    assert dev.query(a.sq, PROP_SQ_HEAD) == 1, "A's head stays on its wait"
     assert marker[0] == 0, "the copy after the wait has not run"
-    assert dev.recv(a.cq, timeout_ms=0) == (DRV_ERROR_NONE, [])
     dev.submit(b.sq, sqe.event_record(2, 2, event_id=12))
     rec = only(dev.collect(b.cq, 1))
     assert (rec.sqe_type, rec.task_id, rec.error_type) == (sqe.EVENT_RECORD, 2, 0)
@@ -217,10 +218,12 @@ def test_a_stopped_sq_resumes_at_the_head_the_runtime_sets(dev: HalDevice) -> No
 
 def test_notify_wait_blocks_then_consumes_the_record(dev: HalDevice) -> None:
     a, b = dev.alloc(stream_id=1), dev.alloc(stream_id=2)
-    dev.submit(a.sq, sqe.notify_wait(1, 1, notify_id=700))
+    dev.submit(a.sq, sqe.nop(1, 0, wr_cqe=1), sqe.notify_wait(1, 1, notify_id=700))
+    assert only(dev.collect(a.cq, 1)).task_id == 0  # A has reached its wait
     dev.submit(b.sq, sqe.nop(2, 1, wr_cqe=1))
     only(dev.collect(b.cq, 1))
-    assert dev.query(a.sq, PROP_SQ_HEAD) == 0
+    assert dev.recv(a.cq, timeout_ms=200) == (DRV_ERROR_WAIT_TIMEOUT, []), "A's wait passed"
+    assert dev.query(a.sq, PROP_SQ_HEAD) == 1
     dev.submit(b.sq, sqe.notify_record(2, 2, notify_id=700))
     assert only(dev.collect(a.cq, 1)).sqe_type == sqe.NOTIFY_WAIT
     assert dev.notify_state(700) == 0
