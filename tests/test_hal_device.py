@@ -268,6 +268,50 @@ def test_kernel_with_an_unbound_pc_raises_an_exception(dev: HalDevice) -> None:
     assert dev.query(q.sq, PROP_SQ_STATUS) == 0
 
 
+WAIT_FLAG_PC, TRAP_IF_PC = 0x2000, 0x3000
+
+
+def test_a_kernel_waiting_on_memory_runs_once_another_sq_writes_it(dev: HalDevice,
+                                                                    kernels: Path) -> None:
+    assert dev.bind_kernel(WAIT_FLAG_PC, kernels, "wait_flag") == 0
+    a, b = dev.alloc(stream_id=1), dev.alloc(stream_id=2)
+    flag, out = i32([0]), i32([0])
+    args = ctypes.create_string_buffer(struct.pack("<QQi4x", address(flag), address(out), 9), 24)
+    dev.submit(a.sq, sqe.nop(1, 0, wr_cqe=1),
+               sqe.kernel(1, 1, WAIT_FLAG_PC, ctypes.addressof(args),
+                          credit=sqe.NEVER_TIMEOUT_CREDIT))
+    assert only(dev.collect(a.cq, 1)).task_id == 0
+    assert dev.recv(a.cq, timeout_ms=200) == (DRV_ERROR_WAIT_TIMEOUT, []), "the kernel ran"
+    assert out[0] == 0
+    dev.submit(b.sq, sqe.write_value(2, 1, address(flag), struct.pack("<i", 1)))
+    c = only(dev.collect(a.cq, 1))
+    assert (c.task_id, c.error_type, out[0]) == (1, 0, 9)
+
+
+def test_a_kernel_past_its_credit_times_out(dev: HalDevice, kernels: Path) -> None:
+    """Kernel credit 1: one credit of kernel time (stars_base.hpp:46), then a task timeout."""
+    assert dev.bind_kernel(WAIT_FLAG_PC, kernels, "wait_flag") == 0
+    q = dev.alloc(stream_id=1)
+    flag, out = i32([0]), i32([0])
+    args = ctypes.create_string_buffer(struct.pack("<QQi4x", address(flag), address(out), 9), 24)
+    dev.submit(q.sq, sqe.kernel(1, 1, WAIT_FLAG_PC, ctypes.addressof(args), credit=1))
+    c = only(dev.collect(q.cq, 1, deadline_ms=30000))
+    assert (c.sqe_type, c.error_type, c.ts_error()) == (sqe.FFTS, sqe.ERR_TASK_TIMEOUT,
+                                                         sqe.TS_ERROR_TASK_TIMEOUT)
+    assert out[0] == 0
+
+
+@pytest.mark.parametrize("raised", [0, 1])
+def test_a_kernel_fault_is_an_exception(dev: HalDevice, kernels: Path, raised: int) -> None:
+    assert dev.bind_kernel(TRAP_IF_PC, kernels, "trap_if") == 0
+    q = dev.alloc(stream_id=1)
+    flag = i32([raised])
+    args = ctypes.create_string_buffer(struct.pack("<Q", address(flag)), 8)
+    dev.submit(q.sq, sqe.kernel(1, 1, TRAP_IF_PC, ctypes.addressof(args)))
+    c = only(dev.collect(q.cq, 1))
+    assert c.error_type == (sqe.ERR_EXCEPTION if raised else 0)
+
+
 # ---- what the device cannot run yet says so ----
 
 @pytest.mark.parametrize("sub_type", [sqe.CONDS_MODEL_EXEC, sqe.CONDS_MEM_WAIT_VALUE])

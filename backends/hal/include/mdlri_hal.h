@@ -162,6 +162,10 @@ struct halReportRecvInfo {
 #define MDLRI_CQE_ERR_TRAP 0x02u
 #define MDLRI_CQE_ERR_TASK_TIMEOUT 0x04u
 #define MDLRI_CQE_ERR_SQE_ERROR 0x08u
+/* a kernel credit of 255 never times out (src/runtime/core/inc/stars/stars_base.hpp:39);
+ * otherwise each credit is this many ms of kernel time (stars_base.hpp:46: 2^32 / 1000M s) */
+#define MDLRI_KERNEL_CREDIT_NEVER 255u
+#define MDLRI_KERNEL_CREDIT_MS 4294.967296
 /* TS error codes (src/runtime/core/inc/task_scheduler_error.h:150-153) */
 #define MDLRI_TS_ERROR_TASK_EXCEPTION 0x103u
 #define MDLRI_TS_ERROR_TASK_TIMEOUT 0x105u
@@ -182,13 +186,22 @@ MDLRI_HAL_API drvError_t halSqCqConfig(uint32_t devId, struct halSqCqConfigInfo 
 typedef void (*mdlri_hal_kernel_fn)(void *args, size_t args_size, uint32_t block_idx,
                                     uint32_t num_blocks);
 
+/* Optional companions of a host kernel (mdlri_host_kernel.h): `ready` is polled (about
+ * every millisecond) until non-zero before the kernel runs, the kernel counting as running
+ * meanwhile (its kernel credit can run out); `fault` non-zero means an AI Core exception
+ * instead of running it. */
+typedef int (*mdlri_hal_kernel_check_fn)(const void *args, size_t args_size);
+
 /* Bind the kernel code address `pc` (what a kernel SQE carries in pc_addr) to `fn`, called
- * with `args_size` bytes of arguments. 0, or -1 when the registry is full or fn is NULL. */
+ * with `args_size` bytes of arguments; `ready` and `fault` may be NULL. 0, or -1 when the
+ * registry is full or fn is NULL. */
 MDLRI_HAL_API int mdlri_hal_kernel_register(uint64_t pc, const char *name,
-                                            mdlri_hal_kernel_fn fn, uint32_t args_size);
+                                            mdlri_hal_kernel_fn fn, uint32_t args_size,
+                                            mdlri_hal_kernel_check_fn ready,
+                                            mdlri_hal_kernel_check_fn fault);
 /* Bind `pc` to kernel `name` of the host kernel library `library` (dlopen): the function
- * NAME, its args size the end of its NAME__params table. 0; -1 library not loadable; -2 no
- * such kernel; -3 registry full. */
+ * NAME, its args size the end of its NAME__params table, NAME__ready and NAME__fault when
+ * the library has them. 0; -1 library not loadable; -2 no such kernel; -3 registry full. */
 MDLRI_HAL_API int mdlri_hal_kernel_bind(uint64_t pc, const char *library, const char *name);
 /* Forget every binding. */
 MDLRI_HAL_API void mdlri_hal_kernel_clear(void);

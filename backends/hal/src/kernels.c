@@ -36,7 +36,8 @@ static reg_entry g_reg[REG_MAX];
 static uint32_t g_reg_n;
 
 int mdlri_hal_kernel_register(uint64_t pc, const char *name, mdlri_hal_kernel_fn fn,
-                              uint32_t args_size) {
+                              uint32_t args_size, mdlri_hal_kernel_check_fn ready,
+                              mdlri_hal_kernel_check_fn fault) {
     if (fn == NULL) return -1;
     int rc = -1;
     pthread_mutex_lock(&g_reg_mu);
@@ -45,7 +46,8 @@ int mdlri_hal_kernel_register(uint64_t pc, const char *name, mdlri_hal_kernel_fn
     if (i < REG_MAX) {
         g_reg[i].pc = pc;
         snprintf(g_reg[i].name, sizeof g_reg[i].name, "%s", name ? name : "");
-        g_reg[i].k = (ts_kernel){.fn = fn, .args_size = args_size};
+        g_reg[i].k = (ts_kernel){.fn = fn, .args_size = args_size, .ready = ready,
+                                 .fault = fault};
         if (i == g_reg_n) g_reg_n++;
         rc = 0;
     }
@@ -70,9 +72,17 @@ int mdlri_hal_kernel_bind(uint64_t pc, const char *library, const char *name) {
         }
         size = (size + 7u) & ~7u; /* the struct's natural alignment: 8 (it holds pointers) */
     }
+    /* object pointers to function pointers, as dlsym requires */
     mdlri_hal_kernel_fn fn;
-    memcpy(&fn, &sym, sizeof fn); /* object pointer to function pointer, as dlsym requires */
-    return mdlri_hal_kernel_register(pc, name, fn, size) == 0 ? 0 : -3;
+    memcpy(&fn, &sym, sizeof fn);
+    mdlri_hal_kernel_check_fn checks[2] = {NULL, NULL};
+    static const char *const suffix[2] = {"__ready", "__fault"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(pname, sizeof pname, "%s%s", name, suffix[i]);
+        void *c = dlsym(lib, pname);
+        if (c != NULL) memcpy(&checks[i], &c, sizeof checks[i]);
+    }
+    return mdlri_hal_kernel_register(pc, name, fn, size, checks[0], checks[1]) == 0 ? 0 : -3;
 }
 
 void mdlri_hal_kernel_clear(void) {

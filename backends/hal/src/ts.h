@@ -119,6 +119,7 @@ uint64_t ts_now_ns(void);
 typedef struct {
     mdlri_hal_kernel_fn fn;
     uint32_t args_size;
+    mdlri_hal_kernel_check_fn ready, fault;
 } ts_kernel;
 int ts_kernel_lookup(uint64_t pc, ts_kernel *out);
 

@@ -133,14 +133,40 @@ static ts_result run_place_holder(const uint8_t *s) {
     return OK;
 }
 
-static ts_result run_kernel(const uint8_t *s) {
+static int sq_stopping(ts_sq *sq) {
+    pthread_mutex_lock(&g_ts.mu);
+    int stop = sq->stop;
+    pthread_mutex_unlock(&g_ts.mu);
+    return stop;
+}
+
+/* A kernel SQE: the host kernel bound to its pc, once per block. A kernel with a ready check
+ * counts as running until the check passes; its kernel credit (u8 @14) bounds that time. */
+static ts_result run_kernel(ts_sq *sq, const uint8_t *s, int *stopped) {
     uint64_t pc = addr(sqe_u32(s, 32), sqe_u32(s, 36) & 0xFFFFu);
     uint64_t args = addr(sqe_u32(s, 40), sqe_u32(s, 44) & 0x000FFFFFu);
     uint32_t blocks = sqe_block_dim(s);
+    unsigned credit = sqe_u8(s, 14);
+    void *a = (void *)(uintptr_t)args;
     ts_kernel k;
     if (ts_kernel_lookup(pc, &k) != 0) return EXCEPTION;
     if (blocks == 0) blocks = 1;
-    for (uint32_t b = 0; b < blocks; b++) k.fn((void *)(uintptr_t)args, k.args_size, b, blocks);
+    if (k.ready != NULL) {
+        uint64_t limit_ns = (uint64_t)(credit * MDLRI_KERNEL_CREDIT_MS * 1e6);
+        uint64_t start = ts_now_ns();
+        const struct timespec tick = {0, 1000000L};
+        while (!k.ready(a, k.args_size)) {
+            if (sq_stopping(sq)) {
+                *stopped = 1;
+                return OK;
+            }
+            if (credit != MDLRI_KERNEL_CREDIT_NEVER && ts_now_ns() - start >= limit_ns)
+                return TIMED_OUT;
+            nanosleep(&tick, NULL);
+        }
+    }
+    if (k.fault != NULL && k.fault(a, k.args_size)) return EXCEPTION;
+    for (uint32_t b = 0; b < blocks; b++) k.fn(a, k.args_size, b, blocks);
     return OK;
 }
 
@@ -189,7 +215,7 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
         r = run_place_holder(s);
         break;
     default:
-        r = run_kernel(s);
+        r = run_kernel(sq, s, stopped);
         break;
     }
     pthread_mutex_lock(&g_ts.mu);
