@@ -22,8 +22,10 @@ import pytest
 from mdlri_conformance.backends.hal import sqe
 from mdlri_conformance.backends.hal.build import hal_library, host_kernel_library
 from mdlri_conformance.backends.hal.device import (
-    DRV_ERROR_BUSY, DRV_ERROR_NONE, DRV_ERROR_WAIT_TIMEOUT, PROP_CQE_SIZE, PROP_SQ_HEAD,
-    PROP_SQ_STATUS, PROP_SQ_TAIL, PROP_SQE_SIZE, HalDevice)
+    DRV_ERROR_BUSY, DRV_ERROR_INVALID_VALUE, DRV_ERROR_NO_RESOURCES, DRV_ERROR_NONE,
+    DRV_ERROR_WAIT_TIMEOUT, DRV_EVENT_ID, DRV_NOTIFY_ID, DRV_RESOURCE_EVENT_ID,
+    DRV_RESOURCE_SQ_ID, PROP_CQE_SIZE, PROP_SQ_HEAD, PROP_SQ_STATUS, PROP_SQ_TAIL, PROP_SQE_SIZE,
+    HalDevice)
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
                                 reason="gcc is not installed: the virtual device cannot be built")
@@ -99,6 +101,35 @@ def test_a_full_sq_refuses_at_once(dev: HalDevice) -> None:
     assert dev.send(q.sq, [sqe.nop(1, 5, wr_cqe=1)])[0] == DRV_ERROR_NONE
     assert only(dev.collect(q.cq, 1)).task_id == 5
     assert dev.query(q.sq, PROP_SQ_HEAD) == 1, "five SQEs through a ring of four"
+
+
+# ---- id resources ----
+
+def test_event_ids_are_handed_out_and_taken_back(dev: HalDevice) -> None:
+    assert [dev.alloc_id(DRV_EVENT_ID) for _ in range(2)] == [(DRV_ERROR_NONE, 0),
+                                                              (DRV_ERROR_NONE, 1)]
+    assert dev.alloc_id(DRV_EVENT_ID, want=40) == (DRV_ERROR_NONE, 40)
+    assert dev.alloc_id(DRV_EVENT_ID, want=40)[0] == DRV_ERROR_NO_RESOURCES
+    capacity, used = dev.resource_info(DRV_RESOURCE_EVENT_ID)
+    assert used == 3 and capacity >= 1024
+    assert dev.free_id(DRV_EVENT_ID, 1) == DRV_ERROR_NONE
+    assert dev.free_id(DRV_EVENT_ID, 1) == DRV_ERROR_INVALID_VALUE
+    assert dev.alloc_id(DRV_EVENT_ID) == (DRV_ERROR_NONE, 1), "the lowest free id"
+    dev.alloc(stream_id=1)
+    assert dev.resource_info(DRV_RESOURCE_SQ_ID)[1] == 1
+
+
+def test_a_fresh_event_or_notify_id_starts_unset(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=1)
+    event = dev.alloc_id(DRV_EVENT_ID)[1]
+    notify = dev.alloc_id(DRV_NOTIFY_ID)[1]
+    dev.submit(q.sq, sqe.event_record(1, 1, event), sqe.notify_record(1, 2, notify))
+    dev.collect(q.cq, 2)
+    assert (dev.event_state(event), dev.notify_state(notify)) == (1, 1)
+    for kind, got in ((DRV_EVENT_ID, event), (DRV_NOTIFY_ID, notify)):
+        assert dev.free_id(kind, got) == DRV_ERROR_NONE
+        assert dev.alloc_id(kind) == (DRV_ERROR_NONE, got)
+    assert (dev.event_state(event), dev.notify_state(notify)) == (0, 0)
 
 
 # ---- NOP ----

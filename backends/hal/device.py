@@ -19,8 +19,12 @@ DRV_ERROR_NO_RESOURCES, DRV_ERROR_WAIT_TIMEOUT, DRV_ERROR_NOT_SUPPORT = 14, 16, 
 DRV_NORMAL_TYPE, DRV_LOGIC_TYPE = 0, 2
 PROP_SQ_STATUS, PROP_SQ_HEAD, PROP_SQ_TAIL, PROP_SQ_DEPTH = 0, 1, 2, 7
 PROP_SQE_SIZE, PROP_CQE_SIZE = 13, 14
-# allocation flags (ascend_hal_define.h:1093-1101)
+# allocation flags (ascend_hal_define.h:1093-1101, 1115)
 FLAG_REUSE_CQ = 1 << 0
+RES_SPECIFIED_ID = 1 << 1
+# drvIdType_t (trs_pkg.h:177-187) and drvResourceType_t (ascend_hal_base.h:4239-4249)
+DRV_STREAM_ID, DRV_EVENT_ID, DRV_MODEL_ID, DRV_NOTIFY_ID = 0, 1, 2, 3
+DRV_RESOURCE_EVENT_ID, DRV_RESOURCE_SQ_ID = 1, 5
 UMAX = 0xFFFFFFFF
 
 U32 = ctypes.c_uint32
@@ -72,6 +76,24 @@ class ReportRecv(ctypes.Structure):
                 ("res", U32 * 8)]
 
 
+class ResourceIdInput(ctypes.Structure):
+    """``struct halResourceIdInputInfo`` (trs_pkg.h:191-196)."""
+
+    _fields_ = [("type", ctypes.c_int), ("tsId", U32), ("resourceId", U32), ("res", U32 * 8)]
+
+
+class ResourceIdOutput(ctypes.Structure):
+    """``struct halResourceIdOutputInfo`` (trs_pkg.h:198-201)."""
+
+    _fields_ = [("resourceId", U32), ("res", U32 * 8)]
+
+
+class ResourceInfo(ctypes.Structure):
+    """``struct halResourceInfo`` (ascend_hal_base.h:4250-4254)."""
+
+    _fields_ = [("capacity", U32), ("usedNum", U32), ("reserve", U32 * 2)]
+
+
 @dataclass(frozen=True)
 class Queue:
     """An allocated SQ and the CQ it reports to."""
@@ -104,6 +126,12 @@ class HalDevice:
         ):
             fn = getattr(lib, name)
             fn.argtypes, fn.restype = argtypes, ctypes.c_int
+        lib.halResourceIdAlloc.argtypes = [U32, ctypes.POINTER(ResourceIdInput),
+                                           ctypes.POINTER(ResourceIdOutput)]
+        lib.halResourceIdFree.argtypes = [U32, ctypes.POINTER(ResourceIdInput)]
+        lib.halResourceInfoQuery.argtypes = [U32, U32, ctypes.c_int, ctypes.POINTER(ResourceInfo)]
+        for name in ("halResourceIdAlloc", "halResourceIdFree", "halResourceInfoQuery"):
+            getattr(lib, name).restype = ctypes.c_int
         lib.mdlri_hal_kernel_bind.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p]
         lib.mdlri_hal_kernel_bind.restype = ctypes.c_int
         for name in ("mdlri_hal_event_state", "mdlri_hal_notify_state"):
@@ -175,6 +203,29 @@ class HalDevice:
         info = SqCqProp(type=DRV_NORMAL_TYPE, sqId=sq, prop=prop)
         info.value[0] = value
         return int(self.lib.halSqCqConfig(0, info))
+
+    # ---- id resources ----
+    def alloc_id(self, id_type: int, want: int | None = None) -> tuple[int, int]:
+        """halResourceIdAlloc: (drvError, id); ``want`` asks for that id."""
+        inp = ResourceIdInput(type=id_type)
+        if want is not None:
+            inp.resourceId = want
+            inp.res[1] = RES_SPECIFIED_ID
+        out = ResourceIdOutput()
+        rc = int(self.lib.halResourceIdAlloc(0, inp, out))
+        return rc, int(out.resourceId)
+
+    def free_id(self, id_type: int, resource_id: int) -> int:
+        """halResourceIdFree; the drvError."""
+        return int(self.lib.halResourceIdFree(0, ResourceIdInput(type=id_type,
+                                                                 resourceId=resource_id)))
+
+    def resource_info(self, resource_type: int) -> tuple[int, int]:
+        """halResourceInfoQuery: (capacity, used)."""
+        info = ResourceInfo()
+        self._check("halResourceInfoQuery", self.lib.halResourceInfoQuery(0, 0, resource_type,
+                                                                          info))
+        return int(info.capacity), int(info.usedNum)
 
     # ---- ours ----
     def bind_kernel(self, pc: int, library: Path, name: str) -> int:

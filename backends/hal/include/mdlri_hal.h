@@ -5,9 +5,10 @@
  *
  *  1. The driver (HAL) entry points the CANN runtime calls, under their real names, with our
  *     own declarations of their argument structs written from the facts in ../README.md
- *     (field order, types and enum values as the runtime uses them; nothing copied). Only
- *     the SQ/CQ group is here so far: halSqCqAllocate, halSqCqFree, halSqTaskSend,
- *     halCqReportRecv, halSqCqQuery, halSqCqConfig.
+ *     (field order, types and enum values as the runtime uses them; nothing copied). So far
+ *     the SQ/CQ group (halSqCqAllocate, halSqCqFree, halSqTaskSend, halCqReportRecv,
+ *     halSqCqQuery, halSqCqConfig) and the id resources (halResourceIdAlloc/Free,
+ *     halResourceInfoQuery).
  *
  *  2. mdlri_hal_* functions of our own: the kernel registry (a kernel SQE carries the device
  *     address of the kernel's code; the registry binds that address to a host kernel), state
@@ -153,6 +154,52 @@ struct halReportRecvInfo {
     uint32_t res[MDLRI_SQCQ_RESV_LENGTH];
 };
 
+/* ---- id resources (trs_pkg.h:177-201, ascend_hal_base.h:4181,4239-4268) ---- */
+typedef enum {
+    DRV_STREAM_ID = 0,
+    DRV_EVENT_ID,
+    DRV_MODEL_ID,
+    DRV_NOTIFY_ID,
+    DRV_CMO_ID,
+    DRV_CNT_NOTIFY_ID,
+    DRV_SQ_ID,
+    DRV_CQ_ID,
+    DRV_INVALID_ID,
+} drvIdType_t;
+
+typedef enum {
+    DRV_RESOURCE_STREAM_ID = 0,
+    DRV_RESOURCE_EVENT_ID,
+    DRV_RESOURCE_MODEL_ID,
+    DRV_RESOURCE_NOTIFY_ID,
+    DRV_RESOURCE_CMO_ID,
+    DRV_RESOURCE_SQ_ID,
+    DRV_RESOURCE_CQ_ID,
+    DRV_RESOURCE_CNT_NOTIFY_ID,
+    DRV_RESOURCE_INVALID_ID,
+} drvResourceType_t;
+
+/* res[1] of an allocation: take the id in resourceId (ascend_hal_define.h:1115) */
+#define TSDRV_RES_SPECIFIED_ID (0x1u << 1)
+
+struct halResourceIdInputInfo {
+    drvIdType_t type;
+    uint32_t tsId;
+    uint32_t resourceId; /* the id to free, or the id asked for */
+    uint32_t res[8];     /* res[0]: stream priority; res[1]: flags */
+};
+
+struct halResourceIdOutputInfo {
+    uint32_t resourceId;
+    uint32_t res[8];
+};
+
+struct halResourceInfo {
+    uint32_t capacity;
+    uint32_t usedNum;
+    uint32_t reserve[2];
+};
+
 /* ---- the SQE and CQE sizes the TS core uses (README: "SQEs", "The CQE") ---- */
 #define MDLRI_HAL_SQE_SIZE 64u
 #define MDLRI_HAL_CQE_SIZE 32u
@@ -179,6 +226,12 @@ MDLRI_HAL_API drvError_t halSqTaskSend(uint32_t devId, struct halTaskSendInfo *i
 MDLRI_HAL_API drvError_t halCqReportRecv(uint32_t devId, struct halReportRecvInfo *info);
 MDLRI_HAL_API drvError_t halSqCqQuery(uint32_t devId, struct halSqCqQueryInfo *info);
 MDLRI_HAL_API drvError_t halSqCqConfig(uint32_t devId, struct halSqCqConfigInfo *info);
+MDLRI_HAL_API drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputInfo *in,
+                                            struct halResourceIdOutputInfo *out);
+MDLRI_HAL_API drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdInputInfo *in);
+MDLRI_HAL_API drvError_t halResourceInfoQuery(uint32_t devId, uint32_t tsId,
+                                              drvResourceType_t type,
+                                              struct halResourceInfo *info);
 
 /* ---- ours: the kernel registry ---- */
 

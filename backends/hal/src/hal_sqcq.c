@@ -290,6 +290,7 @@ void mdlri_hal_reset(void) {
     for (uint32_t i = 0; i < TS_MAX_CQ; i++) ts_cq_release(i);
     memset(g_ts.event, 0, sizeof g_ts.event);
     memset(g_ts.notify, 0, sizeof g_ts.notify);
+    ts_resources_reset();
     pthread_mutex_unlock(&g_ts.mu);
     mdlri_hal_kernel_clear();
 }

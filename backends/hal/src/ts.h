@@ -115,6 +115,9 @@ int ts_sq_start(uint32_t sq_id);                              /* lock held */
 void ts_sq_stop_and_join(uint32_t sq_id); /* lock held on entry and exit */
 uint64_t ts_now_ns(void);
 
+/* resources.c */
+void ts_resources_reset(void); /* lock held */
+
 /* kernels.c: the registry */
 typedef struct {
     mdlri_hal_kernel_fn fn;
