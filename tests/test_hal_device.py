@@ -15,7 +15,7 @@ import shutil
 import struct
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -153,7 +153,8 @@ def test_nop_without_wr_cqe_reports_nothing(dev: HalDevice) -> None:
 # ---- memcpy, memset, value write ----
 
 @pytest.mark.parametrize("layout", [sqe.memcpy, sqe.memcpy_placeholder])
-def test_memcpy_moves_the_bytes(dev: HalDevice, layout) -> None:  # type: ignore[no-untyped-def]
+def test_memcpy_moves_the_bytes(dev: HalDevice,
+                                layout: Callable[[int, int, int, int, int], bytes]) -> None:
     q = dev.alloc(stream_id=3)
     src, dst = i32([1, 2, 3, 4, 5]), i32([0] * 5)
     dev.submit(q.sq, layout(3, 9, address(src), address(dst), 16))
