@@ -19,13 +19,13 @@ from typing import Callable, Iterator
 
 import pytest
 
-from mdlri_conformance.backends.hal import sqe
+from mdlri_conformance.backends.hal import cond_isa, sqe
 from mdlri_conformance.backends.hal.build import hal_library, host_kernel_library
 from mdlri_conformance.backends.hal.device import (
     DRV_ERROR_BUSY, DRV_ERROR_INVALID_VALUE, DRV_ERROR_NO_RESOURCES, DRV_ERROR_NONE,
     DRV_ERROR_WAIT_TIMEOUT, DRV_EVENT_ID, DRV_NOTIFY_ID, DRV_RESOURCE_EVENT_ID,
-    DRV_RESOURCE_SQ_ID, PROP_CQE_SIZE, PROP_SQ_HEAD, PROP_SQ_STATUS, PROP_SQ_TAIL, PROP_SQE_SIZE,
-    HalDevice)
+    DRV_RESOURCE_SQ_ID, PROP_CQE_SIZE, PROP_SQ_DEPTH, PROP_SQ_HEAD, PROP_SQ_STATUS, PROP_SQ_TAIL,
+    PROP_SQE_SIZE, HalDevice, Queue)
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
                                 reason="gcc is not installed: the virtual device cannot be built")
@@ -344,14 +344,72 @@ def test_a_kernel_fault_is_an_exception(dev: HalDevice, kernels: Path, raised: i
     assert c.error_type == (sqe.ERR_EXCEPTION if raised else 0)
 
 
-# ---- what the device cannot run yet says so ----
+# ---- value wait: the cond ISA program the runtime builds ----
 
-@pytest.mark.parametrize("sub_type", [sqe.CONDS_MODEL_EXEC, sqe.CONDS_MEM_WAIT_VALUE])
-def test_cond_sqes_are_refused_as_sqe_errors(dev: HalDevice, sub_type: int) -> None:
-    """Model execute and value wait are cond ISA programs: not interpreted yet, and the CQE
-    says so (SQE error) instead of completing as if they had run."""
+class ValueWait:
+    """A value wait laid out as the runtime lays it out: its program in device memory, the
+    profiling words it reads, the scratch word its WRITE_VALUE clears, and its four SQEs."""
+
+    def __init__(self, dev: HalDevice, q: Queue, *, first_pos: int, flag: int, value: int,
+                 watched: ctypes.Array, byte_wide: bool = False) -> None:  # type: ignore[type-arg]
+        depth = dev.query(q.sq, PROP_SQ_DEPTH)
+        regs, _ = dev.reg_base(q.sq)
+        self.prof = (ctypes.c_uint64 * 2)(0, 0)  # prof disable status, prof switch
+        self.scratch = (ctypes.c_uint64 * 1)(0xFFFF)
+        program = cond_isa.mem_wait_program(
+            dev_addr=address(watched), value=value, flag=flag, byte_wide=byte_wide,
+            sq_id=q.sq, sq_head_pre=(first_pos + 1) % depth,
+            sq_head_next=(first_pos + cond_isa.MEM_WAIT_SQE_NUM) % depth,
+            last_sqe_pos=(first_pos + cond_isa.MEM_WAIT_SQE_NUM - 1) % depth,
+            sq_tail_reg_addr=regs + 0x8, prof_disable_addr=address(self.prof),
+            prof_switch_addr=address(self.prof) + 8)
+        code = program.pack()
+        self.code = ctypes.create_string_buffer(code, len(code))
+        self.sqes = cond_isa.value_wait_sqes(
+            1, 7, first_pos=first_pos, depth=depth, program_addr=ctypes.addressof(self.code),
+            program_words=len(code) // 4, scratch_addr=address(self.scratch))
+
+
+@pytest.mark.parametrize("flag,value,blocking,passing", [
+    (cond_isa.WAIT_GEQ, 5, 4, 7), (cond_isa.WAIT_EQ, 9, 0, 9),
+    (cond_isa.WAIT_AND, 0x10, 0x0F, 0x30), (cond_isa.WAIT_NOR, 0x0F, -1, 0x1F)])
+def test_value_wait_blocks_until_another_sq_writes_the_value(
+        dev: HalDevice, flag: int, value: int, blocking: int, passing: int) -> None:
+    """Each wait condition (stars_cond_isa_helper.cc:1234-1283): GEQ *addr >= value, EQ
+    *addr == value, AND (*addr & value) != 0, NOR ~(*addr | value) != 0."""
+    a, b = dev.alloc(stream_id=1, depth=16), dev.alloc(stream_id=2)
+    watched = (ctypes.c_int64 * 1)(blocking)
+    src, marker = i32([33]), i32([0])
+    dev.submit(a.sq, sqe.nop(1, 0, wr_cqe=1))
+    wait = ValueWait(dev, a, first_pos=1, flag=flag, value=value, watched=watched)
+    dev.submit(a.sq, *wait.sqes, sqe.memcpy(1, 8, address(src), address(marker), 4))
+    assert only(dev.collect(a.cq, 1)).task_id == 0
+    assert dev.recv(a.cq, timeout_ms=200) == (DRV_ERROR_WAIT_TIMEOUT, []), "the wait passed"
+    assert marker[0] == 0 and wait.scratch[0] == 0, "the WRITE_VALUE ran, the copy did not"
+    dev.submit(b.sq, sqe.write_value(2, 1, address(watched), struct.pack("<q", passing)))
+    c = only(dev.collect(a.cq, 1))
+    assert (c.task_id, c.sqe_type, c.error_type) == (8, sqe.SDMA, 0)
+    assert marker[0] == 33
+    assert c.sq_head == 1 + cond_isa.MEM_WAIT_SQE_NUM + 1, "the program skipped the placeholder"
+
+
+def test_an_eight_bit_value_wait_reads_one_byte(dev: HalDevice) -> None:
+    a = dev.alloc(stream_id=1, depth=16)
+    watched = (ctypes.c_uint8 * 8)(0, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE)
+    wait = ValueWait(dev, a, first_pos=0, flag=cond_isa.WAIT_EQ, value=3, watched=watched,
+                     byte_wide=True)
+    dev.submit(a.sq, *wait.sqes, sqe.nop(1, 9, wr_cqe=1))
+    assert dev.recv(a.cq, timeout_ms=200) == (DRV_ERROR_WAIT_TIMEOUT, [])
+    watched[0] = 3  # the other bytes would fail a 64-bit compare
+    assert only(dev.collect(a.cq, 1)).task_id == 9
+
+
+def test_a_bad_cond_program_is_an_sqe_error(dev: HalDevice) -> None:
+    """A COND SQE whose words are no valid instruction (here all zero) completes with an SQE
+    error, and so does one using an instruction not interpreted yet (model execute's stream
+    active): never as if it had run."""
     q = dev.alloc(stream_id=1)
-    dev.submit(q.sq, sqe.cond(1, 1, sub_type))
+    dev.submit(q.sq, sqe.cond(1, 1, sqe.CONDS_MODEL_EXEC))
     c = only(dev.collect(q.cq, 1))
     assert (c.sqe_type, c.error_type, c.ts_error()) == (sqe.COND, sqe.ERR_SQE_ERROR,
                                                          sqe.TS_ERROR_TASK_SQE_ERROR)

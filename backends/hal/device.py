@@ -17,7 +17,7 @@ DRV_ERROR_NONE, DRV_ERROR_INVALID_VALUE, DRV_ERROR_BUSY = 0, 3, 13
 DRV_ERROR_NO_RESOURCES, DRV_ERROR_WAIT_TIMEOUT, DRV_ERROR_NOT_SUPPORT = 14, 16, 0xFFFE
 # drvSqCqType_t, drvSqCqPropType_t (hal_pkg/trs_pkg.h:35-93)
 DRV_NORMAL_TYPE, DRV_LOGIC_TYPE = 0, 2
-PROP_SQ_STATUS, PROP_SQ_HEAD, PROP_SQ_TAIL, PROP_SQ_DEPTH = 0, 1, 2, 7
+PROP_SQ_STATUS, PROP_SQ_HEAD, PROP_SQ_TAIL, PROP_SQ_REG_BASE, PROP_SQ_DEPTH = 0, 1, 2, 5, 7
 PROP_SQE_SIZE, PROP_CQE_SIZE = 13, 14
 # allocation flags (ascend_hal_define.h:1093-1101, 1115)
 FLAG_REUSE_CQ = 1 << 0
@@ -197,6 +197,13 @@ class HalDevice:
         info = SqCqProp(type=DRV_NORMAL_TYPE, sqId=sq, prop=prop)
         self._check("halSqCqQuery", self.lib.halSqCqQuery(0, info))
         return int(info.value[0])
+
+    def reg_base(self, sq: int) -> tuple[int, int]:
+        """halSqCqQuery SQ_REG_BASE: (address of the SQ's registers, their size); the tail
+        register is at +0x8 (npu_driver_res.cc:1198-1202, stars_base_cond_isa_define.hpp:19)."""
+        info = SqCqProp(type=DRV_NORMAL_TYPE, sqId=sq, prop=PROP_SQ_REG_BASE)
+        self._check("halSqCqQuery", self.lib.halSqCqQuery(0, info))
+        return (int(info.value[0]) << 32) | int(info.value[1]), int(info.value[2])
 
     def config(self, sq: int, prop: int, value: int) -> int:
         """halSqCqConfig with value[0]; the drvError."""

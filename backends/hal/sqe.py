@@ -142,12 +142,14 @@ def memset(stream_id: int, first_task_id: int, dst: int, host_block: int, count:
     return sqes
 
 
-def write_value(stream_id: int, task_id: int, addr: int, value: bytes) -> bytes:
+def write_value(stream_id: int, task_id: int, addr: int, value: bytes, *,
+                wr_cqe: int = 1) -> bytes:
     """WRITE_VALUE, sub_type 0 (memory_task_v100.cc:470-503): u32 @16 address low, u32 @20
     address high:17 | awsize << 20 | va << 31, the value from u32 @32 (part0, part1...)."""
     if len(value) not in AWSIZE:
         raise ValueError(f"a value write is 1, 2, 4, 8, 16 or 32 bytes, not {len(value)}")
-    b = header(WRITE_VALUE, stream_id, task_id)
+    b = header(WRITE_VALUE, stream_id, task_id, wr_cqe=wr_cqe)
+    b[14] = DEFAULT_CREDIT
     struct.pack_into("<II", b, 16, _lo(addr), (_hi(addr) & 0x1FFFF) | (AWSIZE[len(value)] << 20)
                      | (1 << 31))
     b[32:32 + len(value)] = value

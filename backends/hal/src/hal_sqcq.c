@@ -46,6 +46,7 @@ static drvError_t alloc_normal(struct halSqCqInputInfo *in, struct halSqCqOutput
     }
     g_ts.sq[sq_id] = (ts_sq){.used = 1, .id = sq_id, .cq_id = cq_id, .stream_id = in->info[0],
                              .depth = depth, .ring = ring};
+    ts_sq_publish(&g_ts.sq[sq_id]);
     g_ts.cq[cq_id].refs++;
     drvError_t rc = ts_sq_start(sq_id);
     if (rc != DRV_ERROR_NONE) {
@@ -159,6 +160,7 @@ drvError_t halSqTaskSend(uint32_t devId, struct halTaskSendInfo *info) {
         sq->tail = (sq->tail + 1) % sq->depth;
         sq->queued++;
     }
+    ts_sq_publish(sq);
     pthread_cond_broadcast(&g_ts.cv);
 out:
     pthread_mutex_unlock(&g_ts.mu);
@@ -227,6 +229,13 @@ drvError_t halSqCqQuery(uint32_t devId, struct halSqCqQueryInfo *info) {
         case DRV_SQCQ_PROP_SQ_DEPTH:
             info->value[0] = sq->depth;
             break;
+        case DRV_SQCQ_PROP_SQ_REG_BASE: { /* value[0] high, [1] low, [2] size (npu_driver_res.cc:1198-1202) */
+            uint64_t base = (uint64_t)(uintptr_t)sq->regs;
+            info->value[0] = (uint32_t)(base >> 32);
+            info->value[1] = (uint32_t)base;
+            info->value[2] = (uint32_t)sizeof sq->regs;
+            break;
+        }
         case DRV_SQCQ_PROP_CQ_DEPTH:
             info->value[0] = g_ts.cq[sq->cq_id].depth;
             break;
@@ -260,8 +269,7 @@ drvError_t halSqCqConfig(uint32_t devId, struct halSqCqConfigInfo *info) {
                 rc = DRV_ERROR_INVALID_VALUE;
                 break;
             }
-            sq->queued = (sq->tail + sq->depth - head) % sq->depth;
-            sq->head = head;
+            ts_sq_set_head(sq, head);
             break;
         }
         case DRV_SQCQ_PROP_SQ_STATUS:

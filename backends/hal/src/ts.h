@@ -31,7 +31,8 @@ enum {
     SQE_COND = 20,
 };
 
-/* PLACE_HOLDER task_type values (src/runtime/core/inc/task/task_base.hpp:172,185) */
+/* PLACE_HOLDER task_type values (src/runtime/core/inc/task/task_base.hpp:137,172,185) */
+#define PH_TASK_MEM_WAIT_PROF 31u
 #define PH_TASK_MEMCPY_WITHOUT_SDMA 90u
 #define PH_TASK_NOP 103u
 
@@ -93,6 +94,10 @@ typedef struct {
     uint32_t id, cq_id, stream_id, depth;
     uint32_t head, tail, queued;
     uint8_t *ring; /* depth * 64 bytes */
+    /* the SQ's simple registers, readable by cond ISA programs (halSqCqQuery SQ_REG_BASE):
+     * tail at +0x8 (STARS_SIMPLE_SQ_TAIL_OFFSET, stars_base_cond_isa_define.hpp:19); head
+     * at +0x0 is ours */
+    volatile uint64_t regs[8];
     pthread_t thread;
     int thread_started;
 } ts_sq;
@@ -114,6 +119,17 @@ void ts_cq_release(uint32_t id);                              /* lock held */
 int ts_sq_start(uint32_t sq_id);                              /* lock held */
 void ts_sq_stop_and_join(uint32_t sq_id); /* lock held on entry and exit */
 uint64_t ts_now_ns(void);
+
+void ts_sq_set_head(ts_sq *sq, uint32_t head); /* lock held */
+void ts_sq_publish(ts_sq *sq);                  /* lock held */
+
+/* cond.c: run a COND SQE's instructions (lock NOT held). 0 done; -1 a bad instruction or
+ * address (an SQE error); 1 the SQ is stopping. A GOTO_I on the running SQ is left in fx. */
+typedef struct {
+    int has_goto;
+    uint32_t goto_head;
+} ts_cond_effect;
+int ts_cond_run(ts_sq *sq, const uint8_t *sqe, ts_cond_effect *fx);
 
 /* resources.c */
 void ts_resources_reset(void); /* lock held */

@@ -21,12 +21,27 @@ typedef struct {
     uint8_t error_type;
     uint32_t error_code;
     uint64_t timestamp;
+    ts_cond_effect fx; /* a COND SQE's GOTO_I on its own SQ */
 } ts_result;
 
-static const ts_result OK = {0, 0, 0};
-static const ts_result SQE_ERROR = {MDLRI_CQE_ERR_SQE_ERROR, MDLRI_TS_ERROR_TASK_SQE_ERROR, 0};
-static const ts_result TIMED_OUT = {MDLRI_CQE_ERR_TASK_TIMEOUT, MDLRI_TS_ERROR_TASK_TIMEOUT, 0};
-static const ts_result EXCEPTION = {MDLRI_CQE_ERR_EXCEPTION, MDLRI_TS_ERROR_TASK_EXCEPTION, 0};
+static const ts_result OK = {0, 0, 0, {0, 0}};
+static const ts_result SQE_ERROR = {MDLRI_CQE_ERR_SQE_ERROR, MDLRI_TS_ERROR_TASK_SQE_ERROR, 0,
+                                    {0, 0}};
+static const ts_result TIMED_OUT = {MDLRI_CQE_ERR_TASK_TIMEOUT, MDLRI_TS_ERROR_TASK_TIMEOUT, 0,
+                                    {0, 0}};
+static const ts_result EXCEPTION = {MDLRI_CQE_ERR_EXCEPTION, MDLRI_TS_ERROR_TASK_EXCEPTION, 0,
+                                    {0, 0}};
+
+void ts_sq_publish(ts_sq *sq) {
+    sq->regs[0] = sq->head;
+    sq->regs[1] = sq->tail;
+}
+
+void ts_sq_set_head(ts_sq *sq, uint32_t head) {
+    sq->queued = (sq->tail + sq->depth - head) % sq->depth;
+    sq->head = head;
+    ts_sq_publish(sq);
+}
 
 uint64_t ts_now_ns(void) {
     struct timespec t;
@@ -121,8 +136,15 @@ static ts_result run_write_value_locked(const uint8_t *s) {
     return OK;
 }
 
-static ts_result run_place_holder(const uint8_t *s) {
+static ts_result run_place_holder(ts_sq *sq, const uint8_t *s) {
     uint16_t task_type = sqe_u16(s, 2);
+    if (task_type == PH_TASK_MEM_WAIT_PROF) { /* back to u16 @16 dest_sqe_pos
+                                                (memory_task_v100.cc:607-631) */
+        ts_result r = OK;
+        r.fx.has_goto = 1;
+        r.fx.goto_head = sqe_u16(s, 16) % sq->depth;
+        return r;
+    }
     if (task_type == PH_TASK_MEMCPY_WITHOUT_SDMA) {
         uint64_t src = sqe_u64(s, 16), dst = sqe_u64(s, 24);
         uint32_t len = sqe_u32(s, 32);
@@ -202,17 +224,24 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
     case SQE_SDMA:
     case SQE_PLACE_HOLDER:
     case SQE_FFTS:
+    case SQE_COND:
         break;
-    default: /* AICPU, COND (cond ISA: not yet), DVPP, ...: an SQE this device cannot run */
+    default: /* AICPU, DVPP, ...: an SQE this device cannot run */
         return SQE_ERROR;
     }
     pthread_mutex_unlock(&g_ts.mu);
     switch (sqe_type(s)) {
+    case SQE_COND: {
+        int rc = ts_cond_run(sq, s, &r.fx);
+        if (rc > 0) *stopped = 1;
+        if (rc < 0) r = SQE_ERROR;
+        break;
+    }
     case SQE_SDMA:
         r = run_sdma(s);
         break;
     case SQE_PLACE_HOLDER:
-        r = run_place_holder(s);
+        r = run_place_holder(sq, s);
         break;
     default:
         r = run_kernel(sq, s, stopped);
@@ -235,8 +264,14 @@ static void *sq_thread(void *arg) {
         int stopped = 0;
         ts_result r = execute(sq, sqe, &stopped);
         if (stopped) break;
-        sq->head = (sq->head + 1) % sq->depth;
-        sq->queued--;
+        uint32_t at = sq->head;
+        if (r.fx.has_goto) {
+            ts_sq_set_head(sq, r.fx.goto_head);
+        } else {
+            sq->head = (sq->head + 1) % sq->depth;
+            sq->queued--;
+            ts_sq_publish(sq);
+        }
         if (r.error_type != 0 || sqe_wr_cqe(sqe)) {
             ts_cqe e = {
                 .stream_id = sqe_stream_id(sqe),
@@ -252,6 +287,13 @@ static void *sq_thread(void *arg) {
         }
         if (r.error_type != 0) sq->paused = 1; /* STARS stops an SQ on error */
         pthread_cond_broadcast(&g_ts.cv);
+        if (r.fx.has_goto && (at + sq->depth - r.fx.goto_head) % sq->depth < sq->depth / 2) {
+            /* a program that sent its SQ back (a value wait polling again): let others run */
+            const struct timespec nap = {0, 200000L};
+            pthread_mutex_unlock(&g_ts.mu);
+            nanosleep(&nap, NULL);
+            pthread_mutex_lock(&g_ts.mu);
+        }
     }
     pthread_mutex_unlock(&g_ts.mu);
     return NULL;
