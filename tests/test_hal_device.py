@@ -132,6 +132,17 @@ def test_a_fresh_event_or_notify_id_starts_unset(dev: HalDevice) -> None:
     assert (dev.event_state(event), dev.notify_state(notify)) == (0, 0)
 
 
+def test_the_sq_registers_show_head_tail_and_enable(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=1, depth=16)
+    base, size = dev.reg_base(q.sq)
+    regs = (ctypes.c_uint32 * (size // 4)).from_address(base)
+    dev.submit(q.sq, sqe.nop(1, 1), sqe.nop(1, 2), sqe.event_wait(1, 3, event_id=8, timeout_s=1))
+    assert only(dev.collect(q.cq, 1)).error_type == sqe.ERR_TASK_TIMEOUT
+    assert (regs[0x8 // 4], regs[0xC // 4], regs[0x10 // 4], regs[0x14 // 4]) == (3, 0, 3, 0)
+    assert dev.config(q.sq, PROP_SQ_STATUS, 1) == DRV_ERROR_NONE
+    assert regs[0x14 // 4] == 1
+
+
 # ---- NOP ----
 
 def test_nop_completes_with_the_ts_report(dev: HalDevice) -> None:

@@ -199,8 +199,9 @@ class HalDevice:
         return int(info.value[0])
 
     def reg_base(self, sq: int) -> tuple[int, int]:
-        """halSqCqQuery SQ_REG_BASE: (address of the SQ's registers, their size); the tail
-        register is at +0x8 (npu_driver_res.cc:1198-1202, stars_base_cond_isa_define.hpp:19)."""
+        """halSqCqQuery SQ_REG_BASE: (address of the SQ's registers, their size); tail at +0x8,
+        head at +0x10, enable at +0x14 (npu_driver_res.cc:1198-1202,
+        stars_base_cond_isa_define.hpp:16-19)."""
         info = SqCqProp(type=DRV_NORMAL_TYPE, sqId=sq, prop=PROP_SQ_REG_BASE)
         self._check("halSqCqQuery", self.lib.halSqCqQuery(0, info))
         return (int(info.value[0]) << 32) | int(info.value[1]), int(info.value[2])

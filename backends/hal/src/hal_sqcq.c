@@ -285,6 +285,7 @@ drvError_t halSqCqConfig(uint32_t devId, struct halSqCqConfigInfo *info) {
         default:
             rc = DRV_ERROR_NOT_SUPPORT;
         }
+        ts_sq_publish(sq);
         pthread_cond_broadcast(&g_ts.cv);
     }
     pthread_mutex_unlock(&g_ts.mu);

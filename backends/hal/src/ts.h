@@ -94,10 +94,10 @@ typedef struct {
     uint32_t id, cq_id, stream_id, depth;
     uint32_t head, tail, queued;
     uint8_t *ring; /* depth * 64 bytes */
-    /* the SQ's simple registers, readable by cond ISA programs (halSqCqQuery SQ_REG_BASE):
-     * tail at +0x8 (STARS_SIMPLE_SQ_TAIL_OFFSET, stars_base_cond_isa_define.hpp:19); head
-     * at +0x0 is ours */
-    volatile uint64_t regs[8];
+    /* the SQ's simple registers, readable by cond ISA programs (halSqCqQuery SQ_REG_BASE),
+     * at the offsets of src/runtime/core/inc/stars/stars_base_cond_isa_define.hpp:16-19:
+     * tail at +0x8, head at +0x10, enable (bit 0) at +0x14; the rest reads 0 */
+    volatile uint32_t regs[16];
     pthread_t thread;
     int thread_started;
 } ts_sq;
@@ -121,7 +121,7 @@ void ts_sq_stop_and_join(uint32_t sq_id); /* lock held on entry and exit */
 uint64_t ts_now_ns(void);
 
 void ts_sq_set_head(ts_sq *sq, uint32_t head); /* lock held */
-void ts_sq_publish(ts_sq *sq);                  /* lock held */
+void ts_sq_publish(ts_sq *sq);                  /* lock held: head, tail, enable to regs */
 
 /* cond.c: run a COND SQE's instructions (lock NOT held). 0 done; -1 a bad instruction or
  * address (an SQE error); 1 the SQ is stopping. A GOTO_I on the running SQ is left in fx. */

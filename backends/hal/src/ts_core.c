@@ -33,8 +33,9 @@ static const ts_result EXCEPTION = {MDLRI_CQE_ERR_EXCEPTION, MDLRI_TS_ERROR_TASK
                                     {0, 0}};
 
 void ts_sq_publish(ts_sq *sq) {
-    sq->regs[0] = sq->head;
-    sq->regs[1] = sq->tail;
+    sq->regs[0x8 / 4] = sq->tail;
+    sq->regs[0x10 / 4] = sq->head;
+    sq->regs[0x14 / 4] = sq->paused ? 0u : 1u;
 }
 
 void ts_sq_set_head(ts_sq *sq, uint32_t head) {
@@ -285,7 +286,10 @@ static void *sq_thread(void *arg) {
             };
             cq_push(sq->cq_id, &e);
         }
-        if (r.error_type != 0) sq->paused = 1; /* STARS stops an SQ on error */
+        if (r.error_type != 0) { /* STARS stops an SQ on error */
+            sq->paused = 1;
+            ts_sq_publish(sq);
+        }
         pthread_cond_broadcast(&g_ts.cv);
         if (r.fx.has_goto && (at + sq->depth - r.fx.goto_head) % sq->depth < sq->depth / 2) {
             /* a program that sent its SQ back (a value wait polling again): let others run */
