@@ -415,6 +415,47 @@ def test_an_eight_bit_value_wait_reads_one_byte(dev: HalDevice) -> None:
     assert only(dev.collect(a.cq, 1)).task_id == 9
 
 
+def test_the_cond_isa_arithmetic(dev: HalDevice) -> None:
+    """Each OP / OP_IMM / LOAD / STORE form the device interprets, stored to memory by the
+    program itself (func3/func7 values: stars_base_cond_isa_define.hpp:60-120)."""
+    c = cond_isa
+    out = (ctypes.c_uint64 * 16)(*([0xAAAA_AAAA_AAAA_AAAA] * 16))
+    src = (ctypes.c_uint64 * 1)(0x1234_5678_9ABC_DEF0)
+    p = c.Program()
+    p.li(c.R4, address(out))
+    p.li(c.R1, 100)
+    p.li(c.R2, -7 & 0xFFFF_FFFF_FFFF_FFFF)
+    forms = [
+        lambda: p.op(c.R3, c.R1, c.R2, 0),            # ADD
+        lambda: p.op(c.R3, c.R1, c.R2, 0, 0x20),      # SUB
+        lambda: p.op(c.R3, c.R1, c.R2, 0, 0x01),      # MUL
+        lambda: p.op(c.R3, c.R2, c.R1, 2),            # SLT (signed)
+        lambda: p.op(c.R3, c.R2, c.R1, 3),            # SLTU
+        lambda: p.op(c.R3, c.R1, c.R2, 4),            # XOR
+        lambda: p.op_imm(c.R3, c.R2, 5, 4 | 0x10 << 6),  # SRAI 4
+        lambda: p.op_imm(c.R3, c.R2, 5, 60),          # SRLI 60
+        lambda: p.op_imm(c.R3, c.R1, 1, 3),           # SLLI 3
+        lambda: p.op_imm(c.R3, c.R1, 7, 0x0F),        # ANDI
+        lambda: p.op_imm(c.R3, c.R1, 0, -1),          # ADDI -1
+        lambda: p.op_imm(c.R0, c.R1, 0, 5),           # r0 stays 0
+    ]
+    for i, form in enumerate(forms):
+        form()
+        p.store(c.R4, c.R0 if i == len(forms) - 1 else c.R3, 8 * i, 3)  # SD
+    p.li(c.R5, address(src))
+    p.load(c.R3, c.R5, 0)
+    p.store(c.R4, c.R3, 8 * 12, 2)                    # SW: the low half only
+    code = p.pack()
+    buf = ctypes.create_string_buffer(code, len(code))
+    q = dev.alloc(stream_id=1)
+    dev.submit(q.sq, cond_isa.function_call_sqe(1, 1, 0, ctypes.addressof(buf), len(code) // 4))
+    assert only(dev.collect(q.cq, 1)).error_type == 0
+    m = 0xFFFF_FFFF_FFFF_FFFF
+    assert list(out[:13]) == [93, 107, -700 & m, 1, 0, (100 ^ -7) & m, (-7 >> 4) & m,
+                              (-7 & m) >> 60, 800, 100 & 0x0F, 99, 0, 0xAAAA_AAAA_9ABC_DEF0]
+    assert out[13] == 0xAAAA_AAAA_AAAA_AAAA, "nothing written past the program's stores"
+
+
 def test_a_bad_cond_program_is_an_sqe_error(dev: HalDevice) -> None:
     """A COND SQE whose words are no valid instruction (here all zero) completes with an SQE
     error, and so does one using an instruction not interpreted yet (model execute's stream

@@ -65,6 +65,15 @@ class Program:
         """OP_IMM ADDI: rd = rs1 + imm (12-bit)."""
         self._emit([_word(OP_IMM, rd, ADDI, rs1) | (imm & 0xFFF) << 20], 1)
 
+    def op_imm(self, rd: int, rs1: int, func3: int, imm: int) -> None:
+        """OP_IMM with a 12-bit immediate (ADDI 0, SLTI 2, SLTIU 3, XORI 4, ORI 6, ANDI 7) or,
+        for SLLI 1 / SRLI-SRAI 5, a 6-bit shift and a 6-bit func7 in ``imm``'s bits 0-5/6-11."""
+        self._emit([_word(OP_IMM, rd, func3, rs1) | (imm & 0xFFF) << 20], 1)
+
+    def load(self, rd: int, rs1: int, offset: int = 0) -> None:
+        """LOAD (LDR): rd = the 64-bit word at rs1 + offset."""
+        self._emit([_word(LOAD, rd, LD, rs1) | (offset & 0xFFF) << 20], 1)
+
     def nop(self) -> None:
         """ADDI r0, r0, 0."""
         self.addi(R0, R0, 0)
