@@ -1,0 +1,77 @@
+"""Build the virtual device ``libmdlri_hal.so`` (and ``libascend_hal.so`` beside it, the name
+the CANN runtime loads) and the project's host kernels for it, with gcc, cached by content.
+
+``hal_library()`` and ``ascend_hal_library()`` return paths in
+``$MDLRI_CACHE_DIR/hal-<hash>/``; ``host_kernel_library()`` returns
+``libmdlri_host_kernels.so`` built from ``kernel/host/`` in ``$MDLRI_CACHE_DIR/hal-kernels-<hash>/``
+(the device's own copy: nothing of the emulator's build is used). Failures raise
+:class:`backends.cbuild.BuildError` with one line saying what to do.
+
+``python -m backends.hal.build`` prints the three paths.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+import secrets
+import sys
+from pathlib import Path
+
+from ..cbuild import BuildError, CacheNotWritable, shared_library
+
+HERE = Path(str(importlib.resources.files("mdlri_conformance.backends.hal")))
+HAL_INCLUDE = HERE / "include"
+HAL_SRC = HERE / "src"
+KERNEL_DIR = Path(str(importlib.resources.files("mdlri_conformance.kernel"))) / "host"
+
+HAL_NAME = "libmdlri_hal.so"
+#: the file name the runtime's loader asks for
+ASCEND_HAL_NAME = "libascend_hal.so"
+KERNELS_NAME = "libmdlri_host_kernels.so"
+
+
+def hal_library() -> Path:
+    """Path of ``libmdlri_hal.so``, compiled if this source version is not cached yet."""
+    inputs = [*sorted(HAL_INCLUDE.glob("*.h")), *sorted(HAL_SRC.glob("*.h")),
+              Path(__file__).resolve()]
+    return shared_library("hal", HAL_NAME, sorted(HAL_SRC.glob("*.c")), inputs=inputs,
+                          flags=[f"-I{HAL_INCLUDE}", f"-I{HAL_SRC}"], libs=["-ldl"])
+
+
+def ascend_hal_library() -> Path:
+    """Path of ``libascend_hal.so``: a symbolic link to ``libmdlri_hal.so`` in its folder."""
+    lib = hal_library()
+    link = lib.parent / ASCEND_HAL_NAME
+    if link.is_symlink() and link.resolve() == lib.resolve():
+        return link
+    try:
+        tmp = lib.parent / f".{ASCEND_HAL_NAME}.{os.getpid()}.{secrets.token_hex(4)}"
+        os.symlink(lib.name, tmp)
+        os.replace(tmp, link)  # atomic: a concurrent builder's identical link may win
+    except OSError as exc:
+        raise CacheNotWritable(f"cannot link {link} ({exc.strerror or exc}): set "
+                               "MDLRI_CACHE_DIR to a writable directory") from None
+    return link
+
+
+def host_kernel_library() -> Path:
+    """Path of the host kernels (``kernel/host/``) the device's kernel registry binds to."""
+    return shared_library("hal-kernels", KERNELS_NAME, sorted(KERNEL_DIR.glob("*.c")),
+                          inputs=[*sorted(KERNEL_DIR.glob("*.h")), Path(__file__).resolve()],
+                          flags=[f"-I{KERNEL_DIR}"])
+
+
+def main() -> int:
+    try:
+        print(hal_library())
+        print(ascend_hal_library())
+        print(host_kernel_library())
+    except BuildError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,145 @@
+/*
+ * ts.h -- the TS core's internals: the device state (SQs, CQs, events, notifies) under one
+ * lock, and the SQE fields it reads, by byte offset (../README.md, "SQEs").
+ */
+#ifndef MDLRI_HAL_TS_H
+#define MDLRI_HAL_TS_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "mdlri_hal.h"
+
+#define TS_MAX_SQ 256u
+#define TS_MAX_CQ 256u
+#define TS_MAX_EVENT 65536u /* event ids are u16 in the SQE */
+#define TS_MAX_NOTIFY 8192u /* notify_id is 13 bits */
+#define TS_DEFAULT_DEPTH 1024u
+
+/* SQE types (src/runtime/core/inc/sqe/v100/stars_sqe.hpp:24-46) */
+enum {
+    SQE_FFTS = 0,
+    SQE_AICPU = 1,
+    SQE_PLACE_HOLDER = 3,
+    SQE_EVENT_RECORD = 4,
+    SQE_EVENT_WAIT = 5,
+    SQE_NOTIFY_RECORD = 6,
+    SQE_NOTIFY_WAIT = 7,
+    SQE_WRITE_VALUE = 8,
+    SQE_SDMA = 11,
+    SQE_COND = 20,
+};
+
+/* PLACE_HOLDER task_type values (src/runtime/core/inc/task/task_base.hpp:137,172,185) */
+#define PH_TASK_MEM_WAIT_PROF 31u
+#define PH_TASK_MEMCPY_WITHOUT_SDMA 90u
+#define PH_TASK_NOP 103u
+
+/* WRITE_VALUE sub types (src/runtime/core/inc/stars/stars_base.hpp:123-130) */
+#define WV_SUB_DEFAULT 0u
+#define WV_SUB_EVENT_RESET 1u
+
+static inline uint8_t sqe_u8(const uint8_t *s, unsigned off) { return s[off]; }
+static inline uint16_t sqe_u16(const uint8_t *s, unsigned off) {
+    uint16_t v;
+    memcpy(&v, s + off, sizeof v);
+    return v;
+}
+static inline uint32_t sqe_u32(const uint8_t *s, unsigned off) {
+    uint32_t v;
+    memcpy(&v, s + off, sizeof v);
+    return v;
+}
+static inline uint64_t sqe_u64(const uint8_t *s, unsigned off) {
+    uint64_t v;
+    memcpy(&v, s + off, sizeof v);
+    return v;
+}
+
+/* header (src/runtime/core/inc/task/task_info_base.hpp:42-57) */
+static inline unsigned sqe_type(const uint8_t *s) { return s[0] & 0x3Fu; }
+static inline unsigned sqe_wr_cqe(const uint8_t *s) { return (s[1] >> 6) & 1u; }
+static inline uint16_t sqe_block_dim(const uint8_t *s) { return sqe_u16(s, 2); }
+static inline uint16_t sqe_stream_id(const uint8_t *s) { return sqe_u16(s, 4); }
+static inline uint16_t sqe_task_id(const uint8_t *s) { return sqe_u16(s, 6); }
+
+/* our CQE, the 32-byte report the runtime reads (task_info_base.hpp:354-381) */
+typedef struct {
+    uint16_t stream_id;
+    uint16_t task_id;
+    uint32_t error_code;
+    uint8_t error_type;
+    uint8_t sqe_type;
+    uint16_t sq_id;
+    uint16_t sq_head;
+    uint16_t flags;
+    uint64_t timestamp;
+    uint64_t reserved;
+} ts_cqe;
+_Static_assert(sizeof(ts_cqe) == MDLRI_HAL_CQE_SIZE, "CQE is 32 bytes");
+
+typedef struct {
+    int used;
+    uint32_t depth;
+    uint32_t head, tail; /* ring positions; entries [head, tail) are queued */
+    uint32_t refs;       /* SQs reporting here */
+    ts_cqe *ring;
+} ts_cq;
+
+typedef struct {
+    int used;
+    int stop;
+    int paused; /* after an error, until halSqCqConfig sets SQ_STATUS 1 */
+    uint32_t id, cq_id, stream_id, depth;
+    uint32_t head, tail, queued;
+    uint8_t *ring; /* depth * 64 bytes */
+    /* the SQ's simple registers, readable by cond ISA programs (halSqCqQuery SQ_REG_BASE),
+     * at the offsets of src/runtime/core/inc/stars/stars_base_cond_isa_define.hpp:16-19:
+     * tail at +0x8, head at +0x10, enable (bit 0) at +0x14; the rest reads 0 */
+    volatile uint32_t regs[16];
+    pthread_t thread;
+    int thread_started;
+} ts_sq;
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* broadcast on every state change */
+    ts_sq sq[TS_MAX_SQ];
+    ts_cq cq[TS_MAX_CQ];
+    uint8_t event[TS_MAX_EVENT];
+    uint8_t notify[TS_MAX_NOTIFY];
+} ts_device;
+
+extern ts_device g_ts;
+
+/* ts_core.c */
+int ts_cq_alloc(uint32_t want, uint32_t depth, uint32_t *out); /* lock held */
+void ts_cq_release(uint32_t id);                              /* lock held */
+int ts_sq_start(uint32_t sq_id);                              /* lock held */
+void ts_sq_stop_and_join(uint32_t sq_id); /* lock held on entry and exit */
+uint64_t ts_now_ns(void);
+
+void ts_sq_set_head(ts_sq *sq, uint32_t head); /* lock held */
+void ts_sq_publish(ts_sq *sq);                  /* lock held: head, tail, enable to regs */
+
+/* cond.c: run a COND SQE's instructions (lock NOT held). 0 done; -1 a bad instruction or
+ * address (an SQE error); 1 the SQ is stopping. A GOTO_I on the running SQ is left in fx. */
+typedef struct {
+    int has_goto;
+    uint32_t goto_head;
+} ts_cond_effect;
+int ts_cond_run(ts_sq *sq, const uint8_t *sqe, ts_cond_effect *fx);
+
+/* resources.c */
+void ts_resources_reset(void); /* lock held */
+
+/* kernels.c: the registry */
+typedef struct {
+    mdlri_hal_kernel_fn fn;
+    uint32_t args_size;
+    mdlri_hal_kernel_check_fn ready, fault;
+} ts_kernel;
+int ts_kernel_lookup(uint64_t pc, ts_kernel *out);
+
+#endif

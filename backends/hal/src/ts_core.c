@@ -1,0 +1,341 @@
+/*
+ * ts_core.c -- the TS core: one device thread per SQ runs its SQEs strictly in order and
+ * reports completions to the SQ's CQ (../README.md, "Device semantics").
+ *
+ * Everything shared (SQ and CQ rings, event and notify tables) is under g_ts.mu; g_ts.cv is
+ * broadcast on every change, so a wait on one SQ wakes when another SQ records. Work that
+ * touches device memory (copies, writes, kernels) runs without the lock.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ts.h"
+
+ts_device g_ts = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+/* what one SQE came to: the CQE's error fields and the event-record timestamp */
+typedef struct {
+    uint8_t error_type;
+    uint32_t error_code;
+    uint64_t timestamp;
+    ts_cond_effect fx; /* a COND SQE's GOTO_I on its own SQ */
+} ts_result;
+
+static const ts_result OK = {0, 0, 0, {0, 0}};
+static const ts_result SQE_ERROR = {MDLRI_CQE_ERR_SQE_ERROR, MDLRI_TS_ERROR_TASK_SQE_ERROR, 0,
+                                    {0, 0}};
+static const ts_result TIMED_OUT = {MDLRI_CQE_ERR_TASK_TIMEOUT, MDLRI_TS_ERROR_TASK_TIMEOUT, 0,
+                                    {0, 0}};
+static const ts_result EXCEPTION = {MDLRI_CQE_ERR_EXCEPTION, MDLRI_TS_ERROR_TASK_EXCEPTION, 0,
+                                    {0, 0}};
+
+void ts_sq_publish(ts_sq *sq) {
+    sq->regs[0x8 / 4] = sq->tail;
+    sq->regs[0x10 / 4] = sq->head;
+    sq->regs[0x14 / 4] = sq->paused ? 0u : 1u;
+}
+
+void ts_sq_set_head(ts_sq *sq, uint32_t head) {
+    sq->queued = (sq->tail + sq->depth - head) % sq->depth;
+    sq->head = head;
+    ts_sq_publish(sq);
+}
+
+uint64_t ts_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* ---- CQs (lock held) ---- */
+
+int ts_cq_alloc(uint32_t want, uint32_t depth, uint32_t *out) {
+    uint32_t id = want;
+    if (id == MDLRI_SQCQ_UMAX) {
+        for (id = 0; id < TS_MAX_CQ && g_ts.cq[id].used; id++) {
+        }
+    }
+    if (id >= TS_MAX_CQ || g_ts.cq[id].used) return DRV_ERROR_NO_RESOURCES;
+    if (depth == 0) depth = TS_DEFAULT_DEPTH;
+    ts_cqe *ring = calloc(depth, sizeof *ring);
+    if (ring == NULL) return DRV_ERROR_NO_RESOURCES;
+    g_ts.cq[id] = (ts_cq){.used = 1, .depth = depth, .ring = ring};
+    *out = id;
+    return DRV_ERROR_NONE;
+}
+
+void ts_cq_release(uint32_t id) {
+    if (id >= TS_MAX_CQ || !g_ts.cq[id].used) return;
+    free(g_ts.cq[id].ring);
+    memset(&g_ts.cq[id], 0, sizeof g_ts.cq[id]);
+}
+
+/* Queue one CQE; a full CQ drops its oldest report (the runtime drains it long before). */
+static void cq_push(uint32_t cq_id, const ts_cqe *e) {
+    if (cq_id >= TS_MAX_CQ || !g_ts.cq[cq_id].used) return;
+    ts_cq *cq = &g_ts.cq[cq_id];
+    if (cq->tail - cq->head == cq->depth) cq->head++;
+    cq->ring[cq->tail % cq->depth] = *e;
+    cq->tail++;
+}
+
+/* ---- waits (lock held; they drop it while blocked) ---- */
+
+/* Block until table[id] is set, the SQ is stopped, or `timeout_s` seconds pass (0: none).
+ * 1 when set, 0 when timed out, -1 when stopped. */
+static int wait_flag(ts_sq *sq, const uint8_t *table, uint32_t id, uint32_t timeout_s) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline); /* the default condvar clock */
+    deadline.tv_sec += (time_t)timeout_s;
+    while (!table[id]) {
+        if (sq->stop) return -1;
+        if (timeout_s == 0) {
+            pthread_cond_wait(&g_ts.cv, &g_ts.mu);
+        } else if (pthread_cond_timedwait(&g_ts.cv, &g_ts.mu, &deadline) == ETIMEDOUT &&
+                   !table[id]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- the SQE executors (lock NOT held unless said) ---- */
+
+static uint64_t addr(uint32_t low, uint32_t high) { return ((uint64_t)high << 32) | low; }
+
+static ts_result run_sdma(const uint8_t *s) {
+    uint8_t ptr_mode = sqe_u8(s, 15) & 1u;
+    uint8_t opcode = (uint8_t)(sqe_u32(s, 16) & 0xFFu);
+    if (ptr_mode != 0 || opcode != 0) return SQE_ERROR; /* pointer mode, reduce: not yet */
+    uint32_t len = sqe_u32(s, 28);
+    uint64_t src = addr(sqe_u32(s, 32), sqe_u32(s, 36));
+    uint64_t dst = addr(sqe_u32(s, 40), sqe_u32(s, 44));
+    if (len != 0 && (src == 0 || dst == 0)) return SQE_ERROR;
+    if (len != 0) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, len);
+    return OK;
+}
+
+/* WRITE_VALUE: a plain write (value write), or the event-reset form (lock held). */
+static ts_result run_write_value_locked(const uint8_t *s) {
+    uint32_t sub = sqe_u32(s, 28);
+    if (sub == WV_SUB_EVENT_RESET) {
+        uint32_t id = sqe_u32(s, 24);
+        if (id >= TS_MAX_EVENT) return SQE_ERROR;
+        g_ts.event[id] = 0;
+        return OK;
+    }
+    if (sub != WV_SUB_DEFAULT) return SQE_ERROR;
+    uint32_t w1 = sqe_u32(s, 20);
+    uint64_t dst = addr(sqe_u32(s, 16), w1 & 0x1FFFFu);
+    unsigned awsize = (w1 >> 20) & 0x7u;
+    if (awsize > 5 || dst == 0) return SQE_ERROR;
+    size_t n = (size_t)1 << awsize; /* 1, 2, 4, 8, 16, 32 bytes from write_value_part0.. */
+    memcpy((void *)(uintptr_t)dst, s + 32, n);
+    return OK;
+}
+
+static ts_result run_place_holder(ts_sq *sq, const uint8_t *s) {
+    uint16_t task_type = sqe_u16(s, 2);
+    if (task_type == PH_TASK_MEM_WAIT_PROF) { /* back to u16 @16 dest_sqe_pos
+                                                (memory_task_v100.cc:607-631) */
+        ts_result r = OK;
+        r.fx.has_goto = 1;
+        r.fx.goto_head = sqe_u16(s, 16) % sq->depth;
+        return r;
+    }
+    if (task_type == PH_TASK_MEMCPY_WITHOUT_SDMA) {
+        uint64_t src = sqe_u64(s, 16), dst = sqe_u64(s, 24);
+        uint32_t len = sqe_u32(s, 32);
+        if (len != 0 && (src == 0 || dst == 0)) return SQE_ERROR;
+        if (len != 0) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, len);
+    }
+    /* NOP (103) and the TS-cpu maintenance placeholders complete with nothing to do */
+    return OK;
+}
+
+static int sq_stopping(ts_sq *sq) {
+    pthread_mutex_lock(&g_ts.mu);
+    int stop = sq->stop;
+    pthread_mutex_unlock(&g_ts.mu);
+    return stop;
+}
+
+/* A kernel SQE: the host kernel bound to its pc, once per block. A kernel with a ready check
+ * counts as running until the check passes; its kernel credit (u8 @14) bounds that time. */
+static ts_result run_kernel(ts_sq *sq, const uint8_t *s, int *stopped) {
+    uint64_t pc = addr(sqe_u32(s, 32), sqe_u32(s, 36) & 0xFFFFu);
+    uint64_t args = addr(sqe_u32(s, 40), sqe_u32(s, 44) & 0x000FFFFFu);
+    uint32_t blocks = sqe_block_dim(s);
+    unsigned credit = sqe_u8(s, 14);
+    void *a = (void *)(uintptr_t)args;
+    ts_kernel k;
+    if (ts_kernel_lookup(pc, &k) != 0) return EXCEPTION;
+    if (blocks == 0) blocks = 1;
+    if (k.ready != NULL) {
+        uint64_t limit_ns = (uint64_t)(credit * MDLRI_KERNEL_CREDIT_MS * 1e6);
+        uint64_t start = ts_now_ns();
+        const struct timespec tick = {0, 1000000L};
+        while (!k.ready(a, k.args_size)) {
+            if (sq_stopping(sq)) {
+                *stopped = 1;
+                return OK;
+            }
+            if (credit != MDLRI_KERNEL_CREDIT_NEVER && ts_now_ns() - start >= limit_ns)
+                return TIMED_OUT;
+            nanosleep(&tick, NULL);
+        }
+    }
+    if (k.fault != NULL && k.fault(a, k.args_size)) return EXCEPTION;
+    for (uint32_t b = 0; b < blocks; b++) k.fn(a, k.args_size, b, blocks);
+    return OK;
+}
+
+/* Run one SQE of `sq`; called and returning with the lock held. */
+static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
+    ts_result r = OK;
+    *stopped = 0;
+    switch (sqe_type(s)) {
+    case SQE_EVENT_RECORD: {
+        uint16_t id = sqe_u16(s, 8);
+        g_ts.event[id] = 1;
+        r.timestamp = ts_now_ns();
+        return r;
+    }
+    case SQE_EVENT_WAIT: {
+        int got = wait_flag(sq, g_ts.event, sqe_u16(s, 8), sqe_u32(s, 20));
+        if (got < 0) *stopped = 1;
+        return got == 0 ? TIMED_OUT : OK;
+    }
+    case SQE_NOTIFY_RECORD: {
+        g_ts.notify[sqe_u32(s, 8) & 0x1FFFu] = 1;
+        return OK;
+    }
+    case SQE_NOTIFY_WAIT: {
+        uint32_t id = sqe_u32(s, 8) & 0x1FFFu;
+        int got = wait_flag(sq, g_ts.notify, id, sqe_u32(s, 16));
+        if (got < 0) *stopped = 1;
+        if (got == 1) g_ts.notify[id] = 0;
+        return got == 0 ? TIMED_OUT : OK;
+    }
+    case SQE_WRITE_VALUE:
+        return run_write_value_locked(s);
+    case SQE_SDMA:
+    case SQE_PLACE_HOLDER:
+    case SQE_FFTS:
+    case SQE_COND:
+        break;
+    default: /* AICPU, DVPP, ...: an SQE this device cannot run */
+        return SQE_ERROR;
+    }
+    pthread_mutex_unlock(&g_ts.mu);
+    switch (sqe_type(s)) {
+    case SQE_COND: {
+        int rc = ts_cond_run(sq, s, &r.fx);
+        if (rc > 0) *stopped = 1;
+        if (rc < 0) r = SQE_ERROR;
+        break;
+    }
+    case SQE_SDMA:
+        r = run_sdma(s);
+        break;
+    case SQE_PLACE_HOLDER:
+        r = run_place_holder(sq, s);
+        break;
+    default:
+        r = run_kernel(sq, s, stopped);
+        break;
+    }
+    pthread_mutex_lock(&g_ts.mu);
+    return r;
+}
+
+static void *sq_thread(void *arg) {
+    ts_sq *sq = &g_ts.sq[(uint32_t)(uintptr_t)arg];
+    uint8_t sqe[MDLRI_HAL_SQE_SIZE];
+    pthread_mutex_lock(&g_ts.mu);
+    while (!sq->stop) {
+        if (sq->paused || sq->queued == 0) {
+            pthread_cond_wait(&g_ts.cv, &g_ts.mu);
+            continue;
+        }
+        memcpy(sqe, sq->ring + (size_t)sq->head * MDLRI_HAL_SQE_SIZE, sizeof sqe);
+        int stopped = 0;
+        ts_result r = execute(sq, sqe, &stopped);
+        if (stopped) break;
+        uint32_t at = sq->head;
+        if (r.fx.has_goto) {
+            ts_sq_set_head(sq, r.fx.goto_head);
+        } else {
+            sq->head = (sq->head + 1) % sq->depth;
+            sq->queued--;
+            ts_sq_publish(sq);
+        }
+        if (r.error_type != 0 || sqe_wr_cqe(sqe)) {
+            ts_cqe e = {
+                .stream_id = sqe_stream_id(sqe),
+                .task_id = sqe_task_id(sqe),
+                .error_code = r.error_code,
+                .error_type = r.error_type,
+                .sqe_type = (uint8_t)sqe_type(sqe),
+                .sq_id = (uint16_t)sq->id,
+                .sq_head = (uint16_t)sq->head,
+                .timestamp = r.timestamp,
+            };
+            cq_push(sq->cq_id, &e);
+        }
+        if (r.error_type != 0) { /* STARS stops an SQ on error */
+            sq->paused = 1;
+            ts_sq_publish(sq);
+        }
+        pthread_cond_broadcast(&g_ts.cv);
+        if (r.fx.has_goto && (at + sq->depth - r.fx.goto_head) % sq->depth < sq->depth / 2) {
+            /* a program that sent its SQ back (a value wait polling again): let others run */
+            const struct timespec nap = {0, 200000L};
+            pthread_mutex_unlock(&g_ts.mu);
+            nanosleep(&nap, NULL);
+            pthread_mutex_lock(&g_ts.mu);
+        }
+    }
+    pthread_mutex_unlock(&g_ts.mu);
+    return NULL;
+}
+
+int ts_sq_start(uint32_t sq_id) {
+    ts_sq *sq = &g_ts.sq[sq_id];
+    if (pthread_create(&sq->thread, NULL, sq_thread, (void *)(uintptr_t)sq_id) != 0)
+        return DRV_ERROR_NO_RESOURCES;
+    sq->thread_started = 1;
+    return DRV_ERROR_NONE;
+}
+
+void ts_sq_stop_and_join(uint32_t sq_id) {
+    ts_sq *sq = &g_ts.sq[sq_id];
+    sq->stop = 1;
+    pthread_cond_broadcast(&g_ts.cv);
+    if (sq->thread_started) {
+        pthread_t t = sq->thread;
+        sq->thread_started = 0;
+        pthread_mutex_unlock(&g_ts.mu);
+        pthread_join(t, NULL);
+        pthread_mutex_lock(&g_ts.mu);
+    }
+}
+
+int mdlri_hal_event_state(uint32_t id) {
+    if (id >= TS_MAX_EVENT) return -1;
+    pthread_mutex_lock(&g_ts.mu);
+    int v = g_ts.event[id];
+    pthread_mutex_unlock(&g_ts.mu);
+    return v;
+}
+
+int mdlri_hal_notify_state(uint32_t id) {
+    if (id >= TS_MAX_NOTIFY) return -1;
+    pthread_mutex_lock(&g_ts.mu);
+    int v = g_ts.notify[id];
+    pthread_mutex_unlock(&g_ts.mu);
+    return v;
+}

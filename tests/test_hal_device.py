@@ -1,0 +1,488 @@
+"""The virtual Ascend device through its own interface: SQEs laid out from the runtime's 910B
+facts (``backends/hal/sqe.py``), submitted with ``halSqTaskSend``, executed by the TS core,
+completed with the CQE the runtime reads (``halCqReportRecv``), blocked across SQs and timed
+out with the TS's error status (``backends/hal/README.md``).
+
+No assertion on durations: a blocked wait is shown by state (the SQ's head has not moved, the
+task after it has not run) while another SQ makes progress; every receive has a generous
+deadline.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import struct
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+from mdlri_conformance.backends.hal import cond_isa, sqe
+from mdlri_conformance.backends.hal.build import hal_library, host_kernel_library
+from mdlri_conformance.backends.hal.device import (
+    DRV_ERROR_BUSY, DRV_ERROR_INVALID_VALUE, DRV_ERROR_NO_RESOURCES, DRV_ERROR_NONE,
+    DRV_ERROR_WAIT_TIMEOUT, DRV_EVENT_ID, DRV_NOTIFY_ID, DRV_RESOURCE_EVENT_ID,
+    DRV_RESOURCE_SQ_ID, PROP_CQE_SIZE, PROP_SQ_DEPTH, PROP_SQ_HEAD, PROP_SQ_STATUS, PROP_SQ_TAIL,
+    PROP_SQE_SIZE, HalDevice, Queue)
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
+                                reason="gcc is not installed: the virtual device cannot be built")
+
+LONG_MS = 10000  # a generous deadline: only reached when something is wrong
+
+
+@pytest.fixture(scope="module")
+def device() -> HalDevice:
+    return HalDevice(hal_library())
+
+
+@pytest.fixture
+def dev(device: HalDevice) -> Iterator[HalDevice]:
+    device.reset()
+    yield device
+    device.reset()
+
+
+@pytest.fixture(scope="module")
+def kernels() -> Path:
+    return host_kernel_library()
+
+
+def i32(values: list[int]) -> ctypes.Array[ctypes.c_int32]:
+    return (ctypes.c_int32 * len(values))(*values)
+
+
+def address(buf: ctypes.Array) -> int:  # type: ignore[type-arg]
+    return ctypes.addressof(buf)
+
+
+def wait_head(dev: HalDevice, sq: int, head: int) -> int:
+    """Poll the SQ head until it reaches ``head`` (bounded by the generous deadline)."""
+    for _ in range(LONG_MS // 5):
+        if dev.query(sq, PROP_SQ_HEAD) == head:
+            break
+        time.sleep(0.005)
+    return dev.query(sq, PROP_SQ_HEAD)
+
+
+def only(cqes: list[sqe.Cqe]) -> sqe.Cqe:
+    assert len(cqes) == 1, f"expected one CQE, observed {cqes}"
+    return cqes[0]
+
+
+# ---- SQ/CQ plumbing ----
+
+def test_queue_properties_and_positions(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=7, depth=16)
+    assert dev.query(q.sq, PROP_SQE_SIZE) == 64
+    assert dev.query(q.sq, PROP_CQE_SIZE) == 32
+    assert dev.submit(q.sq, sqe.nop(7, 1), sqe.nop(7, 2)) == 0
+    assert dev.submit(q.sq, sqe.nop(7, 3)) == 2, "halTaskSendInfo.pos: the first SQE's slot"
+    assert wait_head(dev, q.sq, 3) == 3
+    assert dev.query(q.sq, PROP_SQ_TAIL) == 3
+
+
+def test_recv_on_an_empty_cq(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=1)
+    assert dev.recv(q.cq, timeout_ms=0) == (DRV_ERROR_NONE, [])
+    assert dev.recv(q.cq, timeout_ms=20) == (DRV_ERROR_WAIT_TIMEOUT, [])
+
+
+def test_a_full_sq_refuses_at_once(dev: HalDevice) -> None:
+    q, other = dev.alloc(stream_id=1, depth=4), dev.alloc(stream_id=2)
+    dev.submit(q.sq, sqe.event_wait(1, 1, event_id=3))  # holds the SQ
+    dev.submit(q.sq, *[sqe.nop(1, t) for t in (2, 3, 4)])
+    rc, _ = dev.send(q.sq, [sqe.nop(1, 5)])
+    assert rc == DRV_ERROR_BUSY, "the runtime retries a refused send (task_submit.cc:608)"
+    dev.submit(other.sq, sqe.event_record(2, 1, event_id=3))
+    assert only(dev.collect(q.cq, 1)).task_id == 1  # the wait passed: one slot is free
+    assert dev.send(q.sq, [sqe.nop(1, 5, wr_cqe=1)])[0] == DRV_ERROR_NONE
+    assert only(dev.collect(q.cq, 1)).task_id == 5
+    assert dev.query(q.sq, PROP_SQ_HEAD) == 1, "five SQEs through a ring of four"
+
+
+# ---- id resources ----
+
+def test_event_ids_are_handed_out_and_taken_back(dev: HalDevice) -> None:
+    assert [dev.alloc_id(DRV_EVENT_ID) for _ in range(2)] == [(DRV_ERROR_NONE, 0),
+                                                              (DRV_ERROR_NONE, 1)]
+    assert dev.alloc_id(DRV_EVENT_ID, want=40) == (DRV_ERROR_NONE, 40)
+    assert dev.alloc_id(DRV_EVENT_ID, want=40)[0] == DRV_ERROR_NO_RESOURCES
+    capacity, used = dev.resource_info(DRV_RESOURCE_EVENT_ID)
+    assert used == 3 and capacity >= 1024
+    assert dev.free_id(DRV_EVENT_ID, 1) == DRV_ERROR_NONE
+    assert dev.free_id(DRV_EVENT_ID, 1) == DRV_ERROR_INVALID_VALUE
+    assert dev.alloc_id(DRV_EVENT_ID) == (DRV_ERROR_NONE, 1), "the lowest free id"
+    dev.alloc(stream_id=1)
+    assert dev.resource_info(DRV_RESOURCE_SQ_ID)[1] == 1
+
+
+def test_a_fresh_event_or_notify_id_starts_unset(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=1)
+    event = dev.alloc_id(DRV_EVENT_ID)[1]
+    notify = dev.alloc_id(DRV_NOTIFY_ID)[1]
+    dev.submit(q.sq, sqe.event_record(1, 1, event), sqe.notify_record(1, 2, notify))
+    dev.collect(q.cq, 2)
+    assert (dev.event_state(event), dev.notify_state(notify)) == (1, 1)
+    for kind, got in ((DRV_EVENT_ID, event), (DRV_NOTIFY_ID, notify)):
+        assert dev.free_id(kind, got) == DRV_ERROR_NONE
+        assert dev.alloc_id(kind) == (DRV_ERROR_NONE, got)
+    assert (dev.event_state(event), dev.notify_state(notify)) == (0, 0)
+
+
+def test_the_sq_registers_show_head_tail_and_enable(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=1, depth=16)
+    base, size = dev.reg_base(q.sq)
+    regs = (ctypes.c_uint32 * (size // 4)).from_address(base)
+    dev.submit(q.sq, sqe.nop(1, 1), sqe.nop(1, 2), sqe.event_wait(1, 3, event_id=8, timeout_s=1))
+    assert only(dev.collect(q.cq, 1)).error_type == sqe.ERR_TASK_TIMEOUT
+    assert (regs[0x8 // 4], regs[0xC // 4], regs[0x10 // 4], regs[0x14 // 4]) == (3, 0, 3, 0)
+    assert dev.config(q.sq, PROP_SQ_STATUS, 1) == DRV_ERROR_NONE
+    assert regs[0x14 // 4] == 1
+
+
+# ---- NOP ----
+
+def test_nop_completes_with_the_ts_report(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=5)
+    dev.submit(q.sq, sqe.nop(5, 41, wr_cqe=1))
+    c = only(dev.collect(q.cq, 1))
+    assert (c.stream_id, c.task_id, c.sqe_type, c.sq_id, c.sq_head) == (5, 41, sqe.PLACE_HOLDER,
+                                                                         q.sq, 1)
+    assert (c.error_type, c.error_code, c.ts_error()) == (0, 0, 0)
+
+
+def test_nop_without_wr_cqe_reports_nothing(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=5)
+    dev.submit(q.sq, sqe.nop(5, 1), sqe.nop(5, 2, wr_cqe=1))
+    c = only(dev.collect(q.cq, 1))
+    assert c.task_id == 2, "the first NOP (wr_cqe 0, as the runtime sends it) writes no CQE"
+
+
+# ---- memcpy, memset, value write ----
+
+@pytest.mark.parametrize("layout", [sqe.memcpy, sqe.memcpy_placeholder])
+def test_memcpy_moves_the_bytes(dev: HalDevice,
+                                layout: Callable[[int, int, int, int, int], bytes]) -> None:
+    q = dev.alloc(stream_id=3)
+    src, dst = i32([1, 2, 3, 4, 5]), i32([0] * 5)
+    dev.submit(q.sq, layout(3, 9, address(src), address(dst), 16))
+    c = only(dev.collect(q.cq, 1))
+    assert list(dst) == [1, 2, 3, 4, 0]
+    assert (c.task_id, c.error_type) == (9, 0)
+
+
+def test_memset_as_the_runtime_sends_it(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=3)
+    host_block = (ctypes.c_uint8 * 8)(*([0xAB] * 8))
+    dst = (ctypes.c_uint8 * 32)(*([0] * 32))
+    sqes = sqe.memset(3, 1, address(dst), address(host_block), count=20, block=8)
+    dev.submit(q.sq, *sqes)
+    dev.collect(q.cq, len(sqes))
+    assert list(dst) == [0xAB] * 20 + [0] * 12
+
+
+@pytest.mark.parametrize("size", [4, 8])
+def test_value_write_writes_exactly_its_size(dev: HalDevice, size: int) -> None:
+    q = dev.alloc(stream_id=2)
+    mem = (ctypes.c_uint8 * 16)(*([0x11] * 16))
+    value = bytes(range(0xA0, 0xA0 + size))
+    dev.submit(q.sq, sqe.write_value(2, 4, address(mem) + 4, value))
+    only(dev.collect(q.cq, 1))
+    assert bytes(mem) == b"\x11" * 4 + value + b"\x11" * (12 - size)
+
+
+# ---- events ----
+
+def test_event_wait_blocks_until_another_sq_records(dev: HalDevice) -> None:
+    a, b = dev.alloc(stream_id=1), dev.alloc(stream_id=2)
+    src, marker = i32([77]), i32([0])
+    dev.submit(a.sq, sqe.nop(1, 0, wr_cqe=1), sqe.event_wait(1, 1, event_id=12),
+               sqe.memcpy(1, 2, address(src), address(marker), 4))
+    assert only(dev.collect(a.cq, 1)).task_id == 0  # A has reached its wait
+    dev.submit(b.sq, sqe.nop(2, 1, wr_cqe=1))
+    only(dev.collect(b.cq, 1))  # the device runs B while A waits
+    assert dev.recv(a.cq, timeout_ms=200) == (DRV_ERROR_WAIT_TIMEOUT, []), "A's wait passed"
+    assert dev.query(a.sq, PROP_SQ_HEAD) == 1, "A's head stays on its wait"
+    assert marker[0] == 0, "the copy after the wait has not run"
+    dev.submit(b.sq, sqe.event_record(2, 2, event_id=12))
+    rec = only(dev.collect(b.cq, 1))
+    assert (rec.sqe_type, rec.task_id, rec.error_type) == (sqe.EVENT_RECORD, 2, 0)
+    assert rec.timestamp != 0, "an event record reports its timestamp (event_task.cc:94-103)"
+    done = dev.collect(a.cq, 2)
+    assert [(c.task_id, c.sqe_type, c.error_type) for c in done] == [
+        (1, sqe.EVENT_WAIT, 0), (2, sqe.SDMA, 0)]
+    assert marker[0] == 77
+
+
+def test_event_stays_set_until_reset(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=4)
+    dev.submit(q.sq, sqe.event_record(4, 1, event_id=30), sqe.event_wait(4, 2, event_id=30),
+               sqe.event_wait(4, 3, event_id=30))
+    assert [c.error_type for c in dev.collect(q.cq, 3)] == [0, 0, 0]
+    assert dev.event_state(30) == 1, "a passed wait leaves the event set"
+    dev.submit(q.sq, sqe.event_reset(4, 4, event_id=30))
+    only(dev.collect(q.cq, 1))
+    assert dev.event_state(30) == 0
+
+
+def test_event_wait_times_out_with_the_ts_status(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=6)
+    src, marker = i32([5]), i32([0])
+    dev.submit(q.sq, sqe.event_wait(6, 1, event_id=99, timeout_s=1),
+               sqe.memcpy(6, 2, address(src), address(marker), 4))
+    c = only(dev.collect(q.cq, 1))
+    assert (c.task_id, c.sqe_type) == (1, sqe.EVENT_WAIT)
+    assert c.error_type == sqe.ERR_TASK_TIMEOUT
+    assert c.error_code == sqe.TS_ERROR_TASK_TIMEOUT == c.ts_error()
+    assert (c.sq_head, dev.query(q.sq, PROP_SQ_HEAD)) == (1, 1)
+    assert dev.query(q.sq, PROP_SQ_STATUS) == 0, "STARS stops the SQ on an error"
+    assert dev.recv(q.cq, timeout_ms=50)[1] == [] and marker[0] == 0
+    assert dev.config(q.sq, PROP_SQ_STATUS, 1) == DRV_ERROR_NONE  # the runtime's EnableSq
+    assert only(dev.collect(q.cq, 1)).task_id == 2
+    assert marker[0] == 5
+
+
+def test_a_stopped_sq_resumes_at_the_head_the_runtime_sets(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=6)
+    src, marker = i32([8]), i32([0])
+    dev.submit(q.sq, sqe.event_wait(6, 1, event_id=5, timeout_s=1),
+               sqe.memcpy(6, 2, address(src), address(marker), 4), sqe.nop(6, 3, wr_cqe=1))
+    assert only(dev.collect(q.cq, 1)).error_type == sqe.ERR_TASK_TIMEOUT
+    assert dev.config(q.sq, PROP_SQ_HEAD, 2) == DRV_ERROR_NONE  # skip the copy
+    assert dev.config(q.sq, PROP_SQ_STATUS, 1) == DRV_ERROR_NONE
+    assert only(dev.collect(q.cq, 1)).task_id == 3
+    assert marker[0] == 0
+
+
+# ---- notifies ----
+
+def test_notify_wait_blocks_then_consumes_the_record(dev: HalDevice) -> None:
+    a, b = dev.alloc(stream_id=1), dev.alloc(stream_id=2)
+    dev.submit(a.sq, sqe.nop(1, 0, wr_cqe=1), sqe.notify_wait(1, 1, notify_id=700))
+    assert only(dev.collect(a.cq, 1)).task_id == 0  # A has reached its wait
+    dev.submit(b.sq, sqe.nop(2, 1, wr_cqe=1))
+    only(dev.collect(b.cq, 1))
+    assert dev.recv(a.cq, timeout_ms=200) == (DRV_ERROR_WAIT_TIMEOUT, []), "A's wait passed"
+    assert dev.query(a.sq, PROP_SQ_HEAD) == 1
+    dev.submit(b.sq, sqe.notify_record(2, 2, notify_id=700))
+    assert only(dev.collect(a.cq, 1)).sqe_type == sqe.NOTIFY_WAIT
+    assert dev.notify_state(700) == 0
+
+
+def test_notify_wait_times_out(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=1)
+    dev.submit(q.sq, sqe.notify_wait(1, 1, notify_id=3, timeout_s=1))
+    c = only(dev.collect(q.cq, 1))
+    assert (c.sqe_type, c.error_type, c.ts_error()) == (sqe.NOTIFY_WAIT, sqe.ERR_TASK_TIMEOUT,
+                                                         sqe.TS_ERROR_TASK_TIMEOUT)
+
+
+# ---- kernels ----
+
+AFFINE_PC = 0x1_0000_1000
+
+
+def test_kernel_runs_the_bound_host_kernel_per_block(dev: HalDevice, kernels: Path) -> None:
+    assert dev.bind_kernel(AFFINE_PC, kernels, "affine") == 0
+    q = dev.alloc(stream_id=8)
+    n = 10
+    x, y = i32(list(range(n))), i32([0] * n)
+    args = struct.pack("<QQiii4x", address(x), address(y), n, 3, -2)  # mdlri_affine_args
+    argbuf = ctypes.create_string_buffer(args, len(args))
+    dev.submit(q.sq, sqe.kernel(8, 5, AFFINE_PC, ctypes.addressof(argbuf), block_dim=3))
+    c = only(dev.collect(q.cq, 1))
+    assert (c.task_id, c.sqe_type, c.error_type) == (5, sqe.FFTS, 0)
+    assert list(y) == [3 * i - 2 for i in range(n)]
+
+
+def test_kernel_binding_errors(dev: HalDevice, kernels: Path) -> None:
+    assert dev.bind_kernel(1, kernels, "no_such_kernel") == -2
+    assert dev.bind_kernel(1, kernels.parent / "absent.so", "affine") == -1
+
+
+def test_kernel_with_an_unbound_pc_raises_an_exception(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=8)
+    dev.submit(q.sq, sqe.kernel(8, 1, 0xDEAD0000, 0))
+    c = only(dev.collect(q.cq, 1))
+    assert (c.error_type, c.ts_error()) == (sqe.ERR_EXCEPTION, sqe.TS_ERROR_TASK_EXCEPTION)
+    assert dev.query(q.sq, PROP_SQ_STATUS) == 0
+
+
+WAIT_FLAG_PC, TRAP_IF_PC = 0x2000, 0x3000
+
+
+def test_a_kernel_waiting_on_memory_runs_once_another_sq_writes_it(dev: HalDevice,
+                                                                    kernels: Path) -> None:
+    assert dev.bind_kernel(WAIT_FLAG_PC, kernels, "wait_flag") == 0
+    a, b = dev.alloc(stream_id=1), dev.alloc(stream_id=2)
+    flag, out = i32([0]), i32([0])
+    args = ctypes.create_string_buffer(struct.pack("<QQi4x", address(flag), address(out), 9), 24)
+    dev.submit(a.sq, sqe.nop(1, 0, wr_cqe=1),
+               sqe.kernel(1, 1, WAIT_FLAG_PC, ctypes.addressof(args),
+                          credit=sqe.NEVER_TIMEOUT_CREDIT))
+    assert only(dev.collect(a.cq, 1)).task_id == 0
+    assert dev.recv(a.cq, timeout_ms=200) == (DRV_ERROR_WAIT_TIMEOUT, []), "the kernel ran"
+    assert out[0] == 0
+    dev.submit(b.sq, sqe.write_value(2, 1, address(flag), struct.pack("<i", 1)))
+    c = only(dev.collect(a.cq, 1))
+    assert (c.task_id, c.error_type, out[0]) == (1, 0, 9)
+
+
+def test_a_kernel_past_its_credit_times_out(dev: HalDevice, kernels: Path) -> None:
+    """Kernel credit 1: one credit of kernel time (stars_base.hpp:46), then a task timeout."""
+    assert dev.bind_kernel(WAIT_FLAG_PC, kernels, "wait_flag") == 0
+    q = dev.alloc(stream_id=1)
+    flag, out = i32([0]), i32([0])
+    args = ctypes.create_string_buffer(struct.pack("<QQi4x", address(flag), address(out), 9), 24)
+    dev.submit(q.sq, sqe.kernel(1, 1, WAIT_FLAG_PC, ctypes.addressof(args), credit=1))
+    c = only(dev.collect(q.cq, 1, deadline_ms=30000))
+    assert (c.sqe_type, c.error_type, c.ts_error()) == (sqe.FFTS, sqe.ERR_TASK_TIMEOUT,
+                                                         sqe.TS_ERROR_TASK_TIMEOUT)
+    assert out[0] == 0
+
+
+@pytest.mark.parametrize("raised", [0, 1])
+def test_a_kernel_fault_is_an_exception(dev: HalDevice, kernels: Path, raised: int) -> None:
+    assert dev.bind_kernel(TRAP_IF_PC, kernels, "trap_if") == 0
+    q = dev.alloc(stream_id=1)
+    flag = i32([raised])
+    args = ctypes.create_string_buffer(struct.pack("<Q", address(flag)), 8)
+    dev.submit(q.sq, sqe.kernel(1, 1, TRAP_IF_PC, ctypes.addressof(args)))
+    c = only(dev.collect(q.cq, 1))
+    assert c.error_type == (sqe.ERR_EXCEPTION if raised else 0)
+
+
+# ---- value wait: the cond ISA program the runtime builds ----
+
+class ValueWait:
+    """A value wait laid out as the runtime lays it out: its program in device memory, the
+    profiling words it reads, the scratch word its WRITE_VALUE clears, and its four SQEs."""
+
+    def __init__(self, dev: HalDevice, q: Queue, *, first_pos: int, flag: int, value: int,
+                 watched: ctypes.Array, byte_wide: bool = False) -> None:  # type: ignore[type-arg]
+        depth = dev.query(q.sq, PROP_SQ_DEPTH)
+        regs, _ = dev.reg_base(q.sq)
+        self.prof = (ctypes.c_uint64 * 2)(0, 0)  # prof disable status, prof switch
+        self.scratch = (ctypes.c_uint64 * 1)(0xFFFF)
+        program = cond_isa.mem_wait_program(
+            dev_addr=address(watched), value=value, flag=flag, byte_wide=byte_wide,
+            sq_id=q.sq, sq_head_pre=(first_pos + 1) % depth,
+            sq_head_next=(first_pos + cond_isa.MEM_WAIT_SQE_NUM) % depth,
+            last_sqe_pos=(first_pos + cond_isa.MEM_WAIT_SQE_NUM - 1) % depth,
+            sq_tail_reg_addr=regs + 0x8, prof_disable_addr=address(self.prof),
+            prof_switch_addr=address(self.prof) + 8)
+        code = program.pack()
+        self.code = ctypes.create_string_buffer(code, len(code))
+        self.sqes = cond_isa.value_wait_sqes(
+            1, 7, first_pos=first_pos, depth=depth, program_addr=ctypes.addressof(self.code),
+            program_words=len(code) // 4, scratch_addr=address(self.scratch))
+
+
+@pytest.mark.parametrize("flag,value,blocking,passing", [
+    (cond_isa.WAIT_GEQ, 5, 4, 7), (cond_isa.WAIT_EQ, 9, 0, 9),
+    (cond_isa.WAIT_AND, 0x10, 0x0F, 0x30), (cond_isa.WAIT_NOR, 0x0F, -1, 0x1F)])
+def test_value_wait_blocks_until_another_sq_writes_the_value(
+        dev: HalDevice, flag: int, value: int, blocking: int, passing: int) -> None:
+    """Each wait condition (stars_cond_isa_helper.cc:1234-1283): GEQ *addr >= value, EQ
+    *addr == value, AND (*addr & value) != 0, NOR ~(*addr | value) != 0."""
+    a, b = dev.alloc(stream_id=1, depth=16), dev.alloc(stream_id=2)
+    watched = (ctypes.c_int64 * 1)(blocking)
+    src, marker = i32([33]), i32([0])
+    dev.submit(a.sq, sqe.nop(1, 0, wr_cqe=1))
+    wait = ValueWait(dev, a, first_pos=1, flag=flag, value=value, watched=watched)
+    dev.submit(a.sq, *wait.sqes, sqe.memcpy(1, 8, address(src), address(marker), 4))
+    assert only(dev.collect(a.cq, 1)).task_id == 0
+    assert dev.recv(a.cq, timeout_ms=200) == (DRV_ERROR_WAIT_TIMEOUT, []), "the wait passed"
+    assert marker[0] == 0 and wait.scratch[0] == 0, "the WRITE_VALUE ran, the copy did not"
+    dev.submit(b.sq, sqe.write_value(2, 1, address(watched), struct.pack("<q", passing)))
+    c = only(dev.collect(a.cq, 1))
+    assert (c.task_id, c.sqe_type, c.error_type) == (8, sqe.SDMA, 0)
+    assert marker[0] == 33
+    assert c.sq_head == 1 + cond_isa.MEM_WAIT_SQE_NUM + 1, "the program skipped the placeholder"
+
+
+def test_an_eight_bit_value_wait_reads_one_byte(dev: HalDevice) -> None:
+    a = dev.alloc(stream_id=1, depth=16)
+    watched = (ctypes.c_uint8 * 8)(0, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE)
+    wait = ValueWait(dev, a, first_pos=0, flag=cond_isa.WAIT_EQ, value=3, watched=watched,
+                     byte_wide=True)
+    dev.submit(a.sq, *wait.sqes, sqe.nop(1, 9, wr_cqe=1))
+    assert dev.recv(a.cq, timeout_ms=200) == (DRV_ERROR_WAIT_TIMEOUT, [])
+    watched[0] = 3  # the other bytes would fail a 64-bit compare
+    assert only(dev.collect(a.cq, 1)).task_id == 9
+
+
+def test_the_cond_isa_arithmetic(dev: HalDevice) -> None:
+    """Each OP / OP_IMM / LOAD / STORE form the device interprets, stored to memory by the
+    program itself (func3/func7 values: stars_base_cond_isa_define.hpp:60-120)."""
+    c = cond_isa
+    out = (ctypes.c_uint64 * 16)(*([0xAAAA_AAAA_AAAA_AAAA] * 16))
+    src = (ctypes.c_uint64 * 1)(0x1234_5678_9ABC_DEF0)
+    p = c.Program()
+    p.li(c.R4, address(out))
+    p.li(c.R1, 100)
+    p.li(c.R2, -7 & 0xFFFF_FFFF_FFFF_FFFF)
+    forms = [
+        lambda: p.op(c.R3, c.R1, c.R2, 0),            # ADD
+        lambda: p.op(c.R3, c.R1, c.R2, 0, 0x20),      # SUB
+        lambda: p.op(c.R3, c.R1, c.R2, 0, 0x01),      # MUL
+        lambda: p.op(c.R3, c.R2, c.R1, 2),            # SLT (signed)
+        lambda: p.op(c.R3, c.R2, c.R1, 3),            # SLTU
+        lambda: p.op(c.R3, c.R1, c.R2, 4),            # XOR
+        lambda: p.op_imm(c.R3, c.R2, 5, 4 | 0x10 << 6),  # SRAI 4
+        lambda: p.op_imm(c.R3, c.R2, 5, 60),          # SRLI 60
+        lambda: p.op_imm(c.R3, c.R1, 1, 3),           # SLLI 3
+        lambda: p.op_imm(c.R3, c.R1, 7, 0x0F),        # ANDI
+        lambda: p.op_imm(c.R3, c.R1, 0, -1),          # ADDI -1
+        lambda: p.op_imm(c.R0, c.R1, 0, 5),           # r0 stays 0
+    ]
+    for i, form in enumerate(forms):
+        form()
+        p.store(c.R4, c.R0 if i == len(forms) - 1 else c.R3, 8 * i, 3)  # SD
+    p.li(c.R5, address(src))
+    p.load(c.R3, c.R5, 0)
+    p.store(c.R4, c.R3, 8 * 12, 2)                    # SW: the low half only
+    code = p.pack()
+    buf = ctypes.create_string_buffer(code, len(code))
+    q = dev.alloc(stream_id=1)
+    dev.submit(q.sq, cond_isa.function_call_sqe(1, 1, 0, ctypes.addressof(buf), len(code) // 4))
+    assert only(dev.collect(q.cq, 1)).error_type == 0
+    m = 0xFFFF_FFFF_FFFF_FFFF
+    assert list(out[:13]) == [93, 107, -700 & m, 1, 0, (100 ^ -7) & m, (-7 >> 4) & m,
+                              (-7 & m) >> 60, 800, 100 & 0x0F, 99, 0, 0xAAAA_AAAA_9ABC_DEF0]
+    assert out[13] == 0xAAAA_AAAA_AAAA_AAAA, "nothing written past the program's stores"
+
+
+def test_a_bad_cond_program_is_an_sqe_error(dev: HalDevice) -> None:
+    """A COND SQE whose words are no valid instruction (here all zero) completes with an SQE
+    error, and so does one using an instruction not interpreted yet (model execute's stream
+    active): never as if it had run."""
+    q = dev.alloc(stream_id=1)
+    dev.submit(q.sq, sqe.cond(1, 1, sqe.CONDS_MODEL_EXEC))
+    c = only(dev.collect(q.cq, 1))
+    assert (c.sqe_type, c.error_type, c.ts_error()) == (sqe.COND, sqe.ERR_SQE_ERROR,
+                                                         sqe.TS_ERROR_TASK_SQE_ERROR)
+
+
+def test_sqs_sharing_a_cq_report_in_completion_order(dev: HalDevice) -> None:
+    a = dev.alloc(stream_id=1)
+    b = dev.alloc(stream_id=2, reuse_cq=a.cq)
+    assert b.cq == a.cq
+    dev.submit(a.sq, sqe.event_wait(1, 1, event_id=2))
+    dev.submit(b.sq, sqe.event_record(2, 1, event_id=2))
+    got = dev.collect(a.cq, 2)
+    assert [(c.stream_id, c.sqe_type) for c in got] == [(2, sqe.EVENT_RECORD),
+                                                         (1, sqe.EVENT_WAIT)]
+    assert dev.free(b) == DRV_ERROR_NONE
+    assert dev.recv(a.cq, timeout_ms=0)[0] == DRV_ERROR_NONE, "the shared CQ outlives B"
+
+
+def test_free_stops_a_blocked_sq(dev: HalDevice) -> None:
+    q = dev.alloc(stream_id=1)
+    dev.submit(q.sq, sqe.event_wait(1, 1, event_id=44))
+    assert dev.free(q) == DRV_ERROR_NONE
+    assert dev.free(q) != DRV_ERROR_NONE, "a freed SQ is gone"
+
