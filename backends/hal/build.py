@@ -15,10 +15,9 @@ from __future__ import annotations
 import importlib.resources
 import os
 import secrets
-import sys
 from pathlib import Path
 
-from ..cbuild import BuildError, CacheNotWritable, shared_library
+from ..cbuild import CacheNotWritable, print_paths, shared_library
 
 HERE = Path(str(importlib.resources.files("mdlri_conformance.backends.hal")))
 HAL_INCLUDE = HERE / "include"
@@ -63,14 +62,8 @@ def host_kernel_library() -> Path:
 
 
 def main() -> int:
-    try:
-        print(hal_library())
-        print(ascend_hal_library())
-        print(host_kernel_library())
-    except BuildError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    return 0
+    """Print the three paths (building them); a build error is one line, status 1."""
+    return print_paths(hal_library, ascend_hal_library, host_kernel_library)
 
 
 if __name__ == "__main__":
