@@ -33,6 +33,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ....kernel import HOST_DIR, HOST_LIBRARY_NAME
 # the compiler lookup, the error classes, the digest and the compile step are the neutral
 # helper's; its names are re-exported here for the modules and tests that import them from
 # this one
@@ -48,10 +49,8 @@ __all__ = ["BuildError", "CacheNotWritable", "CompileFailed", "CompilerNotFound"
 HERE = Path(str(importlib.resources.files("mdlri_conformance.backends.acl.emulator")))
 EMU_INCLUDE = HERE / "include"
 EMU_SRC = HERE / "src"
-KERNEL_DIR = Path(str(importlib.resources.files("mdlri_conformance.kernel"))) / "host"
 
 EMULATOR_NAME = "libmdlri_acl_emu.so"
-KERNELS_NAME = "libmdlri_host_kernels.so"
 
 CFLAGS = list(BASE_CFLAGS)
 EMU_LIBS = ["-ldl"]
@@ -62,7 +61,7 @@ COVERAGE_FLAGS = ["--coverage"]
 
 def _sources() -> list[Path]:
     files = sorted(EMU_INCLUDE.glob("*.h")) + sorted(EMU_SRC.glob("*.[ch]"))
-    files += sorted(KERNEL_DIR.glob("*.[ch]"))
+    files += sorted(HOST_DIR.glob("*.[ch]"))
     return files
 
 
@@ -148,7 +147,7 @@ def _coverage_build() -> Path:
 
 def kernel_library() -> Path:
     """Path of ``libmdlri_host_kernels.so`` (the catalog's kernels as host C)."""
-    return _build(KERNELS_NAME, sorted(KERNEL_DIR.glob("*.c")), [f"-I{KERNEL_DIR}"])
+    return _build(HOST_LIBRARY_NAME, sorted(HOST_DIR.glob("*.c")), [f"-I{HOST_DIR}"])
 
 
 def main() -> int:
