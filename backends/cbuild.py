@@ -20,9 +20,10 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 #: environment variable naming the cache base directory
 CACHE_VAR = "MDLRI_CACHE_DIR"
@@ -104,13 +105,16 @@ def first_error_line(output: str) -> str:
     return line if len(line) <= 240 else line[:237] + "..."
 
 
-def _not_writable(where: Path, exc: OSError) -> CacheNotWritable:
+def cache_not_writable(where: Path, exc: OSError) -> CacheNotWritable:
+    """The one-line error for a cache folder ``where`` that cannot be created or written."""
     return CacheNotWritable(f"cache directory {where} is not writable "
                             f"({exc.strerror or type(exc).__name__}): set {CACHE_VAR} to a "
                             "writable directory")
 
 
-def _compile(cmd: list[str], out_dir: Path, name: str) -> None:
+def run_compiler(cmd: list[str], log_dir: Path, name: str) -> None:
+    """Run one compiler command building ``name``; a refusal is a :class:`CompileFailed` whose
+    full output is in ``<log_dir>/build-<name>.log`` (when that can be written)."""
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     except OSError as exc:
@@ -118,15 +122,43 @@ def _compile(cmd: list[str], out_dir: Path, name: str) -> None:
                                f"({exc.strerror or exc}): install gcc or set CC") from None
     if proc.returncode == 0:
         return
-    log: Path | None = out_dir / f"build-{name}.log"
+    log: Path | None = log_dir / f"build-{name}.log"
     try:
-        (out_dir / f"build-{name}.log").write_text(
-            f"$ {shlex.join(cmd)}\n# exit status {proc.returncode}\n{proc.stdout}{proc.stderr}")
+        log.write_text(f"$ {shlex.join(cmd)}\n# exit status {proc.returncode}\n"
+                       f"{proc.stdout}{proc.stderr}")
     except OSError:
         log = None
     where = f"full log: {log}" if log else "no log: the cache is not writable"
     raise CompileFailed(f"{cmd[0]} failed building {name}: "
                         f"{first_error_line(proc.stderr or proc.stdout)} ({where})", log)
+
+
+def build_into(out_dir: Path, name: str, cc: Sequence[str], sources: Sequence[Path], *,
+               flags: Sequence[str] = (), libs: Sequence[str] = ()) -> Path:
+    """Path of ``<out_dir>/<name>``, compiled with ``cc``, :data:`BASE_CFLAGS`, ``flags``,
+    ``sources`` and ``libs`` (in that order) when missing: into a temporary file in
+    ``out_dir``, then renamed into place."""
+    target = out_dir / name
+    if target.is_file():
+        return target
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir)
+        os.close(fd)
+    except OSError as exc:
+        raise cache_not_writable(out_dir.parent, exc) from None
+    try:
+        run_compiler([*cc, *BASE_CFLAGS, *flags, "-o", tmp, *map(str, sources), *libs],
+                     out_dir, name)
+        try:
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, target)  # atomic: a concurrent builder's identical file may win
+        except OSError as exc:
+            raise cache_not_writable(out_dir, exc) from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
 
 
 def shared_library(tag: str, name: str, sources: Sequence[Path], *,
@@ -138,23 +170,16 @@ def shared_library(tag: str, name: str, sources: Sequence[Path], *,
     cc = compiler()
     all_flags = [*BASE_CFLAGS, *flags, *libs]
     out_dir = cache_base() / f"{tag}-{digest([*sources, *inputs], cc, all_flags)}"
-    target = out_dir / name
-    if target.is_file():
-        return target
+    return build_into(out_dir, name, cc, sources, flags=flags, libs=libs)
+
+
+def print_paths(*builders: Callable[[], Path]) -> int:
+    """A build module's ``main``: print the path each builder returns; a :class:`BuildError`
+    is its one line on stderr and exit status 1."""
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir)
-        os.close(fd)
-    except OSError as exc:
-        raise _not_writable(out_dir.parent, exc) from None
-    try:
-        _compile([*cc, *BASE_CFLAGS, *flags, "-o", tmp, *map(str, sources), *libs], out_dir, name)
-        try:
-            os.chmod(tmp, 0o755)
-            os.replace(tmp, target)  # atomic: a concurrent builder's identical file may win
-        except OSError as exc:
-            raise _not_writable(out_dir, exc) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
+        for build in builders:
+            print(build())
+    except BuildError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0

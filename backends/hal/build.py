@@ -15,20 +15,18 @@ from __future__ import annotations
 import importlib.resources
 import os
 import secrets
-import sys
 from pathlib import Path
 
-from ..cbuild import BuildError, CacheNotWritable, shared_library
+from ...kernel import HOST_DIR, HOST_LIBRARY_NAME
+from ..cbuild import CacheNotWritable, print_paths, shared_library
 
 HERE = Path(str(importlib.resources.files("mdlri_conformance.backends.hal")))
 HAL_INCLUDE = HERE / "include"
 HAL_SRC = HERE / "src"
-KERNEL_DIR = Path(str(importlib.resources.files("mdlri_conformance.kernel"))) / "host"
 
 HAL_NAME = "libmdlri_hal.so"
 #: the file name the runtime's loader asks for
 ASCEND_HAL_NAME = "libascend_hal.so"
-KERNELS_NAME = "libmdlri_host_kernels.so"
 
 
 def hal_library() -> Path:
@@ -57,20 +55,14 @@ def ascend_hal_library() -> Path:
 
 def host_kernel_library() -> Path:
     """Path of the host kernels (``kernel/host/``) the device's kernel registry binds to."""
-    return shared_library("hal-kernels", KERNELS_NAME, sorted(KERNEL_DIR.glob("*.c")),
-                          inputs=[*sorted(KERNEL_DIR.glob("*.h")), Path(__file__).resolve()],
-                          flags=[f"-I{KERNEL_DIR}"])
+    return shared_library("hal-kernels", HOST_LIBRARY_NAME, sorted(HOST_DIR.glob("*.c")),
+                          inputs=[*sorted(HOST_DIR.glob("*.h")), Path(__file__).resolve()],
+                          flags=[f"-I{HOST_DIR}"])
 
 
 def main() -> int:
-    try:
-        print(hal_library())
-        print(ascend_hal_library())
-        print(host_kernel_library())
-    except BuildError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    return 0
+    """Print the three paths (building them); a build error is one line, status 1."""
+    return print_paths(hal_library, ascend_hal_library, host_kernel_library)
 
 
 if __name__ == "__main__":

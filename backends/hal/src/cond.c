@@ -141,13 +141,6 @@ static int do_goto(ts_sq *self, uint32_t sq_id, uint32_t head, ts_cond_effect *f
     return rc;
 }
 
-static int stopping(ts_sq *sq) {
-    pthread_mutex_lock(&g_ts.mu);
-    int s = sq->stop;
-    pthread_mutex_unlock(&g_ts.mu);
-    return s;
-}
-
 /* Run `n` words at `prog`. 0 done; -1 a bad instruction or address; 1 the SQ is stopping. */
 static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_effect *fx,
                int depth) {
@@ -200,7 +193,7 @@ static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_ef
             if (taken) {
                 next = (c->csr[CSR_JUMP_PC] << 4) | ((w >> 7) & 0xFu);
                 if (next <= pc && ++c->taken % SPIN_CHECK == 0) {
-                    if (stopping(sq)) return 1;
+                    if (ts_sq_stopping(sq)) return 1;
                     const struct timespec nap = {0, 100000L};
                     nanosleep(&nap, NULL);
                 }

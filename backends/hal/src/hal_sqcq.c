@@ -207,89 +207,91 @@ drvError_t halCqReportRecv(uint32_t devId, struct halReportRecvInfo *info) {
     return rc;
 }
 
-drvError_t halSqCqQuery(uint32_t devId, struct halSqCqQueryInfo *info) {
-    if (bad_dev(devId) || info == NULL) return DRV_ERROR_INVALID_VALUE;
-    if (info->type != DRV_NORMAL_TYPE) return DRV_ERROR_NOT_SUPPORT;
-    drvError_t rc = DRV_ERROR_NONE;
+typedef drvError_t (*sq_prop_fn)(ts_sq *sq, drvSqCqPropType_t prop, uint32_t value[8]);
+
+/* The frame halSqCqQuery and halSqCqConfig share: a normal-type SQ that exists, whose property
+ * `fn` reads or sets with the TS lock held. */
+static drvError_t with_sq(drvSqCqType_t type, uint32_t sq_id, drvSqCqPropType_t prop,
+                          uint32_t value[8], sq_prop_fn fn) {
+    if (type != DRV_NORMAL_TYPE) return DRV_ERROR_NOT_SUPPORT;
     pthread_mutex_lock(&g_ts.mu);
-    ts_sq *sq = sq_get(info->sqId);
-    if (sq == NULL) {
-        rc = DRV_ERROR_INVALID_VALUE;
-    } else {
-        switch (info->prop) {
-        case DRV_SQCQ_PROP_SQ_STATUS:
-            info->value[0] = sq->paused ? 0u : 1u;
-            break;
-        case DRV_SQCQ_PROP_SQ_HEAD:
-            info->value[0] = sq->head;
-            break;
-        case DRV_SQCQ_PROP_SQ_TAIL:
-            info->value[0] = sq->tail;
-            break;
-        case DRV_SQCQ_PROP_SQ_DEPTH:
-            info->value[0] = sq->depth;
-            break;
-        case DRV_SQCQ_PROP_SQ_REG_BASE: { /* value[0] high, [1] low, [2] size (npu_driver_res.cc:1198-1202) */
-            uint64_t base = (uint64_t)(uintptr_t)sq->regs;
-            info->value[0] = (uint32_t)(base >> 32);
-            info->value[1] = (uint32_t)base;
-            info->value[2] = (uint32_t)sizeof sq->regs;
-            break;
-        }
-        case DRV_SQCQ_PROP_CQ_DEPTH:
-            info->value[0] = g_ts.cq[sq->cq_id].depth;
-            break;
-        case DRV_SQCQ_PROP_SQE_SIZE:
-            info->value[0] = MDLRI_HAL_SQE_SIZE;
-            break;
-        case DRV_SQCQ_PROP_CQE_SIZE:
-            info->value[0] = MDLRI_HAL_CQE_SIZE;
-            break;
-        default:
-            rc = DRV_ERROR_NOT_SUPPORT;
-        }
-    }
+    ts_sq *sq = sq_get(sq_id);
+    drvError_t rc = sq == NULL ? DRV_ERROR_INVALID_VALUE : fn(sq, prop, value);
     pthread_mutex_unlock(&g_ts.mu);
     return rc;
 }
 
+static drvError_t sq_query(ts_sq *sq, drvSqCqPropType_t prop, uint32_t value[8]) {
+    switch (prop) {
+    case DRV_SQCQ_PROP_SQ_STATUS:
+        value[0] = sq->paused ? 0u : 1u;
+        break;
+    case DRV_SQCQ_PROP_SQ_HEAD:
+        value[0] = sq->head;
+        break;
+    case DRV_SQCQ_PROP_SQ_TAIL:
+        value[0] = sq->tail;
+        break;
+    case DRV_SQCQ_PROP_SQ_DEPTH:
+        value[0] = sq->depth;
+        break;
+    case DRV_SQCQ_PROP_SQ_REG_BASE: { /* value[0] high, [1] low, [2] size (npu_driver_res.cc:1198-1202) */
+        uint64_t base = (uint64_t)(uintptr_t)sq->regs;
+        value[0] = (uint32_t)(base >> 32);
+        value[1] = (uint32_t)base;
+        value[2] = (uint32_t)sizeof sq->regs;
+        break;
+    }
+    case DRV_SQCQ_PROP_CQ_DEPTH:
+        value[0] = g_ts.cq[sq->cq_id].depth;
+        break;
+    case DRV_SQCQ_PROP_SQE_SIZE:
+        value[0] = MDLRI_HAL_SQE_SIZE;
+        break;
+    case DRV_SQCQ_PROP_CQE_SIZE:
+        value[0] = MDLRI_HAL_CQE_SIZE;
+        break;
+    default:
+        return DRV_ERROR_NOT_SUPPORT;
+    }
+    return DRV_ERROR_NONE;
+}
+
+static drvError_t sq_config(ts_sq *sq, drvSqCqPropType_t prop, uint32_t value[8]) {
+    drvError_t rc = DRV_ERROR_NONE;
+    switch (prop) {
+    case DRV_SQCQ_PROP_SQ_HEAD: /* only a stopped SQ's head moves (stars_engine.cc:1502) */
+        if (!sq->paused || value[0] >= sq->depth)
+            rc = DRV_ERROR_INVALID_VALUE;
+        else
+            ts_sq_set_head(sq, value[0]);
+        break;
+    case DRV_SQCQ_PROP_SQ_STATUS:
+        sq->paused = value[0] == 0;
+        break;
+    case DRV_SQCQ_PROP_SQ_DISABLE_TO_ENABLE:
+    case DRV_SQCQ_PROP_SQ_RESUME:
+        sq->paused = 0;
+        break;
+    case DRV_SQCQ_PROP_SQ_PAUSE:
+        sq->paused = 1;
+        break;
+    default:
+        rc = DRV_ERROR_NOT_SUPPORT;
+    }
+    ts_sq_publish(sq);
+    pthread_cond_broadcast(&g_ts.cv);
+    return rc;
+}
+
+drvError_t halSqCqQuery(uint32_t devId, struct halSqCqQueryInfo *info) {
+    if (bad_dev(devId) || info == NULL) return DRV_ERROR_INVALID_VALUE;
+    return with_sq(info->type, info->sqId, info->prop, info->value, sq_query);
+}
+
 drvError_t halSqCqConfig(uint32_t devId, struct halSqCqConfigInfo *info) {
     if (bad_dev(devId) || info == NULL) return DRV_ERROR_INVALID_VALUE;
-    if (info->type != DRV_NORMAL_TYPE) return DRV_ERROR_NOT_SUPPORT;
-    drvError_t rc = DRV_ERROR_NONE;
-    pthread_mutex_lock(&g_ts.mu);
-    ts_sq *sq = sq_get(info->sqId);
-    if (sq == NULL) {
-        rc = DRV_ERROR_INVALID_VALUE;
-    } else {
-        switch (info->prop) {
-        case DRV_SQCQ_PROP_SQ_HEAD: { /* only a stopped SQ's head moves (stars_engine.cc:1502) */
-            uint32_t head = info->value[0];
-            if (!sq->paused || head >= sq->depth) {
-                rc = DRV_ERROR_INVALID_VALUE;
-                break;
-            }
-            ts_sq_set_head(sq, head);
-            break;
-        }
-        case DRV_SQCQ_PROP_SQ_STATUS:
-            sq->paused = info->value[0] == 0;
-            break;
-        case DRV_SQCQ_PROP_SQ_DISABLE_TO_ENABLE:
-        case DRV_SQCQ_PROP_SQ_RESUME:
-            sq->paused = 0;
-            break;
-        case DRV_SQCQ_PROP_SQ_PAUSE:
-            sq->paused = 1;
-            break;
-        default:
-            rc = DRV_ERROR_NOT_SUPPORT;
-        }
-        ts_sq_publish(sq);
-        pthread_cond_broadcast(&g_ts.cv);
-    }
-    pthread_mutex_unlock(&g_ts.mu);
-    return rc;
+    return with_sq(info->type, info->sqId, info->prop, info->value, sq_config);
 }
 
 void mdlri_hal_reset(void) {

@@ -118,6 +118,7 @@ int ts_cq_alloc(uint32_t want, uint32_t depth, uint32_t *out); /* lock held */
 void ts_cq_release(uint32_t id);                              /* lock held */
 int ts_sq_start(uint32_t sq_id);                              /* lock held */
 void ts_sq_stop_and_join(uint32_t sq_id); /* lock held on entry and exit */
+int ts_sq_stopping(ts_sq *sq);            /* takes the lock */
 uint64_t ts_now_ns(void);
 
 void ts_sq_set_head(ts_sq *sq, uint32_t head); /* lock held */

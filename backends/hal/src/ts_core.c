@@ -156,7 +156,7 @@ static ts_result run_place_holder(ts_sq *sq, const uint8_t *s) {
     return OK;
 }
 
-static int sq_stopping(ts_sq *sq) {
+int ts_sq_stopping(ts_sq *sq) {
     pthread_mutex_lock(&g_ts.mu);
     int stop = sq->stop;
     pthread_mutex_unlock(&g_ts.mu);
@@ -179,7 +179,7 @@ static ts_result run_kernel(ts_sq *sq, const uint8_t *s, int *stopped) {
         uint64_t start = ts_now_ns();
         const struct timespec tick = {0, 1000000L};
         while (!k.ready(a, k.args_size)) {
-            if (sq_stopping(sq)) {
+            if (ts_sq_stopping(sq)) {
                 *stopped = 1;
                 return OK;
             }
@@ -324,18 +324,15 @@ void ts_sq_stop_and_join(uint32_t sq_id) {
     }
 }
 
-int mdlri_hal_event_state(uint32_t id) {
-    if (id >= TS_MAX_EVENT) return -1;
+/* Entry `id` of an event or notify table, read under the lock; -1 past its `size`. */
+static int flag_state(const uint8_t *table, uint32_t size, uint32_t id) {
+    if (id >= size) return -1;
     pthread_mutex_lock(&g_ts.mu);
-    int v = g_ts.event[id];
+    int v = table[id];
     pthread_mutex_unlock(&g_ts.mu);
     return v;
 }
 
-int mdlri_hal_notify_state(uint32_t id) {
-    if (id >= TS_MAX_NOTIFY) return -1;
-    pthread_mutex_lock(&g_ts.mu);
-    int v = g_ts.notify[id];
-    pthread_mutex_unlock(&g_ts.mu);
-    return v;
-}
+int mdlri_hal_event_state(uint32_t id) { return flag_state(g_ts.event, TS_MAX_EVENT, id); }
+
+int mdlri_hal_notify_state(uint32_t id) { return flag_state(g_ts.notify, TS_MAX_NOTIFY, id); }
