@@ -62,7 +62,7 @@ def test_param_count_and_info_report_the_spec_layout() -> None:
         assert b.function_get_param_info(func, 5) == (Err.RT_PARAM_INVALID, UNWRITTEN, UNWRITTEN)
         assert b.function_get_param_info(func, 1, null_offset=True, null_size=True) == \
             (Err.INVALID_PARAM, UNWRITTEN, UNWRITTEN)
-        assert b.function_get_param_count(None) == (Err.RT_PARAM_INVALID, UNWRITTEN)
+        assert b.function_get_param_count(None) == (Err.INVALID_PARAM, UNWRITTEN)
         assert b.binary_unload(binary) == 0
         assert b.function_get_param_count(func) == (Err.RT_INVALID_HANDLE, UNWRITTEN)
     finally:
