@@ -93,7 +93,8 @@ _CONTEXT_CHECK = """
         if not self._tls.context:
             return {no_context}"""
 #: the names the generated function reads from its namespace (no parameter may shadow them)
-_RESERVED = frozenset({"_guarded", "_fn", "_no_ctx", "_closed_message", "ApiReturn", "BackendClosed"})
+_RESERVED = frozenset({"_guarded", "_fn", "_no_ctx", "_closed_message", "ApiReturn",
+                       "BackendClosed"})
 
 
 def _exact_wrapper(fn: Callable, no_ctx: Any, needs_context: bool) -> Callable:
@@ -103,6 +104,8 @@ def _exact_wrapper(fn: Callable, no_ctx: Any, needs_context: bool) -> Callable:
     gives them (name -> value, in signature order)."""
     P = inspect.Parameter
     plist = list(inspect.signature(fn).parameters.values())
+    if not plist or plist[0].name != "self":
+        raise TypeError(f"guarded {fn.__qualname__}: not a method (no first parameter self)")
     params: list[str] = []
     call: list[str] = []
     defaults: dict[str, Any] = {}
