@@ -23,6 +23,25 @@ and model, kept alive until it is unregistered or the model is destroyed.
 aclrtSynchronizeEvent[WithTimeout]) is implemented with the same symbols; a library without
 them answers ``207000`` there like any missing symbol.
 
+Per call, the binding does only what cannot be done at load (issue: a call within a small
+factor of a bare ctypes call). A method of one C function reads like this::
+
+    def task_get_seq_id(self, task, *, null_out=False):
+        fn = self._c.aclmdlRITaskGetSeqId          # prepared: restype/argtypes set once
+        if fn is None:
+            return self._missing("aclmdlRITaskGetSeqId"), UNWRITTEN
+        o = self._outs.o                           # this thread's reusable out-parameters
+        o.u32.value = U32_SENTINEL                 # the sentinel prefill, every call
+        rc = fn(as_ptr(task), o.u32_ref)           # the prepared byref, no byref() per call
+        v = o.u32.value
+        return (rc if rc == OK else self._rc(rc)), (UNWRITTEN if v == U32_SENTINEL else v)
+
+``self._c`` (:class:`~.symbols.Prepared`) resolves a symbol on its first use and keeps it as
+a plain attribute (None when missing; after :meth:`close` every access raises); a method
+without out-parameters is ``return self._call("aclX", ...)``. An enum out maps through a
+table made at load (:func:`~.convert.out_map`), never the enum's constructor. Struct and
+array outs are made per call (their size or prefill differs per call).
+
 Threads: the creating thread gets ``aclrtSetDevice(device)``; every other thread calls
 :meth:`set_device` itself, as on real ACL (abi.md §6.1). ``set_device(i)`` binds physical
 device ``device + i``, so the specs' ``set_device(0)`` means "this backend's device" under
