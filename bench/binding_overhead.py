@@ -9,10 +9,16 @@ emulator by default), and times, per call (best of R rounds of N calls):
 
 * ``noop``      bare ctypes call of the no-op C function (argtypes set, byref out-param);
 * ``c-direct``  bare ctypes call of the library's own C function (the C side's cost);
+* ``floor``     the least a Python method over the same C call can do: a method call that
+                calls the prepared function with a reused out-parameter and returns
+                ``(rc, raw out value)``, no sentinel, no conversion (the bound of this stack
+                on the binding: ctypes with argtypes, one Python frame, a result tuple);
 * ``binding``   the AclBackend method (conversions, sentinels, UNWRITTEN mapping, rc check).
 
-Ratios: binding / noop (the figure the issue asks for) and binding / c-direct (what the
-Python layer adds on top of the same C call).
+Ratios: binding / noop (the figure the issue asks for), floor / noop (its bound), and
+binding / c-direct (what the Python layer adds on top of the same C call). The four are
+timed round-robin, one round of N calls of each in turn, and each keeps its best round, so a
+burst of load from other processes touches all of them alike.
 """
 
 from __future__ import annotations
@@ -56,10 +62,32 @@ def build_noop(tmp: Path) -> ctypes.CDLL:
     return so
 
 
-def per_call_ns(fn, calls: int, repeat: int) -> float:
-    """Best-of-``repeat`` time per call of ``fn`` in nanoseconds (after a warm-up round)."""
-    timeit.timeit(fn, number=calls)
-    return min(timeit.repeat(fn, number=calls, repeat=repeat)) / calls * 1e9
+def per_call_ns(fns: list, calls: int, repeat: int) -> list[float]:
+    """Best-of-``repeat`` time per call of each of ``fns`` in nanoseconds, timed round-robin
+    (after a warm-up round of each)."""
+    for fn in fns:
+        timeit.timeit(fn, number=calls)
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            best[i] = min(best[i], timeit.timeit(fn, number=calls))
+    return [t / calls * 1e9 for t in best]
+
+
+class Floor:
+    """The least a binding method can do around a prepared C function (the ``floor``
+    column): one Python frame, the call with a reused out-parameter, a result tuple."""
+
+    def __init__(self, raw_type, raw_info) -> None:
+        self._type, self._info = raw_type, raw_info
+        self.i, self.p = c_int(), c_void_p()
+        self.i_ref, self.p_ref = byref(self.i), byref(self.p)
+
+    def task_get_type(self, task, *, null_out: bool = False):
+        return self._type(task.ptr, self.i_ref), self.i.value
+
+    def capture_get_info(self, stream, *, null_status: bool = False, null_model: bool = False):
+        return self._info(stream.ptr, self.i_ref, self.p_ref), self.i.value, self.p.value
 
 
 def setup_task(b):
@@ -98,32 +126,32 @@ def main(argv: list[str] | None = None) -> int:
         raw_info = b.sym.get("aclmdlRICaptureGetInfo")
         noop_type, noop_info = noop.noop_task_get_type, noop.noop_capture_get_info
         out_i, out_p = c_int(), c_void_p()
+        floor = Floor(raw_type, raw_info)
         rows = []
         cases = [
             ("task_get_type",
              lambda: noop_type(task.ptr, byref(out_i)),
              lambda: raw_type(task.ptr, byref(out_i)),
+             lambda: floor.task_get_type(task),
              lambda: b.task_get_type(task)),
             ("capture_get_info",
              lambda: noop_info(s.ptr, byref(out_i), byref(out_p)),
              lambda: raw_info(s.ptr, byref(out_i), byref(out_p)),
+             lambda: floor.capture_get_info(s),
              lambda: b.capture_get_info(s)),
         ]
-        for name, f_noop, f_c, f_bind in cases:
-            assert f_bind()[0] == 0
-            t_noop = per_call_ns(f_noop, ns.calls, ns.repeat)
-            t_c = per_call_ns(f_c, ns.calls, ns.repeat)
-            t_bind = per_call_ns(f_bind, ns.calls, ns.repeat)
-            rows.append((name, t_noop, t_c, t_bind))
+        for name, *fns in cases:
+            assert fns[-1]()[0] == 0 and fns[-2]()[0] == 0
+            rows.append((name, *per_call_ns(fns, ns.calls, ns.repeat)))
         b.destroy(model)
         b.free(addr)
         b.destroy_stream(s)
     print(f"acl binding overhead ({b.version()}), best of {ns.repeat} x {ns.calls} calls")
-    print(f"{'method':<18}{'noop ns':>10}{'c-direct ns':>13}{'binding ns':>12}"
-          f"{'binding/noop':>14}{'binding/c':>11}")
-    for name, t_noop, t_c, t_bind in rows:
-        print(f"{name:<18}{t_noop:>10.0f}{t_c:>13.0f}{t_bind:>12.0f}"
-              f"{t_bind / t_noop:>14.2f}{t_bind / t_c:>11.2f}")
+    print(f"{'method':<18}{'noop ns':>9}{'c-direct ns':>13}{'floor ns':>10}{'binding ns':>12}"
+          f"{'binding/noop':>14}{'floor/noop':>12}{'binding/c':>11}")
+    for name, t_noop, t_c, t_floor, t_bind in rows:
+        print(f"{name:<18}{t_noop:>9.0f}{t_c:>13.0f}{t_floor:>10.0f}{t_bind:>12.0f}"
+              f"{t_bind / t_noop:>14.2f}{t_floor / t_noop:>12.2f}{t_bind / t_c:>11.2f}")
     b.close()
     return 0
 

@@ -172,11 +172,15 @@ def read_campaign(path: Path) -> dict[str, object]:
 
 
 def campaign_line(c: dict[str, object]) -> str:
-    """``deep profile on BACKEND: N graphs/min (E examples in S s fuzzed, VERDICT)``."""
+    """``deep profile on BACKEND: N graphs/min (E examples in S s fuzzed on C cores, N/C per
+    core, VERDICT)``."""
     lib = f" --acl-lib {c['acl_lib']}" if c.get("acl_lib") else ""
+    cores = int(c.get("cores") or 1)  # a campaign.json from before -j: one process
+    per_core = c.get("graphs_per_minute_per_core", c["graphs_per_minute"])
     return (f"deep profile on {c.get('backend')}{lib}: {c['graphs_per_minute']} graphs "
             f"explored per minute ({c.get('examples', 0)} examples in "
-            f"{float(c.get('fuzz_seconds') or 0):.0f} s fuzzed, {c.get('verdict')}; "
+            f"{float(c.get('fuzz_seconds') or 0):.0f} s fuzzed on {cores} "
+            f"core{'s' if cores > 1 else ''}, {per_core} per core, {c.get('verdict')}; "
             "reported, no limit set)")
 
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -280,3 +281,55 @@ def test_hardware_without_kernel_binary_lacks_kernels(tmp_path: Path) -> None:
     b = AclBackend(FakeLib(set()), lib_path=Path("fake.so"), kernel_binary=None)
     assert Cap.KERNELS not in b.capabilities and Cap.CAPTURE in b.capabilities
     assert "kernels build" in (b.unsupported_reason(Cap.KERNELS.value) or "")
+
+
+# ---------------------------------------------------------------------------------------------
+# reused out-parameters (one set per thread) and the closed backend
+
+
+def test_threads_calling_at_once_each_read_their_own_out_parameters() -> None:
+    """The binding reuses its out-parameters per thread: two threads asking about different
+    tasks at once (the C call releases the GIL) each read back their own task's answer."""
+    import threading
+
+    from mdlri_conformance.backends.contract import CaptureMode
+    b = create(lib="emulator")
+    if b.unsupported_reason():
+        pytest.skip(f"emulator unavailable: {b.unsupported_reason()}")
+    try:
+        rc, s = b.create_stream()
+        rc2, addr = b.malloc(64)
+        assert rc == rc2 == 0
+        assert b.capture_begin(s, CaptureMode.RELAXED) == 0
+        assert b.value_write(addr, 1, 0, s) == 0 and b.memset_async(addr, 64, 0, 64, s) == 0
+        rc, model = b.capture_end(s)
+        rc, streams, _ = b.get_streams(model, 1)
+        rc, tasks, _ = b.get_tasks_by_stream(streams[0], 2)
+        want = [(b.task_get_seq_id(t)[1], b.task_get_type(t)[1]) for t in tasks]
+        assert want[0] != want[1]
+        wrong: list[Any] = []
+
+        def ask(task: Any, expected: tuple[int, Any]) -> None:
+            b.set_device(0)
+            for _ in range(20000):
+                got = (b.task_get_seq_id(task)[1], b.task_get_type(task)[1])
+                if got != expected:
+                    wrong.append(got)
+                    return
+
+        threads = [threading.Thread(target=ask, args=(t, w))
+                   for t, w in zip(tasks * 2, want * 2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert wrong == []
+        b.destroy(model)
+        b.free(addr)
+        b.destroy_stream(s)
+    finally:
+        b.close()
+    with pytest.raises(RuntimeError, match="aclmdlRITaskGetType called on a closed AclBackend"):
+        b.task_get_type(tasks[0])
+    with pytest.raises(RuntimeError, match="aclrtDestroyStream called on a closed AclBackend"):
+        b.destroy_stream(s)

@@ -45,7 +45,12 @@ def test_campaign_line_reports_graphs_per_minute(tmp_path: Path) -> None:
          "fuzz_seconds": 600.0, "verdict": "OK"}))
     line = targets.campaign_line(targets.read_campaign(tmp_path))
     assert line.startswith("deep profile on acl --acl-lib emulator: 812.5 graphs explored")
-    assert "8125 examples in 600 s fuzzed, OK" in line
+    assert "8125 examples in 600 s fuzzed on 1 core, 812.5 per core, OK" in line
+    (tmp_path / "campaign.json").write_text(json.dumps(
+        {"backend": "sim", "graphs_per_minute": 1600.0, "examples": 16000, "cores": 2,
+         "graphs_per_minute_per_core": 800.0, "fuzz_seconds": 600.0, "verdict": "OK"}))
+    line = targets.campaign_line(targets.read_campaign(tmp_path))
+    assert "16000 examples in 600 s fuzzed on 2 cores, 800.0 per core, OK" in line
     (tmp_path / "campaign.json").write_text("{}")
     with pytest.raises(ValueError, match="not a campaign.json"):
         targets.read_campaign(tmp_path)

@@ -153,3 +153,48 @@ def test_one_batch_per_machine_is_fuzzed() -> None:
     assert got[0] is None and got[2] is None and got[3] is None
     assert got[1] == got[4] == "another batch of the machine fuzzed as m[2]"
     assert got[5] == "another batch of the machine fuzzed as impl[0]"
+
+
+def test_shards_deal_every_fuzzable_spec_to_exactly_one_process() -> None:
+    from mdlri_conformance.conformance.framework.fuzz_session import (_shard, fuzz_json,
+                                                                      in_shard)
+    for n in (1, 2, 3):
+        owners = [[k for k in range(n) if in_shard(i, k, n)] for i in range(7)]
+        assert all(len(o) == 1 for o in owners)
+        assert {o[0] for o in owners} == set(range(n))  # every process gets a share
+    assert fuzz_json(0, 1) == "fuzz.json" and fuzz_json(1, 2) == "fuzz-1.json"
+    assert _shard("1/2") == (1, 2)
+    import argparse
+    for bad in ("2/2", "x", "-1/2", "1"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            _shard(bad)
+
+
+def test_processes_figures_merge_into_one_campaign(tmp_path: Path) -> None:
+    """Several processes' fuzz files: targets together, the longest fuzzing time, a spec
+    fuzzed by one process is not 'not fuzzed'; a process without figures makes it
+    incomplete and says so; the rate is given for the campaign and per core."""
+    from mdlri_conformance.conformance.framework import campaign
+    plan = campaign.Plan(backend="sim", seconds=60, out=tmp_path, jobs=2)
+    a = {"completed": True, "fuzz_seconds": 60.0, "notes": ["n"], "sim_branches": None,
+         "targets": [{"nodeid": "s::a", "examples": 300, "behaviours": 9, "corpus": 3}],
+         "not_fuzzed": {"s::b": "no Hypothesis test or state machine", "s::c": "skip"}}
+    b = {"completed": True, "fuzz_seconds": 59.0, "notes": ["n"], "sim_branches": None,
+         "targets": [{"nodeid": "s::b", "examples": 100, "behaviours": 4, "corpus": 2}],
+         "not_fuzzed": {"s::c": "skip"}}
+    merged = campaign._merge(plan, [a, b])
+    assert merged["completed"] and merged["fuzz_seconds"] == 60.0 and merged["notes"] == ["n"]
+    assert [t["nodeid"] for t in merged["targets"]] == ["s::a", "s::b"]
+    assert merged["not_fuzzed"] == {"s::c": "skip"}
+    result = campaign._figures(plan, merged, 70.0, False, 0)
+    assert result["verdict"] == campaign.OK and result["examples"] == 400
+    assert result["graphs_per_minute"] == 400.0 and result["cores"] == 2
+    assert result["graphs_per_minute_per_core"] == 200.0
+    assert any("400.0 (400 examples; 200.0 per core)" in ln
+               for ln in campaign.summary_lines(result))
+    (tmp_path / "session-1.log").write_text("boom\n")
+    half = campaign._merge(plan, [a, None])
+    assert not half["completed"]
+    assert "fuzzing process 2 of 2 wrote no figures: boom" in half["notes"]
+    assert campaign._figures(plan, half, 70.0, False, 1)["verdict"] == campaign.INCOMPLETE
+    assert campaign._merge(plan, [None, None]) is None

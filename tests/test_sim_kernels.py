@@ -67,3 +67,26 @@ def test_param_count_and_info_report_the_spec_layout() -> None:
         assert b.function_get_param_count(func) == (Err.RT_INVALID_HANDLE, UNWRITTEN)
     finally:
         b.close()
+
+
+def test_a_manifest_is_read_again_once_it_changed(tmp_path) -> None:
+    """aclrtBinaryLoadFromFile reads the manifest as it is at the call (the simulator keeps a
+    read manifest only while the file is unchanged)."""
+    import os
+
+    from mdlri_conformance.backends.sim.kernels import MAGIC
+    path = tmp_path / "k.manifest"
+    path.write_text(f"{MAGIC}\nadd\n")
+    b = sim.create()
+    rc, first = b.binary_load_from_file(str(path))
+    assert rc == 0 and first.names == ["add"]
+    first.names.append("mutated by a caller")
+    assert b.binary_load_from_file(str(path))[1].names == ["add"]
+    path.write_text(f"{MAGIC}\nadd\nfill\n")
+    assert b.binary_load_from_file(str(path))[1].names == ["add", "fill"]
+    path.write_text("not a manifest\n")
+    assert b.binary_load_from_file(str(path)) == (Err.RT_PARAM_INVALID, UNWRITTEN)
+    os.remove(path)
+    assert b.binary_load_from_file(str(path)) == (Err.RT_PARAM_INVALID, UNWRITTEN)
+    assert b.binary_load_from_file(str(tmp_path)) == (Err.RT_PARAM_INVALID, UNWRITTEN)
+    b.close()

@@ -23,6 +23,25 @@ and model, kept alive until it is unregistered or the model is destroyed.
 aclrtSynchronizeEvent[WithTimeout]) is implemented with the same symbols; a library without
 them answers ``207000`` there like any missing symbol.
 
+Per call, the binding does only what cannot be done at load (issue: a call within a small
+factor of a bare ctypes call). A method of one C function reads like this::
+
+    def task_get_seq_id(self, task, *, null_out=False):
+        fn = self._c.aclmdlRITaskGetSeqId          # prepared: restype/argtypes set once
+        if fn is None:
+            return self._missing("aclmdlRITaskGetSeqId"), UNWRITTEN
+        o = self._outs.o                           # this thread's reusable out-parameters
+        o.u32.value = U32_SENTINEL                 # the sentinel prefill, every call
+        rc = fn(as_ptr(task), o.u32_ref)           # the prepared byref, no byref() per call
+        v = o.u32.value
+        return (rc if rc == OK else self._rc(rc)), (UNWRITTEN if v == U32_SENTINEL else v)
+
+``self._c`` (:class:`~.symbols.Prepared`) resolves a symbol on its first use and keeps it as
+a plain attribute (None when missing; after :meth:`close` every access raises); a method
+without out-parameters is ``return self._call("aclX", ...)``. An enum out maps through a
+table made at load (:func:`~.convert.out_map`), never the enum's constructor. Struct and
+array outs are made per call (their size or prefill differs per call).
+
 Threads: the creating thread gets ``aclrtSetDevice(device)``; every other thread calls
 :meth:`set_device` itself, as on real ACL (abi.md §6.1). ``set_device(i)`` binds physical
 device ``device + i``, so the specs' ``set_device(0)`` means "this backend's device" under
@@ -51,10 +70,11 @@ from mdlri_conformance.backends import kernel_layouts
 from mdlri_conformance.kernel.layout import LayoutCheck, first_refusal, refusal_line
 
 from . import structs as S
-from .convert import (BYTE_SENTINEL, PTR_SENTINEL, U32_SENTINEL, Handle, KeepAlive,
-                      attr_value_from_c, as_ptr, cfg_to_c, handle, out_handle, out_size, out_u32,
-                      params_from_c, params_to_c, sentinel_params, untouched)
-from .symbols import SymbolTable
+from .convert import (BYTE_SENTINEL, I32_SENTINEL, PTR_SENTINEL, U32_SENTINEL, Handle,
+                      KeepAlive, ThreadOuts, attr_value_from_c, as_ptr, cfg_to_c, handle,
+                      out_handle, out_map, out_size, out_u32, params_from_c, params_to_c,
+                      sentinel_params, untouched)
+from .symbols import Closed, Prepared, SymbolTable
 
 OK = 0
 UNSUPPORTED_RC = int(Err.RT_FEATURE_NOT_SUPPORT)
@@ -151,6 +171,12 @@ class AclBackend:
         self._kernel_binary = kernel_binary
         desc = str(lib_path) if lib_path else "the ACL library"
         self.sym = SymbolTable(lib, desc, unavailable)
+        #: the prepared C functions (restype and argtypes set once, on first use):
+        #: ``self._c.aclrtFree`` is the function, None when the library lacks it; after
+        #: :meth:`close` every access raises (:class:`~.symbols.Closed`)
+        self._c: Any = Prepared(self.sym)
+        #: ``_outs.o``: the calling thread's reusable out-parameters (:class:`OutSlots`)
+        self._outs = ThreadOuts()
         self._tls = threading.local()
         self._keep: dict[int, KeepAlive] = {}      # task ptr -> SetParams buffers
         self._async_keep = KeepAlive()              # host arrays of async copies
@@ -314,9 +340,9 @@ class AclBackend:
         return AclRc(rc, self._recent_error())
 
     def _fn(self, name: str) -> Callable[..., int] | None:
-        if self._closed:
-            raise RuntimeError(f"{name} called on a closed AclBackend")
-        return self.sym.get(name)
+        """The prepared C function ``name`` (None when missing), for the shared helpers that
+        take the name as an argument; a method of one C function reads ``self._c.<name>``."""
+        return getattr(self._c, name)
 
     def _missing(self, name: str) -> AclRc:
         reason = self.sym.reason(name) or self._unavailable or f"{name} unavailable"
@@ -326,16 +352,18 @@ class AclBackend:
         fn = self._fn(name)
         if fn is None:
             return self._missing(name)
-        return self._rc(fn(*args))
+        rc = fn(*args)
+        return rc if rc == OK else self._rc(rc)
 
     def _out_call(self, name: str, kind: str, *args: Any) -> tuple[int, Any]:
         """A call whose last argument is a ``void**`` out-parameter."""
         fn = self._fn(name)
         if fn is None:
             return self._missing(name), UNWRITTEN
-        out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(*args, byref(out)))
-        return rc, out_handle(out.value, kind)
+        o = self._outs.o
+        o.ptr.value = PTR_SENTINEL
+        rc = fn(*args, o.ptr_ref)
+        return (rc if rc == OK else self._rc(rc)), out_handle(o.ptr.value, kind)
 
     # =========================================================================================
     # identity, extras, teardown
@@ -409,6 +437,7 @@ class AclBackend:
             if fn is not None and getattr(self._tls, "device", None) is not None:
                 fn(self._tls.device)
         self._closed = True
+        self._c = Closed()
         self._keep.clear()
         self._async_keep.clear()
         self._pinned.clear()
@@ -429,7 +458,7 @@ class AclBackend:
         """aclrtGetDevice -> (rc, device id of the calling thread), as :meth:`set_device`
         numbers it (the physical id minus this backend's base device); 107002 when the thread
         has no current context (api_c_device.cc:93)."""
-        fn = self._fn("aclrtGetDevice")
+        fn = self._c.aclrtGetDevice
         if fn is None:
             return self._missing("aclrtGetDevice"), UNWRITTEN
         if null_out:
@@ -442,7 +471,7 @@ class AclBackend:
 
     def get_current_context(self, *, null_out: bool = False) -> tuple[int, Any]:
         """aclrtGetCurrentContext -> (rc, context handle of the calling thread)."""
-        fn = self._fn("aclrtGetCurrentContext")
+        fn = self._c.aclrtGetCurrentContext
         if fn is None:
             return self._missing("aclrtGetCurrentContext"), UNWRITTEN
         if null_out:
@@ -460,7 +489,7 @@ class AclBackend:
 
     def create_stream_with_config(self, priority: int, flag: int) -> tuple[int, Any]:
         """aclrtCreateStreamWithConfig -> (rc, stream)."""
-        fn = self._fn("aclrtCreateStreamWithConfig")
+        fn = self._c.aclrtCreateStreamWithConfig
         if fn is None:
             return self._missing("aclrtCreateStreamWithConfig"), UNWRITTEN
         out = c_void_p(PTR_SENTINEL)
@@ -481,27 +510,30 @@ class AclBackend:
 
     def stream_query(self, stream: Any) -> tuple[int, Any]:
         """aclrtStreamQuery -> (rc, StreamStatus)."""
-        fn = self._fn("aclrtStreamQuery")
+        fn = self._c.aclrtStreamQuery
         if fn is None:
             return self._missing("aclrtStreamQuery"), UNWRITTEN
-        st = c_int(U32_SENTINEL - (1 << 32))
-        rc = self._rc(fn(as_ptr(stream), byref(st)))
-        v = out_u32(st.value)
-        return rc, _enum(StreamStatus, v)
+        o = self._outs.o
+        o.i32.value = I32_SENTINEL
+        rc = fn(as_ptr(stream), o.i32_ref)
+        v = o.i32.value
+        return (rc if rc == OK else self._rc(rc)), _STREAM_STATUS_OUT.get(v, v)
 
     # =========================================================================================
     # memory
 
     def malloc(self, size: int, policy: int = MallocPolicy.HUGE_FIRST) -> tuple[int, Any]:
         """aclrtMalloc -> (rc, device address)."""
-        fn = self._fn("aclrtMalloc")
+        fn = self._c.aclrtMalloc
         if fn is None:
             return self._missing("aclrtMalloc"), UNWRITTEN
-        out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(byref(out), int(size), int(policy)))
-        if out.value == PTR_SENTINEL:
-            return rc, UNWRITTEN
-        return rc, out.value
+        o = self._outs.o
+        o.ptr.value = PTR_SENTINEL
+        rc = fn(o.ptr_ref, int(size), int(policy))
+        if rc != OK:
+            rc = self._rc(rc)
+        out = o.ptr.value
+        return rc, (UNWRITTEN if out == PTR_SENTINEL else out)
 
     def free(self, dev_ptr: int | None) -> int:
         """aclrtFree."""
@@ -509,7 +541,7 @@ class AclBackend:
 
     def malloc_host(self, size: int) -> tuple[int, Any]:
         """aclrtMallocHost -> (rc, uint8 numpy array over the pinned memory)."""
-        fn = self._fn("aclrtMallocHost")
+        fn = self._c.aclrtMallocHost
         if fn is None:
             return self._missing("aclrtMallocHost"), UNWRITTEN
         out = c_void_p(PTR_SENTINEL)
@@ -598,9 +630,10 @@ class AclBackend:
         fn = self._fn(name)
         if fn is None:
             return self._missing(name), UNWRITTEN
-        out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(byref(out), int(flag) & 0xFFFFFFFF))
-        return rc, out_handle(out.value, "event")
+        o = self._outs.o
+        o.ptr.value = PTR_SENTINEL
+        rc = fn(o.ptr_ref, int(flag) & 0xFFFFFFFF)
+        return (rc if rc == OK else self._rc(rc)), out_handle(o.ptr.value, "event")
 
     def create_event_with_flag(self, flag: int) -> tuple[int, Any]:
         """aclrtCreateEventWithFlag -> (rc, event)."""
@@ -665,7 +698,7 @@ class AclBackend:
     def binary_load_from_file(self, bin_path: str, options: Any = None) -> tuple[int, Any]:
         """aclrtBinaryLoadFromFile -> (rc, binary handle); ``options`` an
         :class:`~backends.acl.structs.BinaryLoadOptions` or None."""
-        fn = self._fn("aclrtBinaryLoadFromFile")
+        fn = self._c.aclrtBinaryLoadFromFile
         if fn is None:
             return self._missing("aclrtBinaryLoadFromFile"), UNWRITTEN
         path = os.fsencode(bin_path) if bin_path is not None else None
@@ -676,7 +709,7 @@ class AclBackend:
 
     def binary_get_function(self, bin_handle: Any, kernel_name: str) -> tuple[int, Any]:
         """aclrtBinaryGetFunction -> (rc, function handle)."""
-        fn = self._fn("aclrtBinaryGetFunction")
+        fn = self._c.aclrtBinaryGetFunction
         if fn is None:
             return self._missing("aclrtBinaryGetFunction"), UNWRITTEN
         name = kernel_name.encode() if kernel_name is not None else None
@@ -692,7 +725,7 @@ class AclBackend:
                                  null_out: bool = False) -> tuple[int, Any]:
         """aclrtFunctionGetParamCount -> (rc, count); ``size_t`` out prefilled with a
         sentinel (FunctionInfoBackend)."""
-        fn = self._fn("aclrtFunctionGetParamCount")
+        fn = self._c.aclrtFunctionGetParamCount
         if fn is None:
             return self._missing("aclrtFunctionGetParamCount"), UNWRITTEN
         if null_out:
@@ -705,7 +738,7 @@ class AclBackend:
                                 null_size: bool = False) -> tuple[int, Any, Any]:
         """aclrtFunctionGetParamInfo -> (rc, offset, size); each ``size_t`` out prefilled
         with a sentinel, NULL when ``null_offset`` / ``null_size``."""
-        fn = self._fn("aclrtFunctionGetParamInfo")
+        fn = self._c.aclrtFunctionGetParamInfo
         if fn is None:
             return self._missing("aclrtFunctionGetParamInfo"), UNWRITTEN, UNWRITTEN
         off, size = c_size_t(PTR_SENTINEL), c_size_t(PTR_SENTINEL)
@@ -741,20 +774,24 @@ class AclBackend:
     def capture_get_info(self, stream: Any, *, null_status: bool = False,
                          null_model: bool = False) -> tuple[int, Any, Any]:
         """aclmdlRICaptureGetInfo -> (rc, status, model)."""
-        fn = self._fn("aclmdlRICaptureGetInfo")
+        fn = self._c.aclmdlRICaptureGetInfo
         if fn is None:
             return self._missing("aclmdlRICaptureGetInfo"), UNWRITTEN, UNWRITTEN
-        st = c_int(U32_SENTINEL - (1 << 32))
-        model = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(as_ptr(stream), None if null_status else byref(st),
-                         None if null_model else byref(model)))
-        status = UNWRITTEN if null_status else _enum(CaptureStatus, out_u32(st.value))
-        m = UNWRITTEN if null_model else out_handle(model.value, "model")
+        o = self._outs.o
+        o.i32.value = I32_SENTINEL
+        o.ptr.value = PTR_SENTINEL
+        rc = fn(as_ptr(stream), None if null_status else o.i32_ref,
+                None if null_model else o.ptr_ref)
+        if rc != OK:
+            rc = self._rc(rc)
+        v = o.i32.value
+        status = UNWRITTEN if null_status else _CAPTURE_STATUS_OUT.get(v, v)
+        m = UNWRITTEN if null_model else out_handle(o.ptr.value, "model")
         return rc, status, m
 
     def capture_thread_exchange_mode(self, mode: int | None) -> tuple[int, Any]:
         """aclmdlRICaptureThreadExchangeMode: in ``mode`` (None = NULL), out ``*mode``."""
-        fn = self._fn("aclmdlRICaptureThreadExchangeMode")
+        fn = self._c.aclmdlRICaptureThreadExchangeMode
         if fn is None:
             return self._missing("aclmdlRICaptureThreadExchangeMode"), UNWRITTEN
         if mode is None:
@@ -765,14 +802,15 @@ class AclBackend:
 
     def capture_end(self, stream: Any, *, null_model: bool = False) -> tuple[int, Any]:
         """aclmdlRICaptureEnd -> (rc, model)."""
-        fn = self._fn("aclmdlRICaptureEnd")
+        fn = self._c.aclmdlRICaptureEnd
         if fn is None:
             return self._missing("aclmdlRICaptureEnd"), UNWRITTEN
         if null_model:
             return self._rc(fn(as_ptr(stream), None)), UNWRITTEN
-        out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(as_ptr(stream), byref(out)))
-        return rc, out_handle(out.value, "model")
+        o = self._outs.o
+        o.ptr.value = PTR_SENTINEL
+        rc = fn(as_ptr(stream), o.ptr_ref)
+        return (rc if rc == OK else self._rc(rc)), out_handle(o.ptr.value, "model")
 
     # =========================================================================================
     # introspection
@@ -787,10 +825,14 @@ class AclBackend:
             return (self._missing(name), None if capacity is None else [UNWRITTEN] * capacity,
                     UNWRITTEN)
         arr = None
-        num = c_uint32(U32_SENTINEL if capacity is None else capacity)
+        o = self._outs.o
+        num = o.u32
+        num.value = U32_SENTINEL if capacity is None else capacity
         if capacity is not None:
             arr = (c_void_p * max(capacity, 1))(*([PTR_SENTINEL] * max(capacity, 1)))
-        rc = self._rc(fn(as_ptr(target), arr, None if null_count else byref(num)))
+        rc = fn(as_ptr(target), arr, None if null_count else o.u32_ref)
+        if rc != OK:
+            rc = self._rc(rc)
         slots = None if arr is None else [out_handle(arr[i], kind) for i in range(capacity)]
         if null_count:
             n: Any = UNWRITTEN
@@ -812,30 +854,34 @@ class AclBackend:
 
     def task_get_type(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
         """aclmdlRITaskGetType -> (rc, TaskType)."""
-        fn = self._fn("aclmdlRITaskGetType")
+        fn = self._c.aclmdlRITaskGetType
         if fn is None:
             return self._missing("aclmdlRITaskGetType"), UNWRITTEN
         if null_out:
             return self._rc(fn(as_ptr(task), None)), UNWRITTEN
-        t = c_int(U32_SENTINEL - (1 << 32))
-        rc = self._rc(fn(as_ptr(task), byref(t)))
-        return rc, _enum(TaskType, out_u32(t.value))
+        o = self._outs.o
+        o.i32.value = I32_SENTINEL
+        rc = fn(as_ptr(task), o.i32_ref)
+        v = o.i32.value
+        return (rc if rc == OK else self._rc(rc)), _TASK_TYPE_OUT.get(v, v)
 
     def task_get_seq_id(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
         """aclmdlRITaskGetSeqId -> (rc, id)."""
-        fn = self._fn("aclmdlRITaskGetSeqId")
+        fn = self._c.aclmdlRITaskGetSeqId
         if fn is None:
             return self._missing("aclmdlRITaskGetSeqId"), UNWRITTEN
         if null_out:
             return self._rc(fn(as_ptr(task), None)), UNWRITTEN
-        i = c_uint32(U32_SENTINEL)
-        rc = self._rc(fn(as_ptr(task), byref(i)))
-        return rc, out_u32(i.value)
+        o = self._outs.o
+        o.u32.value = U32_SENTINEL
+        rc = fn(as_ptr(task), o.u32_ref)
+        v = o.u32.value
+        return (rc if rc == OK else self._rc(rc)), (UNWRITTEN if v == U32_SENTINEL else v)
 
     def task_get_params(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
         """aclmdlRITaskGetParams -> (rc, TaskParams); the struct is prefilled with 0xA5 so
         what the runtime zeroes (reserved fields, union tail) is observable."""
-        fn = self._fn("aclmdlRITaskGetParams")
+        fn = self._c.aclmdlRITaskGetParams
         if fn is None:
             return self._missing("aclmdlRITaskGetParams"), UNWRITTEN
         if null_out:
@@ -847,7 +893,7 @@ class AclBackend:
     def task_set_params(self, task: Any, params: TaskParams | None) -> int:
         """aclmdlRITaskSetParams; host buffers (host args, opInfo blob) stay alive with the
         task until the backend closes."""
-        fn = self._fn("aclmdlRITaskSetParams")
+        fn = self._c.aclmdlRITaskSetParams
         if fn is None:
             return self._missing("aclmdlRITaskSetParams")
         if params is None:
@@ -891,7 +937,7 @@ class AclBackend:
 
     def capture_task_grp_end(self, stream: Any, *, null_handle: bool = False) -> tuple[int, Any]:
         """aclmdlRICaptureTaskGrpEnd -> (rc, task group); UNWRITTEN when not written."""
-        fn = self._fn("aclmdlRICaptureTaskGrpEnd")
+        fn = self._c.aclmdlRICaptureTaskGrpEnd
         if fn is None:
             return self._missing("aclmdlRICaptureTaskGrpEnd"), UNWRITTEN
         if null_handle:
@@ -913,7 +959,7 @@ class AclBackend:
 
     def build_begin(self, flag: int, *, null_model: bool = False) -> tuple[int, Any]:
         """aclmdlRIBuildBegin(&model, flag) -> (rc, model)."""
-        fn = self._fn("aclmdlRIBuildBegin")
+        fn = self._c.aclmdlRIBuildBegin
         if fn is None:
             return self._missing("aclmdlRIBuildBegin"), UNWRITTEN
         if null_model:
@@ -985,7 +1031,7 @@ class AclBackend:
         """aclrtCreateLabelList(labels, num, &list): ``labels`` None is NULL; the C array has
         max(num, len(labels)) slots, NULL past the given labels; ``null_list``: a NULL
         labelList."""
-        fn = self._fn("aclrtCreateLabelList")
+        fn = self._c.aclrtCreateLabelList
         if fn is None:
             return self._missing("aclrtCreateLabelList"), UNWRITTEN
         arr = None
@@ -1012,7 +1058,7 @@ class AclBackend:
     def cond_handle_create(self, model: Any, default_launch_value: int, flag: int, *,
                            null_handle: bool = False) -> tuple[int, Any]:
         """aclmdlRICondHandleCreate -> (rc, cond handle)."""
-        fn = self._fn("aclmdlRICondHandleCreate")
+        fn = self._c.aclmdlRICondHandleCreate
         if fn is None:
             return self._missing("aclmdlRICondHandleCreate"), UNWRITTEN
         args = (as_ptr(model), int(default_launch_value) & 0xFFFFFFFF, int(flag) & 0xFFFFFFFF)
@@ -1024,7 +1070,7 @@ class AclBackend:
 
     def cond_handle_get_cond_ptr(self, handle: Any, *, null_out: bool = False) -> tuple[int, Any]:
         """aclmdlRICondHandleGetCondPtr -> (rc, device address of the 8-byte value)."""
-        fn = self._fn("aclmdlRICondHandleGetCondPtr")
+        fn = self._c.aclmdlRICondHandleGetCondPtr
         if fn is None:
             return self._missing("aclmdlRICondHandleGetCondPtr"), UNWRITTEN
         if null_out:
@@ -1041,7 +1087,7 @@ class AclBackend:
         call). The array has ``params.model_ri_array`` slots (None = NULL), prefilled with a
         sentinel; it is allocated large enough for ``size`` writes so the runtime never
         overruns it."""
-        fn = self._fn("aclmdlRIAddCondTask")
+        fn = self._c.aclmdlRIAddCondTask
         length = params.model_ri_array
         if fn is None:
             return (self._missing("aclmdlRIAddCondTask"),
@@ -1077,7 +1123,7 @@ class AclBackend:
     def get_name(self, model: Any, max_len: int, *, null_buf: bool = False) -> tuple[int, Any]:
         """aclmdlRIGetName -> (rc, the buffer's string up to its NUL, or UNWRITTEN). The
         ``max_len``-byte buffer is prefilled with a sentinel byte."""
-        fn = self._fn("aclmdlRIGetName")
+        fn = self._c.aclmdlRIGetName
         if fn is None:
             return self._missing("aclmdlRIGetName"), UNWRITTEN
         n = int(max_len) & 0xFFFFFFFF
@@ -1093,7 +1139,7 @@ class AclBackend:
 
     def get_id(self, model: Any, *, null_out: bool = False) -> tuple[int, Any]:
         """aclmdlRIGetId -> (rc, id)."""
-        fn = self._fn("aclmdlRIGetId")
+        fn = self._c.aclmdlRIGetId
         if fn is None:
             return self._missing("aclmdlRIGetId"), UNWRITTEN
         if null_out:
@@ -1138,7 +1184,7 @@ class AclBackend:
         """aclmdlRIDestroyRegisterCallback: ``func(user_data)`` runs inside Destroy; the C
         callback is a CFUNCTYPE(None, c_void_p) thunk kept alive until unregistered or the
         model is destroyed; identity is the Python callable (None = NULL)."""
-        fn = self._fn("aclmdlRIDestroyRegisterCallback")
+        fn = self._c.aclmdlRIDestroyRegisterCallback
         if fn is None:
             return self._missing("aclmdlRIDestroyRegisterCallback")
         ud = user_data if isinstance(user_data, int) and not isinstance(user_data, bool) \
@@ -1155,7 +1201,7 @@ class AclBackend:
 
     def destroy_unregister_callback(self, model: Any, func: Any) -> int:
         """aclmdlRIDestroyUnregisterCallback (by the Python callable)."""
-        fn = self._fn("aclmdlRIDestroyUnregisterCallback")
+        fn = self._c.aclmdlRIDestroyUnregisterCallback
         if fn is None:
             return self._missing("aclmdlRIDestroyUnregisterCallback")
         if func is None:
@@ -1174,7 +1220,7 @@ class AclBackend:
                                   null_out: bool = False) -> tuple[int, Any]:
         """aclmdlRIKernelTaskGetAttribute -> (rc, value as LaunchAttr.value); the 16-byte
         value union is prefilled with a sentinel."""
-        fn = self._fn("aclmdlRIKernelTaskGetAttribute")
+        fn = self._c.aclmdlRIKernelTaskGetAttribute
         if fn is None:
             return self._missing("aclmdlRIKernelTaskGetAttribute"), UNWRITTEN
         if null_out:
@@ -1194,6 +1240,12 @@ def _catalog_names() -> frozenset[str]:
     return frozenset(catalog.KERNELS)
 
 
+#: raw enum out-parameter (a ``c_int``) -> the contract's value, made at load (out_map)
+_TASK_TYPE_OUT = out_map(TaskType, I32_SENTINEL)
+_STREAM_STATUS_OUT = out_map(StreamStatus, I32_SENTINEL)
+_CAPTURE_STATUS_OUT = out_map(CaptureStatus, I32_SENTINEL)
+
+
 def _enum(cls: Any, value: Any) -> Any:
     """``cls(value)`` when it is a known enumerator, else the raw value (or UNWRITTEN)."""
     if value is UNWRITTEN:
@@ -1206,8 +1258,9 @@ def _enum(cls: Any, value: Any) -> Any:
 
 #: contract method -> C function (for unsupported_reason(method_name))
 def _c_names() -> dict[str, str]:
-    """Method name -> the C function it wraps: the first ``"acl..."`` literal in the method's
-    own source that names a bound symbol (read from the code, so it cannot drift from it)."""
+    """Method name -> the C function it wraps: the first ``"acl..."`` literal or
+    ``self._c.acl...`` attribute in the method's own source that names a bound symbol (read
+    from the code, so it cannot drift from it)."""
     names: dict[str, str] = {}
     for name, fn in vars(AclBackend).items():
         if name.startswith("_") or not callable(fn):
@@ -1216,7 +1269,8 @@ def _c_names() -> dict[str, str]:
             src = inspect.getsource(fn)
         except (OSError, TypeError):  # no source (a frozen or stripped install)
             continue
-        found = [lit for lit in re.findall(r'"(acl\w+)"', src) if lit in _SIGNATURES]
+        found = [lit for lit in re.findall(r'(?:"|self\._c\.)(acl\w+)', src)
+                 if lit in _SIGNATURES]
         if found:
             names[name] = found[0]
     return names

@@ -95,6 +95,8 @@ def out_u32(value: int) -> Any:
 
 def as_ptr(value: Any) -> int | None:
     """A handle, device address or NULL as a C pointer value (None is NULL)."""
+    if value.__class__ is Handle:  # the common case first: one type test per call
+        return value.ptr
     if value is None:
         return None
     if isinstance(value, Handle):
@@ -104,6 +106,51 @@ def as_ptr(value: Any) -> int | None:
     if isinstance(value, np.ndarray):
         return value.ctypes.data
     raise TypeError(f"not a handle or address: {value!r}")
+
+
+def out_map(enum_cls: Any, sentinel: int) -> dict[int, Any]:
+    """Raw out-parameter value -> what the contract returns, made once at load: each
+    enumerator of ``enum_cls`` to its member, ``sentinel`` (the prefill as the out's C type
+    reads it back) to UNWRITTEN; look up with ``.get(v, v)`` so an unknown value stays the
+    raw int (what ``enum_cls(v)`` falling back to ``v`` gives)."""
+    table: dict[int, Any] = {int(m): m for m in enum_cls}
+    table[sentinel] = UNWRITTEN
+    return table
+
+
+#: :data:`U32_SENTINEL` as a signed ``c_int`` out reads it back
+I32_SENTINEL = U32_SENTINEL - (1 << 32)
+
+
+class OutSlots:
+    """One thread's reusable out-parameters: a ctypes scalar per C type and its ``byref``,
+    made once per thread (the binding prefills the scalar with its sentinel before each call
+    and reads it right after, in the same frame; a destroy callback, the one way C calls back
+    into Python, runs inside aclmdlRIDestroy, which has no out-parameter)."""
+
+    __slots__ = ("ptr", "ptr_ref", "ptr2", "ptr2_ref", "i32", "i32_ref", "u32", "u32_ref",
+                 "size", "size_ref", "size2", "size2_ref")
+
+    def __init__(self) -> None:
+        self.ptr = ctypes.c_void_p(PTR_SENTINEL)
+        self.ptr_ref = ctypes.byref(self.ptr)
+        self.ptr2 = ctypes.c_void_p(PTR_SENTINEL)
+        self.ptr2_ref = ctypes.byref(self.ptr2)
+        self.i32 = ctypes.c_int(I32_SENTINEL)
+        self.i32_ref = ctypes.byref(self.i32)
+        self.u32 = ctypes.c_uint32(U32_SENTINEL)
+        self.u32_ref = ctypes.byref(self.u32)
+        self.size = ctypes.c_size_t(PTR_SENTINEL)
+        self.size_ref = ctypes.byref(self.size)
+        self.size2 = ctypes.c_size_t(PTR_SENTINEL)
+        self.size2_ref = ctypes.byref(self.size2)
+
+
+class ThreadOuts(threading.local):
+    """``.o``: the calling thread's :class:`OutSlots` (one thread-local lookup per call)."""
+
+    def __init__(self) -> None:
+        self.o = OutSlots()
 
 
 class KeepAlive(list):

@@ -143,7 +143,10 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
 
 
 class SymbolTable:
-    """Resolves C functions of one library on first use; ``None`` for a missing one."""
+    """Resolves C functions of one library on first use; ``None`` for a missing one.
+
+    A resolved function is prepared once: restype and argtypes set when it is first looked
+    up, never again (:class:`Prepared` serves them to the binding as attributes)."""
 
     def __init__(self, lib: ctypes.CDLL | None, lib_desc: str, absent_reason: str = "") -> None:
         self.lib = lib
@@ -188,3 +191,29 @@ class SymbolTable:
     def missing(self) -> dict[str, str]:
         """Every symbol looked up so far that was missing, with its reason."""
         return dict(self._missing)
+
+
+class Prepared:
+    """The prepared functions of a :class:`SymbolTable` as attributes, for the binding's
+    per-call path: ``prepared.aclrtFree`` is the typed function (None when the library lacks
+    it). The first access of a name resolves it through the table and keeps it as a plain
+    instance attribute, so every later call is one attribute lookup, with no Python frame."""
+
+    def __init__(self, table: SymbolTable) -> None:
+        self._table = table
+
+    def __getattr__(self, name: str) -> Callable[..., Any] | None:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        fn = self._table.get(name)
+        setattr(self, name, fn)
+        return fn
+
+
+class Closed:
+    """:class:`Prepared` of a closed backend: every C function is refused (a harness fault)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise RuntimeError(f"{name} called on a closed AclBackend")

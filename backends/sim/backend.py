@@ -55,7 +55,7 @@ from .cond import CondHandle, SubModel
 from .device import Engine, Op, Queue
 from .execution import ExecuteOp
 from .events import SimEvent
-from .guard import ApiReturn
+from .guard import ApiReturn, ThreadContext
 from .handles import SimContext, live
 from .kernels import MANIFEST_PATH, BinHandle
 from .limits import (DEFAULT_MODEL_STREAM_LIMIT, DEFAULT_STREAM_LIMIT, LimitsMixin,
@@ -86,6 +86,8 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
                  stream_limit: int | None = DEFAULT_STREAM_LIMIT,
                  model_stream_limit: int | None = DEFAULT_MODEL_STREAM_LIMIT) -> None:
         self.faults = check_faults(faults)  # UnknownFault (ValueError) for a bad name
+        #: has_fault(name) without a Python frame: every API call tests one or two hooks
+        self.has_fault: Callable[[str], bool] = self.faults.__contains__
         #: field behaviours (backends.sim.limits): the stream-resource pool and the
         #: software-SQ SQ/CQ pool of one captured model (None = not modelled)
         self.stream_limit = None if stream_limit is None else int(stream_limit)
@@ -111,7 +113,7 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         self._binaries: list[BinHandle] = []
         self._sessions: list[CaptureSession] = []
         self._modes = ThreadModes()
-        self._tls = threading.local()
+        self._tls = ThreadContext()
         self._tls.context = True  # the creating thread has the implicit context of device 0
         self._tls.device = 0
         self._contexts: dict[int, SimContext] = {}  # one primary context per device

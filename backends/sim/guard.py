@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -47,43 +48,101 @@ class ApiReturn(Exception):
         self.rc = int(rc)
 
 
+class ThreadContext(threading.local):
+    """The simulator's per-thread state: ``context`` (whether the thread has a current
+    context, abi.md §6.1; False in a thread that never set a device) and ``device``."""
+
+    context = False
+
+
 def guarded(no_ctx: Any = NO_CTX, *, needs_context: bool = True) -> Callable:
     """Decorator of an API method: lock, closed check, context check, ApiReturn, progress.
 
     ``no_ctx`` is what a thread without a context gets: a value, or a callable taking the
     call's bound arguments (a dict, defaults applied) for methods whose ACL-layer checks come
     before the runtime's context check or whose outputs depend on the arguments.
-    ``needs_context=False`` skips the context check (aclrtSetDevice gives the context)."""
+    ``needs_context=False`` skips the context check (aclrtSetDevice gives the context).
+
+    The wrapper takes the method's own parameters (made once, when the class is defined, by
+    :func:`_exact_wrapper`): a ``*args, **kwargs`` wrapper packs a tuple and a dict on every
+    call, and every simulator call pays it (the replay floor)."""
 
     def deco(fn: Callable) -> Callable:
-        signature = inspect.signature(fn)
-
-        def no_context(self: Any, args: tuple, kwargs: dict) -> Any:
-            if not callable(no_ctx):
-                return no_ctx
-            bound = signature.bind(self, *args, **kwargs)
-            bound.apply_defaults()
-            return no_ctx(bound.arguments)
-
-        # the big lock itself, not its Condition: the same RLock, one Python frame fewer
-        # on each side of every API call
-        @functools.wraps(fn)
-        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-            with self._lock:
-                if self._closed:
-                    raise BackendClosed(f"{fn.__name__} called on a closed SimBackend")
-                if needs_context and not self._has_context():
-                    return no_context(self, args, kwargs)
-                try:
-                    return fn(self, *args, **kwargs)
-                except ApiReturn as exc:
-                    return exc.rc
-                finally:
-                    self._kick()
-
-        return wrapper
+        return _exact_wrapper(fn, no_ctx, needs_context)
 
     return deco
 
 
-__all__ = ["ApiReturn", "BackendClosed", "NO_CTX", "NO_CTX_OUT", "guarded"]
+#: the guard's body; ``{params}`` / ``{call}`` are the method's parameters and the call
+#: passing them on; ``{context_check}`` is the no-context answer (empty with
+#: ``needs_context=False``). The lock is the big lock itself, not its Condition: the same
+#: RLock, one Python frame fewer on each side of every API call.
+_GUARD = """
+def _guarded({params}):
+    with self._lock:
+        if self._closed:
+            raise BackendClosed(_closed_message){context_check}
+        try:
+            return _fn({call})
+        except ApiReturn as exc:
+            return exc.rc
+        finally:
+            self._kick()
+"""
+_CONTEXT_CHECK = """
+        if not self._tls.context:
+            return {no_context}"""
+#: the names the generated function reads from its namespace (no parameter may shadow them)
+_RESERVED = frozenset({"_guarded", "_fn", "_no_ctx", "_closed_message", "ApiReturn",
+                       "BackendClosed"})
+
+
+def _exact_wrapper(fn: Callable, no_ctx: Any, needs_context: bool) -> Callable:
+    """The guard around ``fn`` as a function with ``fn``'s own signature (defaults are the
+    same objects), so a call passes its arguments on without packing them. A callable
+    ``no_ctx`` gets the bound arguments, defaults applied, as ``inspect.BoundArguments``
+    gives them (name -> value, in signature order)."""
+    P = inspect.Parameter
+    plist = list(inspect.signature(fn).parameters.values())
+    if not plist or plist[0].name != "self":
+        raise TypeError(f"guarded {fn.__qualname__}: not a method (no first parameter self)")
+    params: list[str] = []
+    call: list[str] = []
+    defaults: dict[str, Any] = {}
+    for i, p in enumerate(plist):
+        if p.name in _RESERVED or p.name.startswith("_d_"):
+            raise TypeError(f"guarded {fn.__qualname__}: parameter {p.name} is reserved")
+        text = p.name
+        if p.default is not P.empty:
+            defaults[f"_d_{p.name}"] = p.default
+            text += f"=_d_{p.name}"
+        if p.kind is P.VAR_POSITIONAL:
+            text = call_text = f"*{p.name}"
+        elif p.kind is P.VAR_KEYWORD:
+            text = call_text = f"**{p.name}"
+        elif p.kind is P.KEYWORD_ONLY:
+            call_text = f"{p.name}={p.name}"
+            if not any(q.kind in (P.VAR_POSITIONAL, P.KEYWORD_ONLY) for q in plist[:i]):
+                params.append("*")
+        else:
+            call_text = p.name
+        params.append(text)
+        call.append(call_text)
+        if p.kind is P.POSITIONAL_ONLY and (i + 1 == len(plist)
+                                            or plist[i + 1].kind is not P.POSITIONAL_ONLY):
+            params.append("/")
+    context_check = ""
+    if needs_context:
+        bound = "{" + ", ".join(f"{p.name!r}: {p.name}" for p in plist) + "}"
+        context_check = _CONTEXT_CHECK.format(
+            no_context=f"_no_ctx({bound})" if callable(no_ctx) else "_no_ctx")
+    src = _GUARD.format(params=", ".join(params), call=", ".join(call),
+                        context_check=context_check)
+    namespace: dict[str, Any] = {
+        "_fn": fn, "_no_ctx": no_ctx, "ApiReturn": ApiReturn, "BackendClosed": BackendClosed,
+        "_closed_message": f"{fn.__name__} called on a closed SimBackend", **defaults}
+    exec(compile(src, f"<guarded {fn.__qualname__}>", "exec"), namespace)  # noqa: S102
+    return functools.wraps(fn)(namespace["_guarded"])
+
+
+__all__ = ["ApiReturn", "BackendClosed", "NO_CTX", "NO_CTX_OUT", "ThreadContext", "guarded"]

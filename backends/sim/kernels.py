@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import stat
 from pathlib import Path
 
 from mdlri_conformance.kernel import catalog
@@ -47,10 +48,34 @@ class FuncHandle(Handle):
         return f"<sim function {self.spec.name} #{self.id}{'' if self.alive else ' dead'}>"
 
 
+#: path -> (the file's identity when it was read, its kernel names or None): a replay loads the
+#: binary once per case, and the file is read again only when it changed
+_MANIFESTS: dict[str, tuple[tuple[int, int, int, int, int], list[str] | None]] = {}
+
+
 def parse_manifest(path: str) -> list[str] | None:
-    """Kernel names of a manifest, or None if ``path`` is not a valid manifest."""
-    if not isinstance(path, str) or not os.path.isabs(path) or not os.path.isfile(path):
+    """Kernel names of a manifest, or None if ``path`` is not a valid manifest (an absolute
+    path to a regular file whose first line is :data:`MAGIC`). The file is read again
+    whenever its device, inode, size, modification or change time differ from the last
+    read; a new list every call."""
+    if not isinstance(path, str) or not os.path.isabs(path):
         return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    hit = _MANIFESTS.get(path)
+    if hit is not None and hit[0] == key:
+        return None if hit[1] is None else list(hit[1])
+    names = _read_manifest(path)
+    _MANIFESTS[path] = (key, names)
+    return None if names is None else list(names)
+
+
+def _read_manifest(path: str) -> list[str] | None:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):

@@ -1,5 +1,6 @@
 """``mdlri-conformance deep``: a coverage-guided campaign (HypoFuzz) over the generated tier
-and the stateful machine, bounded in time (:mod:`conformance.framework.campaign`).
+and the stateful machine, bounded in time (:mod:`conformance.framework.campaign`), on every
+available core (``-j``: one fuzzing process per core, each with its share of the specs).
 
 After the campaign every kept task-graph case is replayed here without Hypothesis, on a
 fresh backend with the same faults: a case is kept in the cases folder only when it still
@@ -39,6 +40,16 @@ def _positive(text: str) -> float:
     return value
 
 
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: use a whole number of at least 1")
+    return value
+
+
 def add_parser(sub: Any, acl_options: Any) -> None:
     """Register ``deep`` on the command line's subparsers."""
     p = sub.add_parser("deep", help="coverage-guided fuzzing campaign (HypoFuzz), bounded in time",
@@ -53,6 +64,9 @@ def add_parser(sub: Any, acl_options: Any) -> None:
     when.add_argument("--seconds", type=_positive, help="fuzzing time in seconds")
     p.add_argument("--out", help="campaign folder (default: reports/deep/<time>-<pid>); "
                                  "must be new or empty")
+    p.add_argument("-j", "--jobs", type=_jobs,
+                   help="fuzzing processes, one per core, each fuzzing its share of the specs "
+                        "(default: the cores available)")
     p.add_argument("-k", dest="keyword", help="only specs matching this pytest -k expression")
     p.add_argument("--fault", action="append", metavar="NAME",
                    help="inject a catalogued bug into the sim or the acl emulator; repeatable")
@@ -84,7 +98,8 @@ def cmd_deep(ns: argparse.Namespace) -> int:
     seconds = ns.seconds or 60.0 * (ns.minutes or 10.0)
     plan = campaign.Plan(backend=ns.backend, seconds=seconds, out=out.resolve(),
                          acl_lib=ns.acl_lib, kernel_binary=ns.kernel_binary,
-                         devices=ns.devices, faults=list(ns.fault or ()), keyword=ns.keyword)
+                         devices=ns.devices, faults=list(ns.fault or ()), keyword=ns.keyword,
+                         jobs=ns.jobs or campaign.available_cores())
     try:
         campaign.prepare(plan)
     except Exception as exc:  # noqa: BLE001 - BuildError: one line

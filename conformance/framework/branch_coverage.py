@@ -40,24 +40,51 @@ class CoverageUnavailable(RuntimeError):
     """The measurement cannot be made (tool missing, no counters); a one-line message."""
 
 
-def start_python(source: Path) -> Any:
+def start_python(source: Path, data_file: Path | None = None) -> Any:
     """Start coverage.py branch measurement of every module below ``source``; returns the
-    ``coverage.Coverage`` to hand to :func:`python_branches`."""
+    ``coverage.Coverage`` to hand to :func:`python_branches`; with a ``data_file`` its data
+    can be saved there, for :func:`combined_python_branches`."""
     try:
         import coverage
     except ImportError:
         raise CoverageUnavailable("coverage.py is not installed: pip install "
                                   "'mdlri-conformance[deep]'") from None
-    cov = coverage.Coverage(data_file=None, branch=True, source=[str(source)],
-                            config_file=False)
+    cov = coverage.Coverage(data_file=None if data_file is None else str(data_file),
+                            branch=True, source=[str(source)], config_file=False)
     cov.start()
     return cov
 
 
-def python_branches(cov: Any, source: Path) -> Branches:
-    """Stop ``cov`` and count the branches reached below ``source`` (coverage.py's JSON
-    report: ``num_branches`` and ``covered_branches`` per file)."""
+def python_branches(cov: Any, source: Path, *, save: bool = False) -> Branches:
+    """Stop ``cov`` (``save``: and write its data file) and count the branches reached
+    below ``source``."""
     cov.stop()
+    if save:
+        cov.save()
+    return _json_branches(cov, source)
+
+
+def combined_python_branches(data_files: Iterable[Path], source: Path) -> Branches:
+    """The branches below ``source`` reached in any of the coverage.py ``data_files``
+    (several processes' measurements of the same code: the union, not the sum)."""
+    try:
+        import coverage
+    except ImportError:
+        raise CoverageUnavailable("coverage.py is not installed: pip install "
+                                  "'mdlri-conformance[deep]'") from None
+    files = [str(f) for f in data_files if Path(f).is_file()]
+    if not files:
+        raise CoverageUnavailable(f"coverage.py measured nothing below {source}: no data")
+    with tempfile.TemporaryDirectory(prefix="mdlri-cov-") as tmp:
+        cov = coverage.Coverage(data_file=str(Path(tmp) / ".coverage"), branch=True,
+                                source=[str(source)], config_file=False)
+        cov.combine(files, keep=True)
+        return _json_branches(cov, source)
+
+
+def _json_branches(cov: Any, source: Path) -> Branches:
+    """Branches reached below ``source`` in ``cov``'s data (coverage.py's JSON report:
+    ``num_branches`` and ``covered_branches`` per file)."""
     with tempfile.TemporaryDirectory(prefix="mdlri-cov-") as tmp:
         out = Path(tmp) / "coverage.json"
         try:

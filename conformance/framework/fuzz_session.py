@@ -1,10 +1,16 @@
 """HypoFuzz's engine inside one live pytest session, bounded in time (deep campaigns).
 
 ``python -m mdlri_conformance.conformance.framework.fuzz_session --out DIR --seconds S
-[--sim-coverage DIR] -- PYTEST_ARGS`` collects the selected specs with the suite's plugin
-(backend loaded, probed), turns each Hypothesis spec into a HypoFuzz ``FuzzTarget`` and
-fuzzes them in this process until the deadline, then writes ``DIR/fuzz.json`` (also every
-few seconds on the way, so a process killed at the outer deadline leaves its figures).
+[--sim-coverage DIR] [--shard K/N] -- PYTEST_ARGS`` collects the selected specs with the
+suite's plugin (backend loaded, probed), turns each Hypothesis spec into a HypoFuzz
+``FuzzTarget`` and fuzzes them in this process until the deadline, then writes
+``DIR/fuzz.json`` (also every few seconds on the way, so a process killed at the outer
+deadline leaves its figures).
+
+A campaign on several cores runs one such process per core, each with ``--shard K/N``: the
+specs that can be fuzzed are dealt out in collection order, the K-th of every N to process
+K (:func:`in_shard`), which writes ``DIR/fuzz-K.json`` and keeps its simulator coverage data
+in ``DIR/.coverage-sim-K`` for the campaign to combine.
 
 Why not ``hypothesis fuzz``: that command runs until stopped, serves a dashboard, and runs
 its targets after its own pytest session has ended (the suite's backend is closed at
@@ -48,6 +54,23 @@ SHRINK_SHARE = 0.25
 #: the corpus replay measuring the simulator's branches gets this share of the fuzzing time
 REPLAY_SHARE = 0.2
 FUZZ_JSON = "fuzz.json"
+
+
+def fuzz_json(shard: int, shards: int) -> str:
+    """The name of the figures file of process ``shard`` of ``shards``."""
+    return FUZZ_JSON if shards == 1 else f"fuzz-{shard}.json"
+
+
+def coverage_data(shard: int, shards: int) -> str | None:
+    """The coverage.py data file process ``shard`` keeps (None for a lone process, whose
+    figures are the campaign's)."""
+    return None if shards == 1 else f".coverage-sim-{shard}"
+
+
+def in_shard(index: int, shard: int, shards: int) -> bool:
+    """Whether the ``index``-th fuzzable spec (collection order) is fuzzed by process
+    ``shard`` of ``shards``: dealt round-robin, so every process gets a share of each kind."""
+    return index % shards == shard
 
 
 class _Captured(Exception):
@@ -137,11 +160,13 @@ class Target:
 class FuzzSession:
     """The pytest plugin: takes over the run loop once the specs are collected."""
 
-    def __init__(self, out: Path, seconds: float, sim_source: Path | None) -> None:
+    def __init__(self, out: Path, seconds: float, sim_source: Path | None,
+                 shard: tuple[int, int] = (0, 1)) -> None:
         from hypofuzz.collection import _ItemsCollector
         self.out = out
         self.seconds = seconds
         self.sim_source = sim_source
+        self.shard, self.shards = shard
         self.collector = _ItemsCollector()  # HypoFuzz's own FuzzTarget builder
         self.targets: list[Target] = []
         self.not_fuzzed: dict[str, str] = {}
@@ -175,15 +200,21 @@ class FuzzSession:
 
     # -- targets ------------------------------------------------------------------------
     def _targets(self, session: pytest.Session) -> None:
-        """One :class:`Target` per selected spec that Hypothesis drives and the backend can
-        run; every other selected spec is in ``not_fuzzed`` with the reason."""
+        """One :class:`Target` per selected spec of this process's shard that Hypothesis
+        drives and the backend can run; every other selected spec is in ``not_fuzzed`` with
+        the reason (a spec of another shard is that process's business)."""
         by_id = {t.nodeid: t for t in self.collector.fuzz_targets}
         first_batch: dict[str, str] = {}
+        fuzzable = 0
         for item in session.items:
             why = _cannot_run(item) or _other_batch(item, first_batch)
             if why:
                 self.not_fuzzed[item.nodeid] = why
-            elif item.nodeid in by_id:
+                continue
+            fuzzable += 1
+            if not in_shard(fuzzable - 1, self.shard, self.shards):
+                continue
+            if item.nodeid in by_id:
                 self.targets.append(Target(item.nodeid, "given", by_id[item.nodeid], item))
             else:
                 fuzz = self._state_machine(session, item)
@@ -321,7 +352,9 @@ class FuzzSession:
         assert self.sim_source is not None
         final = time.monotonic() + max(10.0, REPLAY_SHARE * self.seconds)
         replayed = total = 0
-        cov = branch_coverage.start_python(self.sim_source)
+        data_file = coverage_data(self.shard, self.shards)
+        cov = branch_coverage.start_python(
+            self.sim_source, None if data_file is None else self.out / data_file)
         try:
             for left, target in zip(range(len(self.targets), 0, -1), self.targets):
                 entries = _replay_order(target)
@@ -339,7 +372,8 @@ class FuzzSession:
         finally:
             self._switch(None)
             try:
-                figures = branch_coverage.python_branches(cov, self.sim_source)
+                figures = branch_coverage.python_branches(cov, self.sim_source,
+                                                          save=data_file is not None)
                 self.sim_branches = {**figures.to_dict(), "examples_replayed": replayed,
                                      "examples_total": total, "complete": replayed == total}
             except branch_coverage.CoverageUnavailable as exc:
@@ -353,9 +387,10 @@ class FuzzSession:
                 "targets": [t.to_dict() for t in self.targets],
                 "not_fuzzed": self.not_fuzzed, "sim_branches": self.sim_branches,
                 "notes": self.notes}
-        tmp = self.out / (FUZZ_JSON + ".tmp")
+        name = fuzz_json(self.shard, self.shards)
+        tmp = self.out / (name + ".tmp")
         tmp.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
-        tmp.replace(self.out / FUZZ_JSON)
+        tmp.replace(self.out / name)
 
 
 def _run_one(target: Target) -> None:
@@ -452,11 +487,23 @@ def _fatal_line(fuzz: Any) -> str:
     return lines[-1].strip() if lines else "fatal error"
 
 
+def _shard(text: str) -> tuple[int, int]:
+    """``K/N`` with 0 <= K < N."""
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: use K/N") from None
+    if not 0 <= k < n:
+        raise argparse.ArgumentTypeError(f"{text!r}: K must be in 0..N-1")
+    return k, n
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fuzz_session")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--seconds", type=float, required=True)
     p.add_argument("--sim-coverage", type=Path)
+    p.add_argument("--shard", type=_shard, default=(0, 1), metavar="K/N")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER)
     return p
 
@@ -465,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = _parser().parse_args(argv)
     args = ns.pytest_args[1:] if ns.pytest_args[:1] == ["--"] else ns.pytest_args
     ns.out.mkdir(parents=True, exist_ok=True)
-    plugin = FuzzSession(ns.out, ns.seconds, ns.sim_coverage)
+    plugin = FuzzSession(ns.out, ns.seconds, ns.sim_coverage, ns.shard)
     return int(pytest.main(args, plugins=[plugin.collector, plugin]))
 
 
