@@ -10,10 +10,11 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from mdlri_conformance.conformance.framework import allure_labels, allure_status
+from mdlri_conformance.conformance.framework import allure_labels, allure_status, allure_writes
 from mdlri_conformance.reports import allure
 from mdlri_conformance.reports.allure import AllureError
 
@@ -518,3 +519,29 @@ def test_a_row_without_a_result_gets_one(tmp_path: Path,
     assert r["description"].startswith("- **EXE-01** (")
     text = _attachment(r, allure_labels.ATTACHMENT)
     assert text is not None and "outcome:  CRASH" in text
+
+
+def test_a_failed_allure_write_is_caught_and_leaves_no_tmp(tmp_path: Path) -> None:
+    """A full disk under allure-pytest's own writers: the OSError stays in the guard (the worker
+    goes on, the recording process writes the result or ends the run INCOMPLETE), and the
+    half-written file is removed."""
+    import errno
+
+    import allure_commons
+
+    class Full:
+        @allure_commons.hookimpl
+        def report_result(self, result: Any) -> None:
+            (tmp_path / "x-result.json.tmp").write_text("{")
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    full, guard = Full(), allure_writes.LostWrites(tmp_path)
+    allure_commons.plugin_manager.register(full)
+    allure_commons.plugin_manager.register(guard)
+    try:
+        allure_commons.plugin_manager.hook.report_result(result=None)
+    finally:
+        allure_commons.plugin_manager.unregister(plugin=guard)
+        allure_commons.plugin_manager.unregister(plugin=full)
+    assert guard.error is not None and guard.error.errno == errno.ENOSPC
+    assert not list(tmp_path.glob("*.tmp"))

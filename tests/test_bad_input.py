@@ -178,6 +178,14 @@ def _full_disk_is_honest(report_dir: Path, out: str) -> None:
             if ln.endswith("}")]
     assert rows and len(rows) < len(json.loads((report_dir / "collected.json").read_text()))
 
+def _full_disk_allure_is_honest(report_dir: Path, out: str) -> None:
+    """As :func:`_full_disk_is_honest`, and allure-pytest's writes in the workers failed
+    without an INTERNALERROR and left no half-written result."""
+    _full_disk_is_honest(report_dir, out)
+    assert "INTERNALERROR" not in out, out
+    assert not list((report_dir / "allure-results").glob("*.tmp"))
+
+
 CASES: list[Case] = [
     # -- the acl backend's library -----------------------------------------------------------
     Case("--acl-lib names a missing file", ["run", "--backend", "acl", "--acl-lib",
@@ -310,6 +318,10 @@ CASES: list[Case] = [
          r"^mdlri-conformance: error: --shard 3/2: use K/N with 1 <= K <= N$"),
     Case("a subcommand's argparse error", ["merge"], USAGE,
          r"^mdlri-conformance: error: the following arguments are required: RUN_DIR"),
+    Case("a pytest plugin after -- that cannot be imported",
+         ["run", *_SPECS, "--", "-p", "no_such_plugin"], USAGE,
+         r"^mdlri-conformance: error: pytest arguments after --: Error importing plugin "
+         r"\"no_such_plugin\": No module named 'no_such_plugin'$"),
     Case("pytest -n -1", ["pytest", "-n", "-1", *_SPECS], 4,
          r"^ERROR: -n -1: use a number of workers >= 0, or auto$"),
     # -- a full disk mid-run -----------------------------------------------------------------------
@@ -327,6 +339,10 @@ CASES: list[Case] = [
          r"^gate: INCOMPLETE \(backend sim\): the run stopped \(cannot write "
          r"\S+/results\.jsonl: No space left on device\)", tmpfs="24k",
          check=_full_disk_is_honest),
+    Case("a full disk mid-run with --allure (a 160k tmpfs)",
+         ["run", "-k", "test_capture", "--allure"], INCOMPLETE,
+         r"^gate: INCOMPLETE \(backend sim\): the run stopped \(cannot write "
+         r"\S+: No space left on device\)", tmpfs="160k", check=_full_disk_allure_is_honest),
     # -- what a new user still breaks -------------------------------------------------------------
     Case("a backend module that raises at import",
          ["run", "--backend", "tests.fake_broken_backend:create"], USAGE,

@@ -61,6 +61,8 @@ def _bad_pytest_args(args: list[str]) -> str | None:
         return lines[0].split("error:", 1)[1].strip() if lines else str(exc).strip()
     except SystemExit:  # --help, --version: pytest printed it
         return None
+    except ImportError as exc:  # -p NAME that cannot be imported
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     config._ensure_unconfigure()
     return None
 

@@ -38,7 +38,6 @@ import inspect
 import json
 import os
 import re
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -46,7 +45,7 @@ from typing import Any, Iterable
 
 import pytest
 
-from . import allure_status, keys, registry
+from . import allure_status, allure_writes, keys, registry
 from .items import area_of, clause_ids, is_spec
 
 #: environment variable: the clause link's format string (``{id}`` is the clause id)
@@ -220,8 +219,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
                                      (ATTACHMENT, expected_vs_observed))
         write_missing(Path(where), state.results, done.seen)
     except OSError as exc:
-        print(f"mdlri: allure: {where}: statuses left as allure-pytest wrote them "
-              f"({exc.strerror or exc})", file=sys.stderr)
+        # a full disk: the run ends INCOMPLETE in one line (write_guard)
+        allure_writes.remove_partial(Path(where))
+        state.cannot_write(exc.filename, exc)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """allure-pytest's writes in this process survive a full disk (allure_writes)."""
+    if _active(config) and getattr(config.option, "allure_report_dir", None):
+        allure_writes.install(config)
 
 
 def _attach(info: dict[str, Any]) -> None:

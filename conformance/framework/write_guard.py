@@ -10,7 +10,7 @@ exit status.
   ``ended`` is that line and the verdict is decided again (INCOMPLETE, or FAIL when a
   failure was seen: :mod:`.verdict`); ``summary.json``, ``summary.md`` and ``index.html``
   are written again with it, or removed when that fails too; half-written ``*.tmp`` files
-  and an unparsable ``junit.xml`` are removed; pytest's exit status becomes INTERRUPTED
+  (the Allure results' too) and an unparsable ``junit.xml`` are removed; pytest's exit status becomes INTERRUPTED
   (``mdlri-conformance run`` exits with the verdict's code, 4).
 * ``run.json`` gets its end record here, last, when it can be written; when it cannot, it
   keeps ``"ended": null``, which ``report`` reads as a run that never ended: INCOMPLETE too.
@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from . import keys, rundir, verdict
+from . import allure_writes, keys, rundir, verdict
 from .summary import build_summary, fails_gate
 
 #: the files that state the verdict: rewritten with the final one, or removed
@@ -83,6 +83,9 @@ def _incomplete(session: pytest.Session, state: Any) -> None:
         summary.update(completeness=complete, verdict=final.to_dict(), gate=final.name.lower())
     state.summary = summary
     _remove_partial(report_dir)
+    allure_dir = getattr(session.config.option, "allure_report_dir", None)
+    if allure_dir:
+        allure_writes.remove_partial(Path(allure_dir))
     from .artefacts import write_all
     try:
         write_all(report_dir, rows, summary)
