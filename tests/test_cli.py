@@ -104,3 +104,22 @@ def test_replay_on_the_acl_emulator() -> None:
                "--fault", "setparams-without-update")
     assert res.returncode == 1, res.stdout + res.stderr
     assert "differs at observation" in res.stdout
+
+
+def test_run_into_a_reader_that_leaves_early_finishes_the_run(tmp_path: Path) -> None:
+    """``mdlri-conformance run | head -1``: the run goes on to its end record and its verdict's
+    exit code, only the output is dropped; no BrokenPipeError traceback."""
+    import json
+
+    report = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "mdlri_conformance.conformance.cli", "run",
+                             "-k", "test_capture and begin", "--report-dir", str(report)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader leaves before the run prints its table and verdict
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 0, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+    assert json.loads((report / "run.json").read_text())["ended"] == "complete"
+    assert json.loads((report / "summary.json").read_text())["verdict"]["verdict"] == "PASS"

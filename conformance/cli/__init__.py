@@ -23,6 +23,7 @@ from ..framework.watchdog import spec_timeout_value
 from .commands import (cmd_diff, cmd_doctor, cmd_example, cmd_kernels_build,
                        cmd_replay, cmd_report)
 from .common import PROG
+from .pipes import guard_stdout
 from .run import cmd_run, keep_runs, workers
 
 
@@ -175,4 +176,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(ns, "kernel_layout", None):  # every process of the command reads it
         os.environ["MDLRI_KERNEL_LAYOUT"] = ns.kernel_layout
     func: Callable[[argparse.Namespace], int] = ns.func
+    guard_stdout()
     return func(ns)
