@@ -1020,4 +1020,6 @@ class LiveCounts:
     streams: int = 0
     events: int = 0
     allocations: int = 0
+    #: aclrtCreateLabel labels alive (RT-40: their ids come from one process-wide allocator)
+    labels: int = 0
     extra: dict[str, int] = field(default_factory=dict)

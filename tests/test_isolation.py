@@ -272,3 +272,22 @@ def test_own_process_child_gets_the_suite_options(pytester: pytest.Pytester) -> 
     assert "--fault=no-107039" in args and "--spec-timeout=7.0" in args
     assert "--no-probe" in args and "--backend=sim" in args
     assert not any(a.startswith("--report-dir=") for a in args)
+
+
+@pytest.mark.parametrize("backend", ["sim", "acl"])
+def test_a_leaked_label_is_counted(backend: str) -> None:
+    """A label made by aclrtCreateLabel and never destroyed is a leak like a stream (RT-40:
+    its id stays taken in the process-wide allocator)."""
+    from mdlri_conformance.conformance.framework.backend_loader import load_backend
+
+    b = load_backend(backend, **({"lib": "emulator"} if backend == "acl" else {}))
+    try:
+        b.set_device(0)
+        before = leaks.snapshot(b)
+        rc, label = b.create_label()
+        assert rc == 0
+        assert leaks.diff(before, leaks.snapshot(b)) == {"labels": 1}
+        assert b.destroy_label(label) == 0
+        assert leaks.diff(before, leaks.snapshot(b)) == {}
+    finally:
+        b.close()

@@ -415,13 +415,17 @@ class AclBackend:
         return str(self._kernel_binary or "")
 
     def _live_counts(self) -> LiveCounts:
-        """Live resources the emulator counts (models, streams, events, allocations)."""
+        """Live resources the emulator counts (models, streams, events, allocations,
+        labels)."""
         fn = self.sym.get("mdlriEmuLiveCounts")
-        vals = [c_uint64(0) for _ in range(4)]
+        vals = [c_uint64(0) for _ in range(5)]
         if fn is not None:
-            fn(*[byref(v) for v in vals])
+            fn(*[byref(v) for v in vals[:4]])
+        fn = self.sym.get("mdlriEmuLiveLabels")
+        if fn is not None:
+            fn(byref(vals[4]))
         return LiveCounts(models=vals[0].value, streams=vals[1].value, events=vals[2].value,
-                          allocations=vals[3].value)
+                          allocations=vals[3].value, labels=vals[4].value)
 
     def recent_error(self) -> str:
         """aclGetRecentErrMsg() of the calling thread (consumes it)."""

@@ -138,6 +138,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     # host ABI emulator extras (backends/acl/emulator)
     "mdlriEmuVersion": (c_char_p, []),
     "mdlriEmuLiveCounts": (_ERR, [POINTER(c_uint64)] * 4),
+    "mdlriEmuLiveLabels": (_ERR, [POINTER(c_uint64)]),
     "mdlriEmuResourceLimits": (_ERR, [POINTER(c_uint32)] * 2),
 }
 

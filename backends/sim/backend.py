@@ -351,11 +351,11 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
                 streams=len(self._streams),
                 events=len(self._events),
                 allocations=self.mem.count("user") + self.pinned.count(),
+                labels=len(self._labels),
                 extra={"device_allocations": self.mem.count("user"),
                        "host_allocations": self.pinned.count(),
                        "internal_allocations": self.mem.count("internal"),
                        "binaries": len(self._binaries),
-                       "labels": len(self._labels),
                        "open_captures": len(self._sessions)})
 
     @property

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 #: the LiveCounts fields compared
-FIELDS = ("models", "streams", "events", "allocations")
+FIELDS = ("models", "streams", "events", "allocations", "labels")
 
 
 def snapshot(backend: Any) -> dict[str, int] | None:

@@ -595,6 +595,7 @@ MDLRI_API aclError aclrtSwitchLabelByIndex(void *ptr, uint32_t maxValue, aclrtLa
 MDLRI_API const char *mdlriEmuVersion(void);
 MDLRI_API aclError mdlriEmuLiveCounts(uint64_t *models, uint64_t *streams, uint64_t *events,
                                       uint64_t *allocations);
+MDLRI_API aclError mdlriEmuLiveLabels(uint64_t *labels);
 
 #ifdef __cplusplus
 }

@@ -216,6 +216,13 @@ MDLRI_API aclError aclrtCreateLabel(aclrtLabel *label) {
     return rc;
 }
 
+MDLRI_API aclError mdlriEmuLiveLabels(uint64_t *labels) {
+    LOCK();
+    if (labels) *labels = g_live_labels;
+    UNLOCK();
+    return ACL_SUCCESS;
+}
+
 MDLRI_API aclError aclrtDestroyLabel(aclrtLabel label) {
     static const char fn[] = "aclrtDestroyLabel";
     if (!label) return emu_err(ACL_ERROR_INVALID_PARAM, "%s: label is NULL", fn);
