@@ -3,11 +3,28 @@ error (exit 2), one-line exception text, shipped data names, a run's summary."""
 
 from __future__ import annotations
 
+import argparse
 import importlib.resources
 import sys
 from pathlib import Path
+from typing import Callable
 
 PROG = "mdlri-conformance"
+
+
+def at_least_one(refusal: str) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least 1, else ``'TEXT': refusal``."""
+
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise argparse.ArgumentTypeError(f"{text!r}: {refusal}")
+        return n
+
+    return parse
 
 
 def usage_error(msg: str) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..framework.backend_loader import backend_options
 from ..framework.items import bad_expression
-from .common import PROG, one_line, usage_error
+from .common import PROG, at_least_one, one_line, usage_error
 from .run import backend_ready
 
 
@@ -40,14 +40,7 @@ def _positive(text: str) -> float:
     return value
 
 
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: use a whole number of at least 1")
-    return value
+_jobs = at_least_one("use a whole number of at least 1")
 
 
 def add_parser(sub: Any, acl_options: Any) -> None:

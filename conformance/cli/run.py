@@ -14,7 +14,7 @@ from ..framework.backend_loader import (BackendLoadError, acl_options_problem, b
                                         parse_devices, preflight, resolve)
 from ..framework.items import SPEC_DIR, bad_expression
 from . import workers as worker_count
-from .common import PROG, read_summary, shipped, usage_error
+from .common import PROG, at_least_one, read_summary, shipped, usage_error
 
 if TYPE_CHECKING:
     import pytest
@@ -67,14 +67,7 @@ def _bad_pytest_args(args: list[str]) -> str | None:
     return None
 
 
-def keep_runs(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: keep at least 1 run")
-    return n
+keep_runs = at_least_one("keep at least 1 run")
 
 
 def backend_ready(ns: argparse.Namespace) -> int | None:
