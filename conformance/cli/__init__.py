@@ -176,5 +176,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(ns, "kernel_layout", None):  # every process of the command reads it
         os.environ["MDLRI_KERNEL_LAYOUT"] = ns.kernel_layout
     func: Callable[[argparse.Namespace], int] = ns.func
-    guard_stdout()
+    if argv is None:  # the command line itself (not a caller's own argv): see cli.pipes
+        guard_stdout()
     return func(ns)
