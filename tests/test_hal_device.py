@@ -456,6 +456,29 @@ def test_the_cond_isa_arithmetic(dev: HalDevice) -> None:
     assert out[13] == 0xAAAA_AAAA_AAAA_AAAA, "nothing written past the program's stores"
 
 
+def test_goto_r_moves_the_head_the_register_names(dev: HalDevice) -> None:
+    """STREAM GOTO_R takes sq id (bits 10:0) and head (bits 31:16) from rs1
+    (stars_cond_isa_helper.cc:1646-1650): on its own SQ the head jumps when the COND SQE
+    ends, so the SQEs it jumps over never run and the one it names does."""
+    c = cond_isa
+    skipped = (ctypes.c_uint32 * 1)(0)
+    landed = (ctypes.c_uint32 * 1)(0)
+    q = dev.alloc(stream_id=3)
+    p = c.Program()
+    p.li(c.R3, q.sq | 3 << 16)
+    p.goto_r(c.R4, c.R3)
+    code = p.pack()
+    buf = ctypes.create_string_buffer(code, len(code))
+    dev.submit(q.sq, cond_isa.function_call_sqe(3, 1, 0, ctypes.addressof(buf), len(code) // 4))
+    dev.submit(q.sq, sqe.write_value(3, 2, address(skipped), (7).to_bytes(4, "little")))
+    dev.submit(q.sq, sqe.write_value(3, 3, address(skipped), (8).to_bytes(4, "little")))
+    dev.submit(q.sq, sqe.write_value(3, 4, address(landed), (9).to_bytes(4, "little")))
+    reports = dev.collect(q.cq, 2)
+    assert [r.task_id for r in reports] == [1, 4], reports
+    assert all(r.error_type == 0 for r in reports), reports
+    assert (skipped[0], landed[0]) == (0, 9)
+
+
 def test_a_bad_cond_program_is_an_sqe_error(dev: HalDevice) -> None:
     """A COND SQE whose words are no valid instruction (here all zero) completes with an SQE
     error, and so does one using an instruction not interpreted yet (model execute's stream

@@ -28,6 +28,7 @@ BEQ, BNE, BLT, BGE = 0, 1, 4, 5
 SB = 0
 CSRRW, CSR_JUMP_PC = 1, 3
 GOTO_I = 0
+GOTO_R = 4
 LHWI, LLWI = 0, 1
 R0, R1, R2, R3, R4, R5 = range(6)
 # the wait conditions (stars_cond_isa_define.hpp:301-304)
@@ -127,6 +128,12 @@ class Program:
     def goto_i(self, rd: int, sq_id: int, head: int) -> None:
         """STREAM GOTO_I (two words): SQ ``sq_id``'s head = ``head``."""
         self._emit([_word(STREAM, rd, GOTO_I), (sq_id & 0x7FF) | (head & 0xFFFF) << 16], 2)
+
+    def goto_r(self, rd: int, rs1: int) -> None:
+        """STREAM GOTO_R (one word): rs1 holds sq id in bits 10:0 and the head in 31:16
+        (``RtStarsCondOpStreamGotoR``, stars_cond_isa_struct.hpp:185-194; the operand
+        layout, stars_cond_isa_helper.cc:1646-1650)."""
+        self._emit([_word(STREAM, rd, GOTO_R, rs1)], 1)
 
     def func_call(self, rs1: int, rs2: int) -> None:
         """FUNC_CALL: run rs2 words at address rs1."""

@@ -12,7 +12,7 @@
  * running program (stars_cond_isa_helper.cc:668-678). R0 reads as zero.
  *
  * Supported: OP_IMM, OP, LWI, LOAD_IMM, LOAD, STORE, BRANCH, SYSTEM (CSRRW/RS/RC), FUNC_CALL,
- * STREAM GOTO_I. Anything else (LOOP, ACTIVE/DEACTIVE, GOTO_R, GQM) is an SQE error for now.
+ * STREAM GOTO_I and GOTO_R. Anything else (LOOP, ACTIVE/DEACTIVE, GQM) is an SQE error for now.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
@@ -221,7 +221,14 @@ static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_ef
             break;
         }
         case OPC_STREAM:
-            if (f_func3(w) != 0 || pc + 1 >= n) return -1; /* GOTO_I only, so far */
+            if (f_func3(w) == 4) { /* GOTO_R: rs1 holds sqId [10:0], head [31:16]
+                                    * (stars_cond_isa_helper.cc:1646-1650) */
+                uint64_t v = c->r[f_rs1(w)];
+                if (do_goto(sq, (uint32_t)(v & 0x7FFu), (uint32_t)((v >> 16) & 0xFFFFu), fx) != 0)
+                    return -1;
+                break;
+            }
+            if (f_func3(w) != 0 || pc + 1 >= n) return -1; /* GOTO_I; ACTIVE/DEACTIVE not yet */
             if (do_goto(sq, w2 & 0x7FFu, w2 >> 16, fx) != 0) return -1;
             next = pc + 2;
             break;
