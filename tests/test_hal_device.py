@@ -469,14 +469,42 @@ def test_goto_r_moves_the_head_the_register_names(dev: HalDevice) -> None:
     p.goto_r(c.R4, c.R3)
     code = p.pack()
     buf = ctypes.create_string_buffer(code, len(code))
-    dev.submit(q.sq, cond_isa.function_call_sqe(3, 1, 0, ctypes.addressof(buf), len(code) // 4))
-    dev.submit(q.sq, sqe.write_value(3, 2, address(skipped), (7).to_bytes(4, "little")))
-    dev.submit(q.sq, sqe.write_value(3, 3, address(skipped), (8).to_bytes(4, "little")))
-    dev.submit(q.sq, sqe.write_value(3, 4, address(landed), (9).to_bytes(4, "little")))
+    # one send, so the jump never lands past the tail
+    dev.submit(q.sq, cond_isa.function_call_sqe(3, 1, 0, ctypes.addressof(buf), len(code) // 4),
+               sqe.write_value(3, 2, address(skipped), (7).to_bytes(4, "little")),
+               sqe.write_value(3, 3, address(skipped), (8).to_bytes(4, "little")),
+               sqe.write_value(3, 4, address(landed), (9).to_bytes(4, "little")))
     reports = dev.collect(q.cq, 2)
     assert [r.task_id for r in reports] == [1, 4], reports
     assert all(r.error_type == 0 for r in reports), reports
     assert (skipped[0], landed[0]) == (0, 9)
+
+
+def _run_program(dev: HalDevice, q, task_id: int, build) -> None:
+    """Pack the program ``build`` emits, run it as a COND SQE on ``q``, expect success."""
+    p = cond_isa.Program()
+    build(p)
+    code = p.pack()
+    buf = ctypes.create_string_buffer(code, len(code))
+    dev.submit(q.sq, cond_isa.function_call_sqe(q.sq, task_id, 0, ctypes.addressof(buf),
+                                                len(code) // 4))
+    assert only(dev.collect(q.cq, 1)).error_type == 0
+
+
+def test_deactive_r_holds_an_sq_until_active_r(dev: HalDevice) -> None:
+    """DEACTIVE_R (rs1 = sq id) disables another SQ: what is queued there waits, its enable
+    register reads 0; ACTIVE_R enables it again and the queued SQE runs
+    (stars_cond_isa_construct_common.cc:152-169)."""
+    c = cond_isa
+    ctl, held = dev.alloc(stream_id=4), dev.alloc(stream_id=5)
+    _run_program(dev, ctl, 1, lambda p: (p.li(c.R3, held.sq), p.active_r(c.R5, c.R3, on=False)))
+    assert dev.query(held.sq, PROP_SQ_STATUS) == 0
+    marker = (ctypes.c_uint32 * 1)(0)
+    dev.submit(held.sq, sqe.write_value(5, 1, address(marker), (6).to_bytes(4, "little")))
+    assert dev.recv(held.cq, timeout_ms=50)[1] == [] and marker[0] == 0
+    _run_program(dev, ctl, 2, lambda p: (p.li(c.R3, held.sq), p.active_r(c.R5, c.R3)))
+    assert only(dev.collect(held.cq, 1)).task_id == 1
+    assert marker[0] == 6
 
 
 def test_a_bad_cond_program_is_an_sqe_error(dev: HalDevice) -> None:

@@ -29,6 +29,8 @@ SB = 0
 CSRRW, CSR_JUMP_PC = 1, 3
 GOTO_I = 0
 GOTO_R = 4
+ACTIVE_R = 5
+DEACTIVE_R = 6
 LHWI, LLWI = 0, 1
 R0, R1, R2, R3, R4, R5 = range(6)
 # the wait conditions (stars_cond_isa_define.hpp:301-304)
@@ -134,6 +136,11 @@ class Program:
         (``RtStarsCondOpStreamGotoR``, stars_cond_isa_struct.hpp:185-194; the operand
         layout, stars_cond_isa_helper.cc:1646-1650)."""
         self._emit([_word(STREAM, rd, GOTO_R, rs1)], 1)
+
+    def active_r(self, rd: int, rs1: int, *, on: bool = True) -> None:
+        """STREAM ACTIVE_R / DEACTIVE_R (one word): enable / disable the SQ whose id is in rs1
+        (stars_cond_isa_construct_common.cc:152-169; stars_base_cond_isa_define.hpp:127-134)."""
+        self._emit([_word(STREAM, rd, ACTIVE_R if on else DEACTIVE_R, rs1)], 1)
 
     def func_call(self, rs1: int, rs2: int) -> None:
         """FUNC_CALL: run rs2 words at address rs1."""

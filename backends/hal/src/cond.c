@@ -12,7 +12,8 @@
  * running program (stars_cond_isa_helper.cc:668-678). R0 reads as zero.
  *
  * Supported: OP_IMM, OP, LWI, LOAD_IMM, LOAD, STORE, BRANCH, SYSTEM (CSRRW/RS/RC), FUNC_CALL,
- * STREAM GOTO_I and GOTO_R. Anything else (LOOP, ACTIVE/DEACTIVE, GQM) is an SQE error for now.
+ * STREAM GOTO_I, GOTO_R, ACTIVE_R, DEACTIVE_R. Anything else (LOOP, ACTIVE/DEACTIVE_I, GQM) is an
+ * SQE error for now.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
@@ -141,6 +142,21 @@ static int do_goto(ts_sq *self, uint32_t sq_id, uint32_t head, ts_cond_effect *f
     return rc;
 }
 
+/* ACTIVE_R / DEACTIVE_R: set SQ `sq_id`'s enable (the same state an error clears and
+ * halSqCqConfig SQ_STATUS sets; published at reg base + 0x14). */
+static int do_active(uint32_t sq_id, int on) {
+    int rc = -1;
+    pthread_mutex_lock(&g_ts.mu);
+    if (sq_id < TS_MAX_SQ && g_ts.sq[sq_id].used) {
+        g_ts.sq[sq_id].paused = !on;
+        ts_sq_publish(&g_ts.sq[sq_id]);
+        pthread_cond_broadcast(&g_ts.cv);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&g_ts.mu);
+    return rc;
+}
+
 /* Run `n` words at `prog`. 0 done; -1 a bad instruction or address; 1 the SQ is stopping. */
 static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_effect *fx,
                int depth) {
@@ -228,7 +244,13 @@ static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_ef
                     return -1;
                 break;
             }
-            if (f_func3(w) != 0 || pc + 1 >= n) return -1; /* GOTO_I; ACTIVE/DEACTIVE not yet */
+            if (f_func3(w) == 5 || f_func3(w) == 6) { /* ACTIVE_R / DEACTIVE_R: rs1 = sq id
+                                    * (stars_cond_isa_construct_common.cc:152-169) */
+                if (do_active((uint32_t)(c->r[f_rs1(w)] & 0x7FFu), f_func3(w) == 5) != 0)
+                    return -1;
+                break;
+            }
+            if (f_func3(w) != 0 || pc + 1 >= n) return -1; /* GOTO_I; the _I forms not yet */
             if (do_goto(sq, w2 & 0x7FFu, w2 >> 16, fx) != 0) return -1;
             next = pc + 2;
             break;
