@@ -507,6 +507,29 @@ def test_deactive_r_holds_an_sq_until_active_r(dev: HalDevice) -> None:
     assert marker[0] == 6
 
 
+def test_loop_jumps_back_while_its_register_is_not_zero(dev: HalDevice) -> None:
+    """LOOP rs1 returns to JUMP_PC << 4 | offset4 while rs1 != 0 and falls through at 0
+    (its use: stars_cond_isa_helper.cc:322-333): a body that counts r1 down from 3 and
+    adds one to memory each pass runs three times."""
+    c = cond_isa
+    count = (ctypes.c_uint64 * 1)(0)
+    q = dev.alloc(stream_id=7)
+
+    def build(p: cond_isa.Program) -> None:
+        p.li(c.R4, address(count))
+        p.li(c.R1, 3)
+        p.set_jump_pc(c.R5, "body")
+        p.label("body")
+        p.load(c.R2, c.R4, 0)
+        p.addi(c.R2, c.R2, 1)
+        p.store(c.R4, c.R2, 0, 3)
+        p.addi(c.R1, c.R1, -1)
+        p.loop(c.R1, "body", delay_cycles=1)
+
+    _run_program(dev, q, 1, build)
+    assert count[0] == 3
+
+
 def test_a_bad_cond_program_is_an_sqe_error(dev: HalDevice) -> None:
     """A COND SQE whose words are no valid instruction (here all zero) completes with an SQE
     error, and so does one using an instruction not interpreted yet (model execute's stream

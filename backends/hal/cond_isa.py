@@ -20,6 +20,7 @@ from . import sqe
 # opcodes (stars_base_cond_isa_define.hpp:24-36)
 OP_IMM, OP, LWI, BRANCH, STREAM = 0x13, 0x33, 0x5B, 0x63, 0x2B
 LOAD_IMM, LOAD, STORE, FUNC_CALL, SYSTEM = 0x07, 0x03, 0x27, 0x6B, 0x73
+LOOP = 0x7B
 # func3 values
 ADDI = 0
 OR, AND = 6, 7
@@ -121,6 +122,13 @@ class Program:
         """BRANCH to ``target`` when rs1 (func3) rs2; carries the target's low 4 bits."""
         self._emit(lambda labels: [_word(BRANCH, 0, func3, rs1, rs2)
                                    | (labels[target] & 0xF) << 7], 1)
+
+    def loop(self, rs1: int, target: str, delay_cycles: int = 1100) -> None:
+        """LOOP: back to ``target`` (JUMP_PC << 4 | offset4) while rs1 != 0, after
+        ``delay_cycles`` (``RtStarsCondOpLoop``, stars_cond_isa_struct.hpp:196-205;
+        stars_cond_isa_construct_common.cc:112-121; 1100 as stars_cond_isa_helper.cc:312)."""
+        self._emit(lambda labels: [_word(LOOP, 0, 0, rs1) | (labels[target] & 0xF) << 7
+                                   | (delay_cycles & 0x1FFF) << 19], 1)
 
     def jump(self, cond: tuple[int, int, int], target: str) -> None:
         """set_jump_pc (through r1) then branch, as every jump of the runtime's programs."""

@@ -12,7 +12,7 @@
  * running program (stars_cond_isa_helper.cc:668-678). R0 reads as zero.
  *
  * Supported: OP_IMM, OP, LWI, LOAD_IMM, LOAD, STORE, BRANCH, SYSTEM (CSRRW/RS/RC), FUNC_CALL,
- * STREAM GOTO_I, GOTO_R, ACTIVE_R, DEACTIVE_R. Anything else (LOOP, ACTIVE/DEACTIVE_I, GQM) is an
+ * LOOP, STREAM GOTO_I, GOTO_R, ACTIVE_R, DEACTIVE_R. Anything else (ACTIVE/DEACTIVE_I, GQM) is an
  * SQE error for now.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -26,6 +26,7 @@ enum {
     OPC_OP = 0x33,
     OPC_LWI = 0x5B,
     OPC_BRANCH = 0x63,
+    OPC_LOOP = 0x7B, /* RtStarsCondOpLoop: offset4 7-10, func3, rs1, delayCycle 19-31 */
     OPC_STREAM = 0x2B,
     OPC_LOAD_IMM = 0x07,
     OPC_LOAD = 0x03,
@@ -203,9 +204,15 @@ static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_ef
                 return -1;
             break;
         }
+        case OPC_LOOP:   /* jump while rs1 != 0 (after delayCycle, bits 19-31): a BNE rs1, r0 */
         case OPC_BRANCH: {
             int taken = 0;
-            if (branch_taken(f_func3(w), c->r[f_rs1(w)], c->r[f_rs2(w)], &taken) != 0) return -1;
+            if ((w & 0x7Fu) == OPC_LOOP) {
+                if (f_func3(w) != 0) return -1;
+                taken = c->r[f_rs1(w)] != 0;
+            } else if (branch_taken(f_func3(w), c->r[f_rs1(w)], c->r[f_rs2(w)], &taken) != 0) {
+                return -1;
+            }
             if (taken) {
                 next = (c->csr[CSR_JUMP_PC] << 4) | ((w >> 7) & 0xFu);
                 if (next <= pc && ++c->taken % SPIN_CHECK == 0) {
