@@ -530,6 +530,24 @@ def test_loop_jumps_back_while_its_register_is_not_zero(dev: HalDevice) -> None:
     assert count[0] == 3
 
 
+def test_a_store_of_zero_to_the_enable_register_disables_the_sq(dev: HalDevice) -> None:
+    """The model-execute program deactivates a stream with SW 0 to its reg base + 0x14
+    (stars_cond_isa_helper.cc:490-492): the SQ then holds what is queued; a store of 1
+    enables it again."""
+    c = cond_isa
+    ctl, held = dev.alloc(stream_id=8), dev.alloc(stream_id=9)
+    base, _ = dev.reg_base(held.sq)
+    _run_program(dev, ctl, 1, lambda p: (p.li(c.R4, base), p.store(c.R4, c.R0, 0x14, 2)))
+    assert dev.query(held.sq, PROP_SQ_STATUS) == 0
+    marker = (ctypes.c_uint32 * 1)(0)
+    dev.submit(held.sq, sqe.write_value(9, 1, address(marker), (5).to_bytes(4, "little")))
+    assert dev.recv(held.cq, timeout_ms=50)[1] == [] and marker[0] == 0
+    _run_program(dev, ctl, 2, lambda p: (p.li(c.R4, base), p.li(c.R5, 1),
+                                         p.store(c.R4, c.R5, 0x14, 2)))
+    assert only(dev.collect(held.cq, 1)).task_id == 1
+    assert marker[0] == 5
+
+
 def test_a_bad_cond_program_is_an_sqe_error(dev: HalDevice) -> None:
     """A COND SQE whose words are no valid instruction (here all zero) completes with an SQE
     error, and so does one using an instruction not interpreted yet (model execute's stream

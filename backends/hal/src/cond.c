@@ -158,6 +158,22 @@ static int do_active(uint32_t sq_id, int on) {
     return rc;
 }
 
+/* A store to an SQ's enable register (reg base + 0x14, bit 0) enables / disables that SQ:
+ * the model-execute program deactivates a stream with SW 0 there (stars_cond_isa_helper.cc:490-492). */
+static void enable_written(uint64_t addr) {
+    pthread_mutex_lock(&g_ts.mu);
+    for (uint32_t i = 0; i < TS_MAX_SQ; i++) {
+        ts_sq *q = &g_ts.sq[i];
+        if (q->used && addr == (uint64_t)(uintptr_t)&q->regs[0x14 / 4]) {
+            q->paused = (q->regs[0x14 / 4] & 1u) == 0;
+            ts_sq_publish(q);
+            pthread_cond_broadcast(&g_ts.cv);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_ts.mu);
+}
+
 /* Run `n` words at `prog`. 0 done; -1 a bad instruction or address; 1 the SQ is stopping. */
 static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_effect *fx,
                int depth) {
@@ -200,8 +216,9 @@ static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_ef
             break;
         case OPC_STORE: {
             uint64_t imm = ((w >> 7) & 0x1Fu) | (((w >> 25) & 0x7Fu) << 5);
-            if (store(c->r[f_rs1(w)] + (uint64_t)sext(imm, 12), f_func3(w), c->r[f_rs2(w)]) != 0)
-                return -1;
+            uint64_t at = c->r[f_rs1(w)] + (uint64_t)sext(imm, 12);
+            if (store(at, f_func3(w), c->r[f_rs2(w)]) != 0) return -1;
+            enable_written(at);
             break;
         }
         case OPC_LOOP:   /* jump while rs1 != 0 (after delayCycle, bits 19-31): a BNE rs1, r0 */
