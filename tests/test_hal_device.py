@@ -480,7 +480,8 @@ def test_goto_r_moves_the_head_the_register_names(dev: HalDevice) -> None:
     assert (skipped[0], landed[0]) == (0, 9)
 
 
-def _run_program(dev: HalDevice, q, task_id: int, build) -> None:
+def _run_program(dev: HalDevice, q: Queue, task_id: int,
+                 build: Callable[[cond_isa.Program], object]) -> None:
     """Pack the program ``build`` emits, run it as a COND SQE on ``q``, expect success."""
     p = cond_isa.Program()
     build(p)
