@@ -30,6 +30,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from .stack import stack_text
+
 #: what ``install()`` copies into the cache (package data in ``reports/allure/``)
 PACKAGE_FILES = ("package.json", "package-lock.json")
 #: the shipped Allure configuration (package data in ``reports/allure/``)
@@ -153,7 +155,8 @@ def _quiet_env() -> dict[str, str]:
 
 def _report_name(run_dir: Path) -> str:
     try:
-        backend = json.loads((run_dir / "summary.json").read_text()).get("backend")
+        summary = json.loads((run_dir / "summary.json").read_text())
+        backend = stack_text(summary) if summary.get("backend") else None
     except (OSError, ValueError, AttributeError):
         backend = None
     return f"Model RI conformance: {backend}" if backend else "Model RI conformance"

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 import jinja2
 
+from .stack import stack_text
 from .svg import CaseError, case_svg
 
 NOT_PASSING = {"FAIL", "CHANGED", "XPASS", "ERROR", "TIMEOUT", "CRASH"}
@@ -79,8 +80,9 @@ def divergence_order(rows: list[dict[str, Any]], fails_gate: list[bool],
 
 
 def backend_name(summary: dict[str, Any]) -> str:
-    """The run's backend, or ``not recorded`` (an empty results file names none)."""
-    return str(summary.get("backend") or "") or "not recorded"
+    """The run's backend and the stack it tested (:func:`.stack.stack_text`), or ``not
+    recorded`` (an empty results file names none)."""
+    return stack_text(summary)
 
 
 def render(summary: dict[str, Any], rows: Iterable[dict[str, Any]], facts: dict[str, Any],

@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from . import html
+from .stack import stack_text
 
 
 
@@ -52,7 +53,8 @@ def markdown(summary: dict[str, Any], divs: list[dict[str, Any]], facts: dict[st
     t = summary["totals"]
     cols = [c for c in facts["columns"] if t.get(c) or c in ("PASS", "FAIL", "CHANGED")]
     v = html.verdict_view(summary)
-    lines = [f"# Model RI conformance: {summary.get('backend') or 'backend not recorded'}", "",
+    head = stack_text(summary) if summary.get("backend") else "backend not recorded"
+    lines = [f"# Model RI conformance: {head}", "",
              f"**Gate: {v['verdict']}**" + (f" (exit {v['exit_code']})"
                                             if v.get("exit_code") is not None else "")
              + (f": {v['why']}" if v.get("why") else ""), "",

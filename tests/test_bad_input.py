@@ -327,21 +327,21 @@ CASES: list[Case] = [
     # -- a full disk mid-run -----------------------------------------------------------------------
     Case("a full disk mid-run (a writer made to fail)",
          ["run", *_SPECS, *_FULL_DISK_PLUGIN], INCOMPLETE,
-         r"^gate: INCOMPLETE \(backend sim\): the run stopped \(cannot write "
+         r"^gate: INCOMPLETE \(backend sim[^)]*\)\): the run stopped \(cannot write "
          r"\S+/results\.jsonl: No space left on device\); \d+ of \d+ collected spec\(s\) "
          r"never ran$", env=_FULL_DISK_ENV, check=_full_disk_is_honest),
     Case("a full disk mid-run, -n 0 (a writer made to fail)",
          ["run", "-n", "0", *_SPECS, *_FULL_DISK_PLUGIN], INCOMPLETE,
-         r"^gate: INCOMPLETE \(backend sim\): the run stopped \(cannot write "
+         r"^gate: INCOMPLETE \(backend sim[^)]*\)\): the run stopped \(cannot write "
          r"\S+/results\.jsonl: No space left on device\); \d+ of \d+ collected spec\(s\) "
          r"never ran$", env=_FULL_DISK_ENV, check=_full_disk_is_honest),
     Case("a full disk mid-run (a 24k tmpfs)", ["run", "-k", "test_capture"], INCOMPLETE,
-         r"^gate: INCOMPLETE \(backend sim\): the run stopped \(cannot write "
+         r"^gate: INCOMPLETE \(backend sim[^)]*\)\): the run stopped \(cannot write "
          r"\S+/results\.jsonl: No space left on device\)", tmpfs="24k",
          check=_full_disk_is_honest),
     Case("a full disk mid-run with --allure (a 160k tmpfs)",
          ["run", "-k", "test_capture", "--allure"], INCOMPLETE,
-         r"^gate: INCOMPLETE \(backend sim\): the run stopped \(cannot write "
+         r"^gate: INCOMPLETE \(backend sim[^)]*\)\): the run stopped \(cannot write "
          r"\S+: No space left on device\)", tmpfs="160k", check=_full_disk_allure_is_honest),
     # -- what a new user still breaks -------------------------------------------------------------
     Case("a backend module that raises at import",
@@ -359,7 +359,8 @@ CASES: list[Case] = [
          4, r"^ERROR: backend 'acl': --devices 0,7: device 7 does not exist"),
     Case("pytest --pyargs under xdist",
          ["pytest", "--pyargs", "mdlri_conformance.conformance.specs", "-n", "1", *_SPECS],
-         PASS, r"^gate: PASS \(backend sim\)", in_tmp=True, check=_recorded_as_run_names_them),
+         PASS, r"^gate: PASS \(backend sim: the embedded simulator", in_tmp=True,
+         check=_recorded_as_run_names_them),
     Case("pytest --report-dir names a file", ["pytest", *_SPECS, "--report-dir", "{tmp}/file"],
          4, r"^ERROR: --report-dir \S+/file: exists and is not a directory$", setup=_a_file),
     Case("--against acl with no library", ["run", "--against", "acl", *_SPECS], NOTHING,

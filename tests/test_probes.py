@@ -674,7 +674,9 @@ def test_a_run_whose_probe_sees_a_wrong_answer_fails_even_re_rendered(tmp_path: 
     assert res.returncode == 1, res.stdout[-3000:] + res.stderr[-2000:]
     assert [r["outcome"] for r in _rows(out)] == ["PASS"]
     gate = next(ln for ln in res.stdout.splitlines() if ln.startswith("gate: "))
-    assert gate.startswith("gate: FAIL (backend sim): a capability probe saw a wrong answer: "
+    assert gate.startswith("gate: FAIL (backend sim: the embedded simulator, mdlri-sim 0.1, "
+                           "device: none (simulated in the process)): a capability probe saw "
+                           "a wrong answer: "
                            "blocking_wait: probe: a captured aclrtValueWait on an unset word "
                            "was answered wrongly: aclrtSynchronizeStreamWithTimeout(100 ms) "
                            "returned 507047")

@@ -46,6 +46,7 @@ from typing import Any, Iterable, Sequence
 from mdlri_conformance.backends import kernel_layouts
 from mdlri_conformance.backends.contract import BackendConfigError
 
+from . import driver
 from .backend import AclBackend, AclRc
 # one module object for both raising and recognising BuildError: a lazy import per call can
 # meet a re-imported copy (a test runner that restores sys.modules), whose classes differ
@@ -267,6 +268,14 @@ def _checked_discovery(lib: str | os.PathLike[str] | None, emulator: bool | None
         raise BackendConfigError(problem)
     if not reason and faults and not d.emulator:
         raise BackendConfigError("--fault needs the ACL emulator (--acl-lib emulator)")
+    try:
+        virtual = driver.virtual_device_wanted()
+    except driver.VirtualDeviceError as exc:
+        raise BackendConfigError(str(exc)) from None
+    if virtual and d.emulator:
+        raise BackendConfigError("--virtual-device: the ACL emulator (--acl-lib emulator) is "
+                                 "no CANN runtime and loads no driver; give a real runtime "
+                                 "library with --acl-lib")
     _check_kernel_binary(kernel_binary)
     try:
         kernel_layouts.strict_mode()

@@ -69,6 +69,7 @@ from mdlri_conformance.backends.contract import (ALL_CAPS, EXTENDED_CAPS, FIELD_
 from mdlri_conformance.backends import kernel_layouts
 from mdlri_conformance.kernel.layout import LayoutCheck, first_refusal, refusal_line
 
+from . import driver
 from . import structs as S
 from .convert import (BYTE_SENTINEL, I32_SENTINEL, PTR_SENTINEL, U32_SENTINEL, Handle,
                       KeepAlive, ThreadOuts, attr_value_from_c, as_ptr, cfg_to_c, handle,
@@ -391,6 +392,21 @@ class AclBackend:
         """``ACL x.y.z (path)``, plus the emulator version for the emulator."""
         if self._unavailable and self.sym.lib is None:
             return f"unavailable: {self._unavailable}"
+        return self._versions() + f" ({self.lib_path})"
+
+    def stack(self) -> dict[str, str]:
+        """The stack under test: ``runtime`` (the library's path), ``version`` and ``device``:
+        the emulator's own device, or the driver library this process mapped (the virtual
+        device or the NPU driver, :mod:`.driver`)."""
+        if self._unavailable and self.sym.lib is None:
+            return {"runtime": "unavailable", "version": "", "device": self._unavailable}
+        emulated = self.sym.get("mdlriEmuVersion") is not None
+        return {"runtime": str(self.lib_path), "version": self._versions(),
+                "device": "the emulator's host device" if emulated
+                else driver.describe(driver.mapped_driver())}
+
+    def _versions(self) -> str:
+        """``ACL x.y.z``, plus the emulator's version for the emulator."""
         parts = []
         fn = self.sym.get("aclrtGetVersion")
         if fn is not None:
@@ -402,7 +418,7 @@ class AclBackend:
         if emu is not None:
             raw = emu()
             parts.append(raw.decode(errors="replace") if raw else "mdlri-emu")
-        return " + ".join(parts) + f" ({self.lib_path})"
+        return " + ".join(parts) or "ACL version unknown (no aclrtGetVersion)"
 
     def soc_name(self) -> str | None:
         """aclrtGetSocName() (None when absent or NULL)."""

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
+from . import driver
+
 #: library names, preferred first (abi.md §0)
 LIB_NAMES = ("libacl_rt.so", "libascendcl.so")
 #: environment variables naming an install root, in order
@@ -336,12 +338,14 @@ def _dlopen_global(path: Path) -> None:
 
 
 def preload_dependencies(lib: Path, dirs: list[Path] | None = None,
-                         loader: Callable[[Path], None] = _dlopen_global) -> list[str]:
+                         loader: Callable[[Path], None] = _dlopen_global,
+                         skip: Iterable[str] = ()) -> list[str]:
     """Preload (``loader``: RTLD_GLOBAL by absolute path), deepest first, the DT_NEEDED
-    libraries of ``lib`` found in ``dirs``; returns one line per dependency that failed."""
+    libraries of ``lib`` found in ``dirs``, except the sonames in ``skip`` (and what only
+    they need); returns one line per dependency that failed."""
     dirs = dependency_dirs(lib) if dirs is None else dirs
     failures: list[str] = []
-    done: set[str] = set()
+    done: set[str] = set(skip)
 
     def visit(path: Path) -> None:
         for soname in needed(path):
@@ -409,7 +413,14 @@ def load(path: Path) -> ctypes.CDLL:
     """Preload the dependencies, then open the library (raises LibraryNotFound with a line;
     :class:`SecondEmulatorCopy` for a second copy of the emulator in this process)."""
     _refuse_second_emulator(path, loaded=False)
-    failures = preload_dependencies(path)
+    skip: list[str] = []
+    try:
+        if driver.virtual_device_wanted() and Path(os.path.realpath(path)).name != EMULATOR_FILE:
+            driver.load_virtual_device()
+            skip.append(driver.DRIVER_FILE)
+    except driver.VirtualDeviceError as exc:
+        raise LibraryNotFound(str(exc)) from None
+    failures = preload_dependencies(path, skip=skip)
     try:
         lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
     except OSError as exc:

@@ -27,6 +27,7 @@ from ctypes import byref, c_int32, c_uint32
 from pathlib import Path
 from typing import Any
 
+from . import driver
 from .library import LibraryNotFound, load, missing_required
 from .symbols import SIGNATURES, SymbolTable
 
@@ -99,6 +100,8 @@ def probe(lib_path: Path, device: int = 0, count_only: bool = False,
     if (fn := sym.get("aclrtGetSocName")) is not None:
         raw = fn()
         out["soc"] = raw.decode(errors="replace") if raw else None
+    out["driver"] = ("the emulator's host device (no driver)" if "emulator" in out
+                     else driver.describe(driver.mapped_driver()))
     if (fn := sym.get("aclInit")) is not None:
         out["init_rc"] = int(fn(None))
         if out["init_rc"] not in (0, 100002):

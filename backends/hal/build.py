@@ -34,7 +34,8 @@ def hal_library() -> Path:
     inputs = [*sorted(HAL_INCLUDE.glob("*.h")), *sorted(HAL_SRC.glob("*.h")),
               Path(__file__).resolve()]
     return shared_library("hal", HAL_NAME, sorted(HAL_SRC.glob("*.c")), inputs=inputs,
-                          flags=[f"-I{HAL_INCLUDE}", f"-I{HAL_SRC}"], libs=["-ldl"])
+                          flags=[f"-I{HAL_INCLUDE}", f"-I{HAL_SRC}"],
+                          libs=["-ldl", f"-Wl,-soname,{ASCEND_HAL_NAME}"])
 
 
 def ascend_hal_library() -> Path:

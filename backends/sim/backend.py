@@ -313,6 +313,11 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         """A free-form version string."""
         return VERSION
 
+    def stack(self) -> dict[str, str]:
+        """The stack under test: this simulator, in this process, with no device below it."""
+        return {"runtime": "the embedded simulator", "version": VERSION,
+                "device": "none (simulated in the process)"}
+
     def kernel_binary_path(self) -> str:
         """Absolute path of kernel/sim_kernels.manifest."""
         return MANIFEST_PATH

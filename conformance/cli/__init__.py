@@ -33,6 +33,10 @@ def _add_acl_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel-binary", help="acl: the catalog kernels' binary")
     p.add_argument("--devices", help="acl: device ids, e.g. 0,1,2,3 (xdist worker k binds "
                                      "devices[k %% len])")
+    p.add_argument("--virtual-device", action="store_true",
+                   help="acl with a real CANN runtime: load the project's virtual Ascend "
+                        "device (backends/hal) in place of the NPU driver, in every process; "
+                        "sets $MDLRI_VIRTUAL_DEVICE=1")
     p.add_argument("--kernel-layout", choices=("follow", "strict"),
                    help="acl: hidden trailing kernel parameters (a compiler's workspace, "
                         "tiling or sync address after the catalog fields) are followed "
@@ -175,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ns.pytest_args = ns.pytest_args[1:]
     if getattr(ns, "kernel_layout", None):  # every process of the command reads it
         os.environ["MDLRI_KERNEL_LAYOUT"] = ns.kernel_layout
+    if getattr(ns, "virtual_device", False):  # likewise: where a process loads the runtime
+        os.environ["MDLRI_VIRTUAL_DEVICE"] = "1"
     func: Callable[[argparse.Namespace], int] = ns.func
     if argv is None:  # the command line itself (not a caller's own argv): see cli.pipes
         guard_stdout()

@@ -242,6 +242,8 @@ def cmd_doctor(ns: argparse.Namespace) -> int:
     print(f"version: ACL {info.get('version', 'unknown')}"
           + (f" + {info['emulator']}" if info.get("emulator") else ""))
     print(f"soc: {info.get('soc') or 'unknown (aclrtGetSocName returned NULL or is absent)'}")
+    if "driver" in info:
+        print(f"driver: {info['driver']}")
     if "init_rc" in info:
         print(f"aclInit: rc {info['init_rc']}")
         if info["init_rc"] not in (0, 100002):

@@ -26,7 +26,7 @@ def _acl_args(ns: argparse.Namespace) -> list[str]:
                        ("--devices", ns.devices)):
         if value:
             args += [opt, str(value)]
-    return args
+    return args + (["--virtual-device"] if getattr(ns, "virtual_device", False) else [])
 
 
 def workers(text: str) -> str:
@@ -131,7 +131,7 @@ class _CliTap:
 def cmd_run(ns: argparse.Namespace) -> int:
     from ..framework import rundir, shard
     why = acl_options_problem(ns.backend, ns.against, devices=ns.devices, acl_lib=ns.acl_lib,
-                              kernel_binary=ns.kernel_binary)
+                              kernel_binary=ns.kernel_binary, virtual_device=ns.virtual_device)
     if why:
         return usage_error(why)
     if ns.shard:

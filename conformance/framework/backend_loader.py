@@ -40,7 +40,8 @@ def parse_devices(devices: str | None) -> list[int]:
     return ids
 
 
-def acl_options_problem(backend: str, against: str | None, **given: str | None) -> str | None:
+def acl_options_problem(backend: str, against: str | None,
+                        **given: str | bool | None) -> str | None:
     """Why acl options are given in vain (one line), None when a backend of the run is acl:
     ``--devices``, ``--acl-lib`` and ``--kernel-binary`` (``given``, keyed by their option
     names with ``_``) configure the acl backend only, and any other would ignore them."""
@@ -48,8 +49,8 @@ def acl_options_problem(backend: str, against: str | None, **given: str | None) 
         return None
     for key, value in given.items():
         if value:
-            return (f"--{key.replace('_', '-')} {value}: only the acl backend takes it (this "
-                    f"run's backend is {backend!r})")
+            opt = f"--{key.replace('_', '-')}" + ("" if value is True else f" {value}")
+            return f"{opt}: only the acl backend takes it (this run's backend is {backend!r})"
     return None
 
 

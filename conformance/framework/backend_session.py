@@ -16,6 +16,7 @@ when ``what`` is None, else a capability).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -53,9 +54,13 @@ def configure_backend(config: pytest.Config) -> dict[str, Any]:
     against = config.getoption("--against")
     why = acl_options_problem(name, against, devices=config.getoption("--devices"),
                               acl_lib=config.getoption("--acl-lib"),
-                              kernel_binary=config.getoption("--kernel-binary"))
+                              kernel_binary=config.getoption("--kernel-binary"),
+                              virtual_device=config.getoption("--virtual-device"))
     if why:
         raise pytest.UsageError(why)
+    if config.getoption("--virtual-device"):  # read where the runtime loads, in every process
+        from mdlri_conformance.backends.acl.driver import VIRTUAL_DEVICE_VAR
+        os.environ[VIRTUAL_DEVICE_VAR] = "1"
     if against:
         try:
             find_factory(against)
@@ -71,10 +76,22 @@ def configure_backend(config: pytest.Config) -> dict[str, Any]:
             # collection only (mdlri-conformance run counts the selected specs with one)
             find_factory(name)
         else:
-            config.stash[keys.backend_key] = load_backend(name, **options)
+            backend = config.stash[keys.backend_key] = load_backend(name, **options)
+            config.stash[keys.stack_key] = {"process": worker_id(config) or "main",
+                                            "stack": backend_stack(backend)}
     except BackendLoadError as exc:
         raise pytest.UsageError(str(exc)) from None
     return options
+
+
+def backend_stack(backend: Any) -> dict[str, str]:
+    """The stack under test as the backend names it (``stack()``: runtime, version, device),
+    or its version alone for a backend that does not."""
+    stack = getattr(backend, "stack", None)
+    if callable(stack):
+        return {str(k): str(v) for k, v in dict(stack()).items()}
+    return {"runtime": type(backend).__name__, "version": str(backend.version()),
+            "device": "not reported by the backend"}
 
 
 def current_backend(config: pytest.Config) -> Any:

@@ -17,6 +17,8 @@ RESULT = "mdlri"
 PROBE = "mdlri_probe"
 #: what the ``fingerprint`` fixture recorded (undefined- and implementation-level behaviour)
 FINGERPRINT = "mdlri_fingerprint"
+#: a process's stack under test (runtime, version, device; sent once, with its first report)
+STACK = "mdlri_stack"
 #: the Hypothesis example counts of a spec (killstats)
 HYPOTHESIS = "mdlri_hypothesis"
 #: the live-resource diff of a spec (leaks)
@@ -30,6 +32,8 @@ backend_key = pytest.StashKey[Any]()
 state_key = pytest.StashKey[Any]()
 #: this process's probe findings, until they travel with its first spec report
 probe_key = pytest.StashKey[dict[str, Any]]()
+#: this process's stack under test, until it travels with its first spec report
+stack_key = pytest.StashKey[dict[str, Any]]()
 #: an item skipped because the whole backend is unavailable
 unreached_key = pytest.StashKey[bool]()
 #: the capabilities an item required and the backend lacked

@@ -34,6 +34,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--kernel-binary", default=None,
                 help="acl backend: the catalog kernels' binary (default: "
                      "$MDLRI_KERNEL_BINARY, then the kernels cache)")
+    g.addoption("--virtual-device", action="store_true", default=False,
+                help="acl backend with a real CANN runtime: load the project's virtual Ascend "
+                     "device (backends/hal) in place of the NPU driver; sets "
+                     "$MDLRI_VIRTUAL_DEVICE=1")
     g.addoption("--devices", default=None,
                 help="acl backend: device ids, e.g. 0,1,2,3; xdist worker k binds "
                      "devices[k %% len] (default: 0)")

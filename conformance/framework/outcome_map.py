@@ -96,11 +96,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if details:
             info["divergence"] = details
         rep.user_properties.append((keys.RESULT, info))
-        found = item.config.stash.get(keys.probe_key, None)
-        if found is not None and not found.get("sent"):
-            found["sent"] = True  # once per process: the recorder keeps it per process
-            rep.user_properties.append((keys.PROBE, {k: v for k, v in found.items()
-                                                     if k != "sent"}))
+        for key, prop in ((keys.probe_key, keys.PROBE), (keys.stack_key, keys.STACK)):
+            found = item.config.stash.get(key, None)
+            if found is not None and not found.get("sent"):
+                found["sent"] = True  # once per process: the recorder keeps it per process
+                rep.user_properties.append((prop, {k: v for k, v in found.items()
+                                                   if k != "sent"}))
     return rep
 
 

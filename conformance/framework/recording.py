@@ -36,6 +36,8 @@ class RunState:
         self.results: list[dict[str, Any]] = []
         #: capability probe findings per process ("main" or the xdist worker id)
         self.probes: dict[str, dict[str, Any]] = {}
+        #: the stack under test per process (backend_session.backend_stack)
+        self.stacks: dict[str, dict[str, str]] = {}
         #: the node ids of the specs selected to run (None until collection reports them)
         self.collected: list[str] | None = None
         #: how the run ended (rundir.finish): complete, interrupted, internal error, or
@@ -279,6 +281,9 @@ class Recorder:
         found = props.get(keys.PROBE)
         if found:
             self.state.probes[str(found.get("process", "main"))] = found
+        stack = props.get(keys.STACK)
+        if stack:
+            self.state.stacks[str(stack.get("process", "main"))] = stack.get("stack") or {}
         info = props.get(keys.RESULT)
         if not info:
             return

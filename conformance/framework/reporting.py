@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from . import isolation, keys, rundir, shard, verdict
-from .summary import build_summary, fails_gate, format_table, probe_lines, probe_summary
+from .summary import (build_summary, fails_gate, format_table, merged_stack, probe_lines,
+                      probe_summary)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -32,7 +33,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     probe = probe_summary(state.probes) if state.probes else None
     state.summary = build_summary(state.results, cited, state.backend_name,
                                   collected=state.collected, ended=state.ended,
-                                  selection=_selection(session.config), probe=probe)
+                                  selection=_selection(session.config), probe=probe,
+                                  stack=merged_stack(state.stacks.values()))
     # how the specs were ordered (the seed that reproduces a random order), before the
     # artefacts are written so summary.md / index.html carry it too
     state.summary["order"] = isolation.order_info(session.config)

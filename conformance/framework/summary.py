@@ -8,6 +8,8 @@ import json
 from collections import Counter, defaultdict
 from typing import Any, Iterable
 
+from mdlri_conformance.reports.stack import stack_text
+
 from . import registry, verdict
 
 COLUMNS = ("PASS", "FAIL", "CHANGED", "XFAIL", "XPASS", "UNSUPPORTED", "ERROR", "TIMEOUT",
@@ -24,14 +26,16 @@ def fails_gate(row: dict[str, Any]) -> bool:
 def build_summary(results: Iterable[dict[str, Any]], cited: Iterable[str],
                   backend: str, *, collected: list[str] | None = None,
                   ended: str = "complete", selection: str = "",
-                  probe: dict[str, Any] | None = None) -> dict[str, Any]:
+                  probe: dict[str, Any] | None = None,
+                  stack: dict[str, str] | None = None) -> dict[str, Any]:
     """Counts per area and outcome, totals, coverage per clause group and the gap list, the
     clauses verified, UNSUPPORTED by reason, leaks, completeness and the verdict.
 
     ``collected``: the node ids selected to run (None: not recorded); ``ended``: how the run
     ended (:func:`conformance.verdict.completeness`); ``selection``: the -k / -m expression;
     ``probe``: the capability probes' findings (:func:`probe_summary`), whose failures (a
-    wrong answer, a promised capability taken away) fail the gate."""
+    wrong answer, a promised capability taken away) fail the gate; ``stack``: the stack under
+    test (:func:`merged_stack`), None when no process reported one."""
     rows = list(results)
     per_area: dict[str, Counter[str]] = defaultdict(Counter)
     totals: Counter[str] = Counter()
@@ -65,6 +69,7 @@ def build_summary(results: Iterable[dict[str, Any]], cited: Iterable[str],
                            probe_failures=probe_failures(probe))
     return {
         "backend": backend,
+        "stack": stack,
         "areas": {a: dict(cnt) for a, cnt in sorted(per_area.items())},
         "totals": dict(totals),
         "coverage": {
@@ -241,12 +246,23 @@ def completeness_line(summary: dict[str, Any]) -> str:
         "" if c["complete"] else f": {c['why']}")
 
 
+def merged_stack(stacks: Iterable[dict[str, str]]) -> dict[str, str] | None:
+    """One stack for the run from each process's: a field whose processes differ lists their
+    values, in order, joined by `` | ``; None when no process reported one."""
+    merged: dict[str, list[str]] = {}
+    for stack in stacks:
+        for key, value in stack.items():
+            values = merged.setdefault(key, [])
+            if value not in values:
+                values.append(value)
+    return {k: " | ".join(v) for k, v in merged.items()} or None
+
+
 def verdict_line(summary: dict[str, Any]) -> str:
-    """``gate: VERDICT (backend B): why``."""
+    """``gate: VERDICT (backend B: RUNTIME, VERSION, device: DEVICE): why``."""
     v = summary.get("verdict") or {"verdict": summary["gate"].upper(), "why": ""}
     strict = " (strict)" if summary.get("gate_mode") == "strict" else ""
-    backend = summary.get("backend") or "not recorded"
-    return (f"gate{strict}: {v['verdict']} (backend {backend})"
+    return (f"gate{strict}: {v['verdict']} (backend {stack_text(summary)})"
             + (f": {v['why']}" if v.get("why") else ""))
 
 
