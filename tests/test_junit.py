@@ -169,6 +169,9 @@ def test_xunit1_results_and_properties(pytester: pytest.Pytester) -> None:
     assert both == [("failure", "FAIL"), ("error", "ERROR")]
     suite = root.find("testsuite")
     assert suite is not None
+    stack = suite.find("properties/property[@name='stack']")  # the stack under test, named
+    assert stack is not None and stack.get("value", "").startswith(
+        "tests.fakes:create_no_kernels: "), ET.tostring(suite)[:300]
     n = {tag: sum(1 for _ in root.iter(tag)) for tag in junit.RESULT_TAGS}
     assert (suite.get("errors"), suite.get("failures"), suite.get("skipped")) == (
         str(n["error"]), str(n["failure"]), str(n["skipped"]))

@@ -68,6 +68,7 @@ def test_three_sim_shards_merge_to_the_unsharded_run(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stdout + res.stderr
     merged, unsharded = _json(out / "summary.json"), _json(full / "summary.json")
     assert merged["totals"] == unsharded["totals"]
+    assert merged["stack"] == unsharded["stack"] and unsharded["stack"]["device"], merged
     assert merged["areas"] == unsharded["areas"]
     assert merged["gate"] == unsharded["gate"] == "pass"
     assert merged["fingerprint"] == unsharded["fingerprint"]

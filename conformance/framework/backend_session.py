@@ -88,8 +88,9 @@ def backend_stack(backend: Any) -> dict[str, str]:
     """The stack under test as the backend names it (``stack()``: runtime, version, device),
     or its version alone for a backend that does not."""
     stack = getattr(backend, "stack", None)
-    if callable(stack):
-        return {str(k): str(v) for k, v in dict(stack()).items()}
+    named = stack() if callable(stack) else None
+    if isinstance(named, dict):  # a proxy's catch-all attribute answers something else
+        return {str(k): str(v) for k, v in named.items()}
     return {"runtime": type(backend).__name__, "version": str(backend.version()),
             "device": "not reported by the backend"}
 

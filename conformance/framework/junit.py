@@ -44,6 +44,11 @@ from typing import Any, Iterable
 
 import pytest
 
+from mdlri_conformance.reports.stack import stack_text
+
+from . import keys
+from .summary import merged_stack
+
 #: the plugin's user-property key of a spec's outcome info
 ROW_KEY = "mdlri"
 #: other user properties of the suite, and the property name each is written under
@@ -202,10 +207,26 @@ def _set_properties(tc: ET.Element, props: list[tuple[str, Any]], family: str) -
         out.text = line + "\n" + (out.text or "")
 
 
+def set_stack(root: ET.Element, stack: str) -> None:
+    """Name the stack under test (:func:`reports.stack.stack_text`) in a ``stack`` property of
+    every ``<testsuite>`` (its ``<properties>``, first child, as the schema places it)."""
+    for suite in root.iter("testsuite"):
+        props = suite.find("properties")
+        if props is None:
+            props = ET.Element("properties")
+            suite.insert(0, props)
+        for old in [p for p in props.findall("property") if p.get("name") == "stack"]:
+            props.remove(old)
+        ET.SubElement(props, "property", name="stack", value=xml_safe(stack))
+
+
 def rewrite_tree(root: ET.Element, cases: dict[str, Case], family: str = "xunit1",
-                 prefix: str | None = None) -> int:
-    """Rewrite the testcases of ``cases`` in a parsed junit tree; returns how many."""
+                 prefix: str | None = None, stack: str = "") -> int:
+    """Rewrite the testcases of ``cases`` in a parsed junit tree, and name the ``stack`` when
+    given; returns how many testcases."""
     family = "xunit1" if family == "legacy" else family
+    if stack:
+        set_stack(root, stack)
     by_key: dict[tuple[str, str], list[ET.Element]] = {}
     for tc in root.iter("testcase"):
         by_key.setdefault((tc.get("classname", ""), tc.get("name", "")), []).append(tc)
@@ -240,10 +261,10 @@ def rewrite_tree(root: ET.Element, cases: dict[str, Case], family: str = "xunit1
 
 
 def rewrite_file(path: Path, cases: dict[str, Case], family: str = "xunit1",
-                 prefix: str | None = None) -> int:
+                 prefix: str | None = None, stack: str = "") -> int:
     """Rewrite ``path`` in place (atomically); returns the testcases rewritten."""
     tree = ET.parse(path)
-    done = rewrite_tree(tree.getroot(), cases, family, prefix)
+    done = rewrite_tree(tree.getroot(), cases, family, prefix, stack)
     tmp = path.with_name(path.name + ".tmp")
     tree.write(tmp, encoding="utf-8", xml_declaration=True)
     os.replace(tmp, path)
@@ -258,18 +279,26 @@ class JUnitRewriter:
         self.family = family
         self.prefix = prefix
         self.cases: dict[str, Case] = {}
+        #: each process's stack under test (sent once, with its first report)
+        self.stacks: dict[str, dict[str, str]] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = getattr(report, "user_properties", None)
         if props:
             self.cases.setdefault(report.nodeid, Case()).add(props)
+            stack = dict(props).get(keys.STACK)
+            if stack:
+                self.stacks[str(stack.get("process", "main"))] = stack.get("stack") or {}
 
     @pytest.hookimpl(trylast=True)  # after junitxml's LogXML wrote the file
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.cases or not self.path.is_file():
             return
+        config = getattr(session, "config", None)
+        stack = stack_text({"backend": config.getoption("--backend", None) if config else None,
+                            "stack": merged_stack(self.stacks.values())}) if self.stacks else ""
         try:
-            rewrite_file(self.path, self.cases, self.family, self.prefix)
+            rewrite_file(self.path, self.cases, self.family, self.prefix, stack)
         except (OSError, ET.ParseError) as exc:
             print(f"mdlri: junit: {self.path} left as pytest wrote it ({exc})", file=sys.stderr)
 

@@ -359,14 +359,16 @@ def _run_record(shards: list[ShardRun], repeated: dict[int, list[ShardRun]], bac
 
 def _summary(shards: list[ShardRun], rows: list[dict[str, Any]], collected: list[str] | None,
              ended: str, backend: str, problems: list[str]) -> dict[str, Any]:
-    from .summary import build_summary
+    from .summary import build_summary, merged_stack
     selections = {str((s.summary.get("completeness") or {}).get("selection", ""))
                   for s in shards}
     selection = selections.pop() if len(selections) == 1 else ""
     probe = _merge_probes(shards)
     summary = build_summary(rows, {c for r in rows for c in r.get("clauses", [])}, backend,
                             collected=collected, ended=ended, selection=selection,
-                            probe=probe)
+                            probe=probe,
+                            stack=merged_stack(s.summary["stack"] for s in shards
+                                               if isinstance(s.summary.get("stack"), dict)))
     orders = [s.summary.get("order") for s in shards]
     if orders and all(o == orders[0] for o in orders) and orders[0]:
         summary["order"] = orders[0]
