@@ -110,16 +110,19 @@ def test_mapped_driver_reads_the_maps() -> None:
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["run", "--backend", "sim", "--virtual-device"],
+    (["run", "--backend", "sim", "--virtual-device", "--report-dir", "{tmp}"],
      "--virtual-device: only the acl backend takes it (this run's backend is 'sim')"),
-    (["run", "--backend", "acl", "--acl-lib", "emulator", "--virtual-device", "-k", "x"],
+    (["run", "--backend", "acl", "--acl-lib", "emulator", "--virtual-device", "-k", "x",
+      "--report-dir", "{tmp}"],
+     "--virtual-device: the ACL emulator (--acl-lib emulator) is no CANN runtime"),
+    (["doctor", "--acl-lib", "emulator", "--virtual-device"],
      "--virtual-device: the ACL emulator (--acl-lib emulator) is no CANN runtime"),
 ])
 def test_cli_refuses_the_flag_where_no_driver_is_loaded(argv: list[str], message: str,
                                                         tmp_path: Path) -> None:
     """The flag with the simulator or the emulator is a usage error: one line, exit 2."""
-    res = subprocess.run([sys.executable, "-m", "mdlri_conformance.conformance.cli", *argv,
-                          "--report-dir", str(tmp_path / "r")],
+    argv = [a.replace("{tmp}", str(tmp_path / "r")) for a in argv]
+    res = subprocess.run([sys.executable, "-m", "mdlri_conformance.conformance.cli", *argv],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 2, res.stderr
     lines = res.stderr.strip().splitlines()
@@ -171,3 +174,16 @@ def test_doctor_names_the_driver() -> None:
                           "--acl-lib", "emulator"], capture_output=True, text=True, timeout=300)
     assert "driver: the emulator's host device (no driver)" in res.stdout.splitlines(), \
         res.stdout[-2000:] + res.stderr[-2000:]
+
+
+def test_the_virtual_device_brings_its_kernel_binary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over the virtual device a real runtime's default kernel binary is the virtual one
+    (backends/hal/kernel_binary.py); never for the emulator, never without the flag."""
+    from mdlri_conformance.backends.acl import virtual_kernels
+    from mdlri_conformance.backends.hal.kernel_binary import FILE_NAME
+    monkeypatch.setenv(driver.VIRTUAL_DEVICE_VAR, "1")
+    path = virtual_kernels(False)
+    assert path is not None and Path(path).name == FILE_NAME and Path(path).is_file()
+    assert virtual_kernels(True) is None
+    monkeypatch.setenv(driver.VIRTUAL_DEVICE_VAR, "0")
+    assert virtual_kernels(False) is None

@@ -337,7 +337,7 @@ def create(lib: str | os.PathLike[str] | None = None, device: int | str = 0,
         if d.explicit:
             raise BackendConfigError(msg)
         return AclBackend(None, device=device, unavailable=msg)
-    explicit = kernel_binary or os.environ.get(KERNEL_VAR)
+    explicit = kernel_binary or os.environ.get(KERNEL_VAR) or virtual_kernels(d.emulator)
     backend = AclBackend(cdll, lib_path=path, device=device,
                          kernel_binary=str(explicit or kernels or ""), emulator=d.emulator)
     _check_device_in_process(backend, d.emulator)
@@ -346,6 +346,18 @@ def create(lib: str | os.PathLike[str] | None = None, device: int | str = 0,
         backend.capabilities = backend._detect_capabilities()
     backend.check_kernel_layouts()
     return backend
+
+
+def virtual_kernels(emulator: bool) -> str | None:
+    """The virtual device's kernel binary (:mod:`backends.hal.kernel_binary`) when a real
+    runtime runs over the virtual device: the default kernel binary there."""
+    if emulator or not driver.virtual_device_wanted():
+        return None
+    from mdlri_conformance.backends.hal.kernel_binary import virtual_kernel_binary
+    try:
+        return str(virtual_kernel_binary())
+    except emulator_build.BuildError as exc:
+        raise BackendConfigError(f"--virtual-device: {exc}") from None
 
 
 def _check_device_in_process(backend: AclBackend, emulator: bool) -> None:
@@ -401,7 +413,8 @@ def preflight(lib: str | os.PathLike[str] | None = None, devices: Any = None,
     from .emulator_faults import EMU_ENV
 
     from .probe import run_probe
-    binary = str(kernel_binary or os.environ.get(KERNEL_VAR) or kernels or "auto")
+    binary = str(kernel_binary or os.environ.get(KERNEL_VAR) or kernels
+                 or virtual_kernels(d.emulator) or "auto")
     info = run_probe(path, ids[0], PREFLIGHT_TIMEOUT_S, count_only=True, drop_env=(EMU_ENV,),
                      kernel_binary=binary)
     if info.get("missing_required"):

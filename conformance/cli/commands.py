@@ -211,6 +211,10 @@ def cmd_doctor(ns: argparse.Namespace) -> int:
     d, reason = acl_resolve(ns.acl_lib)
     if getattr(d, "error", None):  # a library named explicitly that names nothing usable
         return usage_error(str(d.error))
+    if d.emulator and getattr(ns, "virtual_device", False):
+        return usage_error("--virtual-device: the ACL emulator (--acl-lib emulator) is no CANN "
+                           "runtime and loads no driver; give a real runtime library with "
+                           "--acl-lib")
     if reason:
         print(f"library: not found: {reason}")
         for t in d.tried[:40]:
@@ -228,6 +232,13 @@ def cmd_doctor(ns: argparse.Namespace) -> int:
             return 1
     print(f"library: {path} (found via {d.source})")
     kb = ns.kernel_binary or os.environ.get("MDLRI_KERNEL_BINARY")
+    if not kb and not d.emulator:
+        from mdlri_conformance.backends.acl import virtual_kernels
+        from mdlri_conformance.backends.contract import BackendConfigError
+        try:
+            kb = virtual_kernels(False)
+        except BackendConfigError as exc:
+            return usage_error(str(exc))
     if not kb and d.emulator:
         try:
             from mdlri_conformance.backends.acl.emulator import build as emu_build
