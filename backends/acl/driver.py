@@ -24,6 +24,8 @@ VIRTUAL_DEVICE_VAR = "MDLRI_VIRTUAL_DEVICE"
 DRIVER_FILE = "libascend_hal.so"
 #: the virtual device's own file name (``backends/hal/build.py``)
 VIRTUAL_FILE = "libmdlri_hal.so"
+#: the host kernel library the virtual device runs a kernel record's kernel from (kbin.c)
+HOST_KERNELS_VAR = "MDLRI_HAL_HOST_KERNELS"
 
 
 class VirtualDeviceError(Exception):
@@ -44,11 +46,13 @@ def virtual_device_wanted(env: Mapping[str, str] | None = None) -> bool:
 
 def load_virtual_device() -> Path:
     """Build (cached) and load the virtual device with RTLD_GLOBAL, before the runtime, so the
-    runtime's ``libascend_hal.so`` resolves to it; returns its path."""
+    runtime's ``libascend_hal.so`` resolves to it, and name its host kernel library in
+    :data:`HOST_KERNELS_VAR` (unless set); returns the device's path."""
     from ..cbuild import BuildError
-    from ..hal.build import ascend_hal_library
+    from ..hal.build import ascend_hal_library, host_kernel_library
     try:
         path = ascend_hal_library()
+        os.environ.setdefault(HOST_KERNELS_VAR, str(host_kernel_library()))
     except BuildError as exc:
         raise VirtualDeviceError(f"--virtual-device: cannot build the virtual device: {exc}"
                                  ) from None
