@@ -233,17 +233,17 @@ def test_a_wait_that_times_out_in_a_model_fails_the_execute(dev: HalDevice) -> N
     assert dev.query(q.sq, PROP_SQ_STATUS) == 0 and dev.query(exe.sq, PROP_SQ_STATUS) == 0
 
 
-ACTIVE_R_WORD = cond_isa._word(cond_isa.STREAM, cond_isa.R5, cond_isa.ACTIVE_R, cond_isa.R3)
+ACTIVE_R_WORD = cond_isa.encode(cond_isa.STREAM, cond_isa.R5, cond_isa.ACTIVE_R, cond_isa.R3)
 
 
 @pytest.mark.parametrize("word", [
-    cond_isa._word(cond_isa.STREAM, cond_isa.R5, 1) | 10 << 15,  # ACTIVE_I
-    cond_isa._word(0x05, cond_isa.R5, 0, cond_isa.R3),           # GQM
+    cond_isa.encode(cond_isa.STREAM, cond_isa.R5, cond_isa.ACTIVE_I),
+    cond_isa.encode(cond_isa.GQM, cond_isa.R5, 0, cond_isa.R3),
 ], ids=["active_i", "gqm"])
 def test_an_instruction_not_interpreted_is_an_sqe_error(dev: HalDevice, word: int) -> None:
     """The model program with its ACTIVE_R replaced by an instruction the device does not
-    interpret: an SQE error, never as if it had run (the head SQ stays disabled, nothing counted
-    after it, no wait for an end graph)."""
+    interpret: an SQE error, never as if it had run (the head SQ stays disabled and its SQEs
+    unrun; the execute does not wait for an end graph)."""
     model = Model(dev, model_id=8, streams=[10], end_notify=45)
     exe = dev.alloc(stream_id=EXEC_STREAM)
     q = model.sqs[10]

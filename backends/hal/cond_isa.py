@@ -17,10 +17,10 @@ from typing import Callable
 
 from . import sqe
 
-# opcodes (stars_base_cond_isa_define.hpp:24-36)
+# opcodes (stars_base_cond_isa_define.hpp:24-36; GQM 0x05 is not interpreted)
 OP_IMM, OP, LWI, BRANCH, STREAM = 0x13, 0x33, 0x5B, 0x63, 0x2B
 LOAD_IMM, LOAD, STORE, FUNC_CALL, SYSTEM = 0x07, 0x03, 0x27, 0x6B, 0x73
-LOOP = 0x7B
+LOOP, GQM = 0x7B, 0x05
 # func3 values
 ADDI, SLLI, SRLI, ANDI = 0, 1, 5, 7
 ADD, XOR = 0, 4
@@ -30,7 +30,7 @@ BEQ, BNE, BLT, BGE, BGEU = 0, 1, 4, 5, 7
 SB, SH, SW = 0, 1, 2
 CSRRW, CSRRS, CSRRC = 1, 2, 3
 CSR_AXI_USER, CSR_JUMP_PC = 0, 3
-GOTO_I = 0
+GOTO_I, ACTIVE_I = 0, 1
 GOTO_R = 4
 ACTIVE_R = 5
 DEACTIVE_R = 6
@@ -45,7 +45,7 @@ TASK_MEM_WAIT_PROF = 31
 Patch = Callable[[dict[str, int]], list[int]]
 
 
-def _word(opcode: int, rd: int = 0, func3: int = 0, rs1: int = 0, rs2: int = 0,
+def encode(opcode: int, rd: int = 0, func3: int = 0, rs1: int = 0, rs2: int = 0,
           top: int = 0) -> int:
     """opcode 0-6, rd 7-9, func3 12-14, rs1 15-17, rs2 20-22, ``top`` from bit 25."""
     return (opcode | rd << 7 | func3 << 12 | rs1 << 15 | rs2 << 20 | top << 25) & 0xFFFFFFFF
@@ -69,16 +69,16 @@ class Program:
 
     def addi(self, rd: int, rs1: int, imm: int) -> None:
         """OP_IMM ADDI: rd = rs1 + imm (12-bit)."""
-        self._emit([_word(OP_IMM, rd, ADDI, rs1) | (imm & 0xFFF) << 20], 1)
+        self._emit([encode(OP_IMM, rd, ADDI, rs1) | (imm & 0xFFF) << 20], 1)
 
     def op_imm(self, rd: int, rs1: int, func3: int, imm: int) -> None:
         """OP_IMM with a 12-bit immediate (ADDI 0, SLTI 2, SLTIU 3, XORI 4, ORI 6, ANDI 7) or,
         for SLLI 1 / SRLI-SRAI 5, a 6-bit shift and a 6-bit func7 in ``imm``'s bits 0-5/6-11."""
-        self._emit([_word(OP_IMM, rd, func3, rs1) | (imm & 0xFFF) << 20], 1)
+        self._emit([encode(OP_IMM, rd, func3, rs1) | (imm & 0xFFF) << 20], 1)
 
     def load(self, rd: int, rs1: int, offset: int = 0) -> None:
         """LOAD (LDR): rd = the 64-bit word at rs1 + offset."""
-        self._emit([_word(LOAD, rd, LD, rs1) | (offset & 0xFFF) << 20], 1)
+        self._emit([encode(LOAD, rd, LD, rs1) | (offset & 0xFFF) << 20], 1)
 
     def nop(self) -> None:
         """ADDI r0, r0, 0."""
@@ -86,15 +86,15 @@ class Program:
 
     def op(self, rd: int, rs1: int, rs2: int, func3: int, func7: int = 0) -> None:
         """OP: rd = rs1 (func3/func7) rs2."""
-        self._emit([_word(OP, rd, func3, rs1, rs2, func7)], 1)
+        self._emit([encode(OP, rd, func3, rs1, rs2, func7)], 1)
 
     def lhwi(self, rd: int, imm: int) -> None:
         """LHWI: rd bits 63:49 = imm bits 63:49."""
-        self._emit([_word(LWI, rd, LHWI) | ((imm >> 49) & 0x7FFF) << 17], 1)
+        self._emit([encode(LWI, rd, LHWI) | ((imm >> 49) & 0x7FFF) << 17], 1)
 
     def llwi(self, rd: int, imm: int) -> None:
         """LLWI (two words): rd bits 48:0 = imm bits 48:0."""
-        self._emit([_word(LWI, rd, LLWI) | ((imm >> 32) & 0x1FFFF) << 15, imm & 0xFFFFFFFF], 2)
+        self._emit([encode(LWI, rd, LLWI) | ((imm >> 32) & 0x1FFFF) << 15, imm & 0xFFFFFFFF], 2)
 
     def li(self, rd: int, imm: int) -> None:
         """LHWI + LLWI: the runtime's way of loading a 64-bit immediate."""
@@ -103,12 +103,12 @@ class Program:
 
     def load_imm(self, rd: int, addr: int, func3: int) -> None:
         """LOAD_IMM (two words): rd = memory at the 49-bit address."""
-        self._emit([_word(LOAD_IMM, rd, func3) | ((addr >> 32) & 0x1FFFF) << 15,
+        self._emit([encode(LOAD_IMM, rd, func3) | ((addr >> 32) & 0x1FFFF) << 15,
                     addr & 0xFFFFFFFF], 2)
 
     def store(self, addr_reg: int, val_reg: int, offset: int, func3: int) -> None:
         """STORE: memory[addr_reg + offset] = val_reg."""
-        w = _word(STORE, 0, func3, addr_reg, val_reg, (offset >> 5) & 0x7F)
+        w = encode(STORE, 0, func3, addr_reg, val_reg, (offset >> 5) & 0x7F)
         self._emit([w | (offset & 0x1F) << 7], 1)
 
     def set_jump_pc(self, reg: int, target: str) -> None:
@@ -116,20 +116,20 @@ class Program:
         def patch(labels: dict[str, int]) -> list[int]:
             p = Program()
             p.li(reg, labels[target] >> 4)
-            p._emit([_word(SYSTEM, R0, CSRRW, reg) | CSR_JUMP_PC << 20], 1)
+            p._emit([encode(SYSTEM, R0, CSRRW, reg) | CSR_JUMP_PC << 20], 1)
             return p.words()
         self._emit(patch, 4)
 
     def branch(self, rs1: int, rs2: int, func3: int, target: str) -> None:
         """BRANCH to ``target`` when rs1 (func3) rs2; carries the target's low 4 bits."""
-        self._emit(lambda labels: [_word(BRANCH, 0, func3, rs1, rs2)
+        self._emit(lambda labels: [encode(BRANCH, 0, func3, rs1, rs2)
                                    | (labels[target] & 0xF) << 7], 1)
 
     def loop(self, rs1: int, target: str, delay_cycles: int = 1100) -> None:
         """LOOP: back to ``target`` (JUMP_PC << 4 | offset4) while rs1 != 0, after
         ``delay_cycles`` (``RtStarsCondOpLoop``, stars_cond_isa_struct.hpp:196-205;
         stars_cond_isa_construct_common.cc:112-121; 1100 as stars_cond_isa_helper.cc:312)."""
-        self._emit(lambda labels: [_word(LOOP, 0, 0, rs1) | (labels[target] & 0xF) << 7
+        self._emit(lambda labels: [encode(LOOP, 0, 0, rs1) | (labels[target] & 0xF) << 7
                                    | (delay_cycles & 0x1FFF) << 19], 1)
 
     def jump(self, cond: tuple[int, int, int], target: str) -> None:
@@ -139,22 +139,22 @@ class Program:
 
     def goto_i(self, rd: int, sq_id: int, head: int) -> None:
         """STREAM GOTO_I (two words): SQ ``sq_id``'s head = ``head``."""
-        self._emit([_word(STREAM, rd, GOTO_I), (sq_id & 0x7FF) | (head & 0xFFFF) << 16], 2)
+        self._emit([encode(STREAM, rd, GOTO_I), (sq_id & 0x7FF) | (head & 0xFFFF) << 16], 2)
 
     def goto_r(self, rd: int, rs1: int) -> None:
         """STREAM GOTO_R (one word): rs1 holds sq id in bits 10:0 and the head in 31:16
         (``RtStarsCondOpStreamGotoR``, stars_cond_isa_struct.hpp:185-194; the operand
         layout, stars_cond_isa_helper.cc:1646-1650)."""
-        self._emit([_word(STREAM, rd, GOTO_R, rs1)], 1)
+        self._emit([encode(STREAM, rd, GOTO_R, rs1)], 1)
 
     def active_r(self, rd: int, rs1: int, *, on: bool = True) -> None:
         """STREAM ACTIVE_R / DEACTIVE_R (one word): enable / disable the SQ whose id is in rs1
         (stars_cond_isa_construct_common.cc:152-169; stars_base_cond_isa_define.hpp:127-134)."""
-        self._emit([_word(STREAM, rd, ACTIVE_R if on else DEACTIVE_R, rs1)], 1)
+        self._emit([encode(STREAM, rd, ACTIVE_R if on else DEACTIVE_R, rs1)], 1)
 
     def csr(self, rd: int, rs1: int, csr: int, func3: int) -> None:
         """SYSTEM CSRRW / CSRRS / CSRRC: rd = csr, then csr = rs1 / csr | rs1 / csr & ~rs1."""
-        self._emit([_word(SYSTEM, rd, func3, rs1) | (csr & 0xFFF) << 20], 1)
+        self._emit([encode(SYSTEM, rd, func3, rs1) | (csr & 0xFFF) << 20], 1)
 
     def error(self) -> None:
         """The error instruction: a word of 0 (``ConstructErrorInstr``,
@@ -167,7 +167,7 @@ class Program:
 
     def func_call(self, rs1: int, rs2: int) -> None:
         """FUNC_CALL: run rs2 words at address rs1."""
-        self._emit([_word(FUNC_CALL, 0, 0, rs1, rs2)], 1)
+        self._emit([encode(FUNC_CALL, 0, 0, rs1, rs2)], 1)
 
     def words(self) -> list[int]:
         """The program's words, labels resolved."""
