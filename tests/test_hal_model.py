@@ -194,7 +194,7 @@ def test_a_two_stream_model_ends_only_at_its_end_graph(dev: HalDevice) -> None:
 def test_a_head_sq_without_a_register_address_goes_to_the_error_instruction(
         dev: HalDevice) -> None:
     """A head SQ whose entry in the SQ register address array is 0 sends the program to its
-    error part (stars_cond_isa_helper.cc:383-386, 584-594): it stores that address (0) to the
+    error part (stars_cond_isa_helper.cc:379-389, 584-596): it stores that address (0) to the
     dfx word and ends in the error instruction, an SQE error; the SQ is never activated."""
     model = Model(dev, model_id=6, streams=[10], end_notify=43)
     exe = dev.alloc(stream_id=EXEC_STREAM)

@@ -290,14 +290,16 @@ def value_wait_sqes(stream_id: int, task_id: int, *, first_pos: int, depth: int,
     ]
 
 
-# ---- model execute (stars_cond_isa_helper.cc:197-626, model_execute_task_func_call.cc:170-290) ----
+# ---- model execute (stars_cond_isa_helper.cc:197-626,
+#      model_execute_task_func_call.cc:171-291) ----
 
 #: the 910B FSM select register, a physical address: RT_STARS_BASE_ADDR 0x6A0000000 +
 #: STARS_SIMPLE_RTSQ_FSM_SEL_REG 0x4880 (910_B_93/dev_info_reg.cc:165, spec/base_info.hpp:74,114)
 FSM_SEL_PA_910B = 0x06A0000000 + 0x4880
 #: the SQ's simple registers (stars_base_cond_isa_define.hpp:16-19)
 SQ_TAIL_OFFSET, SQ_HEAD_OFFSET, SQ_ENABLE_OFFSET = 0x8, 0x10, 0x14
-#: CSR AXI_USER bits cleared for physical, set again for virtual addressing (helper.cc:290-313)
+#: CSR AXI_USER bits cleared for physical, set again for virtual addressing
+#: (stars_cond_isa_helper.cc:283-304)
 AXI_USER_VA_MASK = 0x1_0000_0001
 #: 910B ``rtsqShamt``: the SQ id bits of the FSM select register (910_B_93/dev_info_reg.cc:236)
 RTSQ_SHAMT_910B = 0x7FF
@@ -310,7 +312,7 @@ def _model_execute(p: Program, *, head_sq_arr: int, head_sq_max: int, stream_svm
                    fsm_sel_addr: int, sq_virtual_addr: int, dfx_addr: int) -> None:
     """``RtStarsModelExeFuncCall`` for a root model (deltaOffset 0), part by part in the order of
     ``ConstrucModelExeFuncCall`` (stars_cond_isa_helper.cc:614-626); every jump target is a word
-    index from the program's start (model_execute_task_func_call.cc:246-259)."""
+    index from the program's start (model_execute_task_func_call.cc:244-256)."""
     # ScanSq (:197-266): r2 = index; r1 = head SQ array, r4 = its length; r3 = the SQ id
     p.addi(R2, R0, 0)
     p.label("scanSq")
@@ -408,7 +410,7 @@ def model_execute_words() -> int:
 def model_execute_block(*, func_call_addr: int, head_sq_ids: list[int],
                         exec_times_addrs: list[int], sq_virtual_addr: int, dfx_addr: int,
                         fsm_sel_addr: int = FSM_SEL_PA_910B) -> bytes:
-    """What the runtime copies to ``func_call_addr`` (model_execute_task_func_call.cc:170-232):
+    """What the runtime copies to ``func_call_addr`` (model_execute_task_func_call.cc:171-237):
     the program, then the head streams' SQ ids (u64 each), then the addresses of their u16
     execution counters (``GetExecutedTimesSvm``). ``sq_virtual_addr`` is the device's array of
     SQ register addresses indexed by SQ id (device_sq_cq_pool.cc:105-113)."""

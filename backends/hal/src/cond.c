@@ -59,7 +59,8 @@ static unsigned f_func3(uint32_t w) { return (w >> 12) & 7u; }
 static unsigned f_rs1(uint32_t w) { return (w >> 15) & 7u; }
 static unsigned f_rs2(uint32_t w) { return (w >> 20) & 7u; }
 
-/* Physical addressing: the program cleared CSR AXI_USER's VA bits (stars_cond_isa_helper.cc:291-313).
+/* Physical addressing: the program cleared CSR AXI_USER's VA bits
+ * (stars_cond_isa_helper.cc:283-304).
  * This device maps no physical memory: the FSM select register is the only physical address it
  * answers; a virtual access to that address is refused as well. */
 static int physical(const cpu_t *c) { return (c->csr[CSR_AXI_USER] & TS_AXI_USER_VA_MASK) == 0; }

@@ -20,11 +20,11 @@
 
 /* the FSM select register the model-execute program reaches with physical addressing: on 910B
  * fsmSelBase = RT_STARS_BASE_ADDR 0x6A0000000 + STARS_SIMPLE_RTSQ_FSM_SEL_REG 0x4880
- * (src/runtime/config/910_B_93/dev_info_reg.cc:165, src/runtime/core/inc/spec/base_info.hpp:74,114),
- * chip 0, die 0, chip address 0 */
+ * (src/runtime/config/910_B_93/dev_info_reg.cc:165,
+ * src/runtime/core/inc/spec/base_info.hpp:74,114), chip 0, die 0, chip address 0 */
 #define TS_FSM_SEL_PA 0x6A0004880ull
 /* CSR AXI_USER (csr 0): the program clears these bits to address physically and sets them to
- * return to virtual addressing (stars_cond_isa_helper.cc:291-313) */
+ * return to virtual addressing (stars_cond_isa_helper.cc:283-304) */
 #define TS_AXI_USER_VA_MASK 0x100000001ull
 
 /* SQE types (src/runtime/core/inc/sqe/v100/stars_sqe.hpp:24-46) */
@@ -54,7 +54,8 @@ enum {
 /* COND sub type of model execute (src/runtime/core/inc/stars/stars_base.hpp:94-95) */
 #define CONDS_SUB_MODEL_EXEC 1u
 
-/* model maintenance operations, PLACE_HOLDER task_type 12 (src/runtime/core/inc/task/task_base.hpp:236-245) */
+/* model maintenance operations, PLACE_HOLDER task_type 12
+ * (src/runtime/core/inc/task/task_base.hpp:236-245) */
 enum {
     MMT_STREAM_ADD = 0,
     MMT_STREAM_DEL = 1,
