@@ -57,14 +57,17 @@ def only(cqes: list[sqe.Cqe]) -> sqe.Cqe:
 
 class Model:
     """A model as the runtime sets it up on STARS: its streams' SQs bound to it through the
-    control SQ (MMT_STREAM_ADD, each with its u16 execution counter), the device's array of SQ
-    register addresses, the model-execute program at a 256-byte aligned address with its head-SQ
-    and counter arrays, and the end-graph notify named by MMT_MODEL_PRE_PROC."""
+    control SQ (MMT_STREAM_ADD, each with its u16 execution counter), the SQ that executes it,
+    the device's array of SQ register addresses, the model-execute program at a 256-byte
+    aligned address with its head-SQ and counter arrays, and the end-graph notify named by
+    MMT_MODEL_PRE_PROC."""
 
     def __init__(self, dev: HalDevice, *, model_id: int, streams: list[int],
                  end_notify: int) -> None:
         self.dev, self.model_id, self.end_notify = dev, model_id, end_notify
         self.ctrl = dev.alloc(stream_id=CTRL_STREAM)
+        # the executing SQ before the model's: no head SQ id equals its index in the array
+        self.exe = dev.alloc(stream_id=EXEC_STREAM)
         self.sqs: dict[int, Queue] = {s: dev.alloc(stream_id=s, depth=64) for s in streams}
         self.counters = {s: (ctypes.c_uint64 * 1)(0) for s in streams}
         self._task = 0
@@ -111,6 +114,33 @@ class Model:
         return int(self.counters[stream][0] & 0xFFFF)
 
 
+def test_the_model_execute_program_has_the_runtime_layout() -> None:
+    """``cond_isa.model_execute_block`` lays out ``RtStarsModelExeFuncCall`` word for word
+    (stars_model_execute_cond_isa_define.hpp:30-194): ScanSq 15 words, CheckSqFsm 36,
+    CheckSqDisable 19, CheckSqHeadTail 12, DeactiveSq 2, ActiveHeadSq 16, two error parts of 5
+    ending in the error word 0, the bare error word, the final NOP; then the head-SQ ids and
+    the counter addresses (model_execute_task_func_call.cc:226-229)."""
+    c = cond_isa
+    block = c.model_execute_block(func_call_addr=0x10000, head_sq_ids=[3, 4],
+                                  exec_times_addrs=[0x2000, 0x3000], sq_virtual_addr=0x4000,
+                                  dfx_addr=0x5000)
+    n = c.model_execute_words()
+    assert n == 15 + 36 + 19 + 12 + 2 + 16 + 5 + 5 + 1 + 1 == 112
+    words = struct.unpack(f"<{n}I", block[:4 * n])
+    assert struct.unpack("<4Q", block[4 * n:]) == (3, 4, 0x2000, 0x3000)
+    assert (words[104], words[109], words[110]) == (0, 0, 0), "the error words"
+    assert words[103] == c.encode(c.STORE, 0, c.SW, c.R5, c.R4), "SW r4 to the dfx word"
+    assert words[108] == c.encode(c.STORE, 8, c.SW, c.R5, c.R1), "SW r1 to dfx + 8"
+    assert words[-1] == c.encode(c.OP_IMM), "the end NOP"
+    assert words[15] == c.encode(c.LWI, c.R4, c.LHWI), "CheckSqFsm starts at word 15"
+    assert words[83] == c.encode(c.STREAM, c.R4, c.GOTO_R, c.R3), "DeactiveSq's GOTO_R"
+    assert words[93] == c.encode(c.STORE, 0, c.SH, c.R4, c.R5), "SH of the counter"
+    assert words[94] == c.encode(c.STREAM, c.R5, c.ACTIVE_R, c.R3), "ActiveHeadSq's ACTIVE_R"
+    loops = [w for w in words if w & 0x7F == c.LOOP]
+    assert loops == [c.encode(c.LOOP, 0, 0, r) | 15 << 7 | c.FSM_LOOP_CYCLES << 19
+                     for r in (c.R1, c.R4)], "both LOOPs go back to word 15"
+
+
 def test_model_maintenance_binds_a_stream_and_holds_its_sqes(dev: HalDevice) -> None:
     """MMT_STREAM_ADD disables the stream's SQ: the SQEs the runtime loads there do not run
     before the model is executed."""
@@ -129,7 +159,7 @@ def test_a_one_stream_model_runs_again_on_each_execute(dev: HalDevice) -> None:
     ACTIVE_R), counts the stream's execution, and completes only after the end graph: the
     copy queued behind the execute reads what the model wrote."""
     model = Model(dev, model_id=3, streams=[10], end_notify=40)
-    exe = dev.alloc(stream_id=EXEC_STREAM)
+    exe = model.exe
     q = model.sqs[10]
     src, dst, flag = i32([1, 2, 3, 4]), i32([0] * 4), i32([0])
     dev.submit(q.sq, sqe.memcpy(10, 1, address(src), address(dst), 16),
@@ -158,7 +188,7 @@ def test_a_two_stream_model_ends_only_at_its_end_graph(dev: HalDevice) -> None:
     and records the end graph. The executing stream's task completes only then, on each of two
     executes."""
     model = Model(dev, model_id=5, streams=[10, 11], end_notify=41)
-    exe, outside = dev.alloc(stream_id=EXEC_STREAM), dev.alloc(stream_id=OUTSIDE_STREAM)
+    exe, outside = model.exe, dev.alloc(stream_id=OUTSIDE_STREAM)
     a, b = model.sqs[10], model.sqs[11]
     event, gate = 20, 21
     src, mid, dst, marker = i32([0] * 3), i32([0] * 3), i32([0] * 3), i32([0])
@@ -197,7 +227,7 @@ def test_a_head_sq_without_a_register_address_goes_to_the_error_instruction(
     error part (stars_cond_isa_helper.cc:379-389, 584-596): it stores that address (0) to the
     dfx word and ends in the error instruction, an SQE error; the SQ is never activated."""
     model = Model(dev, model_id=6, streams=[10], end_notify=43)
-    exe = dev.alloc(stream_id=EXEC_STREAM)
+    exe = model.exe
     q = model.sqs[10]
     marker = i32([0])
     dev.submit(q.sq, sqe.write_value(10, 1, address(marker), struct.pack("<i", 1)),
@@ -219,7 +249,7 @@ def test_a_wait_that_times_out_in_a_model_fails_the_execute(dev: HalDevice) -> N
     (as any wait) and ends the run: the execute's CQE carries errorType 0x04, which the runtime
     reads as TS_ERROR_TASK_TIMEOUT (model_execute_task.cc:67-95)."""
     model = Model(dev, model_id=7, streams=[10], end_notify=44)
-    exe = dev.alloc(stream_id=EXEC_STREAM)
+    exe = model.exe
     q = model.sqs[10]
     dev.submit(q.sq, sqe.notify_wait(10, 1, notify_id=9, timeout_s=1),
                sqe.notify_record(10, 2, model.end_notify))
@@ -245,7 +275,7 @@ def test_an_instruction_not_interpreted_is_an_sqe_error(dev: HalDevice, word: in
     interpret: an SQE error, never as if it had run (the head SQ stays disabled and its SQEs
     unrun; the execute does not wait for an end graph)."""
     model = Model(dev, model_id=8, streams=[10], end_notify=45)
-    exe = dev.alloc(stream_id=EXEC_STREAM)
+    exe = model.exe
     q = model.sqs[10]
     marker = i32([0])
     dev.submit(q.sq, sqe.write_value(10, 1, address(marker), struct.pack("<i", 1)),
