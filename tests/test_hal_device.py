@@ -550,9 +550,8 @@ def test_a_store_of_zero_to_the_enable_register_disables_the_sq(dev: HalDevice) 
 
 
 def test_a_bad_cond_program_is_an_sqe_error(dev: HalDevice) -> None:
-    """A COND SQE whose words are no valid instruction (here all zero) completes with an SQE
-    error, and so does one using an instruction not interpreted yet (model execute's stream
-    active): never as if it had run."""
+    """A COND SQE whose words are no valid instruction (here all zero: the error instruction)
+    completes with an SQE error, never as if it had run (a model execute included)."""
     q = dev.alloc(stream_id=1)
     dev.submit(q.sq, sqe.cond(1, 1, sqe.CONDS_MODEL_EXEC))
     c = only(dev.collect(q.cq, 1))

@@ -19,8 +19,12 @@ FFTS, AICPU, PLACE_HOLDER = 0, 1, 3
 EVENT_RECORD, EVENT_WAIT, NOTIFY_RECORD, NOTIFY_WAIT, WRITE_VALUE = 4, 5, 6, 7, 8
 SDMA, COND = 11, 20
 
-# PLACE_HOLDER task types (core/inc/task/task_base.hpp:172,185)
-TASK_MEMCPY_WITHOUT_SDMA, TASK_NOP = 90, 103
+# PLACE_HOLDER task types (core/inc/task/task_base.hpp:119,172,185)
+TASK_MODEL_MAINTAINCE, TASK_MEMCPY_WITHOUT_SDMA, TASK_NOP = 12, 90, 103
+# model maintenance operations (task_base.hpp:236-245) and stream types (rt_model.h:76)
+MMT_STREAM_ADD, MMT_STREAM_DEL, MMT_MODEL_LOAD_COMPLETE, MMT_MODEL_DESTROY = 0, 1, 2, 3
+MMT_MODEL_PRE_PROC, MMT_MODEL_ABORT = 4, 6
+MODEL_HEAD_STREAM, MODEL_WAIT_ACTIVE_STREAM = 0, 1
 # WRITE_VALUE sub types (stars/stars_base.hpp:123-130)
 WV_DEFAULT, WV_EVENT_RESET = 0, 1
 # write sizes: awsize -> bytes (stars_base.hpp:62-69)
@@ -161,6 +165,25 @@ def nop(stream_id: int, task_id: int, *, wr_cqe: int = 0) -> bytes:
     b = header(PLACE_HOLDER, stream_id, task_id, wr_cqe=wr_cqe)
     struct.pack_into("<H", b, 2, TASK_NOP)
     b[14] = DEFAULT_CREDIT
+    return bytes(b)
+
+
+def model_maintenance(stream_id: int, task_id: int, *, model_id: int, operation: int,
+                      op_stream_id: int = 0, stream_type: int = MODEL_HEAD_STREAM,
+                      first_task_id: int = 0, end_graph_notify_id: int = 0,
+                      exec_times_addr: int = 0, wr_cqe: int = 1) -> bytes:
+    """A model maintenance message as the control SQ sends it (model_maintaince_task_v100.cc:23-87):
+    PLACE_HOLDER, u16 @2 task_type 12, pre_p 1 (to the TS cpu) for stream add/del, pre-proc and
+    abort; ``RtStarsModelMaintaince`` at byte 16 (stars_sqe.hpp:174-185): u16 model_id,
+    stream_id, operation, stream_type, first_task_id, endgraph_notify_id, u32 executor_flag,
+    u64 streamExecTimesAddr (executor_flag left 0: the device does not read it)."""
+    b = header(PLACE_HOLDER, stream_id, task_id, wr_cqe=wr_cqe)
+    if operation in (MMT_STREAM_ADD, MMT_STREAM_DEL, MMT_MODEL_PRE_PROC, MMT_MODEL_ABORT):
+        b[1] |= 1 << 2  # pre_p = RT_STARS_SQE_INT_DIR_TO_TSCPU (stars_base.hpp:56)
+    struct.pack_into("<H", b, 2, TASK_MODEL_MAINTAINCE)
+    b[14] = DEFAULT_CREDIT
+    struct.pack_into("<HHHHHHIQ", b, 16, model_id, op_stream_id, operation, stream_type,
+                     first_task_id, end_graph_notify_id, 0, exec_times_addr)
     return bytes(b)
 
 

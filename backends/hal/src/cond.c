@@ -12,8 +12,10 @@
  * running program (stars_cond_isa_helper.cc:668-678). R0 reads as zero.
  *
  * Supported: OP_IMM, OP, LWI, LOAD_IMM, LOAD, STORE, BRANCH, SYSTEM (CSRRW/RS/RC), FUNC_CALL,
- * LOOP, STREAM GOTO_I, GOTO_R, ACTIVE_R, DEACTIVE_R. Anything else (ACTIVE/DEACTIVE_I, GQM) is an
- * SQE error for now.
+ * LOOP, STREAM GOTO_I, GOTO_R, ACTIVE_R, DEACTIVE_R; physical addressing (CSR AXI_USER VA bits
+ * clear) of the FSM select register only. Anything else (ACTIVE/DEACTIVE_I, GQM, the error
+ * instruction, encoded 0: stars_cond_isa_construct_common.cc ConstructErrorInstr) is an SQE
+ * error.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
@@ -34,6 +36,7 @@ enum {
     OPC_FUNC_CALL = 0x6B,
     OPC_SYSTEM = 0x73,
 };
+#define CSR_AXI_USER 0u
 #define CSR_JUMP_PC 3u
 #define LOW49 ((1ull << 49) - 1)
 #define MAX_CALL_DEPTH 4
@@ -56,7 +59,18 @@ static unsigned f_func3(uint32_t w) { return (w >> 12) & 7u; }
 static unsigned f_rs1(uint32_t w) { return (w >> 15) & 7u; }
 static unsigned f_rs2(uint32_t w) { return (w >> 20) & 7u; }
 
-static int load(uint64_t addr, unsigned func3, uint64_t *out) {
+/* Physical addressing: the program cleared CSR AXI_USER's VA bits
+ * (stars_cond_isa_helper.cc:283-304).
+ * This device maps no physical memory: the FSM select register is the only physical address it
+ * answers; a virtual access to that address is refused as well. */
+static int physical(const cpu_t *c) { return (c->csr[CSR_AXI_USER] & TS_AXI_USER_VA_MASK) == 0; }
+
+static int load(const cpu_t *c, uint64_t addr, unsigned func3, uint64_t *out) {
+    if (physical(c) || addr == TS_FSM_SEL_PA) {
+        if (!physical(c) || addr != TS_FSM_SEL_PA || func3 != 3) return -1;
+        *out = ts_fsm_read();
+        return 0;
+    }
     if (addr == 0) return -1;
     const volatile uint8_t *p = (const volatile uint8_t *)(uintptr_t)addr;
     switch (func3) {
@@ -71,7 +85,12 @@ static int load(uint64_t addr, unsigned func3, uint64_t *out) {
     }
 }
 
-static int store(uint64_t addr, unsigned func3, uint64_t v) {
+static int store(const cpu_t *c, uint64_t addr, unsigned func3, uint64_t v) {
+    if (physical(c) || addr == TS_FSM_SEL_PA) {
+        if (!physical(c) || addr != TS_FSM_SEL_PA) return -1;
+        ts_fsm_select(v);
+        return 0;
+    }
     if (addr == 0) return -1;
     volatile uint8_t *p = (volatile uint8_t *)(uintptr_t)addr;
     switch (func3) {
@@ -204,21 +223,21 @@ static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_ef
             }
             break;
         case OPC_LOAD_IMM:
-            if (pc + 1 >= n || load(((uint64_t)(w >> 15) << 32) | w2, f_func3(w), &v) != 0)
+            if (pc + 1 >= n || load(c, ((uint64_t)(w >> 15) << 32) | w2, f_func3(w), &v) != 0)
                 return -1;
             c->r[rd] = v;
             next = pc + 2;
             break;
         case OPC_LOAD:
-            if (load(c->r[f_rs1(w)] + (uint64_t)sext(w >> 20, 12), f_func3(w), &v) != 0)
+            if (load(c, c->r[f_rs1(w)] + (uint64_t)sext(w >> 20, 12), f_func3(w), &v) != 0)
                 return -1;
             c->r[rd] = v;
             break;
         case OPC_STORE: {
             uint64_t imm = ((w >> 7) & 0x1Fu) | (((w >> 25) & 0x7Fu) << 5);
             uint64_t at = c->r[f_rs1(w)] + (uint64_t)sext(imm, 12);
-            if (store(at, f_func3(w), c->r[f_rs2(w)]) != 0) return -1;
-            enable_written(at);
+            if (store(c, at, f_func3(w), c->r[f_rs2(w)]) != 0) return -1;
+            if (!physical(c)) enable_written(at);
             break;
         }
         case OPC_LOOP:   /* jump while rs1 != 0 (after delayCycle, bits 19-31): a BNE rs1, r0 */
@@ -292,6 +311,7 @@ int ts_cond_run(ts_sq *sq, const uint8_t *s, ts_cond_effect *fx) {
     memcpy(words, s + 16, sizeof words);
     cpu_t c;
     memset(&c, 0, sizeof c);
+    c.csr[CSR_AXI_USER] = TS_AXI_USER_VA_MASK; /* a program starts on virtual addresses */
     memset(fx, 0, sizeof *fx);
     return run(sq, words, 12, &c, fx, 0);
 }

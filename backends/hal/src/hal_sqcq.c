@@ -302,6 +302,7 @@ void mdlri_hal_reset(void) {
     memset(g_ts.event, 0, sizeof g_ts.event);
     memset(g_ts.notify, 0, sizeof g_ts.notify);
     ts_resources_reset();
+    ts_models_reset();
     pthread_mutex_unlock(&g_ts.mu);
     mdlri_hal_kernel_clear();
 }

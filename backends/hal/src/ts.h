@@ -16,6 +16,16 @@
 #define TS_MAX_EVENT 65536u /* event ids are u16 in the SQE */
 #define TS_MAX_NOTIFY 8192u /* notify_id is 13 bits */
 #define TS_DEFAULT_DEPTH 1024u
+#define TS_MAX_MODEL 1024u /* model ids (resources.c hands out 1024) */
+
+/* the FSM select register the model-execute program reaches with physical addressing: on 910B
+ * fsmSelBase = RT_STARS_BASE_ADDR 0x6A0000000 + STARS_SIMPLE_RTSQ_FSM_SEL_REG 0x4880
+ * (src/runtime/config/910_B_93/dev_info_reg.cc:165,
+ * src/runtime/core/inc/spec/base_info.hpp:74,114), chip 0, die 0, chip address 0 */
+#define TS_FSM_SEL_PA 0x6A0004880ull
+/* CSR AXI_USER (csr 0): the program clears these bits to address physically and sets them to
+ * return to virtual addressing (stars_cond_isa_helper.cc:283-304) */
+#define TS_AXI_USER_VA_MASK 0x100000001ull
 
 /* SQE types (src/runtime/core/inc/sqe/v100/stars_sqe.hpp:24-46) */
 enum {
@@ -32,6 +42,7 @@ enum {
 };
 
 /* PLACE_HOLDER task_type values (src/runtime/core/inc/task/task_base.hpp:137,172,185) */
+#define PH_TASK_MODEL_MAINTAINCE 12u
 #define PH_TASK_MEM_WAIT_PROF 31u
 #define PH_TASK_MEMCPY_WITHOUT_SDMA 90u
 #define PH_TASK_NOP 103u
@@ -39,6 +50,20 @@ enum {
 /* WRITE_VALUE sub types (src/runtime/core/inc/stars/stars_base.hpp:123-130) */
 #define WV_SUB_DEFAULT 0u
 #define WV_SUB_EVENT_RESET 1u
+
+/* COND sub type of model execute (src/runtime/core/inc/stars/stars_base.hpp:94-95) */
+#define CONDS_SUB_MODEL_EXEC 1u
+
+/* model maintenance operations, PLACE_HOLDER task_type 12
+ * (src/runtime/core/inc/task/task_base.hpp:236-245) */
+enum {
+    MMT_STREAM_ADD = 0,
+    MMT_STREAM_DEL = 1,
+    MMT_MODEL_LOAD_COMPLETE = 2,
+    MMT_MODEL_DESTROY = 3,
+    MMT_MODEL_PRE_PROC = 4,
+    MMT_STREAM_LOAD_COMPLETE = 5,
+};
 
 static inline uint8_t sqe_u8(const uint8_t *s, unsigned off) { return s[off]; }
 static inline uint16_t sqe_u16(const uint8_t *s, unsigned off) {
@@ -100,7 +125,19 @@ typedef struct {
     volatile uint32_t regs[16];
     pthread_t thread;
     int thread_started;
+    int busy;             /* running an SQE: the FSM state reads non-idle */
+    uint32_t model_plus1; /* the model the SQ's stream is bound to, plus 1; 0: none */
 } ts_sq;
+
+/* a model as the TS knows it: its end-graph notify (MMT_MODEL_PRE_PROC) and its run state */
+typedef struct {
+    int has_end;
+    uint32_t end_notify;
+    int running;  /* an execute is waiting for the end graph */
+    uint32_t gen; /* +1 each time a run ends */
+    uint8_t end_error_type;
+    uint32_t end_error_code;
+} ts_model;
 
 typedef struct {
     pthread_mutex_t mu;
@@ -109,6 +146,8 @@ typedef struct {
     ts_cq cq[TS_MAX_CQ];
     uint8_t event[TS_MAX_EVENT];
     uint8_t notify[TS_MAX_NOTIFY];
+    ts_model model[TS_MAX_MODEL];
+    uint32_t fsm_sel; /* the SQ id last written to the FSM select register */
 } ts_device;
 
 extern ts_device g_ts;
@@ -123,6 +162,7 @@ uint64_t ts_now_ns(void);
 
 void ts_sq_set_head(ts_sq *sq, uint32_t head); /* lock held */
 void ts_sq_publish(ts_sq *sq);                  /* lock held: head, tail, enable to regs */
+void ts_models_reset(void);                     /* lock held */
 
 /* cond.c: run a COND SQE's instructions (lock NOT held). 0 done; -1 a bad instruction or
  * address (an SQE error); 1 the SQ is stopping. A GOTO_I on the running SQ is left in fx. */
@@ -131,6 +171,17 @@ typedef struct {
     uint32_t goto_head;
 } ts_cond_effect;
 int ts_cond_run(ts_sq *sq, const uint8_t *sqe, ts_cond_effect *fx);
+
+/* ts_model.c (lock held unless said) */
+int ts_model_maintain(const uint8_t *sqe); /* 0 done; -1 an SQE error */
+void ts_model_notify_recorded(uint32_t notify_id);
+void ts_model_sq_failed(const ts_sq *sq, uint8_t error_type, uint32_t error_code);
+int ts_model_exec_begin(uint32_t model, uint32_t *gen, int *was_running);
+void ts_model_exec_abort(uint32_t model, int was_running);
+int ts_model_exec_wait(ts_sq *sq, uint32_t model, uint32_t gen, uint8_t *error_type,
+                       uint32_t *error_code);
+void ts_fsm_select(uint64_t v); /* lock NOT held */
+uint64_t ts_fsm_read(void);     /* lock NOT held */
 
 /* resources.c */
 void ts_resources_reset(void); /* lock held */

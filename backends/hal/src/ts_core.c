@@ -193,6 +193,29 @@ static ts_result run_kernel(ts_sq *sq, const uint8_t *s, int *stopped) {
     return OK;
 }
 
+/* A COND SQE (lock held; dropped while its program runs). A model execute
+ * (conds_sub_type 1, model id in u16 @12 reserved1, model_execute_task_v100.cc:43-67) runs its
+ * program, which activates the model's head SQs, then holds its SQ until the model's run ends
+ * (the SQE's post_p = 1: the TS finishes it): its CQE carries the run's error, if any. */
+static ts_result run_cond_locked(ts_sq *sq, const uint8_t *s, int *stopped) {
+    ts_result r = OK;
+    int model_exec = sqe_u8(s, 8) == CONDS_SUB_MODEL_EXEC;
+    uint32_t model = sqe_u16(s, 12), gen = 0;
+    int was_running = 0;
+    if (model_exec && ts_model_exec_begin(model, &gen, &was_running) != 0) return SQE_ERROR;
+    pthread_mutex_unlock(&g_ts.mu);
+    int rc = ts_cond_run(sq, s, &r.fx);
+    pthread_mutex_lock(&g_ts.mu);
+    if (rc != 0) {
+        if (model_exec) ts_model_exec_abort(model, was_running);
+        if (rc > 0) *stopped = 1;
+        return rc < 0 ? SQE_ERROR : OK;
+    }
+    if (model_exec && ts_model_exec_wait(sq, model, gen, &r.error_type, &r.error_code) != 0)
+        *stopped = 1;
+    return r;
+}
+
 /* Run one SQE of `sq`; called and returning with the lock held. */
 static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
     ts_result r = OK;
@@ -210,7 +233,9 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
         return got == 0 ? TIMED_OUT : OK;
     }
     case SQE_NOTIFY_RECORD: {
-        g_ts.notify[sqe_u32(s, 8) & 0x1FFFu] = 1;
+        uint32_t id = sqe_u32(s, 8) & 0x1FFFu;
+        g_ts.notify[id] = 1;
+        ts_model_notify_recorded(id); /* a model's end graph */
         return OK;
     }
     case SQE_NOTIFY_WAIT: {
@@ -222,22 +247,20 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
     }
     case SQE_WRITE_VALUE:
         return run_write_value_locked(s);
-    case SQE_SDMA:
     case SQE_PLACE_HOLDER:
-    case SQE_FFTS:
+        if (sqe_u16(s, 2) == PH_TASK_MODEL_MAINTAINCE)
+            return ts_model_maintain(s) == 0 ? OK : SQE_ERROR;
+        break;
     case SQE_COND:
+        return run_cond_locked(sq, s, stopped);
+    case SQE_SDMA:
+    case SQE_FFTS:
         break;
     default: /* AICPU, DVPP, ...: an SQE this device cannot run */
         return SQE_ERROR;
     }
     pthread_mutex_unlock(&g_ts.mu);
     switch (sqe_type(s)) {
-    case SQE_COND: {
-        int rc = ts_cond_run(sq, s, &r.fx);
-        if (rc > 0) *stopped = 1;
-        if (rc < 0) r = SQE_ERROR;
-        break;
-    }
     case SQE_SDMA:
         r = run_sdma(s);
         break;
@@ -263,7 +286,9 @@ static void *sq_thread(void *arg) {
         }
         memcpy(sqe, sq->ring + (size_t)sq->head * MDLRI_HAL_SQE_SIZE, sizeof sqe);
         int stopped = 0;
+        sq->busy = 1;
         ts_result r = execute(sq, sqe, &stopped);
+        sq->busy = 0;
         if (stopped) break;
         uint32_t at = sq->head;
         if (r.fx.has_goto) {
@@ -289,6 +314,7 @@ static void *sq_thread(void *arg) {
         if (r.error_type != 0) { /* STARS stops an SQ on error */
             sq->paused = 1;
             ts_sq_publish(sq);
+            ts_model_sq_failed(sq, r.error_type, r.error_code); /* ends its model's run */
         }
         pthread_cond_broadcast(&g_ts.cv);
         if (r.fx.has_goto && (at + sq->depth - r.fx.goto_head) % sq->depth < sq->depth / 2) {
