@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mdlri_conformance.conformance.framework import killmatrix
+from mdlri_conformance.conformance.framework.power import killmatrix
 
 
 def test_matrix_on_two_faults(tmp_path: Path) -> None:

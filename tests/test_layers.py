@@ -210,7 +210,7 @@ def test_the_graph_sees_the_package(graph: dict[str, set[str]]) -> None:
     assert P + "conformance.expect" in graph[P + "conformance.harness"]
     assert P + "conformance.framework.outcomes" in graph[P + "conformance.expect"]
     # a function-level import (the cli imports the merge command where it is used)
-    assert P + "conformance.framework.merge" in graph[CLI]
+    assert P + "conformance.framework.fleet.merge" in graph[CLI]
 
 
 def test_no_import_cycle(graph: dict[str, set[str]]) -> None:
@@ -234,7 +234,7 @@ def test_a_cycle_is_found_and_named() -> None:
 
 
 @pytest.mark.parametrize("module, target", [
-    (P + "reports.html", P + "conformance.framework.summary"),
+    (P + "reports.html", P + "conformance.framework.verdicts.summary"),
     (P + "backends.sim.backend", P + "conformance.framework.probe"),
     (P + "kernel.catalog", P + "backends.contract"),
     (P + "conformance.framework.plugin", P + "conformance.harness"),
@@ -252,7 +252,7 @@ def test_an_upward_import_is_refused(module: str, target: str) -> None:
     (CLI, P + "conformance.specs.test_generated"),
     (P + "conformance.harness", P + "conformance.framework.probe"),
     (P + "conformance.engine.runner", P + "conformance.framework.outcomes"),
-    (P + "conformance.framework.artefacts", P + "reports.write"),
+    (P + "conformance.framework.verdicts.artefacts", P + "reports.write"),
     (P + "backends.sim.backend", P + "kernel.catalog"),
 ])
 def test_a_downward_import_is_allowed(module: str, target: str) -> None:

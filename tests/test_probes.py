@@ -27,7 +27,8 @@ from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.engine import oracle, runner
 from mdlri_conformance.conformance.engine.graphs import Case, Execute, Launch, SetKernel, Sync, Update
 from mdlri_conformance.conformance.engine.machine import run
-from mdlri_conformance.conformance.framework import outcomes, probe, probe_checks, probe_session, summary
+from mdlri_conformance.conformance.framework import outcomes, probe, probe_checks, probe_session
+from mdlri_conformance.conformance.framework.verdicts import summary
 from mdlri_conformance.conformance.harness import Dev
 from mdlri_conformance.conformance.scenarios import fallback
 from tests import partial_runtime as pr
@@ -589,7 +590,7 @@ def _probe_block(**failures: str) -> dict[str, Any]:
 
 
 def test_a_probe_failure_fails_the_verdict_even_when_every_row_passes() -> None:
-    from mdlri_conformance.conformance.framework import verdict
+    from mdlri_conformance.conformance.framework.verdicts import verdict
     rows = [{"nodeid": "a", "outcome": "PASS", "area": "x", "clauses": []}]
     done = verdict.completeness(rows, ["a"], "complete")
     assert verdict.decide(rows, done, 0, []).name == verdict.PASS

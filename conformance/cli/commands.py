@@ -26,7 +26,7 @@ def cmd_example(ns: argparse.Namespace) -> int:
             ns.backend, acl_lib=ns.acl_lib, kernel_binary=ns.kernel_binary, devices=ns.devices))
     except BackendLoadError as exc:
         return usage_error(str(exc))
-    from ..framework import verdict
+    from ..framework.verdicts import verdict
     nothing = verdict.EXIT_CODES[verdict.NOTHING_TESTED]
     why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
     if why:
@@ -66,7 +66,8 @@ def _probe_first(backend: Any) -> int | None:
     """Probe ``backend``'s capabilities and install them; the exit code when that ends the
     command (a probe saw a wrong answer: FAIL; the backend raised: INCOMPLETE), else None.
     What the probes found absent is listed."""
-    from ..framework import probe, verdict
+    from ..framework import probe
+    from ..framework.verdicts import verdict
     try:
         report = probe.run_probes(backend)
         probe.apply(backend, report)
@@ -132,7 +133,8 @@ def cmd_replay(ns: argparse.Namespace) -> int:
         return usage_error(str(exc))
     from mdlri_conformance.backends.contract import Cap
 
-    from ..framework import probe, verdict
+    from ..framework import probe
+    from ..framework.verdicts import verdict
     from ..engine.runner import compare, judgeable, replay
     why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
     if why:
@@ -295,7 +297,8 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     0."""
     from mdlri_conformance.reports.diff import diff_runs, format_diff
     from mdlri_conformance.reports.runs import RunError, load_run
-    from ..framework import rundir, verdict
+    from ..framework import rundir
+    from ..framework.verdicts import verdict
     try:
         a, b = load_run(ns.run_a), load_run(ns.run_b)
     except RunError as exc:
@@ -348,10 +351,10 @@ def cmd_report(ns: argparse.Namespace) -> int:
 
 def _report(ns: argparse.Namespace) -> int:
     from mdlri_conformance.reports.runs import RunError, load_run, load_rows
-    from ..framework.artefacts import write_all
-    from ..framework.summary import build_summary
+    from ..framework.verdicts.artefacts import write_all
+    from ..framework.verdicts.summary import build_summary
     from ..framework import rundir
-    from ..framework.summary import format_table
+    from ..framework.verdicts.summary import format_table
     try:
         run = load_run(ns.run_dir)
         rows = load_rows(run.path / "results.jsonl")

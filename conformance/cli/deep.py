@@ -1,5 +1,5 @@
 """``mdlri-conformance deep``: a coverage-guided campaign (HypoFuzz) over the generated tier
-and the stateful machine, bounded in time (:mod:`conformance.framework.campaign`), on every
+and the stateful machine, bounded in time (:mod:`conformance.framework.power.campaign`), on every
 available core (``-j``: one fuzzing process per core, each with its share of the specs).
 
 After the campaign every kept task-graph case is replayed here without Hypothesis, on a
@@ -69,7 +69,7 @@ def add_parser(sub: Any, acl_options: Any) -> None:
 
 
 def cmd_deep(ns: argparse.Namespace) -> int:
-    from ..framework import campaign
+    from ..framework.power import campaign
     refused = backend_ready(ns)
     if refused is not None:
         return refused

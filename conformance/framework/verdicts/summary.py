@@ -8,7 +8,8 @@ import json
 from collections import Counter, defaultdict
 from typing import Any, Iterable
 
-from . import registry, verdict
+from .. import registry
+from . import verdict
 
 COLUMNS = ("PASS", "FAIL", "CHANGED", "XFAIL", "XPASS", "UNSUPPORTED", "ERROR", "TIMEOUT",
            "CRASH", "SKIP")
