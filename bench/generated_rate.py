@@ -36,9 +36,9 @@ from hypothesis import strategies as st  # noqa: E402
 
 import mdlri_conformance.backends.sim as sim  # noqa: E402
 from mdlri_conformance.conformance.engine import oracle, runner, strategies  # noqa: E402
-from mdlri_conformance.conformance.engine.graphs import (  # noqa: E402
-    Case, Disable, Execute, Launch, Memset, SetKernel, SetValue, Update, ValueWrite,
-)
+from mdlri_conformance.conformance.engine.graphs import Case, Launch, Memset, ValueWrite
+from mdlri_conformance.conformance.engine.steps import (Disable, Execute, SetKernel, SetValue,
+                                                        Update)
 
 
 class _Timed:

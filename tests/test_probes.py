@@ -25,7 +25,8 @@ from mdlri_conformance.backends.contract import (
 )
 from mdlri_conformance.conformance import expect
 from mdlri_conformance.conformance.engine import oracle, runner
-from mdlri_conformance.conformance.engine.graphs import Case, Execute, Launch, SetKernel, Sync, Update
+from mdlri_conformance.conformance.engine.graphs import Case, Launch
+from mdlri_conformance.conformance.engine.steps import Execute, SetKernel, Sync, Update
 from mdlri_conformance.conformance.engine.machine import run
 from mdlri_conformance.conformance.framework import outcomes, probe, probe_checks, probe_session
 from mdlri_conformance.conformance.framework.verdicts import summary

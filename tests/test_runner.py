@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from mdlri_conformance.conformance.engine import graphs, oracle, oracle_listing, runner, signature
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Disable, Execute, Launch, Memset, Record, SetKernel, Sync, Update, Wait,
-)
+from mdlri_conformance.conformance.engine import (graphs, oracle, oracle_listing, runner,
+                                                  signature, validation)
+from mdlri_conformance.conformance.engine.graphs import Case, Launch, Memset, Record, Wait
+from mdlri_conformance.conformance.engine.steps import Disable, Execute, SetKernel, Sync, Update
 from mdlri_conformance.conformance.engine.observe import Observation, first_difference
 
 CASES = Path(__file__).resolve().parent.parent / "conformance" / "cases"
@@ -82,7 +82,7 @@ def test_memset_on_a_side_stream_twin_is_mapped(sim_backend: Any) -> None:
                      Record(1, 1), Wait(0, 1), Record(0, 2), Wait(2, 2), Memset(2, 0, 0),
                      Record(2, 3), Wait(0, 3)],
                 plan=[Disable(7), Execute(1), Sync(5000)])
-    graphs.check(case)
+    validation.check(case)
     obs = runner.replay(sim_backend, case)
     assert [o.value for o in obs if o.phase == "step"] == [107000, [507011], 0]
     assert first_difference(oracle.expected(case), obs) is None
@@ -108,7 +108,7 @@ def test_capture_failure_observations(sim_backend: Any) -> None:
 @pytest.mark.parametrize("path", sorted(CASES.glob("*.json")), ids=lambda p: p.stem)
 def test_kept_cases_conform_on_the_simulator(sim_backend: Any, path: Path) -> None:
     case = graphs.from_json(path.read_text())
-    graphs.check(case)
+    validation.check(case)
     assert first_difference(oracle.expected(case), runner.replay(sim_backend, case)) is None
 
 

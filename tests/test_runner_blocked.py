@@ -8,11 +8,11 @@ import time
 from typing import Any
 
 import mdlri_conformance.backends.sim as sim
-from mdlri_conformance.conformance.engine import deadline, graphs, oracle, runner
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Destroy, EndOnSide, Execute, HostWrite, Launch, OutsideWait, Query, Record, SetKernel,
-    StrayWait, Sync, Update, ValueWait, Wait,
-)
+from mdlri_conformance.conformance.engine import deadline, graphs, oracle, runner, validation
+from mdlri_conformance.conformance.engine.graphs import (Case, EndOnSide, Launch, OutsideWait,
+                                                         Record, StrayWait, ValueWait, Wait)
+from mdlri_conformance.conformance.engine.steps import (Destroy, Execute, HostWrite, Query,
+                                                        SetKernel, Sync, Update)
 from mdlri_conformance.conformance.engine.observe import first_difference
 
 from .runner_helpers import Wrapped
@@ -133,7 +133,7 @@ def test_stray_wait_answers_0_and_captures_nothing() -> None:
                      StrayWait(1, 1), Launch(1, "fill", {"out": 0, "n": 8, "value": 3}),
                      Record(1, 1), Wait(0, 1)],
                 plan=[Execute(), Sync()])
-    graphs.check(case)
+    validation.check(case)
     exp = oracle.expected(case)
     assert [o.value for o in exp if o.what in ("ops[0] rc", "ops[1] rc", "ops[4] rc")] == \
         [0, 0, 0]
@@ -154,7 +154,7 @@ def test_a_stray_wait_after_a_record_is_refused_by_check() -> None:
     case = Case(streams=1, buffers=[[-1] * 8], words=[], events=1,
                 ops=[Record(0, 0), StrayWait(0, 0)], plan=[])
     try:
-        graphs.check(case)
+        validation.check(case)
     except graphs.GraphError as exc:
         assert "stray wait on event 0" in str(exc)
     else:

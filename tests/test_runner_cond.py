@@ -14,10 +14,9 @@ from hypothesis import HealthCheck, given, settings
 
 import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.backends.contract import Err
-from mdlri_conformance.conformance.engine import graphs, oracle, runner
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Cond, Disable, Execute, GraphError, Launch, SetCond, SetKernel, Sync,
-)
+from mdlri_conformance.conformance.engine import graphs, oracle, runner, validation
+from mdlri_conformance.conformance.engine.graphs import Case, Cond, GraphError, Launch
+from mdlri_conformance.conformance.engine.steps import Disable, Execute, SetCond, SetKernel, Sync
 from mdlri_conformance.conformance.engine.observe import first_difference
 from mdlri_conformance.conformance.engine.strategies_cond import cond_cases
 
@@ -76,7 +75,7 @@ class IgnoresCondWrites(Wrapped):
 
 def test_cond_cases_round_trip() -> None:
     case = cond_case()
-    graphs.check(case)
+    validation.check(case)
     again = graphs.from_json(case.to_json())
     assert again.ops == case.ops and again.plan == case.plan
     assert again.to_dict() == case.to_dict()
@@ -92,7 +91,7 @@ def test_cond_cases_round_trip() -> None:
 def test_check_keeps_cond_tasks_defined(op: Cond, message: str) -> None:
     case = Case(streams=1, buffers=[X, S], words=[], events=0, ops=[fill(0, 1), op], plan=[])
     with pytest.raises(GraphError, match=message):
-        graphs.check(case)
+        validation.check(case)
 
 
 @pytest.mark.parametrize("step, message", [
@@ -104,7 +103,7 @@ def test_check_keeps_cond_plans_defined(step: Any, message: str) -> None:
     case = cond_case("switch", ())
     case.plan.append(step)
     with pytest.raises(GraphError, match=message):
-        graphs.check(case)
+        validation.check(case)
 
 
 def test_a_condition_write_racing_an_execution_is_not_defined() -> None:

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 
 import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.backends.contract import Err
-from mdlri_conformance.conformance.engine import graphs, oracle, runner
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Copy, Execute, HostFill, Launch, PageableCopy, Record, Sync, Wait,
-)
+from mdlri_conformance.conformance.engine import oracle, runner, validation
+from mdlri_conformance.conformance.engine.graphs import (Case, Copy, Launch, PageableCopy, Record,
+                                                         Wait)
+from mdlri_conformance.conformance.engine.steps import Execute, HostFill, Sync
 from mdlri_conformance.conformance.engine.observe import first_difference
 from mdlri_conformance.conformance.engine.strategies_copies import copy_cases, pageable_copies
 from mdlri_conformance.conformance.engine.strategies_models import shared_models
@@ -99,7 +99,7 @@ def shared_case() -> Case:
 
 def test_shared_case_conforms(sim_backend: Any) -> None:
     case = shared_case()
-    graphs.check(case)
+    validation.check(case)
     exp = oracle.expected(case)
     obs = runner.replay(sim_backend, case)
     assert first_difference(exp, obs) is None

@@ -109,7 +109,7 @@ def cmd_replay(ns: argparse.Namespace) -> int:
     (conformance.probe): what it cannot show is not judged and is listed, and a difference at
     or after a 207000 / 207019 answer is NOTHING TESTED (exit 3); a backend that raises stops
     the replay (INCOMPLETE, exit 4)."""
-    from ..engine import graphs
+    from ..engine import graphs, validation
     try:
         ns.case = str(shipped(ns.case, "mdlri_conformance.conformance", "cases", ".json"))
         text = Path(ns.case).read_text(encoding="utf-8")
@@ -117,7 +117,7 @@ def cmd_replay(ns: argparse.Namespace) -> int:
         return usage_error(f"cannot read {ns.case}: {exc}")
     try:
         case = graphs.from_json(text)
-        graphs.check(case)
+        validation.check(case)
     except graphs.GraphError as exc:
         return usage_error(f"{ns.case}: {exc}")
     from ..engine import oracle

@@ -139,12 +139,12 @@ def _keep_cases(plan: Any, result: dict[str, Any], cases_dir: Path) -> None:
 def _differs(plan: Any, path: Path) -> tuple[bool, str]:
     """Whether the case at ``path`` differs from the oracle on a fresh backend like the
     campaign's (and why not, when it does not)."""
-    from ..engine import graphs, oracle, runner
+    from ..engine import graphs, oracle, runner, validation
     from ..framework import probe
     from ..framework.backend_loader import load_backend
     try:
         case = graphs.from_json(path.read_text(encoding="utf-8"))
-        graphs.check(case)
+        validation.check(case)
         expected = oracle.expected(case)
         backend = load_backend(plan.backend, **backend_options(
             plan.backend, acl_lib=plan.acl_lib, kernel_binary=plan.kernel_binary,

@@ -1,6 +1,6 @@
 """The generated-graph engine: task-graph cases, their generation, replay and oracle.
 
-* :mod:`.graphs`: the case model (ops, plan steps) and its JSON; :func:`graphs.check`.
+* :mod:`.graphs`: the case model (ops, plan steps) and its JSON; :func:`validation.check`.
 * :mod:`.case_facts`: what both sides read from a case alone (stream classes, blocking,
   emptied streams).
 * :mod:`.strategies`: Hypothesis strategies drawing cases inside defined behaviour;

@@ -33,7 +33,8 @@ from mdlri_conformance.conformance.framework.shrinking import shrink_budget
 from mdlri_conformance.kernel import catalog
 
 from . import signature
-from .graphs import Case, Launch, Op, Record, Wait, clash, happens_before_ops, op_footprint
+from .graphs import Case, Launch, Op, Record, Wait, clash, op_footprint
+from .ordering import happens_before_ops
 from .oracle import Program
 from .signature import Sig
 

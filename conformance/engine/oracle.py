@@ -31,9 +31,9 @@ Three parts, each usable on its own:
   at its ExecuteBuilt (BLD-03), and a cond task runs the branch its condition value selects
   (COND-11); a task-group update and a condition write are defined only after a Sync.
 
-Execution order: a case that passes :func:`conformance.engine.graphs.check` has no two unordered
-ops touching the same buffer or word with a write, so every schedule that respects stream
-order and record->wait edges gives the same memory. Host issue order is such a schedule
+Execution order: a case that passes :func:`conformance.engine.validation.check` has no two
+unordered ops touching the same buffer or word with a write, so every schedule that respects
+stream order and record->wait edges gives the same memory. Host issue order is such a schedule
 (records come before their waits), so the interpreter runs surviving ops in issue order.
 A blocked execution resumes in issue order from the blocked wait: memory is read only
 after a sync that returned 0, when every schedule has given the same result. A program
@@ -53,12 +53,12 @@ import numpy as np
 from mdlri_conformance.backends.contract import Err, StreamStatus, TaskType
 from mdlri_conformance.kernel import catalog
 
-from .graphs import (
-    DEFAULT_OPS, WORD_MASK, Case, Cond, Copy, Destroy, Disable, Execute, ExecuteBuilt, GraphError,
-    GroupUpdate, HostFill, HostWrite, Launch, Memset, Op, Query, Record, SetBadType, SetCond,
-    SetKernel, SetValue, Step, Sync, Update, ValueWait, ValueWrite, Wait, check, clash,
-    happens_before_ops, pack_launch,
-)
+from .graphs import (DEFAULT_OPS, WORD_MASK, Case, Cond, Copy, GraphError, Launch, Memset, Op,
+                     Record, ValueWait, ValueWrite, Wait, clash, pack_launch)
+from .ordering import happens_before_ops
+from .steps import (Destroy, Disable, Execute, ExecuteBuilt, GroupUpdate, HostFill, HostWrite,
+                    Query, SetBadType, SetCond, SetKernel, SetValue, Step, Sync, Update)
+from .validation import check
 from . import case_facts, graphs
 from .observe import Observation
 from .oracle_listing import (capture_listing_extras, capture_observations,
@@ -803,7 +803,8 @@ def _change(i: int, step: Step, model: ModelState, program: Program) -> int:
         target = program.captured[step.op]
         if not isinstance(target, Launch):
             raise UndefinedCase(f"{where}: set_kernel on a non-launch op")
-        # the new kernel is step.kernel, else the captured op's kernel (as graphs.check reads it)
+        # the new kernel is step.kernel, else the captured op's kernel (as validation.check
+        # reads it)
         new: Op = Launch(target.stream, step.kernel or target.kernel, dict(step.args),
                          target.num_blocks)
         kind = TaskType.KERNEL

@@ -62,11 +62,11 @@ from mdlri_conformance.backends.task_params import kernel_task_params
 
 from . import deadline
 from . import graphs
-from .graphs import (WORD_MASK, Case, Cond, Copy, Destroy, Disable, EndOnSide, Execute,
-                     ExecuteBuilt, GroupBegin, GroupEnd, GroupUpdate, HostFill, HostWrite, Launch,
-                     Memset, Op, OutsideWait, PageableCopy, Query, Record, SetBadType, SetCond,
-                     SetKernel, SetValue, Step, StrayWait, Sync, Update, ValueWait, ValueWrite,
+from .graphs import (WORD_MASK, Case, Cond, Copy, EndOnSide, GroupBegin, GroupEnd, Launch, Memset,
+                     Op, OutsideWait, PageableCopy, Record, StrayWait, ValueWait, ValueWrite,
                      Wait, pack_launch)
+from .steps import (Destroy, Disable, Execute, ExecuteBuilt, GroupUpdate, HostFill, HostWrite,
+                    Query, SetBadType, SetCond, SetKernel, SetValue, Step, Sync, Update)
 from .case_facts import may_block
 from .listing import TaskMap
 from .observe import Difference, Observation, first_difference

@@ -82,11 +82,11 @@ from hypothesis.control import current_build_context
 
 from mdlri_conformance.backends.contract import Cap
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.engine import (case_facts, graphs, oracle, runner,
-                                                  strategies, strategies_blocked,
-                                                  strategies_capture, strategies_copies,
-                                                  strategies_cond, strategies_groups,
-                                                  strategies_memsets, strategies_models)
+from mdlri_conformance.conformance.engine import (case_facts, graphs, oracle, runner, strategies,
+                                                  strategies_blocked, strategies_capture,
+                                                  strategies_cond, strategies_copies,
+                                                  strategies_groups, strategies_memsets,
+                                                  strategies_models, validation)
 from mdlri_conformance.conformance.framework import exec_budget, outcomes, probe
 
 #: what listing a replayed case needs (tasks are matched by order and type at worst)
@@ -437,7 +437,7 @@ def _case_files() -> list[Path]:
 def _load(path: Path) -> graphs.Case:
     try:
         case = graphs.from_json(path.read_text(encoding="utf-8"))
-        graphs.check(case)
+        validation.check(case)
     except graphs.GraphError as exc:
         expect.fail(f"case file {path.name}", "a valid case", str(exc))
     return case
