@@ -13,9 +13,10 @@ from mdlri_conformance.conformance.engine.graphs import (Case, GraphError, Launc
 from mdlri_conformance.conformance.engine.steps import (Disable, Execute, SetBadType, SetKernel,
                                                         SetValue, Sync, Update)
 from mdlri_conformance.conformance.engine.observe import Observation
-from mdlri_conformance.conformance.engine.oracle import (
-    ModelState, OracleMemory, Program, State, UndefinedCase, expected,
-)
+from mdlri_conformance.conformance.engine.oracle import expected
+from mdlri_conformance.conformance.engine.oracle_memory import OracleMemory
+from mdlri_conformance.conformance.engine.oracle_program import Program
+from mdlri_conformance.conformance.engine.oracle_state import ModelState, State, UndefinedCase
 from mdlri_conformance.conformance.engine.oracle_listing import (
     SEQ_IDS_OK, SHORT_STREAMS, SHORT_TASKS,
 )

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance.engine import graphs, oracle, validation
+from mdlri_conformance.conformance.engine import (graphs, oracle, oracle_program, oracle_state,
+                                                  validation)
 from mdlri_conformance.conformance.engine.graphs import (Case, Copy, EndOnSide, GraphError,
                                                          Launch, PageableCopy, Record, ValueWait,
                                                          ValueWrite, Wait)
@@ -158,14 +159,14 @@ def test_a_wrong_memory_result_differs_from_the_oracle() -> None:
     case = two_models()
     exp = oracle.expected(case)
     # model 1 run on fresh buffers: accumulate onto the sentinel, not onto model 0's result
-    separate = oracle.Program(case, model=1)
+    separate = oracle_program.Program(case, model=1)
     separate.run()
     wrong = [Observation(o.phase, o.index, o.what, separate.memory.buffer(1))
              if o.key == ("sync", 2, "buffer 1") else o for o in exp]
     d = first_difference(exp, wrong)
     assert d is not None and d.expected.key == ("sync", 2, "buffer 1")
     # model 0's records run twice instead of model 0 then model 1
-    mixed = oracle.Program(case, model=0)
+    mixed = oracle_program.Program(case, model=0)
     mixed.run()
     mixed.run()
     assert mixed.memory.buffer(1) != buffer_after(exp, 2, 1)
@@ -228,7 +229,7 @@ def test_a_host_refill_during_an_execution_is_undefined() -> None:
                 ops=[ValueWait(0, 0, 1), Copy(0, 0, 0, "h2d")],
                 plan=[Execute(), HostFill(0, 3), HostWrite(0, 1), Sync()])
     validation.check(case)
-    with pytest.raises(oracle.UndefinedCase, match="races"):
+    with pytest.raises(oracle_state.UndefinedCase, match="races"):
         oracle.expected(case)
 
 

@@ -24,7 +24,7 @@ from mdlri_conformance.backends.contract import (
     ALL_CAPS, EXTENDED_CAPS, NOT_SUPPORTED_CODES, PROBED_CAPS, Cap, Err,
 )
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.engine import oracle, runner
+from mdlri_conformance.conformance.engine import divergence, oracle, runner
 from mdlri_conformance.conformance.engine.graphs import Case, Launch
 from mdlri_conformance.conformance.engine.steps import Execute, SetKernel, Sync, Update
 from mdlri_conformance.conformance.engine.machine import run
@@ -364,10 +364,11 @@ def test_runner_lists_by_order_and_type_when_get_params_is_missing(closing: list
     listing = [o for o in obs if o.phase == "listing" and o.index == -1]
     assert listing == [o for o in exp if o.phase == "listing" and o.index == -1]
     assert obs.unsupported == "aclmdlRITaskSetParams returned 207000 (RT_FEATURE_NOT_SUPPORT)"
-    div = runner.compare(case, b.name, exp, obs, keep=runner.judgeable(b.capabilities, case))
+    div = divergence.compare(case, b.name, exp, obs,
+                             keep=divergence.judgeable(b.capabilities, case))
     assert div is not None and div.unsupported.startswith("aclmdlRITaskSetParams")
     # the buffers are not judged without data movement; the return codes are
-    kept = [o for o in obs if runner.judgeable(b.capabilities, case)(o)]
+    kept = [o for o in obs if divergence.judgeable(b.capabilities, case)(o)]
     assert not any(o.phase == "sync" for o in kept)
     assert any(o.phase == "step" for o in kept)
 
@@ -378,9 +379,9 @@ def test_runner_matches_kernels_by_name_without_data_movement(closing: list[Any]
     _run_probes(b)
     case = _seed_case()
     obs = runner.replay(b, case)
-    keep = runner.judgeable(b.capabilities, case)
+    keep = divergence.judgeable(b.capabilities, case)
     assert obs.unsupported_at is None
-    assert runner.compare(case, b.name, oracle.expected(case), obs, keep=keep) is None
+    assert divergence.compare(case, b.name, oracle.expected(case), obs, keep=keep) is None
 
 
 class _ExecuteRefused(pr.PartialSim):
@@ -397,8 +398,8 @@ def test_runner_still_fails_a_control_plane_divergence(closing: list[Any]) -> No
     _run_probes(b)
     case = _seed_case()
     obs = runner.replay(b, case)
-    div = runner.compare(case, b.name, oracle.expected(case), obs,
-                         keep=runner.judgeable(b.capabilities, case))
+    div = divergence.compare(case, b.name, oracle.expected(case), obs,
+                         keep=divergence.judgeable(b.capabilities, case))
     assert div is not None and not div.unsupported
     assert div.difference.expected.key == ("step", 0, "rc")
     assert (div.difference.expected.value, div.difference.observed.value) == (

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from mdlri_conformance.conformance.engine import (graphs, oracle, oracle_listing, runner,
-                                                  signature, validation)
+from mdlri_conformance.conformance.engine import (divergence, graphs, oracle, oracle_listing,
+                                                  runner, signature, validation)
 from mdlri_conformance.conformance.engine.graphs import Case, Launch, Memset, Record, Wait
 from mdlri_conformance.conformance.engine.steps import Disable, Execute, SetKernel, Sync, Update
 from mdlri_conformance.conformance.engine.observe import Observation, first_difference
@@ -118,9 +118,9 @@ def test_divergence_message_writes_the_case(tmp_path: Path) -> None:
     obs = list(exp)
     at = [o.key for o in exp].index(("sync", 1, "buffer 0"))
     obs[at] = Observation("sync", 1, "buffer 0", [0] * 8)
-    div = runner.compare(case, "sim", exp, obs)
+    div = divergence.compare(case, "sim", exp, obs)
     assert div is not None
-    msg = runner.divergence_message(div, tmp_path)
+    msg = divergence.divergence_message(div, tmp_path)
     lines = msg.splitlines()
     assert f"observation {at}: sync[1] buffer 0" in lines[0]
     assert lines[1].startswith("  expected: sync[1] buffer 0 = [1, 2")
@@ -128,7 +128,7 @@ def test_divergence_message_writes_the_case(tmp_path: Path) -> None:
     assert f"mdlri-conformance replay {div.path} --backend sim" in lines[-1]
     assert div.path is not None and div.path.parent == tmp_path / "cases"
     assert graphs.from_json(div.path.read_text()) == case
-    assert runner.compare(case, "sim", exp, exp) is None
+    assert divergence.compare(case, "sim", exp, exp) is None
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,8 @@ import time
 from typing import Any
 
 import mdlri_conformance.backends.sim as sim
-from mdlri_conformance.conformance.engine import deadline, graphs, oracle, runner, validation
+from mdlri_conformance.conformance.engine import (deadline, graphs, oracle, runner, runner_plan,
+                                                  validation)
 from mdlri_conformance.conformance.engine.graphs import (Case, EndOnSide, Launch, OutsideWait,
                                                          Record, StrayWait, ValueWait, Wait)
 from mdlri_conformance.conformance.engine.steps import (Destroy, Execute, HostWrite, Query,
@@ -42,7 +43,7 @@ def test_a_sync_that_never_returns_is_observed_and_released() -> None:
         case = gated([Execute(), Sync(40), HostWrite(0, 7), Sync(5000)])
         t0 = time.monotonic()
         obs = runner.replay(b, case)
-        assert time.monotonic() - t0 < 40 / 1000 + runner.DEADLINE_SLACK_S + 3
+        assert time.monotonic() - t0 < 40 / 1000 + runner_plan.DEADLINE_SLACK_S + 3
         assert obs[-1].value == deadline.DID_NOT_RETURN  # the plan ended there
         # cleanup released the wait: the backend still replays a case that blocks nothing
         free = gated([HostWrite(0, 7), Execute(), Sync(5000)])

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from mdlri_conformance.backends.contract import Err
-from mdlri_conformance.conformance.engine import graphs, oracle, runner, validation
+from mdlri_conformance.conformance.engine import (divergence, graphs, oracle, oracle_state,
+                                                  runner, validation)
 from mdlri_conformance.conformance.engine.graphs import (Case, GraphError, GroupBegin, GroupEnd,
                                                          Launch, Memset)
 from mdlri_conformance.conformance.engine.steps import (Disable, Execute, ExecuteBuilt,
@@ -289,7 +290,7 @@ def test_an_update_racing_an_execution_is_not_defined() -> None:
     case = group_case()
     case.plan = [Execute(), GroupUpdate(0, ["fill", "fill"], [
         {"out": 1, "n": 8, "value": 7}, {"out": 2, "n": 8, "value": 7}]), Sync()]
-    with pytest.raises(oracle.UndefinedCase, match="Q-21"):
+    with pytest.raises(oracle_state.UndefinedCase, match="Q-21"):
         oracle.expected(case)
 
 
@@ -301,7 +302,7 @@ def test_an_update_racing_an_execution_is_not_defined() -> None:
 ])
 def test_planted_bugs_are_caught(sim_backend: Any, wrapper: Any, case: Any, key: Any) -> None:
     c = case()
-    div = runner.compare(c, "sim", oracle.expected(c), runner.replay(wrapper(sim_backend), c))
+    div = divergence.compare(c, "sim", oracle.expected(c), runner.replay(wrapper(sim_backend), c))
     assert div is not None and not div.unsupported
     assert div.difference.expected.key == key
 

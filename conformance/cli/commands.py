@@ -120,10 +120,10 @@ def cmd_replay(ns: argparse.Namespace) -> int:
         validation.check(case)
     except graphs.GraphError as exc:
         return usage_error(f"{ns.case}: {exc}")
-    from ..engine import oracle
+    from ..engine import oracle, oracle_state
     try:
         expected = oracle.expected(case)
-    except (oracle.UndefinedCase, graphs.GraphError) as exc:
+    except (oracle_state.UndefinedCase, graphs.GraphError) as exc:
         return usage_error(f"{ns.case}: undefined behaviour: {exc}")
     try:
         backend = load_backend(ns.backend, **backend_options(
@@ -135,7 +135,8 @@ def cmd_replay(ns: argparse.Namespace) -> int:
 
     from ..framework import probe
     from ..framework.verdicts import verdict
-    from ..engine.runner import compare, judgeable, replay
+    from ..engine.divergence import compare, judgeable
+    from ..engine.runner import replay
     why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
     if why:
         backend.close()

@@ -139,7 +139,7 @@ def _keep_cases(plan: Any, result: dict[str, Any], cases_dir: Path) -> None:
 def _differs(plan: Any, path: Path) -> tuple[bool, str]:
     """Whether the case at ``path`` differs from the oracle on a fresh backend like the
     campaign's (and why not, when it does not)."""
-    from ..engine import graphs, oracle, runner, validation
+    from ..engine import divergence, graphs, oracle, runner, validation
     from ..framework import probe
     from ..framework.backend_loader import load_backend
     try:
@@ -154,13 +154,13 @@ def _differs(plan: Any, path: Path) -> tuple[bool, str]:
     try:
         probe.apply(backend, probe.run_probes(backend))
         observed = runner.replay(backend, case)
-        keep = runner.judgeable(backend.capabilities, case)
+        keep = divergence.judgeable(backend.capabilities, case)
     except Exception as exc:  # noqa: BLE001
         return False, f"the replay stopped: {one_line(exc)}"
     finally:
         probe.forget(backend)
         backend.close()
-    div = runner.compare(case, plan.backend, expected, observed, keep=keep)
+    div = divergence.compare(case, plan.backend, expected, observed, keep=keep)
     if div is None:
         return False, "it conforms when replayed without Hypothesis"
     if div.unsupported:
