@@ -2,27 +2,28 @@
 
 From a :class:`~conformance.engine.graphs.Case` alone, :func:`expected` computes the list of
 :class:`~conformance.engine.observe.Observation` that replaying the case on a conforming
-backend produces, in the order of :mod:`conformance.engine.observe`. It shares no code with the
-simulator (``backends/sim``) nor with the runner: it imports only the case description
-(:mod:`conformance.engine.graphs`), the observation shape, the backend contract's constants
-and the kernels' specification (:mod:`kernel.catalog`), which is what makes a difference from
-a backend mean something.
+backend produces, in the order of :mod:`conformance.engine.observe`. It shares no code with
+the simulator (``backends/sim``) nor with the runner: it imports only the case description
+(:mod:`conformance.engine.graphs` and its steps, ordering and validation), the observation
+shape, the backend contract's constants and the kernels' specification
+(:mod:`kernel.catalog`), which is what makes a difference from a backend mean something.
 
 Three parts, each usable on its own:
 
-* :class:`ModelState`: the model state machine of the catalog (§0.3): NONE, CAPTURE_ACTIVE,
-  READY, UPDATING, FAULT, with the return code of every host call (SETP-01/02/03/10/13,
-  DIS-02/06/09, UPD-01..04, EXE-04/07, TMO-02, LIFE-02).
-* :class:`Program`: the captured program with its committed and pending changes (SETP-01:
-  SetParams and Disable take effect at Update; DIS-04: the last of SetParams/Disable on a
-  task wins; DIS-01/DIS-05: disabled tasks leave the listing and stop running; UPD-05: set
-  tasks run their new parameters), and an interpreter that runs it once per execution
-  (EXE-02) on an :class:`OracleMemory`. An execution that reaches a value wait on a host
-  word that does not hold stays *in flight* until a HostWrite satisfies it: meanwhile a
-  timed sync expires with 507046 (TMO-03), StreamQuery says NOT_READY, SetParams/Disable
-  answer 107040 (SETP-12, TMO-06) and Update, which has no running check, is the no-op of a
-  READY model (UPD-09, UPD-01). Destroy waits for it (LIFE-03): the plan's release store,
-  made from another host thread while Destroy polls, lets it finish first.
+* :class:`.oracle_state.ModelState`: the model state machine of the catalog (§0.3): NONE,
+  CAPTURE_ACTIVE, READY, UPDATING, FAULT, with the return code of every host call
+  (SETP-01/02/03/10/13, DIS-02/06/09, UPD-01..04, EXE-04/07, TMO-02, LIFE-02).
+* :class:`.oracle_program.Program`: the captured program with its committed and pending
+  changes (SETP-01: SetParams and Disable take effect at Update; DIS-04: the last of
+  SetParams/Disable on a task wins; DIS-01/DIS-05: disabled tasks leave the listing and stop
+  running; UPD-05: set tasks run their new parameters), and an interpreter that runs it once
+  per execution (EXE-02) on an :class:`.oracle_memory.OracleMemory`. An execution that
+  reaches a value wait on a host word that does not hold stays *in flight* until a HostWrite
+  satisfies it: meanwhile a timed sync expires with 507046 (TMO-03), StreamQuery says
+  NOT_READY, SetParams/Disable answer 107040 (SETP-12, TMO-06) and Update, which has no
+  running check, is the no-op of a READY model (UPD-09, UPD-01). Destroy waits for it
+  (LIFE-03): the plan's release store, made from another host thread while Destroy polls,
+  lets it finish first.
 * :func:`expected`: the two above driven by a case's plan, one of each per captured model
   (``Case.origins``) over one shared memory: the models' executions queue on one stream
   in plan order (EXE-01), so what one model's execution leaves in a buffer, word or
@@ -38,8 +39,8 @@ stream order and record->wait edges gives the same memory. Host issue order is s
 A blocked execution resumes in issue order from the blocked wait: memory is read only
 after a sync that returned 0, when every schedule has given the same result. A program
 that a plan made undefined (a wait whose record was disabled, a race created by Disable or
-SetParams, a side stream no longer joined) raises :class:`UndefinedCase` when it would be
-executed.
+SetParams, a side stream no longer joined) raises :class:`.oracle_state.UndefinedCase` when it
+would be executed.
 """
 
 from __future__ import annotations

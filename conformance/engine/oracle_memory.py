@@ -31,7 +31,7 @@ class OracleMemory:
     its pinned host buffers (reached only by copies, by index).
 
     Implements :class:`kernel.catalog.DeviceMemory`; an access outside a region raises
-    :class:`UndefinedCase`.
+    :class:`~conformance.engine.oracle_state.UndefinedCase`.
     """
 
     def __init__(self, buffers: Iterable[Iterable[int]], words: Iterable[int],
