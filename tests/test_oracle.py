@@ -10,16 +10,16 @@ import pytest
 from mdlri_conformance.backends.contract import Err, TaskType
 from mdlri_conformance.conformance.engine.graphs import (Case, GraphError, Launch, Memset, Record,
                                                          ValueWait, ValueWrite, Wait)
-from mdlri_conformance.conformance.engine.steps import (Disable, Execute, SetBadType, SetKernel,
-                                                        SetValue, Sync, Update)
 from mdlri_conformance.conformance.engine.observe import Observation
 from mdlri_conformance.conformance.engine.oracle import expected
-from mdlri_conformance.conformance.engine.oracle_memory import OracleMemory
-from mdlri_conformance.conformance.engine.oracle_program import Program
-from mdlri_conformance.conformance.engine.oracle_state import ModelState, State, UndefinedCase
 from mdlri_conformance.conformance.engine.oracle_listing import (
     SEQ_IDS_OK, SHORT_STREAMS, SHORT_TASKS,
 )
+from mdlri_conformance.conformance.engine.oracle_memory import OracleMemory
+from mdlri_conformance.conformance.engine.oracle_program import Program
+from mdlri_conformance.conformance.engine.oracle_state import ModelState, State, UndefinedCase
+from mdlri_conformance.conformance.engine.steps import (Disable, Execute, SetBadType, SetKernel,
+                                                        SetValue, Sync, Update)
 
 X = [1, 2, 3, 4, 5, 6, 7, 8]
 S = [-1] * 8

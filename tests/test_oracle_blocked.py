@@ -10,10 +10,10 @@ from mdlri_conformance.conformance.engine import case_facts, graphs, validation
 from mdlri_conformance.conformance.engine.graphs import (Case, Copy, EndOnSide, GraphError,
                                                          Launch, Record, ValueWait, ValueWrite,
                                                          Wait)
-from mdlri_conformance.conformance.engine.steps import (Destroy, Disable, Execute, HostWrite,
-                                                        Query, SetKernel, Sync, Update)
 from mdlri_conformance.conformance.engine.oracle import expected
 from mdlri_conformance.conformance.engine.oracle_state import UndefinedCase
+from mdlri_conformance.conformance.engine.steps import (Destroy, Disable, Execute, HostWrite,
+                                                        Query, SetKernel, Sync, Update)
 
 X = [1, 2, 3, 4, 5, 6, 7, 8]
 S = [-1] * 8

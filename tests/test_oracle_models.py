@@ -13,9 +13,9 @@ from mdlri_conformance.conformance.engine import (graphs, oracle, oracle_program
 from mdlri_conformance.conformance.engine.graphs import (Case, Copy, EndOnSide, GraphError,
                                                          Launch, PageableCopy, Record, ValueWait,
                                                          ValueWrite, Wait)
+from mdlri_conformance.conformance.engine.observe import Observation, first_difference
 from mdlri_conformance.conformance.engine.steps import (Disable, Execute, HostFill, HostWrite,
                                                         SetKernel, Sync, Update)
-from mdlri_conformance.conformance.engine.observe import Observation, first_difference
 
 CASES = Path(__file__).resolve().parent.parent / "conformance" / "cases"
 X = list(range(1, 9))

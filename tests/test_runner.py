@@ -13,8 +13,8 @@ import pytest
 from mdlri_conformance.conformance.engine import (divergence, graphs, oracle, oracle_listing,
                                                   runner, signature, validation)
 from mdlri_conformance.conformance.engine.graphs import Case, Launch, Memset, Record, Wait
-from mdlri_conformance.conformance.engine.steps import Disable, Execute, SetKernel, Sync, Update
 from mdlri_conformance.conformance.engine.observe import Observation, first_difference
+from mdlri_conformance.conformance.engine.steps import Disable, Execute, SetKernel, Sync, Update
 
 CASES = Path(__file__).resolve().parent.parent / "conformance" / "cases"
 SENT = [-1] * 8

@@ -12,9 +12,9 @@ from mdlri_conformance.conformance.engine import (deadline, graphs, oracle, runn
                                                   validation)
 from mdlri_conformance.conformance.engine.graphs import (Case, EndOnSide, Launch, OutsideWait,
                                                          Record, StrayWait, ValueWait, Wait)
+from mdlri_conformance.conformance.engine.observe import first_difference
 from mdlri_conformance.conformance.engine.steps import (Destroy, Execute, HostWrite, Query,
                                                         SetKernel, Sync, Update)
-from mdlri_conformance.conformance.engine.observe import first_difference
 
 from .runner_helpers import Wrapped
 

@@ -17,8 +17,8 @@ from mdlri_conformance.backends.contract import Err
 from mdlri_conformance.conformance.engine import (divergence, graphs, oracle, oracle_state,
                                                   runner, validation)
 from mdlri_conformance.conformance.engine.graphs import Case, Cond, GraphError, Launch
-from mdlri_conformance.conformance.engine.steps import Disable, Execute, SetCond, SetKernel, Sync
 from mdlri_conformance.conformance.engine.observe import first_difference
+from mdlri_conformance.conformance.engine.steps import Disable, Execute, SetCond, SetKernel, Sync
 from mdlri_conformance.conformance.engine.strategies_cond import cond_cases
 
 from .runner_helpers import Wrapped, conforms_on_a_fresh_sim

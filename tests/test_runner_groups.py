@@ -16,9 +16,9 @@ from mdlri_conformance.conformance.engine import (divergence, graphs, oracle, or
                                                   runner, validation)
 from mdlri_conformance.conformance.engine.graphs import (Case, GraphError, GroupBegin, GroupEnd,
                                                          Launch, Memset)
+from mdlri_conformance.conformance.engine.observe import first_difference
 from mdlri_conformance.conformance.engine.steps import (Disable, Execute, ExecuteBuilt,
                                                         GroupUpdate, SetKernel, Sync, Update)
-from mdlri_conformance.conformance.engine.observe import first_difference
 from mdlri_conformance.conformance.engine.strategies_groups import built_cases, group_cases
 
 from .runner_helpers import Wrapped, conforms_on_a_fresh_sim

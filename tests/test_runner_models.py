@@ -15,8 +15,8 @@ from mdlri_conformance.backends.contract import Err
 from mdlri_conformance.conformance.engine import divergence, oracle, runner, validation
 from mdlri_conformance.conformance.engine.graphs import (Case, Copy, Launch, PageableCopy, Record,
                                                          Wait)
-from mdlri_conformance.conformance.engine.steps import Execute, HostFill, Sync
 from mdlri_conformance.conformance.engine.observe import first_difference
+from mdlri_conformance.conformance.engine.steps import Execute, HostFill, Sync
 from mdlri_conformance.conformance.engine.strategies_copies import copy_cases, pageable_copies
 from mdlri_conformance.conformance.engine.strategies_models import shared_models
 

@@ -34,8 +34,8 @@ from mdlri_conformance.kernel import catalog
 
 from . import signature
 from .graphs import Case, Launch, Op, Record, Wait, clash, op_footprint
-from .ordering import happens_before_ops
 from .oracle_program import Program
+from .ordering import happens_before_ops
 from .signature import Sig
 
 N = catalog.SEED_ELEMENTS

@@ -15,9 +15,9 @@ from typing import Any, Iterator
 import pytest
 
 from . import keys, rundir
-from .verdicts import known
 from .backend_session import is_xdist_controller
 from .items import SPEC_DIR, is_spec, spec_nodeid
+from .verdicts import known
 from .verdicts.known import Expectations
 
 

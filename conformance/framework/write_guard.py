@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from .verdicts import allure_writes, verdict
 from . import keys, rundir
+from .verdicts import allure_writes, verdict
 from .verdicts.summary import build_summary, fails_gate
 
 #: the files that state the verdict: rewritten with the final one, or removed

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..items import SPEC_DIR
 from . import branch_coverage
 from .fuzz_session import REPLAY_SHARE, coverage_data, fuzz_json
-from ..items import SPEC_DIR
 
 #: the spec modules a campaign fuzzes unless ``-k`` narrows them: the generated tier and the
 #: stateful machines
