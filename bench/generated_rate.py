@@ -36,9 +36,12 @@ from hypothesis import strategies as st  # noqa: E402
 
 import mdlri_conformance.backends.sim as sim  # noqa: E402
 from mdlri_conformance.conformance.engine import oracle, runner, strategies  # noqa: E402
-from mdlri_conformance.conformance.engine.graphs import Case, Launch, Memset, ValueWrite
-from mdlri_conformance.conformance.engine.steps import (Disable, Execute, SetKernel, SetValue,
-                                                        Update)
+from mdlri_conformance.conformance.engine.graphs import (  # noqa: E402
+    Case, Launch, Memset, ValueWrite,
+)
+from mdlri_conformance.conformance.engine.steps import (  # noqa: E402
+    Disable, Execute, SetKernel, SetValue, Update,
+)
 
 
 class _Timed:
