@@ -61,7 +61,7 @@ WIDTH, HEIGHT = 1400, 1000
 PAGE_TIMEOUT_S = 45.0
 #: console errors listed per page (then a count)
 MAX_ERRORS = 8
-#: the attachment every failing spec carries (conformance/framework/allure_labels.py)
+#: the attachment every failing spec carries (conformance/framework/verdicts/allure_labels.py)
 ATTACHMENT = "expected vs observed"
 
 
@@ -407,7 +407,8 @@ def check_allure_statuses(run: Path) -> list[str]:
                 if line.strip()]
     except (OSError, ValueError):
         rows = []
-    gate = {"FAIL", "ERROR", "XPASS", "TIMEOUT", "CRASH"}  # conformance/framework/summary.py
+    # conformance/framework/verdicts/summary.py
+    gate = {"FAIL", "ERROR", "XPASS", "TIMEOUT", "CRASH"}
     for row in rows:
         if (row.get("outcome") in gate or row.get("gated")) and \
                 "failed" not in by_node.get(row.get("nodeid", ""), []):

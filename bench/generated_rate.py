@@ -37,7 +37,10 @@ from hypothesis import strategies as st  # noqa: E402
 import mdlri_conformance.backends.sim as sim  # noqa: E402
 from mdlri_conformance.conformance.engine import oracle, runner, strategies  # noqa: E402
 from mdlri_conformance.conformance.engine.graphs import (  # noqa: E402
-    Case, Disable, Execute, Launch, Memset, SetKernel, SetValue, Update, ValueWrite,
+    Case, Launch, Memset, ValueWrite,
+)
+from mdlri_conformance.conformance.engine.steps import (  # noqa: E402
+    Disable, Execute, SetKernel, SetValue, Update,
 )
 
 

@@ -6,7 +6,7 @@ test run).
     python bench/kill_times.py --run [--backend sim] [-j 2] [-k EXPR] [--only NAME ...]
 
 With ``--matrix`` it reads a ``kill_matrix.json`` written by ``mdlri-conformance faults``;
-with ``--run`` it runs the matrix first (conformance.framework.killmatrix.run_matrix, a
+with ``--run`` it runs the matrix first (conformance.framework.power.killmatrix.run_matrix, a
 temporary output directory) over the specs ``-k`` selects, by default the generated tier
 alone (``generated or stateful``: the generated task graphs and the stateful machine), so
 each fault's time is the seconds until the generated tier finds it (``time_to_kill_s`` of
@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mdlri_conformance.conformance.framework import killmatrix  # noqa: E402
+from mdlri_conformance.conformance.framework.power import killmatrix  # noqa: E402
 
 #: the generated tier: the generated task-graph specs and the stateful machine
 GENERATED_TIER = "generated or stateful"

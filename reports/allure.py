@@ -11,9 +11,10 @@ pinned version asks for a reinstall.
 ``run_dir/allure-results`` with the shipped ``allure/allurerc.json``: one self-contained
 ``run_dir/allure-report/index.html`` (the awesome plugin's ``singleFile``, so it opens from
 ``file://``), results grouped by area and clause (``groupBy`` parentSuite / suite, the labels of
-:mod:`mdlri_conformance.conformance.framework.allure_labels`). The old ``allure-report`` is removed
-first, so a rebuild leaves nothing stale. The page's Google Analytics scripts (always put in
-by the awesome plugin) are removed: the report makes no network request.
+:mod:`mdlri_conformance.conformance.framework.verdicts.allure_labels`). The old
+``allure-report`` is removed first, so a rebuild leaves nothing stale. The page's Google
+Analytics scripts (always put in by the awesome plugin) are removed: the report makes no
+network request.
 
 Every failure is one line (:class:`AllureError`): npm's own error code and message, or the
 last line Allure printed.

@@ -6,8 +6,8 @@ that fail the gate first), side effects, fingerprint. Every clause id links to i
 run's ``clauses.html``.
 
 It renders plain data only: the run's rows and summary, and the ``facts`` the framework
-words for it (conformance/framework/artefacts.py: the console's lines, the catalog's clauses,
-the columns, each side effect described)."""
+words for it (conformance/framework/verdicts/artefacts.py: the console's lines, the catalog's
+clauses, the columns, each side effect described)."""
 
 from __future__ import annotations
 

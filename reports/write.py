@@ -1,5 +1,5 @@
 """The texts of a run's artefacts (the framework writes them into the report directory:
-conformance/framework/artefacts.py).
+conformance/framework/verdicts/artefacts.py).
 
 ``summary.json`` (per-area counts, coverage, fingerprint, gate), ``divergences.json`` (every
 result that is not a plain pass, with its expected/observed values, case and reproducer; those
@@ -77,8 +77,8 @@ def markdown(summary: dict[str, Any], divs: list[dict[str, Any]], facts: dict[st
 
 
 def glance_lines(summary: dict[str, Any], facts: dict[str, Any]) -> list[str]:
-    """The one-line facts of a run, worded as on the console (conformance/framework/summary.py):
-    clauses verified beside cited, completeness, leaks ("not checked" is not "0 of N"),
+    """The one-line facts of a run, worded as on the console
+    (conformance/framework/verdicts/summary.py): clauses verified beside cited, completeness, leaks ("not checked" is not "0 of N"),
     process-global state, order, capability probes."""
     lines = facts["lines"]
     out = [html.coverage_line(summary, facts), lines["completeness"], lines["leaks"]]

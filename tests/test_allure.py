@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from mdlri_conformance.conformance.framework import allure_labels, allure_status, allure_writes
+from mdlri_conformance.conformance.framework.verdicts import (
+    allure_labels, allure_status, allure_writes)
 from mdlri_conformance.reports import allure
 from mdlri_conformance.reports.allure import AllureError
 

@@ -18,7 +18,7 @@ def _matrix(faults: dict[str, float | None], wall: float = 10.0, **kw: object) -
     entries = [{"fault": f, "killed": t is not None, "time_to_kill_s": t,
                 "shrunk_tasks": 2 if t is not None else None, "killers": [], "specs_run": 3}
                for f, t in faults.items()]
-    from mdlri_conformance.conformance.framework.killmatrix import summarise
+    from mdlri_conformance.conformance.framework.power.killmatrix import summarise
     return {"backend": "sim", "profile": "ci", "pytest_args": ["-k", "generated"],
             "spec_timeout_s": 30, "jobs": 2, "wall_s": wall, "faults": entries,
             "summary": summarise(entries), **kw}

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance.framework import crashdump, keys, runner_hooks, verdict, watchdog
+from mdlri_conformance.conformance.framework import crashdump, keys, runner_hooks, watchdog
+from mdlri_conformance.conformance.framework.verdicts import verdict
 from tests.emulator import skip_unless_emulator
 
 REPO = Path(__file__).resolve().parents[1]

@@ -139,7 +139,7 @@ def test_one_batch_per_machine_is_fuzzed() -> None:
     """The batches of a machine spec differ only by their seed: the first selected one is a
     target, the others are listed as not fuzzed, naming it; other specs are untouched."""
     from types import SimpleNamespace
-    from mdlri_conformance.conformance.framework.fuzz_session import _other_batch
+    from mdlri_conformance.conformance.framework.power.fuzz_session import _other_batch
 
     def item(name: str, batch: int | None) -> Any:
         nodeid = f"specs/test_m.py::{name}" + (f"[{batch}]" if batch is not None else "")
@@ -156,8 +156,8 @@ def test_one_batch_per_machine_is_fuzzed() -> None:
 
 
 def test_shards_deal_every_fuzzable_spec_to_exactly_one_process() -> None:
-    from mdlri_conformance.conformance.framework.fuzz_session import (_shard, fuzz_json,
-                                                                      in_shard)
+    from mdlri_conformance.conformance.framework.power.fuzz_session import (
+        _shard, fuzz_json, in_shard)
     for n in (1, 2, 3):
         owners = [[k for k in range(n) if in_shard(i, k, n)] for i in range(7)]
         assert all(len(o) == 1 for o in owners)
@@ -174,7 +174,7 @@ def test_processes_figures_merge_into_one_campaign(tmp_path: Path) -> None:
     """Several processes' fuzz files: targets together, the longest fuzzing time, a spec
     fuzzed by one process is not 'not fuzzed'; a process without figures makes it
     incomplete and says so; the rate is given for the campaign and per core."""
-    from mdlri_conformance.conformance.framework import campaign
+    from mdlri_conformance.conformance.framework.power import campaign
     plan = campaign.Plan(backend="sim", seconds=60, out=tmp_path, jobs=2)
     a = {"completed": True, "fuzz_seconds": 60.0, "notes": ["n"], "sim_branches": None,
          "targets": [{"nodeid": "s::a", "examples": 300, "behaviours": 9, "corpus": 3}],

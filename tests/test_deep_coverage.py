@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance.framework import branch_coverage
+from mdlri_conformance.conformance.framework.power import branch_coverage
 
 needs_gcov = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("gcov") is None,
                                 reason="gcc and gcov are needed for the emulator's coverage")

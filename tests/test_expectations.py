@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance.framework import known as ex
+from mdlri_conformance.conformance.framework.verdicts import known as ex
 
 SPECS = '''
 import pytest

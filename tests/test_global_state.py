@@ -15,7 +15,7 @@ import pytest
 from mdlri_conformance.backends.contract import CaptureMode, Err
 from mdlri_conformance.backends.sim import SimBackend
 from mdlri_conformance.conformance.framework import global_state as gs
-from mdlri_conformance.conformance.framework.summary import build_summary, format_table
+from mdlri_conformance.conformance.framework.verdicts.summary import build_summary, format_table
 
 from .emulator import skip_unless_emulator
 from .fakes import NullBackend

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance.framework import junit
+from mdlri_conformance.conformance.framework.verdicts import junit
 
 SPECS = '''
 import os, signal, time
@@ -100,7 +100,8 @@ def _run(pytester: pytest.Pytester, family: str, *extra: str) -> ET.Element:
     (pytester.path / "exp.toml").write_text(EXPECT)
     xml = pytester.path / "junit.xml"
     pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin",
-                       "-p", "mdlri_conformance.conformance.framework.junit", "-p", "no:randomly",
+                       "-p", "mdlri_conformance.conformance.framework.verdicts.junit",
+                       "-p", "no:randomly",
                        "--backend", "tests.fakes:create_no_kernels",
                        "--report-dir", str(pytester.path / "out"),
                        "--expectations", str(pytester.path / "exp.toml"),

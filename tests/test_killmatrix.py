@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mdlri_conformance.conformance.framework import killmatrix
+from mdlri_conformance.conformance.framework.power import killmatrix
 
 
 def test_matrix_on_two_faults(tmp_path: Path) -> None:
@@ -116,7 +116,7 @@ def test_progress_reaches_a_pipe_as_it_happens(tmp_path: Path) -> None:
         import sys, time
         sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
         from tests.test_killmatrix import _fake_runs
-        from mdlri_conformance.conformance.framework import killmatrix
+        from mdlri_conformance.conformance.framework.power import killmatrix
         killmatrix.run_one = _fake_runs({{None: 0.1, "no-107039": 0.2, "seq-per-stream": 2.5}},
                                         {{"no-107039": ["a"]}})
         killmatrix._rebuild_report = lambda out: None

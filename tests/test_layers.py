@@ -10,7 +10,12 @@ only goes downward):
 2. the content: ``conformance/harness.py``, ``conformance/expect.py``, ``conformance/specs/``,
    ``conformance/scenarios/``, the engine (``conformance/engine/``); the engine never imports
    specs, harness or scenarios;
-3. the framework, ``conformance/framework/``: never imports the content;
+3. the framework, ``conformance/framework/``: never imports the content. Inside it, the run
+   (the modules of ``framework/`` itself: the pytest plugin, its job modules, isolation,
+   probes, and the records every part reads, :data:`RUN_RECORDS`) and three sub-packages:
+   ``verdicts/`` imports of the run only its records, and never ``fleet/`` or ``power/``;
+   ``fleet/`` imports of the run only its records; ``power/`` never imports ``fleet/``; the
+   run never imports ``power/``, and of ``fleet/`` only ``shard`` (the split it selects);
 4. ``reports/`` (imports nothing of the package), ``backends/`` (only ``backends/`` and
    ``kernel/``), ``kernel/`` (only ``kernel/``).
 """
@@ -30,6 +35,17 @@ FOLDERS = ("backends", "conformance", "kernel", "reports")
 P = PACKAGE + "."
 CLI = P + "conformance.cli"
 FRAMEWORK = P + "conformance.framework"
+#: the framework's sub-packages: what is judged and written, the fleet, the suite's own power
+VERDICTS = FRAMEWORK + ".verdicts"
+FLEET = FRAMEWORK + ".fleet"
+POWER = FRAMEWORK + ".power"
+#: the run's records: what verdicts/ and fleet/ may read of the run (never its hooks,
+#: processes or probes)
+RUN_RECORDS = tuple(f"{FRAMEWORK}.{m}" for m in (
+    "registry", "items", "keys", "rundir", "outcomes", "global_state", "leaks", "crashdump",
+    "backend_loader"))
+#: the one fleet module the run imports: the plugin selects its shard's items
+RUN_FLEET = (FLEET + ".shard",)
 REPORTS = P + "reports"
 BACKENDS = P + "backends"
 KERNEL = P + "kernel"
@@ -188,10 +204,38 @@ def _forbidden(module: str, target: str) -> str | None:
         return "kernel/ imports only kernel/"
     if _within(module, FRAMEWORK) and _within(target, CONTENT + (CLI,)):
         return "the framework never imports the content (harness, expect, specs, scenarios, engine)"
+    if _within(module, FRAMEWORK):
+        why = _framework_forbidden(module, target)
+        if why:
+            return why
     if _within(module, ENGINE) and _within(target, SPECS_SIDE + (CLI,)):
         return "the engine never imports specs, harness or scenarios"
     if _within(module, CONTENT) and _within(target, CLI):
         return "only the command line imports the command line"
+    return None
+
+
+def _is_run(module: str) -> bool:
+    """A module of the run: ``framework/`` itself, outside its sub-packages."""
+    return _within(module, FRAMEWORK) and not _within(module, (VERDICTS, FLEET, POWER))
+
+
+def _framework_forbidden(module: str, target: str) -> str | None:
+    """The direction between the run and the framework's sub-packages."""
+    if _within(module, VERDICTS):
+        if _within(target, (FLEET, POWER)):
+            return "verdicts/ judge what a run recorded: never the fleet or the power tools"
+        if _is_run(target) and not _within(target, RUN_RECORDS):
+            return "verdicts/ read only the run's records, never its hooks, processes or probes"
+    if _within(module, FLEET) and _is_run(target) and not _within(target, RUN_RECORDS):
+        return "fleet/ reads only the run's records, never its hooks, processes or probes"
+    if _within(module, POWER) and _within(target, FLEET):
+        return "power/ runs the suite whole: it never imports the fleet"
+    if _is_run(module):
+        if _within(target, POWER):
+            return "the run never imports power/ (a spec runs the same whether measured or not)"
+        if _within(target, FLEET) and not _within(target, RUN_FLEET):
+            return "of fleet/ the run imports only shard (the split it selects)"
     return None
 
 
@@ -210,7 +254,10 @@ def test_the_graph_sees_the_package(graph: dict[str, set[str]]) -> None:
     assert P + "conformance.expect" in graph[P + "conformance.harness"]
     assert P + "conformance.framework.outcomes" in graph[P + "conformance.expect"]
     # a function-level import (the cli imports the merge command where it is used)
-    assert P + "conformance.framework.merge" in graph[CLI]
+    assert P + "conformance.framework.fleet.merge" in graph[CLI]
+    # every sub-package of the framework is seen
+    for sub in (VERDICTS, FLEET, POWER):
+        assert any(_within(m, sub) and m != sub for m in graph), sub
 
 
 def test_no_import_cycle(graph: dict[str, set[str]]) -> None:
@@ -234,7 +281,7 @@ def test_a_cycle_is_found_and_named() -> None:
 
 
 @pytest.mark.parametrize("module, target", [
-    (P + "reports.html", P + "conformance.framework.summary"),
+    (P + "reports.html", P + "conformance.framework.verdicts.summary"),
     (P + "backends.sim.backend", P + "conformance.framework.probe"),
     (P + "kernel.catalog", P + "backends.contract"),
     (P + "conformance.framework.plugin", P + "conformance.harness"),
@@ -243,6 +290,13 @@ def test_a_cycle_is_found_and_named() -> None:
     (P + "conformance.engine.runner", P + "conformance.specs.test_generated"),
     (P + "conformance.engine.oracle", P + "conformance.harness"),
     (P + "conformance.harness", CLI),
+    (VERDICTS + ".summary", POWER + ".killmatrix"),
+    (VERDICTS + ".summary", FLEET + ".shard"),
+    (VERDICTS + ".artefacts", FRAMEWORK + ".isolation"),
+    (FLEET + ".merge", FRAMEWORK + ".plugin"),
+    (POWER + ".killmatrix", FLEET + ".merge"),
+    (FRAMEWORK + ".plugin", POWER + ".mutants"),
+    (FRAMEWORK + ".reporting", FLEET + ".merge"),
 ])
 def test_an_upward_import_is_refused(module: str, target: str) -> None:
     assert layer_violations({module: {target}, target: set()}) != []
@@ -252,8 +306,15 @@ def test_an_upward_import_is_refused(module: str, target: str) -> None:
     (CLI, P + "conformance.specs.test_generated"),
     (P + "conformance.harness", P + "conformance.framework.probe"),
     (P + "conformance.engine.runner", P + "conformance.framework.outcomes"),
-    (P + "conformance.framework.artefacts", P + "reports.write"),
+    (P + "conformance.framework.verdicts.artefacts", P + "reports.write"),
     (P + "backends.sim.backend", P + "kernel.catalog"),
+    (FRAMEWORK + ".plugin", FLEET + ".shard"),
+    (FRAMEWORK + ".reporting", VERDICTS + ".summary"),
+    (FLEET + ".merge", POWER + ".killmatrix"),
+    (FLEET + ".shard", FRAMEWORK + ".items"),
+    (POWER + ".killmatrix", VERDICTS + ".artefacts"),
+    (POWER + ".fuzz_session", FRAMEWORK + ".backend_session"),
+    (VERDICTS + ".known", FRAMEWORK + ".registry"),
 ])
 def test_a_downward_import_is_allowed(module: str, target: str) -> None:
     assert layer_violations({module: {target}, target: set()}) == []

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from mdlri_conformance.conformance.cli.mutate import resolve_modules
-from mdlri_conformance.conformance.framework import mutation_report
-from mdlri_conformance.conformance.framework.mutants import apply, mutants_of
-from mdlri_conformance.conformance.framework.mutation_coverage import IMPORT_TIME
-from mdlri_conformance.conformance.framework.mutation_run import REPO, SIM, Baseline, classify
+from mdlri_conformance.conformance.framework.power import mutation_report
+from mdlri_conformance.conformance.framework.power.mutants import apply, mutants_of
+from mdlri_conformance.conformance.framework.power.mutation_coverage import IMPORT_TIME
+from mdlri_conformance.conformance.framework.power.mutation_run import (
+    REPO, SIM, Baseline, classify)
 
 TINY = textwrap.dedent('''\
     """Module docstring: 1 < 2 is not mutated."""

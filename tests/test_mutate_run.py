@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance.framework.mutants import mutants_of
-from mdlri_conformance.conformance.framework.mutation_run import (REPO, SIM, STATUSES, Sandbox,
-                                                                  run_baseline, run_mutants)
+from mdlri_conformance.conformance.framework.power.mutants import mutants_of
+from mdlri_conformance.conformance.framework.power.mutation_run import (
+    REPO, SIM, STATUSES, Sandbox, run_baseline, run_mutants)
 
 SUBSET = "test_lifecycle"
 

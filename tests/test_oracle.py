@@ -8,17 +8,18 @@ from pathlib import Path
 import pytest
 
 from mdlri_conformance.backends.contract import Err, TaskType
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Disable, Execute, GraphError, Launch, Memset, Record, SetBadType, SetKernel,
-    SetValue, Sync, Update, ValueWait, ValueWrite, Wait,
-)
+from mdlri_conformance.conformance.engine.graphs import (Case, GraphError, Launch, Memset, Record,
+                                                         ValueWait, ValueWrite, Wait)
 from mdlri_conformance.conformance.engine.observe import Observation
-from mdlri_conformance.conformance.engine.oracle import (
-    ModelState, OracleMemory, Program, State, UndefinedCase, expected,
-)
+from mdlri_conformance.conformance.engine.oracle import expected
 from mdlri_conformance.conformance.engine.oracle_listing import (
     SEQ_IDS_OK, SHORT_STREAMS, SHORT_TASKS,
 )
+from mdlri_conformance.conformance.engine.oracle_memory import OracleMemory
+from mdlri_conformance.conformance.engine.oracle_program import Program
+from mdlri_conformance.conformance.engine.oracle_state import ModelState, State, UndefinedCase
+from mdlri_conformance.conformance.engine.steps import (Disable, Execute, SetBadType, SetKernel,
+                                                        SetValue, Sync, Update)
 
 X = [1, 2, 3, 4, 5, 6, 7, 8]
 S = [-1] * 8
@@ -358,12 +359,14 @@ ENGINE = Path(__file__).resolve().parent.parent / "conformance" / "engine"
 def test_the_oracle_imports_only_the_case_model_the_contract_and_the_kernels() -> None:
     """The oracle shares no code with the simulator, the acl backend or the runner: a
     difference from a backend then means something."""
+    engine = "mdlri_conformance.conformance.engine."
+    case_model = ("graphs", "steps", "ordering", "validation")
     allowed = ("mdlri_conformance.backends.contract", "mdlri_conformance.kernel",
-               "mdlri_conformance.conformance.engine.graphs",
-               "mdlri_conformance.conformance.engine.observe",
-               "mdlri_conformance.conformance.engine.oracle_listing",
-               "mdlri_conformance.conformance.engine.case_facts")
-    for name in ("oracle.py", "oracle_listing.py", "case_facts.py"):
+               engine + "observe", engine + "oracle", engine + "case_facts",
+               *(engine + m for m in case_model))
+    names = sorted(p.name for p in ENGINE.glob("oracle*.py"))
+    assert len(names) > 1, names
+    for name in names + ["case_facts.py"] + [m + ".py" for m in case_model]:
         ours = {m for m in _imports(ENGINE / name) if m.startswith("mdlri_conformance")}
         assert all(m.startswith(allowed) or m == "mdlri_conformance.conformance.engine"
                    for m in ours), (name, sorted(ours))

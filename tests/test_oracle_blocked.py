@@ -6,12 +6,14 @@ from __future__ import annotations
 import pytest
 
 from mdlri_conformance.backends.contract import CaptureStatus, Err, StreamStatus, TaskType
-from mdlri_conformance.conformance.engine import case_facts, graphs
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Copy, Destroy, Disable, EndOnSide, Execute, GraphError, HostWrite, Launch, Query, Record,
-    SetKernel, Sync, Update, ValueWait, ValueWrite, Wait,
-)
-from mdlri_conformance.conformance.engine.oracle import UndefinedCase, expected
+from mdlri_conformance.conformance.engine import case_facts, graphs, validation
+from mdlri_conformance.conformance.engine.graphs import (Case, Copy, EndOnSide, GraphError,
+                                                         Launch, Record, ValueWait, ValueWrite,
+                                                         Wait)
+from mdlri_conformance.conformance.engine.oracle import expected
+from mdlri_conformance.conformance.engine.oracle_state import UndefinedCase
+from mdlri_conformance.conformance.engine.steps import (Destroy, Disable, Execute, HostWrite,
+                                                        Query, SetKernel, Sync, Update)
 
 X = [1, 2, 3, 4, 5, 6, 7, 8]
 S = [-1] * 8
@@ -76,11 +78,11 @@ def test_geq_wraparound_blocks_and_releases() -> None:
 
 def test_an_unreleasable_or_unbounded_block_is_rejected() -> None:
     with pytest.raises(GraphError, match="no host_write"):
-        graphs.check(gated([Execute(), Sync(100)]))
+        validation.check(gated([Execute(), Sync(100)]))
     with pytest.raises(UndefinedCase, match="sync\\(-1\\)"):
         expected(gated([Execute(), Sync(-1), HostWrite(0, 7), Sync()]))
     with pytest.raises(GraphError, match="written by a captured op"):
-        graphs.check(Case(streams=1, buffers=[list(S)], words=[0], events=0,
+        validation.check(Case(streams=1, buffers=[list(S)], words=[0], events=0,
                           ops=[ValueWrite(0, 0, 1)], plan=[HostWrite(0, 2)]))
 
 
@@ -89,9 +91,9 @@ def test_destroy_is_the_models_last_step_and_must_release() -> None:
     a host word; a store that leaves the execution blocked (Destroy would poll 10 s) or a
     Destroy of a blocked model with no store is outside what is drawn."""
     with pytest.raises(GraphError, match="last step"):
-        graphs.check(gated([Execute(), Destroy(0, 7), Execute()]))
+        validation.check(gated([Execute(), Destroy(0, 7), Execute()]))
     with pytest.raises(GraphError, match="after_ms 0"):
-        graphs.check(gated([Execute(), Destroy(0, 7, 0)]))
+        validation.check(gated([Execute(), Destroy(0, 7, 0)]))
     with pytest.raises(UndefinedCase, match="poll for 10 s"):
         expected(gated([Execute(), Destroy(0, 6)]))
     with pytest.raises(UndefinedCase, match="no release"):
@@ -115,7 +117,7 @@ def test_end_on_side_and_unjoined_capture() -> None:
     assert [o.value for o in expected(bad)] == [Err.RT_STREAM_UNJOINED, "NULL", [0, 0]]
     bad.plan = [Execute()]
     with pytest.raises(GraphError, match="no model"):
-        graphs.check(bad)
+        validation.check(bad)
 
 
 def test_emptied_stream_lists_one_nop() -> None:
@@ -150,5 +152,5 @@ def test_copy_is_a_default_task_that_moves_data() -> None:
     assert got[("step", 2, "rc")] == Err.RT_PARAM_INVALID
     assert got[("step", 3, "rc")] == [Err.RT_MODEL_EXECUTE]
     with pytest.raises(GraphError, match="distinct"):
-        graphs.check(Case(streams=1, buffers=[list(X)], words=[], events=0,
+        validation.check(Case(streams=1, buffers=[list(X)], words=[], events=0,
                           ops=[Copy(0, 0, 0)], plan=[]))

@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance.engine import graphs, oracle
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Copy, Disable, EndOnSide, Execute, GraphError, HostFill, Launch, PageableCopy, Record,
-    SetKernel, Sync, Update, ValueWait, ValueWrite, Wait,
-)
+from mdlri_conformance.conformance.engine import (graphs, oracle, oracle_program, oracle_state,
+                                                  validation)
+from mdlri_conformance.conformance.engine.graphs import (Case, Copy, EndOnSide, GraphError,
+                                                         Launch, PageableCopy, Record, ValueWait,
+                                                         ValueWrite, Wait)
 from mdlri_conformance.conformance.engine.observe import Observation, first_difference
+from mdlri_conformance.conformance.engine.steps import (Disable, Execute, HostFill, HostWrite,
+                                                        SetKernel, Sync, Update)
 
 CASES = Path(__file__).resolve().parent.parent / "conformance" / "cases"
 X = list(range(1, 9))
@@ -43,7 +45,7 @@ def test_kept_cases_load_and_write_back_unchanged(path: Path) -> None:
     a copy op's direction."""
     raw = json.loads(path.read_text())
     case = graphs.from_json(path.read_text())
-    graphs.check(case)
+    validation.check(case)
     out = case.to_dict()
     if "origins" not in raw:
         assert case.origins == [0] and "origins" not in out
@@ -60,7 +62,7 @@ def test_models_streams_and_json_round_trip() -> None:
                      Record(1, 0), Wait(2, 0), Copy(2, 1, 1, "d2h"), Record(2, 1), Wait(1, 1),
                      PageableCopy(0, 0, "h2d"), Copy(0, 0, 1, "h2d")],
                 plan=[Execute(1, 1), Sync(), HostFill(0, 5), Execute(1, 0), Sync()])
-    graphs.check(case)
+    validation.check(case)
     assert graphs.stream_models(case) == [0, 1, 1]
     assert graphs.model_streams(case, 1) == [1, 2]
     assert graphs.op_models(case) == [0, 1, 1, 1, 1, 1, 1, 0, 0]
@@ -89,7 +91,7 @@ def test_check_rejects_bad_multi_model_cases(streams: int, change, fragment: str
     case.streams, case.events = streams, 2
     change(case)
     with pytest.raises(GraphError, match=fragment):
-        graphs.check(case)
+        validation.check(case)
 
 
 def test_a_wait_may_not_rely_on_what_another_model_leaves() -> None:
@@ -99,21 +101,21 @@ def test_a_wait_may_not_rely_on_what_another_model_leaves() -> None:
     case = Case(streams=2, buffers=[X], words=[7], events=0, origins=[0, 1],
                 ops=[ValueWrite(0, 0, 9), ValueWait(1, 0, 7)], plan=[])
     with pytest.raises(GraphError, match="another model writes"):
-        graphs.check(case)
+        validation.check(case)
     case.ops = [ValueWrite(0, 0, 9), ValueWrite(1, 0, 7), ValueWait(1, 0, 7)]
-    graphs.check(case)
+    validation.check(case)
 
 
 def test_ops_of_different_models_never_race() -> None:
     """Two models writing one buffer are not a race (their executions queue on one stream);
     two unordered streams of one model are."""
-    graphs.check(two_models())
+    validation.check(two_models())
     racy = Case(streams=2, buffers=[X, S], words=[], events=1,
                 ops=[Record(0, 0), Wait(1, 0),
                      Launch(0, "fill", {"out": 1, "n": 8, "value": 1}),
                      Launch(1, "fill", {"out": 1, "n": 8, "value": 2})], plan=[])
     with pytest.raises(GraphError, match="unordered"):
-        graphs.check(racy)
+        validation.check(racy)
 
 
 @pytest.mark.parametrize("op, fragment", [
@@ -128,7 +130,7 @@ def test_check_rejects_bad_copies(op, fragment: str) -> None:
     case = Case(streams=2, buffers=[X, S], words=[], events=0, hosts=[X, S],
                 ops=[Launch(0, "fill", {"out": 1, "n": 8, "value": 1}), op], plan=[])
     with pytest.raises(GraphError, match=fragment):
-        graphs.check(case)
+        validation.check(case)
 
 
 def test_a_task_step_cannot_target_a_rejected_copy() -> None:
@@ -137,7 +139,7 @@ def test_a_task_step_cannot_target_a_rejected_copy() -> None:
                                                                   "value": 1})],
                 plan=[Disable(0), Update(), Execute(), Sync()])
     with pytest.raises(GraphError, match="issues no task"):
-        graphs.check(case)
+        validation.check(case)
 
 
 # -- the oracle --------------------------------------------------------------------------------
@@ -157,14 +159,14 @@ def test_a_wrong_memory_result_differs_from_the_oracle() -> None:
     case = two_models()
     exp = oracle.expected(case)
     # model 1 run on fresh buffers: accumulate onto the sentinel, not onto model 0's result
-    separate = oracle.Program(case, model=1)
+    separate = oracle_program.Program(case, model=1)
     separate.run()
     wrong = [Observation(o.phase, o.index, o.what, separate.memory.buffer(1))
              if o.key == ("sync", 2, "buffer 1") else o for o in exp]
     d = first_difference(exp, wrong)
     assert d is not None and d.expected.key == ("sync", 2, "buffer 1")
     # model 0's records run twice instead of model 0 then model 1
-    mixed = oracle.Program(case, model=0)
+    mixed = oracle_program.Program(case, model=0)
     mixed.run()
     mixed.run()
     assert mixed.memory.buffer(1) != buffer_after(exp, 2, 1)
@@ -225,9 +227,9 @@ def test_a_pageable_copy_is_rejected_and_moves_nothing() -> None:
 def test_a_host_refill_during_an_execution_is_undefined() -> None:
     case = Case(streams=1, buffers=[S], words=[0], events=0, hosts=[X],
                 ops=[ValueWait(0, 0, 1), Copy(0, 0, 0, "h2d")],
-                plan=[Execute(), HostFill(0, 3), graphs.HostWrite(0, 1), Sync()])
-    graphs.check(case)
-    with pytest.raises(oracle.UndefinedCase, match="races"):
+                plan=[Execute(), HostFill(0, 3), HostWrite(0, 1), Sync()])
+    validation.check(case)
+    with pytest.raises(oracle_state.UndefinedCase, match="races"):
         oracle.expected(case)
 
 
@@ -239,7 +241,7 @@ def test_a_blocked_model_holds_back_the_other_models_executions() -> None:
                      Launch(1, "accumulate", {"acc": 1, "x": 0, "n": 8})],
                 plan=[Execute(1, 0), Execute(1, 1), Sync(30),
                       SetKernel(2, {"acc": 1, "x": 0, "n": 8}),
-                      graphs.HostWrite(0, 1), Sync()])
+                      HostWrite(0, 1), Sync()])
     obs = oracle.expected(case)
     steps = [o.value for o in obs if o.phase == "step" and o.what == "rc"]
     assert steps == [[0], [0], 507046, 107040, 0, 0]

@@ -4,7 +4,8 @@ Unit tests run each probe against the simulator (everything shown) and against p
 runtimes lacking one thing each (tests.partial_runtime); the end-to-end test runs the whole
 conformance suite on the stub-like partial runtime (no data movement, no kernel execution,
 no blocking, update family 207000) and requires that nothing is FAIL, ERROR or CHANGED where
-the runtime is right: what it cannot show is UNSUPPORTED, with the probe's finding.
+the runtime is right: what it cannot show is UNSUPPORTED, with the probe's finding. The
+harness, the runner and the scenarios on the partial runtimes are tests/test_probes_partial.py.
 """
 
 from __future__ import annotations
@@ -14,47 +15,24 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
 
 import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.backends.contract import (
-    ALL_CAPS, EXTENDED_CAPS, NOT_SUPPORTED_CODES, PROBED_CAPS, Cap, Err,
+    ALL_CAPS, EXTENDED_CAPS, PROBED_CAPS, Cap, Err,
 )
-from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.engine import oracle, runner
-from mdlri_conformance.conformance.engine.graphs import Case, Execute, Launch, SetKernel, Sync, Update
-from mdlri_conformance.conformance.engine.machine import run
-from mdlri_conformance.conformance.framework import outcomes, probe, probe_checks, probe_session, summary
-from mdlri_conformance.conformance.harness import Dev
-from mdlri_conformance.conformance.scenarios import fallback
+from mdlri_conformance.conformance.framework import probe, probe_checks, probe_session
+from mdlri_conformance.conformance.framework.verdicts import summary
 from tests import partial_runtime as pr
 from tests.fakes import NullBackend
+from tests.probe_helpers import closing, live, run_probes  # noqa: F401 (closing: a fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "conformance" / "specs"
 
-
-def _run_probes(backend: Any) -> probe_session.ProbeReport:
-    report = probe.run_probes(backend)
-    probe.apply(backend, report)
-    return report
-
-
-@pytest.fixture
-def closing() -> Iterator[list[Any]]:
-    made: list[Any] = []
-    yield made
-    for b in made:
-        probe.forget(b)
-        b.close()
-
-
-def _live(b: Any) -> tuple[int, int, int, int]:
-    c = b.live_counts()
-    return c.models, c.streams, c.events, c.allocations
 
 
 # ---------------------------------------------------------------------------------------------
@@ -73,8 +51,8 @@ def test_every_probed_capability_has_one_probe() -> None:
 def test_the_simulator_shows_everything_and_keeps_nothing(closing: list[Any]) -> None:
     b = sim.create()
     closing.append(b)
-    before = _live(b)
-    report = _run_probes(b)
+    before = live(b)
+    report = run_probes(b)
     assert report.effective == report.declared >= ALL_CAPS | EXTENDED_CAPS
     assert report.removed == [] and report.failures == []
     probes = {p.cap.value for p in probe_checks.PROBES}
@@ -82,7 +60,7 @@ def test_the_simulator_shows_everything_and_keeps_nothing(closing: list[Any]) ->
     assert all(f.verdict == "present" for f in report.findings if f.cap in probes)
     assert set(report.timings) == {"first_execution_s", "second_execution_s"}
     assert report.timings["first_execution_s"] < 1.0
-    assert _live(b) == before == (0, 0, 0, 0)
+    assert live(b) == before == (0, 0, 0, 0)
     assert b.capabilities == report.effective
     assert report.seconds < 5
 
@@ -94,12 +72,12 @@ def test_the_emulator_shows_everything_and_keeps_nothing(closing: list[Any]) -> 
     from mdlri_conformance.backends.acl import create
     b = create("emulator")
     closing.append(b)
-    before = _live(b)
-    report = _run_probes(b)
+    before = live(b)
+    report = run_probes(b)
     assert report.removed == [], [f.line() for f in report.removed]
     assert report.effective == report.declared
     assert PROBED_CAPS | {Cap.NEVER_TIMEOUT} <= report.effective
-    assert _live(b) == before
+    assert live(b) == before
     assert report.seconds < 5
 
 
@@ -117,18 +95,18 @@ def test_a_runtime_lacking_one_thing_loses_exactly_that(closing: list[Any], fact
                                                          fragment: str) -> None:
     b = factory()
     closing.append(b)
-    report = _run_probes(b)
+    report = run_probes(b)
     assert report.declared - report.effective == removed
     assert any(fragment in f.reason for f in report.removed), report.removed
     for cap in removed:
         assert probe.reason(b, cap).startswith("probe: ")
-    assert _live(b) == (0, 0, 0, 0)  # every probe cleans up, also the failing ones
+    assert live(b) == (0, 0, 0, 0)  # every probe cleans up, also the failing ones
 
 
 def test_kernel_execution_without_data_movement_says_why(closing: list[Any]) -> None:
     b = pr.create_no_data()
     closing.append(b)
-    _run_probes(b)
+    run_probes(b)
     assert "not measurable, data does not move" in probe.reason(b, Cap.KERNEL_EXEC)
     assert "data does not move" in probe.reason(b, Cap.BLOCKING_WAIT)
 
@@ -149,7 +127,7 @@ class _Answers207019(sim.SimBackend):
 def test_207019_removes_its_family(closing: list[Any]) -> None:
     b = _Answers207019()
     closing.append(b)
-    report = _run_probes(b)
+    report = run_probes(b)
     assert report.declared - report.effective == {Cap.SET_PARAMS}
     assert "207019" in probe.reason(b, Cap.SET_PARAMS)
     assert report.failures == []
@@ -161,7 +139,7 @@ def test_a_promised_capability_taken_away_fails_the_gate(closing: list[Any]) -> 
     gate fails with the probe's evidence, never UNSUPPORTED."""
     b = _Answers207019(promise=True)
     closing.append(b)
-    report = _run_probes(b)
+    report = run_probes(b)
     assert report.effective == report.declared
     assert [f.cap for f in report.failures] == [Cap.SET_PARAMS.value]
     assert report.failures[0].reason == ("probe: aclmdlRITaskSetParams answered 207019 "
@@ -181,15 +159,13 @@ def test_a_wrong_sync_code_fails_the_blocking_probe_not_the_capability(
     other capability stay, so the timeout specs run and judge it; the report fails."""
     b = sim.create(faults=["stream-sync-timeout-code"])
     closing.append(b)
-    report = _run_probes(b)
+    report = run_probes(b)
     assert report.effective == report.declared
     assert [(f.cap, f.verdict) for f in report.failures] == [(Cap.BLOCKING_WAIT.value, "wrong")]
     assert "returned 507047 (RT_EVENT_SYNC_TIMEOUT), expected 507046" in \
         report.failures[0].reason
     assert report.to_dict()["failures"] == {"blocking_wait": report.failures[0].reason}
-    assert _live(b) == (0, 0, 0, 0)
-
-
+    assert live(b) == (0, 0, 0, 0)
 
 
 @pytest.mark.parametrize("rc, verdict", [
@@ -214,7 +190,7 @@ def test_the_blocking_probe_tells_absent_from_wrong(closing: list[Any], rc: int,
     b = Answers(set())
     closing.append(b)
     b.promised_capabilities = frozenset()  # a runtime promising nothing: absent is not a bug
-    report = _run_probes(b)
+    report = run_probes(b)
     found = next(f for f in report.findings if f.cap == Cap.BLOCKING_WAIT.value)
     assert found.verdict == verdict, found
     assert (Cap.BLOCKING_WAIT in report.effective) is (verdict == "wrong")
@@ -236,7 +212,7 @@ def test_a_wrong_answer_of_a_family_or_a_setup_call_fails(closing: list[Any]) ->
 
     b = Wrong(set())
     closing.append(b)
-    report = _run_probes(b)
+    report = run_probes(b)
     wrong = {f.cap: f.reason for f in report.failures}
     assert wrong[Cap.LABELS.value] == ("probe: aclrtCreateLabel returned 107000 "
                                        "(RT_PARAM_INVALID), expected 0 (SUCCESS)")
@@ -254,7 +230,7 @@ def test_bytes_that_moved_wrong_are_a_wrong_answer(closing: list[Any]) -> None:
 
     b = Garbles(set())
     closing.append(b)
-    report = _run_probes(b)
+    report = run_probes(b)
     assert [f.cap for f in report.failures][:1] == [Cap.DATA_MOVEMENT.value]
     assert "memcpy H2D then D2H returned [254, 2, 3" in report.failures[0].reason
 
@@ -265,7 +241,7 @@ def test_pageable_memory_that_cannot_be_detected_is_absent(closing: list[Any]) -
     pageable memory undetectable; the specs of the refusal are UNSUPPORTED with that reason."""
     b = pr.create_no_pageable()
     closing.append(b)
-    report = _run_probes(b)
+    report = run_probes(b)
     assert report.declared - report.effective == {Cap.PAGEABLE_DETECTION}
     assert probe.reason(b, Cap.PAGEABLE_DETECTION) == (
         "probe: pageable memory cannot be detected: aclrtPointerGetAttributes reports a "
@@ -276,7 +252,7 @@ def test_pageable_memory_that_cannot_be_detected_is_absent(closing: list[Any]) -
 def test_the_first_execution_is_measured(closing: list[Any]) -> None:
     b = pr.create_slow_first_exec()
     closing.append(b)
-    report = _run_probes(b)
+    report = run_probes(b)
     assert 1.0 <= report.timings["first_execution_s"] < 3.0
     assert report.timings["second_execution_s"] < 0.5
     lines = summary.probe_lines(summary.probe_summary({"main": report.to_dict()}))
@@ -287,7 +263,7 @@ def test_a_probe_needing_an_undeclared_capability_is_not_measured(closing: list[
     b = sim.create()
     closing.append(b)
     b.capabilities = frozenset(b.capabilities - {Cap.CAPTURE})
-    report = _run_probes(b)
+    report = run_probes(b)
     # behaviour probes must show their capability; family probes keep it when unmeasured
     assert Cap.BLOCKING_WAIT not in report.effective
     assert "not measurable without capture" in probe.reason(b, Cap.BLOCKING_WAIT)
@@ -298,167 +274,11 @@ def test_a_probe_needing_an_undeclared_capability_is_not_measured(closing: list[
 def test_a_backend_that_breaks_the_probes_loses_only_what_they_measure() -> None:
     """A harness error is not a runtime's answer: UNKNOWN, never a gate failure."""
     b = NullBackend()  # answers 0 where a tuple is due: every probe hits a harness error
-    report = _run_probes(b)
+    report = run_probes(b)
     assert report.declared - report.effective == PROBED_CAPS
     assert report.reason(Cap.DATA_MOVEMENT).startswith("probe error: TypeError")
     assert report.reason(Cap.BLOCKING_WAIT).startswith("probe error: TypeError")
     assert report.failures == []
-
-
-# ---------------------------------------------------------------------------------------------
-# the harness, the runner and the scenarios on a partial runtime
-
-
-def test_readbacks_are_unsupported_without_data_movement(closing: list[Any]) -> None:
-    b = pr.create_no_data()
-    closing.append(b)
-    _run_probes(b)
-    d = Dev(b)
-    try:
-        buf = d.buffer([1, 2, 3])
-        word = d.buffer64(7)
-        with pytest.raises(outcomes.Unsupported, match="needs data movement: probe: memcpy"):
-            d.read(buf)
-        with pytest.raises(outcomes.Unsupported, match="needs data movement"):
-            d.read64(word)
-        with pytest.raises(outcomes.Unsupported, match="needs data movement"):
-            d.read_bytes(buf.addr, 4)
-    finally:
-        d.close()
-
-
-def test_readbacks_after_a_kernel_need_kernel_execution(closing: list[Any]) -> None:
-    b = pr.create_no_kernels()
-    closing.append(b)
-    _run_probes(b)
-    d = Dev(b)
-    try:
-        buf = d.buffer([1, 2, 3])
-        assert d.read(buf).tolist() == [1, 2, 3]  # no kernel used: data moves, judged
-        d.func("fallback_main")
-        with pytest.raises(outcomes.Unsupported, match="after a kernel launch needs kernel "
-                                                     "execution: probe: kernel fallback_main"):
-            d.read(buf)
-    finally:
-        d.close()
-
-
-def _seed_case() -> Case:
-    x, sent = list(range(1, 9)), [-1] * 8
-    return Case(streams=1, buffers=[x, sent, sent, list(range(21, 29))], words=[], events=0,
-                ops=[Launch(0, "fallback_main", {"input": 0, "output": 1}),
-                     Launch(0, "fallback_postprocess", {"input": 1, "output": 2})],
-                plan=[Execute(1), Sync(5000), SetKernel(0, {"input": 3, "output": 1}),
-                      Update(), Execute(1), Sync(5000)], name="seed")
-
-
-def test_runner_lists_by_order_and_type_when_get_params_is_missing(closing: list[Any]) -> None:
-    b = pr.create(gaps={"data", "update"})
-    closing.append(b)
-    _run_probes(b)
-    case = _seed_case()
-    obs = runner.replay(b, case)
-    exp = oracle.expected(case)
-    listing = [o for o in obs if o.phase == "listing" and o.index == -1]
-    assert listing == [o for o in exp if o.phase == "listing" and o.index == -1]
-    assert obs.unsupported == "aclmdlRITaskSetParams returned 207000 (RT_FEATURE_NOT_SUPPORT)"
-    div = runner.compare(case, b.name, exp, obs, keep=runner.judgeable(b.capabilities, case))
-    assert div is not None and div.unsupported.startswith("aclmdlRITaskSetParams")
-    # the buffers are not judged without data movement; the return codes are
-    kept = [o for o in obs if runner.judgeable(b.capabilities, case)(o)]
-    assert not any(o.phase == "sync" for o in kept)
-    assert any(o.phase == "step" for o in kept)
-
-
-def test_runner_matches_kernels_by_name_without_data_movement(closing: list[Any]) -> None:
-    b = pr.create_no_data()
-    closing.append(b)
-    _run_probes(b)
-    case = _seed_case()
-    obs = runner.replay(b, case)
-    keep = runner.judgeable(b.capabilities, case)
-    assert obs.unsupported_at is None
-    assert runner.compare(case, b.name, oracle.expected(case), obs, keep=keep) is None
-
-
-class _ExecuteRefused(pr.PartialSim):
-    """The stub-like runtime with a real bug besides: ExecuteAsync of a READY model 107000."""
-
-    def execute_async(self, model: Any, stream: Any) -> int:
-        return int(Err.RT_PARAM_INVALID)
-
-
-def test_runner_still_fails_a_control_plane_divergence(closing: list[Any]) -> None:
-    """A wrong return code before the first 207000 is a divergence, not UNSUPPORTED."""
-    b = _ExecuteRefused({"data", "kernels", "update"})
-    closing.append(b)
-    _run_probes(b)
-    case = _seed_case()
-    obs = runner.replay(b, case)
-    div = runner.compare(case, b.name, oracle.expected(case), obs,
-                         keep=runner.judgeable(b.capabilities, case))
-    assert div is not None and not div.unsupported
-    assert div.difference.expected.key == ("step", 0, "rc")
-    assert (div.difference.expected.value, div.difference.observed.value) == (
-        [Err.SUCCESS], [Err.RT_PARAM_INVALID])
-
-
-def test_a_207000_inside_a_scenario_is_unsupported(closing: list[Any]) -> None:
-    b = pr.create_no_update()
-    closing.append(b)
-    lines: list[str] = []
-    with pytest.raises(outcomes.Unsupported, match="aclmdlRITaskGetParams returned error code "
-                                                 "207000"):
-        fallback.run_fallback(b, lines.append)
-    assert lines[-1] == "[ERROR]  Run the 0_model_task_fallback sample failed."
-    assert _live(b) == (0, 0, 0, 0)
-
-
-def test_not_supported_codes_are_unsupported_in_every_check() -> None:
-    for code in NOT_SUPPORTED_CODES:
-        with pytest.raises(outcomes.Unsupported):
-            expect.ok(code, "call")
-        with pytest.raises(outcomes.Unsupported):
-            expect.rc(code, (Err.SUCCESS, Err.RT_PARAM_INVALID), "call")
-        expect.rc(code, code, "call")  # expected: an ordinary check
-    assert not expect.not_supported([207000])
-
-
-@pytest.fixture
-def no_shrinking() -> Iterator[None]:
-    """Hypothesis without the shrink phase (a failure is reported as found: fast)."""
-    from hypothesis import Phase, settings
-    previous = settings.get_current_profile_name()
-    settings.register_profile("mdlri-probe-tests", parent=settings.get_profile(previous),
-                              phases=[Phase.explicit, Phase.reuse, Phase.generate],
-                              max_examples=30, database=None, derandomize=True)
-    settings.load_profile("mdlri-probe-tests")
-    yield
-    settings.load_profile(previous)
-
-
-def test_unsupported_steps_alone_make_the_state_machine_unsupported(
-        closing: list[Any], no_shrinking: None) -> None:
-    """SetParams answering 207019 (not caught by probing): the machine goes on without it
-    and reports UNSUPPORTED, not ERROR (row 13 of the real-runtime findings)."""
-    from mdlri_conformance.conformance.specs import test_stateful as machine
-    b = pr.create_no_update_op()
-    closing.append(b)
-    with pytest.raises(outcomes.Unsupported, match="207019"):
-        machine._run(machine.Machine, b, 0)
-
-
-def test_a_real_failure_beside_unsupported_steps_still_fails(
-        closing: list[Any], no_shrinking: None) -> None:
-    """The same runtime with a real bug (a disabled task still runs, DIS-01) is FAIL."""
-    from mdlri_conformance.conformance.specs import test_stateful as machine
-    b = pr.create_no_update_op_running_disabled_tasks()
-    closing.append(b)
-    machine.Machine.backend = b
-    with pytest.raises(outcomes.ConformanceFailure, match="after sync"):
-        # one batch with all the profile's examples, and programs long enough to reach
-        # Disable, a refused Update, Execute and Sync in one example
-        run(machine.Machine, 50, 0, 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -589,7 +409,7 @@ def _probe_block(**failures: str) -> dict[str, Any]:
 
 
 def test_a_probe_failure_fails_the_verdict_even_when_every_row_passes() -> None:
-    from mdlri_conformance.conformance.framework import verdict
+    from mdlri_conformance.conformance.framework.verdicts import verdict
     rows = [{"nodeid": "a", "outcome": "PASS", "area": "x", "clauses": []}]
     done = verdict.completeness(rows, ["a"], "complete")
     assert verdict.decide(rows, done, 0, []).name == verdict.PASS
@@ -625,14 +445,14 @@ def test_the_budget_follows_the_measured_first_execution() -> None:
                                      "first execution")
     fast = sim.create()
     try:
-        _run_probes(fast)
+        run_probes(fast)
         assert exec_budget.budget_for(fast, 60.0) is None  # milliseconds: nothing to size
     finally:
         probe.forget(fast)
         fast.close()
     slow = pr.create_slow_first_exec()
     try:
-        _run_probes(slow)
+        run_probes(slow)
         got = exec_budget.budget_for(slow, 60.0)
         assert got is not None and 0.9 < got.per_stream_s < 1.5 and got.seconds == 24.0
         assert exec_budget.budget_for(slow, 0) is None  # the watchdog off: no TIMEOUT to avoid

@@ -99,7 +99,8 @@ def test_reasoned_and_cited_reports_the_overlap() -> None:
 
 
 def test_summary_counts_reasoned_ids_apart_from_the_gap() -> None:
-    from mdlri_conformance.conformance.framework.summary import build_summary, format_table
+    from mdlri_conformance.conformance.framework.verdicts.summary import (
+        build_summary, format_table)
     reasons = registry.untestable()
     reasoned_id = next(iter(reasons))
     cited = {"CAP-01", reasoned_id}

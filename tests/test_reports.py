@@ -102,8 +102,8 @@ def test_truncated_last_line_is_skipped_but_corruption_elsewhere_is_an_error(tmp
 def test_side_effects_reach_summary_md_and_index_html(tmp_path: Path) -> None:
     """Leaks and process-global state changes (reported, not gated) are shown in the
     Markdown and HTML summaries, and "not checked" aspects are named with their reason."""
-    from mdlri_conformance.conformance.framework.summary import build_summary
-    from mdlri_conformance.conformance.framework.artefacts import write_all
+    from mdlri_conformance.conformance.framework.verdicts.summary import build_summary
+    from mdlri_conformance.conformance.framework.verdicts.artefacts import write_all
     state_row = {"nodeid": "specs/test_x.py::test_leaves", "outcome": "PASS", "area": "x",
                  "clauses": [], "state": {
                      "changed": {"exchange_mode": {"before": "GLOBAL", "after": "RELAXED"}},
@@ -133,8 +133,8 @@ def _row(name: str, outcome: str, clauses: tuple[str, ...] = (), **extra: object
 
 def _pages(tmp_path: Path, rows: list[dict], **kw: object) -> tuple[dict, str, str]:
     """build_summary + write_all; returns the summary, summary.md and index.html."""
-    from mdlri_conformance.conformance.framework.summary import build_summary
-    from mdlri_conformance.conformance.framework.artefacts import write_all
+    from mdlri_conformance.conformance.framework.verdicts.summary import build_summary
+    from mdlri_conformance.conformance.framework.verdicts.artefacts import write_all
     summary = build_summary(rows, {c for r in rows for c in r["clauses"]}, "sim", **kw)
     write_all(tmp_path, rows, summary)
     return (summary, (tmp_path / "summary.md").read_text(),
@@ -250,8 +250,8 @@ def test_clauses_verified_beside_cited(tmp_path: Path) -> None:
 
 
 def test_probe_findings_on_both_pages(tmp_path: Path) -> None:
-    from mdlri_conformance.conformance.framework.summary import build_summary
-    from mdlri_conformance.conformance.framework.artefacts import write_all
+    from mdlri_conformance.conformance.framework.verdicts.summary import build_summary
+    from mdlri_conformance.conformance.framework.verdicts.artefacts import write_all
     rows = [_row("test_a", "PASS")]
     summary = build_summary(rows, [], "sim")
     finding = {"cap": "data_movement", "probe": "memcpy", "verdict": "absent",
@@ -279,7 +279,7 @@ def test_probe_findings_on_both_pages(tmp_path: Path) -> None:
 def test_probe_lines_word_each_removed_capability() -> None:
     """The findings once per run when every process agrees, per process otherwise, cut at 240
     characters (the console, summary.md and index.html all use conformance.summary.probe_lines)."""
-    from mdlri_conformance.conformance.framework.summary import probe_lines
+    from mdlri_conformance.conformance.framework.verdicts.summary import probe_lines
     assert probe_lines(None) == []
     uniform = probe_lines({"processes": ["main"], "uniform": True, "seconds": {"main": 0.1},
                            "removed": {"update": "probe: 207000"}})
@@ -293,8 +293,8 @@ def test_probe_lines_word_each_removed_capability() -> None:
 
 
 def test_an_older_summary_without_the_new_keys_still_renders(tmp_path: Path) -> None:
-    from mdlri_conformance.conformance.framework.summary import build_summary
-    from mdlri_conformance.conformance.framework.artefacts import write_all
+    from mdlri_conformance.conformance.framework.verdicts.summary import build_summary
+    from mdlri_conformance.conformance.framework.verdicts.artefacts import write_all
     rows = [_row("test_a", "PASS")]
     summary = build_summary(rows, [], "sim")
     for key in ("verdict", "unsupported", "leaks", "completeness", "state"):
@@ -404,9 +404,9 @@ def test_every_clause_id_links_to_its_entry_in_clauses_html(tmp_path: Path) -> N
 
 
 def test_an_empty_results_file_names_no_empty_backend(tmp_path: Path) -> None:
-    from mdlri_conformance.conformance.framework.summary import (build_summary,
-                                                                 verdict_line)
-    from mdlri_conformance.conformance.framework.artefacts import write_all
+    from mdlri_conformance.conformance.framework.verdicts.summary import (
+        build_summary, verdict_line)
+    from mdlri_conformance.conformance.framework.verdicts.artefacts import write_all
     summary = build_summary([], [], "")
     write_all(tmp_path, [], summary)
     assert verdict_line(summary).startswith("gate: NOTHING TESTED (backend not recorded): ")

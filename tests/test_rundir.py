@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance.framework import rundir, verdict
-from mdlri_conformance.conformance.framework.summary import build_summary
+from mdlri_conformance.conformance.framework import rundir
+from mdlri_conformance.conformance.framework.verdicts import verdict
+from mdlri_conformance.conformance.framework.verdicts.summary import build_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from mdlri_conformance.conformance.engine import graphs, oracle, oracle_listing, runner, signature
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Disable, Execute, Launch, Memset, Record, SetKernel, Sync, Update, Wait,
-)
+from mdlri_conformance.conformance.engine import (divergence, graphs, oracle, oracle_listing,
+                                                  runner, signature, validation)
+from mdlri_conformance.conformance.engine.graphs import Case, Launch, Memset, Record, Wait
 from mdlri_conformance.conformance.engine.observe import Observation, first_difference
+from mdlri_conformance.conformance.engine.steps import Disable, Execute, SetKernel, Sync, Update
 
 CASES = Path(__file__).resolve().parent.parent / "conformance" / "cases"
 SENT = [-1] * 8
@@ -82,7 +82,7 @@ def test_memset_on_a_side_stream_twin_is_mapped(sim_backend: Any) -> None:
                      Record(1, 1), Wait(0, 1), Record(0, 2), Wait(2, 2), Memset(2, 0, 0),
                      Record(2, 3), Wait(0, 3)],
                 plan=[Disable(7), Execute(1), Sync(5000)])
-    graphs.check(case)
+    validation.check(case)
     obs = runner.replay(sim_backend, case)
     assert [o.value for o in obs if o.phase == "step"] == [107000, [507011], 0]
     assert first_difference(oracle.expected(case), obs) is None
@@ -108,7 +108,7 @@ def test_capture_failure_observations(sim_backend: Any) -> None:
 @pytest.mark.parametrize("path", sorted(CASES.glob("*.json")), ids=lambda p: p.stem)
 def test_kept_cases_conform_on_the_simulator(sim_backend: Any, path: Path) -> None:
     case = graphs.from_json(path.read_text())
-    graphs.check(case)
+    validation.check(case)
     assert first_difference(oracle.expected(case), runner.replay(sim_backend, case)) is None
 
 
@@ -118,9 +118,9 @@ def test_divergence_message_writes_the_case(tmp_path: Path) -> None:
     obs = list(exp)
     at = [o.key for o in exp].index(("sync", 1, "buffer 0"))
     obs[at] = Observation("sync", 1, "buffer 0", [0] * 8)
-    div = runner.compare(case, "sim", exp, obs)
+    div = divergence.compare(case, "sim", exp, obs)
     assert div is not None
-    msg = runner.divergence_message(div, tmp_path)
+    msg = divergence.divergence_message(div, tmp_path)
     lines = msg.splitlines()
     assert f"observation {at}: sync[1] buffer 0" in lines[0]
     assert lines[1].startswith("  expected: sync[1] buffer 0 = [1, 2")
@@ -128,7 +128,7 @@ def test_divergence_message_writes_the_case(tmp_path: Path) -> None:
     assert f"mdlri-conformance replay {div.path} --backend sim" in lines[-1]
     assert div.path is not None and div.path.parent == tmp_path / "cases"
     assert graphs.from_json(div.path.read_text()) == case
-    assert runner.compare(case, "sim", exp, exp) is None
+    assert divergence.compare(case, "sim", exp, exp) is None
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

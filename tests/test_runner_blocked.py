@@ -8,12 +8,13 @@ import time
 from typing import Any
 
 import mdlri_conformance.backends.sim as sim
-from mdlri_conformance.conformance.engine import deadline, graphs, oracle, runner
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Destroy, EndOnSide, Execute, HostWrite, Launch, OutsideWait, Query, Record, SetKernel,
-    StrayWait, Sync, Update, ValueWait, Wait,
-)
+from mdlri_conformance.conformance.engine import (deadline, graphs, oracle, runner, runner_plan,
+                                                  validation)
+from mdlri_conformance.conformance.engine.graphs import (Case, EndOnSide, Launch, OutsideWait,
+                                                         Record, StrayWait, ValueWait, Wait)
 from mdlri_conformance.conformance.engine.observe import first_difference
+from mdlri_conformance.conformance.engine.steps import (Destroy, Execute, HostWrite, Query,
+                                                        SetKernel, Sync, Update)
 
 from .runner_helpers import Wrapped
 
@@ -42,7 +43,7 @@ def test_a_sync_that_never_returns_is_observed_and_released() -> None:
         case = gated([Execute(), Sync(40), HostWrite(0, 7), Sync(5000)])
         t0 = time.monotonic()
         obs = runner.replay(b, case)
-        assert time.monotonic() - t0 < 40 / 1000 + runner.DEADLINE_SLACK_S + 3
+        assert time.monotonic() - t0 < 40 / 1000 + runner_plan.DEADLINE_SLACK_S + 3
         assert obs[-1].value == deadline.DID_NOT_RETURN  # the plan ended there
         # cleanup released the wait: the backend still replays a case that blocks nothing
         free = gated([HostWrite(0, 7), Execute(), Sync(5000)])
@@ -133,7 +134,7 @@ def test_stray_wait_answers_0_and_captures_nothing() -> None:
                      StrayWait(1, 1), Launch(1, "fill", {"out": 0, "n": 8, "value": 3}),
                      Record(1, 1), Wait(0, 1)],
                 plan=[Execute(), Sync()])
-    graphs.check(case)
+    validation.check(case)
     exp = oracle.expected(case)
     assert [o.value for o in exp if o.what in ("ops[0] rc", "ops[1] rc", "ops[4] rc")] == \
         [0, 0, 0]
@@ -154,7 +155,7 @@ def test_a_stray_wait_after_a_record_is_refused_by_check() -> None:
     case = Case(streams=1, buffers=[[-1] * 8], words=[], events=1,
                 ops=[Record(0, 0), StrayWait(0, 0)], plan=[])
     try:
-        graphs.check(case)
+        validation.check(case)
     except graphs.GraphError as exc:
         assert "stray wait on event 0" in str(exc)
     else:

@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 
 import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.backends.contract import Err
-from mdlri_conformance.conformance.engine import graphs, oracle, runner
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Cond, Disable, Execute, GraphError, Launch, SetCond, SetKernel, Sync,
-)
+from mdlri_conformance.conformance.engine import (divergence, graphs, oracle, oracle_state,
+                                                  runner, validation)
+from mdlri_conformance.conformance.engine.graphs import Case, Cond, GraphError, Launch
 from mdlri_conformance.conformance.engine.observe import first_difference
+from mdlri_conformance.conformance.engine.steps import Disable, Execute, SetCond, SetKernel, Sync
 from mdlri_conformance.conformance.engine.strategies_cond import cond_cases
 
 from .runner_helpers import Wrapped, conforms_on_a_fresh_sim
@@ -76,7 +76,7 @@ class IgnoresCondWrites(Wrapped):
 
 def test_cond_cases_round_trip() -> None:
     case = cond_case()
-    graphs.check(case)
+    validation.check(case)
     again = graphs.from_json(case.to_json())
     assert again.ops == case.ops and again.plan == case.plan
     assert again.to_dict() == case.to_dict()
@@ -92,7 +92,7 @@ def test_cond_cases_round_trip() -> None:
 def test_check_keeps_cond_tasks_defined(op: Cond, message: str) -> None:
     case = Case(streams=1, buffers=[X, S], words=[], events=0, ops=[fill(0, 1), op], plan=[])
     with pytest.raises(GraphError, match=message):
-        graphs.check(case)
+        validation.check(case)
 
 
 @pytest.mark.parametrize("step, message", [
@@ -104,13 +104,13 @@ def test_check_keeps_cond_plans_defined(step: Any, message: str) -> None:
     case = cond_case("switch", ())
     case.plan.append(step)
     with pytest.raises(GraphError, match=message):
-        graphs.check(case)
+        validation.check(case)
 
 
 def test_a_condition_write_racing_an_execution_is_not_defined() -> None:
     case = cond_case()
     case.plan = [Execute(), SetCond(1, 1), Sync()]
-    with pytest.raises(oracle.UndefinedCase, match="may still run"):
+    with pytest.raises(oracle_state.UndefinedCase, match="may still run"):
         oracle.expected(case)
 
 
@@ -134,7 +134,7 @@ def test_the_branch_follows_the_condition(sim_backend: Any, ctype: str,
 ])
 def test_planted_bugs_are_caught(sim_backend: Any, wrapper: Any, key: Any) -> None:
     case = cond_case()
-    div = runner.compare(case, "sim", oracle.expected(case),
+    div = divergence.compare(case, "sim", oracle.expected(case),
                          runner.replay(wrapper(sim_backend), case))
     assert div is not None and not div.unsupported
     assert div.difference.expected.key == key
@@ -146,7 +146,7 @@ def test_an_out_of_range_switch_running_its_last_branch_is_caught() -> None:
     case = cond_case("switch", (3,))
     b = sim.create(faults=["switch-out-of-range-runs-last"])
     try:
-        div = runner.compare(case, "sim", oracle.expected(case), runner.replay(b, case))
+        div = divergence.compare(case, "sim", oracle.expected(case), runner.replay(b, case))
     finally:
         b.close()
     assert div is not None and div.difference.expected.key == ("sync", 4, "buffer 1")

@@ -1,5 +1,5 @@
 """Task groups and their updates, and built models, in the generated tier: the case language
-(JSON round trip, old cases unchanged, :func:`graphs.check` keeps cases inside TG-*/BLD-*
+(JSON round trip, old cases unchanged, :func:`validation.check` keeps cases inside TG-*/BLD-*
 defined behaviour), the oracle against the simulator, and planted bugs caught as divergences
 (a runtime that ignores a task-group update, one that replaces the group's tasks in the wrong
 order, one that runs a built model's tasks when they are issued)."""
@@ -12,12 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from mdlri_conformance.backends.contract import Err
-from mdlri_conformance.conformance.engine import graphs, oracle, runner
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Disable, Execute, ExecuteBuilt, GraphError, GroupBegin, GroupEnd, GroupUpdate, Launch,
-    Memset, SetKernel, Sync, Update,
-)
+from mdlri_conformance.conformance.engine import (divergence, graphs, oracle, oracle_state,
+                                                  runner, validation)
+from mdlri_conformance.conformance.engine.graphs import (Case, GraphError, GroupBegin, GroupEnd,
+                                                         Launch, Memset)
 from mdlri_conformance.conformance.engine.observe import first_difference
+from mdlri_conformance.conformance.engine.steps import (Disable, Execute, ExecuteBuilt,
+                                                        GroupUpdate, SetKernel, Sync, Update)
 from mdlri_conformance.conformance.engine.strategies_groups import built_cases, group_cases
 
 from .runner_helpers import Wrapped, conforms_on_a_fresh_sim
@@ -169,7 +170,7 @@ class RunsBuildEagerly(Wrapped):
 
 def test_group_and_build_cases_round_trip() -> None:
     for case in (group_case(), built_case()):
-        graphs.check(case)
+        validation.check(case)
         again = graphs.from_json(case.to_json())
         assert again.to_dict() == case.to_dict()
         assert again.ops == case.ops and again.plan == case.plan and again.builds == case.builds
@@ -184,7 +185,7 @@ def test_a_case_without_groups_or_builds_reads_as_before() -> None:
 def test_groups_are_numbered_by_their_end() -> None:
     case = group_case()
     case.ops += [GroupBegin(0), fill(2, 1), GroupEnd(0)]
-    graphs.check(case)
+    validation.check(case)
     assert graphs.groups(case) == [[2, 3], [6]]
     assert graphs.grouped_ops(case) == {2: 0, 3: 0, 6: 1}
 
@@ -199,7 +200,7 @@ def test_groups_are_numbered_by_their_end() -> None:
 def test_check_keeps_groups_defined(ops: list[Any], message: str) -> None:
     case = Case(streams=1, buffers=[X, S, S], words=[], events=0, ops=ops, plan=[])
     with pytest.raises(GraphError, match=message):
-        graphs.check(case)
+        validation.check(case)
 
 
 @pytest.mark.parametrize("step, message", [
@@ -215,32 +216,32 @@ def test_check_keeps_group_plans_defined(step: Any, message: str) -> None:
     case = group_case()
     case.plan.append(step)
     with pytest.raises(GraphError, match=message):
-        graphs.check(case)
+        validation.check(case)
 
 
 def test_an_empty_group_is_a_group() -> None:
     case = empty_group_case()
-    graphs.check(case)
+    validation.check(case)
     assert graphs.groups(case) == [[2, 3], []]
     assert graphs.group_ends(case) == [4, 6]
     bad = empty_group_case()
     bad.plan.append(GroupUpdate(1, ["fill"], [{"out": 1, "n": 8, "value": 7}]))
     with pytest.raises(GraphError, match="for a group of 0 tasks"):
-        graphs.check(bad)
+        validation.check(bad)
 
 
 def test_check_keeps_builds_defined() -> None:
     case = built_case()
     case.builds = [[Launch(1, "fill", {"out": 1, "n": 8, "value": 1})]]
     with pytest.raises(GraphError, match="a build binds one stream"):
-        graphs.check(case)
+        validation.check(case)
     case.builds = [[]]
     with pytest.raises(GraphError, match="launches is not in 1..8"):
-        graphs.check(case)
+        validation.check(case)
     case = built_case()
     case.plan.append(ExecuteBuilt(1))
     with pytest.raises(GraphError, match="built model 1 out of range"):
-        graphs.check(case)
+        validation.check(case)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,7 +290,7 @@ def test_an_update_racing_an_execution_is_not_defined() -> None:
     case = group_case()
     case.plan = [Execute(), GroupUpdate(0, ["fill", "fill"], [
         {"out": 1, "n": 8, "value": 7}, {"out": 2, "n": 8, "value": 7}]), Sync()]
-    with pytest.raises(oracle.UndefinedCase, match="Q-21"):
+    with pytest.raises(oracle_state.UndefinedCase, match="Q-21"):
         oracle.expected(case)
 
 
@@ -301,7 +302,7 @@ def test_an_update_racing_an_execution_is_not_defined() -> None:
 ])
 def test_planted_bugs_are_caught(sim_backend: Any, wrapper: Any, case: Any, key: Any) -> None:
     c = case()
-    div = runner.compare(c, "sim", oracle.expected(c), runner.replay(wrapper(sim_backend), c))
+    div = divergence.compare(c, "sim", oracle.expected(c), runner.replay(wrapper(sim_backend), c))
     assert div is not None and not div.unsupported
     assert div.difference.expected.key == key
 
@@ -328,7 +329,7 @@ def test_the_group_strategies_reach_both_kinds_of_round() -> None:
     @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
     @given(group_cases())
     def draw(case: Case) -> None:
-        graphs.check(case)
+        validation.check(case)
         grouped = graphs.grouped_ops(case)
         if any(isinstance(s, GroupUpdate) for s in case.plan):
             seen.add("group_update")

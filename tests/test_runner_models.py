@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 
 import mdlri_conformance.backends.sim as sim
 from mdlri_conformance.backends.contract import Err
-from mdlri_conformance.conformance.engine import graphs, oracle, runner
-from mdlri_conformance.conformance.engine.graphs import (
-    Case, Copy, Execute, HostFill, Launch, PageableCopy, Record, Sync, Wait,
-)
+from mdlri_conformance.conformance.engine import divergence, oracle, runner, validation
+from mdlri_conformance.conformance.engine.graphs import (Case, Copy, Launch, PageableCopy, Record,
+                                                         Wait)
 from mdlri_conformance.conformance.engine.observe import first_difference
+from mdlri_conformance.conformance.engine.steps import Execute, HostFill, Sync
 from mdlri_conformance.conformance.engine.strategies_copies import copy_cases, pageable_copies
 from mdlri_conformance.conformance.engine.strategies_models import shared_models
 
@@ -99,7 +99,7 @@ def shared_case() -> Case:
 
 def test_shared_case_conforms(sim_backend: Any) -> None:
     case = shared_case()
-    graphs.check(case)
+    validation.check(case)
     exp = oracle.expected(case)
     obs = runner.replay(sim_backend, case)
     assert first_difference(exp, obs) is None
@@ -110,7 +110,7 @@ def test_shared_case_conforms(sim_backend: Any) -> None:
 
 def test_a_runtime_mixing_up_models_is_caught(sim_backend: Any) -> None:
     case = shared_case()
-    div = runner.compare(case, "sim", oracle.expected(case),
+    div = divergence.compare(case, "sim", oracle.expected(case),
                          runner.replay(RunsFirstModel(sim_backend), case))
     assert div is not None and not div.unsupported
     assert div.difference.expected.key == ("sync", 2, "buffer 1")
@@ -122,7 +122,7 @@ def test_a_runtime_reading_pinned_memory_at_capture_is_caught(sim_backend: Any) 
                 plan=[Execute(), Sync(), HostFill(0, 7), Execute(), Sync()])
     exp = oracle.expected(case)
     assert first_difference(exp, runner.replay(sim_backend, case)) is None
-    div = runner.compare(case, "sim", exp,
+    div = divergence.compare(case, "sim", exp,
                          runner.replay(SnapshotsHostAtCapture(sim_backend), case))
     assert div is not None and div.difference.expected.key == ("sync", 4, "buffer 0")
     assert div.difference.expected.value == [7] * 8
@@ -135,7 +135,7 @@ def test_a_runtime_capturing_pageable_copies_is_caught(sim_backend: Any) -> None
                 plan=[Execute(), Sync()])
     exp = oracle.expected(case)
     assert first_difference(exp, runner.replay(sim_backend, case)) is None
-    div = runner.compare(case, "sim", exp,
+    div = divergence.compare(case, "sim", exp,
                          runner.replay(CapturesPageableCopies(sim_backend), case))
     assert div is not None and div.difference.expected.key == ("capture", -1, "ops[1] rc")
     assert div.difference.observed.value == 0

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mdlri_conformance.conformance.framework import shard
+from mdlri_conformance.conformance.framework.fleet import shard
 from mdlri_conformance.conformance.framework.items import SPEC_DIR
 
 

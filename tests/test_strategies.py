@@ -5,15 +5,15 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdlri_conformance.conformance.engine import graphs, oracle, strategies
-from mdlri_conformance.conformance.engine.graphs import (Disable, Execute, HostFill, Launch, Sync,
-                                                          Update)
+from mdlri_conformance.conformance.engine import graphs, oracle, strategies, validation
+from mdlri_conformance.conformance.engine.graphs import Launch
+from mdlri_conformance.conformance.engine.steps import Disable, Execute, HostFill, Sync, Update
 
 
 @settings(max_examples=200)
 @given(strategies.positive_cases())
 def test_positive_cases_pass_check(case: graphs.Case) -> None:
-    graphs.check(case)
+    validation.check(case)
     assert 1 <= case.streams <= graphs.MAX_STREAMS
     assert any(isinstance(op, Launch) for op in case.ops)
     assert case.plan[-2:] == [Execute(case.plan[-2].times), Sync(strategies.SYNC_MS)]
@@ -38,7 +38,7 @@ def test_plans_sync_after_execute_and_update_before_execute(case: graphs.Case) -
 @settings(max_examples=100)
 @given(strategies.negative_cases())
 def test_negative_cases_pass_check_and_the_oracle_defines_them(case: graphs.Case) -> None:
-    graphs.check(case)
+    validation.check(case)
     oracle.expected(case)  # no UndefinedCase
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdlri_conformance.conformance.engine import case_facts, graphs, oracle, strategies
-from mdlri_conformance.conformance.engine.graphs import EndOnSide, HostWrite, Update
+from mdlri_conformance.conformance.engine import (case_facts, graphs, oracle, ordering,
+                                                  strategies, validation)
+from mdlri_conformance.conformance.engine.graphs import EndOnSide
+from mdlri_conformance.conformance.engine.steps import Execute, HostWrite, Sync, Update
 from mdlri_conformance.conformance.engine.strategies_blocked import (blocked_cases,
                                                                      blocking_values)
 from mdlri_conformance.conformance.engine.strategies_capture import (emptied_stream,
@@ -37,7 +39,7 @@ def test_satisfied_value_holds(have: int, flag: int, distance: int) -> None:
 @settings(max_examples=60)
 @given(blocked_cases())
 def test_blocked_cases_block_first_and_are_defined(case: graphs.Case) -> None:
-    graphs.check(case)
+    validation.check(case)
     assert case_facts.may_block(case)
     obs = oracle.expected(case)
     assert ("step", 0, "rc") in [o.key for o in obs]
@@ -50,7 +52,7 @@ def test_blocked_cases_block_first_and_are_defined(case: graphs.Case) -> None:
 def test_stray_wait_cases_are_defined(case: graphs.Case) -> None:
     """XS-14: the stray wait is on a joined stream, on an event not recorded before it; the
     oracle expects 0 for it and the case survives a JSON round trip."""
-    graphs.check(case)
+    validation.check(case)
     (at,) = [i for i, op in enumerate(case.ops) if isinstance(op, graphs.StrayWait)]
     stray = case.ops[at]
     assert not any(isinstance(op, graphs.Record) and op.event == stray.event
@@ -63,12 +65,12 @@ def test_stray_wait_cases_are_defined(case: graphs.Case) -> None:
 @settings(max_examples=60)
 @given(st.one_of(end_on_side(), unjoined(), record_again()))
 def test_capture_end_cases_are_defined(case: graphs.Case) -> None:
-    graphs.check(case)
+    validation.check(case)
     obs = oracle.expected(case)
     if any(isinstance(op, EndOnSide) for op in case.ops):
         assert obs[0].value == 107036
     else:
-        assert graphs.unjoined_streams(case) and obs[0].value == 107025 and not case.plan
+        assert ordering.unjoined_streams(case) and obs[0].value == 107025 and not case.plan
 
 
 @settings(max_examples=60)
@@ -80,7 +82,7 @@ def test_record_again_leaves_the_side_stream_unjoined(case: graphs.Case) -> None
     last = case.ops[-1]
     assert isinstance(last, graphs.Record) and last.stream != 0
     assert any(isinstance(op, graphs.Wait) and op.event == last.event for op in case.ops[:-1])
-    assert graphs.unjoined_streams(case) == [last.stream]
+    assert ordering.unjoined_streams(case) == [last.stream]
     assert graphs.from_json(case.to_json()) == case
 
 
@@ -89,9 +91,9 @@ def test_a_record_a_later_wait_takes_is_joined() -> None:
     not (XS-15)."""
     ops = [graphs.Record(0, 0), graphs.Wait(1, 0), graphs.Record(1, 0), graphs.Wait(0, 0)]
     case = graphs.Case(streams=2, buffers=[], words=[], events=1, ops=list(ops), plan=[])
-    assert graphs.unjoined_streams(case) == []
+    assert ordering.unjoined_streams(case) == []
     case.ops.append(graphs.Record(1, 0))
-    assert graphs.unjoined_streams(case) == [1]
+    assert ordering.unjoined_streams(case) == [1]
 
 
 @settings(max_examples=60)
@@ -99,7 +101,7 @@ def test_a_record_a_later_wait_takes_is_joined() -> None:
 def test_memset_span_cases_hold_spans_and_are_defined(case: graphs.Case) -> None:
     """RT-45: the appended memsets cover 1..32 bytes at any offset inside their buffer, and
     the oracle sets exactly those bytes."""
-    graphs.check(case)
+    validation.check(case)
     spans = [op for op in case.ops if isinstance(op, graphs.Memset) and op.count is not None]
     assert spans and all(1 <= m.count and m.offset + m.count <= 32 for m in spans)
     oracle.expected(case)
@@ -118,8 +120,8 @@ def test_a_memset_span_sets_only_its_bytes() -> None:
     """RT-45: a 3-byte memset at byte 1 of an int32 buffer changes bytes 1..3 only."""
     case = graphs.Case(streams=1, buffers=[[-1] * 8], words=[], events=0,
                        ops=[graphs.Memset(0, 0, 0, 1, 3)],
-                       plan=[graphs.Execute(), graphs.Sync()])
-    graphs.check(case)
+                       plan=[Execute(), Sync()])
+    validation.check(case)
     got = [o.value for o in oracle.expected(case) if o.what == "buffer 0"]
     assert got == [[0xFF] + [-1] * 7]
 
@@ -127,7 +129,7 @@ def test_a_memset_span_sets_only_its_bytes() -> None:
 @settings(max_examples=60)
 @given(emptied_stream())
 def test_emptied_stream_ends_empty(case: graphs.Case) -> None:
-    graphs.check(case)
+    validation.check(case)
     obs = oracle.expected(case)
     last_update = max(i for i, s in enumerate(case.plan) if isinstance(s, Update))
     assert ("listing", last_update, "stream 0 emptied") in [o.key for o in obs]
@@ -136,6 +138,6 @@ def test_emptied_stream_ends_empty(case: graphs.Case) -> None:
 @settings(max_examples=100)
 @given(strategies.positive_cases())
 def test_positive_waits_are_satisfied_with_any_flag(case: graphs.Case) -> None:
-    """Waits on words the program writes never block (graphs.check)."""
-    graphs.check(case)
+    """Waits on words the program writes never block (validation.check)."""
+    validation.check(case)
     assert not case_facts.may_block(case)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from hypothesis import Phase, find, given, settings
 
-from mdlri_conformance.conformance.engine import graphs, oracle
-from mdlri_conformance.conformance.engine.graphs import Case, Copy, Execute, HostFill, Sync
+from mdlri_conformance.conformance.engine import graphs, oracle, validation
+from mdlri_conformance.conformance.engine.graphs import Case, Copy
+from mdlri_conformance.conformance.engine.steps import Execute, HostFill, SetCond, Sync
 from mdlri_conformance.conformance.engine.strategies_cond import shared_models_cond
 from mdlri_conformance.conformance.engine.strategies_copies import copy_cases, pageable_copies
 from mdlri_conformance.conformance.engine.strategies_models import merge, shared_models
@@ -40,7 +41,7 @@ def test_merge_keeps_each_part_in_order() -> None:
 @settings(max_examples=150)
 @given(shared_models())
 def test_shared_models_are_defined_and_run_every_model(case: Case) -> None:
-    graphs.check(case)
+    validation.check(case)
     assert 2 <= case.models <= graphs.MAX_MODELS
     assert all(len(graphs.model_streams(case, m)) <= 2 for m in range(case.models))
     assert {s.model for s in case.plan if isinstance(s, Execute)} == set(range(case.models))
@@ -64,7 +65,7 @@ def test_shared_models_share_memory_and_interleave_captures() -> None:
 @settings(max_examples=100)
 @given(copy_cases())
 def test_copy_cases_hold_every_direction_and_refill_the_source(case: Case) -> None:
-    graphs.check(case)
+    validation.check(case)
     directions = {op.direction for op in case.ops if isinstance(op, Copy)}
     assert {"h2d", "d2h"} <= directions
     fill = next(s for s in reversed(case.plan) if isinstance(s, HostFill))
@@ -82,7 +83,7 @@ def test_copy_strategies_reach_device_to_device_copies_too() -> None:
 @settings(max_examples=100)
 @given(pageable_copies())
 def test_pageable_copies_are_defined(case: Case) -> None:
-    graphs.check(case)
+    validation.check(case)
     obs = oracle.expected(case)
     rejected = [o for o in obs if o.phase == "capture" and o.what.endswith("] rc")]
     assert 1 <= len(rejected) <= 2 and all(o.value == 107000 for o in rejected)
@@ -95,7 +96,7 @@ def test_shared_models_cond_are_defined(case: Case) -> None:
     """Each chosen model ends with its conditional task (nothing of its own model after it),
     the drawn plan's op indices still name the ops they named, and the rounds after it set
     a value then execute (COND-04, COND-11)."""
-    graphs.check(case)
+    validation.check(case)
     oracle.expected(case)
     sm = graphs.stream_models(case)
     conds = [i for i, op in enumerate(case.ops) if isinstance(op, graphs.Cond)]
@@ -104,7 +105,7 @@ def test_shared_models_cond_are_defined(case: Case) -> None:
         m = sm[case.ops[i].stream]
         assert not any(sm[op.stream] == m for op in case.ops[i + 1:])
     for k, step in enumerate(case.plan):
-        if isinstance(step, graphs.SetCond):
+        if isinstance(step, SetCond):
             assert step.op in conds and isinstance(case.plan[k + 1], Execute)
         elif isinstance(getattr(step, "op", None), int):
             assert not isinstance(case.ops[step.op], graphs.Cond)

@@ -19,7 +19,7 @@ import pytest
 from mdlri_conformance.backends.acl import driver
 from mdlri_conformance.backends.cbuild import BuildError, compiler
 from mdlri_conformance.backends.hal.build import hal_library
-from mdlri_conformance.conformance.framework.summary import merged_stack, verdict_line
+from mdlri_conformance.conformance.framework.verdicts.summary import merged_stack, verdict_line
 from mdlri_conformance.reports.stack import stack_text
 
 ENTRY = "halSqTaskSend"

@@ -158,9 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "emulator (repeatable)")
     rp.set_defaults(func=cmd_replay)
 
-    from ..framework.killmatrix import add_parser as add_faults_parser
+    from ..framework.power.killmatrix import add_parser as add_faults_parser
     add_faults_parser(sub)  # `faults`: the kill matrix
-    from ..framework.merge import add_parser as add_merge_parser
+    from ..framework.fleet.merge import add_parser as add_merge_parser
     add_merge_parser(sub)
     from .deep import add_parser as add_deep_parser
     add_deep_parser(sub, _add_acl_options)  # `deep`: coverage-guided campaigns

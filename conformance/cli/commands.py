@@ -26,7 +26,7 @@ def cmd_example(ns: argparse.Namespace) -> int:
             ns.backend, acl_lib=ns.acl_lib, kernel_binary=ns.kernel_binary, devices=ns.devices))
     except BackendLoadError as exc:
         return usage_error(str(exc))
-    from ..framework import verdict
+    from ..framework.verdicts import verdict
     nothing = verdict.EXIT_CODES[verdict.NOTHING_TESTED]
     why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
     if why:
@@ -66,7 +66,8 @@ def _probe_first(backend: Any) -> int | None:
     """Probe ``backend``'s capabilities and install them; the exit code when that ends the
     command (a probe saw a wrong answer: FAIL; the backend raised: INCOMPLETE), else None.
     What the probes found absent is listed."""
-    from ..framework import probe, verdict
+    from ..framework import probe
+    from ..framework.verdicts import verdict
     try:
         report = probe.run_probes(backend)
         probe.apply(backend, report)
@@ -108,7 +109,7 @@ def cmd_replay(ns: argparse.Namespace) -> int:
     (conformance.probe): what it cannot show is not judged and is listed, and a difference at
     or after a 207000 / 207019 answer is NOTHING TESTED (exit 3); a backend that raises stops
     the replay (INCOMPLETE, exit 4)."""
-    from ..engine import graphs
+    from ..engine import graphs, validation
     try:
         ns.case = str(shipped(ns.case, "mdlri_conformance.conformance", "cases", ".json"))
         text = Path(ns.case).read_text(encoding="utf-8")
@@ -116,13 +117,13 @@ def cmd_replay(ns: argparse.Namespace) -> int:
         return usage_error(f"cannot read {ns.case}: {exc}")
     try:
         case = graphs.from_json(text)
-        graphs.check(case)
+        validation.check(case)
     except graphs.GraphError as exc:
         return usage_error(f"{ns.case}: {exc}")
-    from ..engine import oracle
+    from ..engine import oracle, oracle_state
     try:
         expected = oracle.expected(case)
-    except (oracle.UndefinedCase, graphs.GraphError) as exc:
+    except (oracle_state.UndefinedCase, graphs.GraphError) as exc:
         return usage_error(f"{ns.case}: undefined behaviour: {exc}")
     try:
         backend = load_backend(ns.backend, **backend_options(
@@ -132,8 +133,10 @@ def cmd_replay(ns: argparse.Namespace) -> int:
         return usage_error(str(exc))
     from mdlri_conformance.backends.contract import Cap
 
-    from ..framework import probe, verdict
-    from ..engine.runner import compare, judgeable, replay
+    from ..framework import probe
+    from ..framework.verdicts import verdict
+    from ..engine.divergence import compare, judgeable
+    from ..engine.runner import replay
     why = getattr(backend, "unsupported_reason", lambda _w=None: None)(None)
     if why:
         backend.close()
@@ -308,7 +311,8 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     0."""
     from mdlri_conformance.reports.diff import diff_runs, format_diff
     from mdlri_conformance.reports.runs import RunError, load_run
-    from ..framework import rundir, verdict
+    from ..framework import rundir
+    from ..framework.verdicts import verdict
     try:
         a, b = load_run(ns.run_a), load_run(ns.run_b)
     except RunError as exc:
@@ -361,10 +365,10 @@ def cmd_report(ns: argparse.Namespace) -> int:
 
 def _report(ns: argparse.Namespace) -> int:
     from mdlri_conformance.reports.runs import RunError, load_run, load_rows
-    from ..framework.artefacts import write_all
-    from ..framework.summary import build_summary
+    from ..framework.verdicts.artefacts import write_all
+    from ..framework.verdicts.summary import build_summary
     from ..framework import rundir
-    from ..framework.summary import format_table
+    from ..framework.verdicts.summary import format_table
     try:
         run = load_run(ns.run_dir)
         rows = load_rows(run.path / "results.jsonl")

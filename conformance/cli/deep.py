@@ -1,5 +1,5 @@
 """``mdlri-conformance deep``: a coverage-guided campaign (HypoFuzz) over the generated tier
-and the stateful machine, bounded in time (:mod:`conformance.framework.campaign`), on every
+and the stateful machine, bounded in time (:mod:`conformance.framework.power.campaign`), on every
 available core (``-j``: one fuzzing process per core, each with its share of the specs).
 
 After the campaign every kept task-graph case is replayed here without Hypothesis, on a
@@ -69,7 +69,7 @@ def add_parser(sub: Any, acl_options: Any) -> None:
 
 
 def cmd_deep(ns: argparse.Namespace) -> int:
-    from ..framework import campaign
+    from ..framework.power import campaign
     refused = backend_ready(ns)
     if refused is not None:
         return refused
@@ -139,12 +139,12 @@ def _keep_cases(plan: Any, result: dict[str, Any], cases_dir: Path) -> None:
 def _differs(plan: Any, path: Path) -> tuple[bool, str]:
     """Whether the case at ``path`` differs from the oracle on a fresh backend like the
     campaign's (and why not, when it does not)."""
-    from ..engine import graphs, oracle, runner
+    from ..engine import divergence, graphs, oracle, runner, validation
     from ..framework import probe
     from ..framework.backend_loader import load_backend
     try:
         case = graphs.from_json(path.read_text(encoding="utf-8"))
-        graphs.check(case)
+        validation.check(case)
         expected = oracle.expected(case)
         backend = load_backend(plan.backend, **backend_options(
             plan.backend, acl_lib=plan.acl_lib, kernel_binary=plan.kernel_binary,
@@ -154,13 +154,13 @@ def _differs(plan: Any, path: Path) -> tuple[bool, str]:
     try:
         probe.apply(backend, probe.run_probes(backend))
         observed = runner.replay(backend, case)
-        keep = runner.judgeable(backend.capabilities, case)
+        keep = divergence.judgeable(backend.capabilities, case)
     except Exception as exc:  # noqa: BLE001
         return False, f"the replay stopped: {one_line(exc)}"
     finally:
         probe.forget(backend)
         backend.close()
-    div = runner.compare(case, plan.backend, expected, observed, keep=keep)
+    div = divergence.compare(case, plan.backend, expected, observed, keep=keep)
     if div is None:
         return False, "it conforms when replayed without Hypothesis"
     if div.unsupported:

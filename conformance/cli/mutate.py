@@ -1,9 +1,9 @@
 """``mdlri-conformance mutate``: mutation testing of the specs against the simulator.
 
-Mutants of ``backends/sim/**`` (:mod:`conformance.framework.mutants`) run against the specs
-that execute their line (:mod:`conformance.framework.mutation_run`); the survivors are the
+Mutants of ``backends/sim/**`` (:mod:`conformance.framework.power.mutants`) run against the specs
+that execute their line (:mod:`conformance.framework.power.mutation_run`); the survivors are the
 places where the specs cannot tell right from wrong, listed per module, function and clause
-(:mod:`conformance.framework.mutation_report`). On demand, not in CI: it needs coverage.py
+(:mod:`conformance.framework.power.mutation_report`). On demand, not in CI: it needs coverage.py
 (the ``mutate`` extra). Writes ``mutation.json`` (every mutant), ``mutation.md`` and
 ``summary.txt`` under ``--out``. Exit 0 when it ran, 2 for a usage error (one line), 3 when
 the baseline ran no passing spec (nothing tested), 4 when interrupted.
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..framework.items import bad_expression
-from ..framework.mutants import OPERATORS, Mutant, iter_modules, mutants_of
+from ..framework.power.mutants import OPERATORS, Mutant, iter_modules, mutants_of
 from ..framework.watchdog import spec_timeout_value
 
 PROG = "mdlri-conformance mutate"
@@ -95,7 +95,7 @@ def cmd_mutate(ns: argparse.Namespace) -> int:
 
 
 def _mutate(ns: argparse.Namespace) -> int:
-    from ..framework.mutation_run import REPO, SIM
+    from ..framework.power.mutation_run import REPO, SIM
     sim = REPO / SIM
     modules = resolve_modules(sim, ns.module)
     operators = tuple(ns.operator or OPERATORS)
@@ -125,8 +125,8 @@ def _mutate(ns: argparse.Namespace) -> int:
 
 def _run(ns: argparse.Namespace, out: Path, mutants: list[Mutant], sources: dict[str, str],
          modules: list[str]) -> int:
-    from ..framework.mutation_report import markdown, summarise, text_lines
-    from ..framework.mutation_run import Sandbox, run_baseline, run_mutants
+    from ..framework.power.mutation_report import markdown, summarise, text_lines
+    from ..framework.power.mutation_run import Sandbox, run_baseline, run_mutants
     out.mkdir(parents=True, exist_ok=True)
     sel = f", specs -k {ns.keyword!r}" if ns.keyword else ""
     print(f"mutate: {len(mutants)} mutants in {len(modules)} module(s), -j {ns.jobs}{sel} -> "
@@ -166,7 +166,7 @@ def _run(ns: argparse.Namespace, out: Path, mutants: list[Mutant], sources: dict
 
 def add_parser(sub: Any) -> None:
     """The ``mutate`` subcommand of the CLI."""
-    from ..framework.mutation_run import MUTANT_TIMEOUT_S, SPEC_TIMEOUT_S
+    from ..framework.power.mutation_run import MUTANT_TIMEOUT_S, SPEC_TIMEOUT_S
     mp = sub.add_parser("mutate", help="mutation testing of the specs against the simulator",
                         description="Mutate the simulator (backends/sim) one small change at a "
                                     "time and run the specs that execute the changed line; "

@@ -73,7 +73,7 @@ keep_runs = at_least_one("keep at least 1 run")
 def backend_ready(ns: argparse.Namespace) -> int | None:
     """None when ``--backend`` (with ``--against``, the acl options and the faults) can run
     specs; else its exit code, after one line: 2 bad input, 3 NOTHING TESTED."""
-    from ..framework import verdict
+    from ..framework.verdicts import verdict
     try:
         resolve(ns.backend)
         if getattr(ns, "against", None):
@@ -129,7 +129,8 @@ class _CliTap:
 
 
 def cmd_run(ns: argparse.Namespace) -> int:
-    from ..framework import rundir, shard
+    from ..framework import rundir
+    from ..framework.fleet import shard
     why = acl_options_problem(ns.backend, ns.against, devices=ns.devices, acl_lib=ns.acl_lib,
                               kernel_binary=ns.kernel_binary, virtual_device=ns.virtual_device)
     if why:
@@ -155,7 +156,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     if why:
         return usage_error(f"pytest arguments after --: {why}")
     if ns.expectations:
-        from ..framework import known
+        from ..framework.verdicts import known
         ns.expectations = str(shipped(ns.expectations, "mdlri_conformance.conformance.framework",
                                        "expectations", ".toml"))
         try:
@@ -220,7 +221,7 @@ def _run_exit(code: int, report_dir: Path, ns: argparse.Namespace,
     """The exit code of ``run``: the run's verdict (kept in memory, else summary.json's), or
     pytest's status mapped when the run wrote none (no spec was selected, a usage error, an
     interruption before any spec)."""
-    from ..framework import verdict
+    from ..framework.verdicts import verdict
     if code == 4:  # pytest's usage error: it printed the line
         return verdict.USAGE_EXIT
     if final is not None:

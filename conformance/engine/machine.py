@@ -33,8 +33,9 @@ from mdlri_conformance.conformance.framework.shrinking import shrink_budget
 from mdlri_conformance.kernel import catalog
 
 from . import signature
-from .graphs import Case, Launch, Op, Record, Wait, clash, happens_before_ops, op_footprint
-from .oracle import Program
+from .graphs import Case, Launch, Op, Record, Wait, clash, op_footprint
+from .oracle_program import Program
+from .ordering import happens_before_ops
 from .signature import Sig
 
 N = catalog.SEED_ELEMENTS

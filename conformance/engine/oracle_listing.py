@@ -17,7 +17,7 @@ from typing import Iterable
 
 from mdlri_conformance.backends.contract import CaptureStatus, Err, TaskType
 
-from . import case_facts, graphs
+from . import case_facts, graphs, ordering
 from .graphs import Case, EndOnSide, OutsideWait, PageableCopy, StrayWait
 from .observe import Observation, model_key
 
@@ -112,7 +112,7 @@ def capture_observations(case: Case) -> tuple[list[Observation], bool]:
             obs.append(Observation("capture", -1, f"ops[{i}] statuses",
                                    [int(CaptureStatus.ACTIVE if s in joined else
                                         CaptureStatus.NONE) for s in range(case.streams)]))
-    if graphs.unjoined_streams(case):
+    if ordering.unjoined_streams(case):
         obs += [Observation("capture", -1, "rc", int(Err.RT_STREAM_UNJOINED)),
                 Observation("capture", -1, "model", "NULL"),
                 Observation("capture", -1, "statuses", [int(CaptureStatus.NONE)] * case.streams)]

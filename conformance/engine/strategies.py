@@ -33,10 +33,9 @@ from hypothesis import strategies as st
 from mdlri_conformance.backends.contract import TaskType
 from mdlri_conformance.kernel import catalog
 
-from . import graphs
-from .graphs import (Case, Copy, Disable, Execute, HostFill, Launch, Memset, Op,
-                     Record, SetBadType, SetKernel, SetValue, Step, Sync, Update, ValueWait,
-                     ValueWrite, Wait)
+from . import graphs, ordering
+from .graphs import Case, Copy, Launch, Memset, Op, Record, ValueWait, ValueWrite, Wait
+from .steps import Disable, Execute, HostFill, SetBadType, SetKernel, SetValue, Step, Sync, Update
 
 #: int32 elements per buffer (the seed example's size, scenarios.md S6)
 N = catalog.SEED_ELEMENTS
@@ -436,7 +435,7 @@ class _PlanState:
         ops = self.effective_ops()
         ops[i] = new
         try:
-            graphs._check_races(replace(self.case, ops=ops))
+            ordering.check_races(replace(self.case, ops=ops))
         except graphs.GraphError:
             return False
         return True

@@ -19,8 +19,8 @@ from typing import Any, Sequence, cast
 from hypothesis import strategies as st
 
 from . import graphs
-from .graphs import (Case, Destroy, Disable, Execute, HostWrite, Launch, Query, SetKernel, Step,
-                     Sync, Update, ValueWait)
+from .graphs import Case, Launch, ValueWait
+from .steps import Destroy, Disable, Execute, HostWrite, Query, SetKernel, Step, Sync, Update
 from .strategies import EDGE_VALUES, SYNC_MS, WAIT_FLAGS, _round, build_plan, cases, distances
 
 # ---------------------------------------------------------------------------------------------

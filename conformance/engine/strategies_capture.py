@@ -25,7 +25,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from . import graphs
-from .graphs import Case, Disable, Execute, Launch, Memset, Op, Record, Step, Sync, Update, Wait
+from .graphs import Case, Launch, Memset, Op, Record, Wait
+from .steps import Disable, Execute, Step, Sync, Update
 from .strategies import KERNELS, N, SYNC_MS, _Builder, _pick, _scalars, cases, plans_for
 
 # ---------------------------------------------------------------------------------------------

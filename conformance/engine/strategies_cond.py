@@ -26,7 +26,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from . import graphs
-from .graphs import Case, Cond, Execute, SetCond, Sync
+from .graphs import Case, Cond
+from .steps import Execute, SetCond, Sync
 from .strategies import SYNC_MS, cases, plans_for
 from .strategies_groups import any_launch
 from .strategies_models import shared_models

@@ -25,7 +25,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from . import graphs
-from .graphs import Case, Copy, Execute, HostFill, PageableCopy, Sync
+from .graphs import Case, Copy, PageableCopy
+from .steps import Execute, HostFill, Sync
 from .strategies import N, SYNC_MS, cases, plans_for
 
 

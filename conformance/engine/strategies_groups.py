@@ -38,8 +38,8 @@ from hypothesis import strategies as st
 from mdlri_conformance.kernel import catalog
 
 from . import graphs
-from .graphs import (Case, Execute, ExecuteBuilt, GroupBegin, GroupEnd, GroupUpdate, Launch,
-                     SetKernel, Step, Sync, Update)
+from .graphs import Case, GroupBegin, GroupEnd, Launch
+from .steps import Execute, ExecuteBuilt, GroupUpdate, SetKernel, Step, Sync, Update
 from .strategies import KERNELS, N, SYNC_MS, cases, plans_for
 
 _scalar = st.integers(-9, 9)

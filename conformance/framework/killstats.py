@@ -9,9 +9,10 @@ Used by the kill matrix and recorded in every Hypothesis spec's row.
   ``shrink_calls`` the test cases run while shrinking. That is what the engine really ran,
   not an estimate from the profile's ``max_examples``.
 * **Shrunk size** (tasks): for the generated-graph specs the final failure message names the
-  shrunk case as ``case (N tasks, M streams)`` (:func:`conformance.engine.runner.divergence_message`);
-  for the stateful machine it is the number of task-issuing steps (``work``, ``record``,
-  ``wait``) in Hypothesis's minimal failing program.
+  shrunk case as ``case (N tasks, M streams)``
+  (:func:`conformance.engine.divergence.divergence_message`); for the stateful machine it is
+  the number of task-issuing steps (``work``, ``record``, ``wait``) in Hypothesis's minimal
+  failing program.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from . import conflicts, isolation, keys, shard
+from . import conflicts, isolation, keys
+from .fleet import shard
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

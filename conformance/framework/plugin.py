@@ -13,8 +13,9 @@ cites known clauses), :mod:`.outcome_map` (pytest results -> PASS / FAIL / CHANG
 UNSUPPORTED / ERROR), :mod:`.recording` (``results.jsonl`` row by row, expectations, the
 ``fingerprint`` fixture) and :mod:`.reporting` (summary, artefacts, exit status, console);
 :mod:`.profiles` holds the Hypothesis profiles, :mod:`.isolation` the watchdog, crash, leak
-and state checks, :mod:`.allure_labels` and :mod:`.junit` the labels of those reports,
-:mod:`.write_guard` the end of a run whose report directory could not be written.
+and state checks, :mod:`.verdicts.allure_labels` and :mod:`.verdicts.junit` the labels of
+those reports, :mod:`.write_guard` the end of a run whose report directory could not be
+written.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from . import allure_labels, isolation, junit, keys, shard
+from . import isolation, keys
 from .backend_loader import BackendLoadError, parse_devices, preflight
+from .fleet import shard
 from .items import is_spec
 from .profiles import load_hypothesis_profile
+from .verdicts import allure_labels, junit
 
 pytest_plugins = [
     "mdlri_conformance.conformance.framework.options",

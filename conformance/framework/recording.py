@@ -14,10 +14,11 @@ from typing import Any, Iterator
 
 import pytest
 
-from . import keys, known, rundir
+from . import keys, rundir
 from .backend_session import is_xdist_controller
 from .items import SPEC_DIR, is_spec, spec_nodeid
-from .known import Expectations
+from .verdicts import known
+from .verdicts.known import Expectations
 
 
 class RunState:

@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
-from . import isolation, keys, rundir, shard, verdict
-from .summary import (build_summary, fails_gate, format_table, merged_stack, probe_lines,
-                      probe_summary)
+from . import isolation, keys, rundir
+from .fleet import shard
+from .verdicts import verdict
+from .verdicts.summary import (build_summary, fails_gate, format_table, merged_stack, probe_lines,
+                               probe_summary)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -18,7 +20,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(keys.state_key, None)
     if state is None:
         return
-    from .artefacts import write_all  # jinja2 and the templates: only when a run ends
+    from .verdicts.artefacts import write_all  # jinja2 and the templates: only when a run ends
     state.ended = state.write_error or {
         pytest.ExitCode.INTERRUPTED: "interrupted",
         pytest.ExitCode.INTERNAL_ERROR: "internal error"}.get(exitstatus, "complete")

@@ -14,7 +14,7 @@ from typing import Callable
 
 import pytest
 
-from . import verdict
+from .verdicts import verdict
 
 #: exit status of an xdist worker or an own-process child ended by the hard watchdog (its
 #: controller or parent maps it to the spec's TIMEOUT row; never the exit status of a run)

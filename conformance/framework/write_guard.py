@@ -25,8 +25,9 @@ from typing import Any
 
 import pytest
 
-from . import allure_writes, keys, rundir, verdict
-from .summary import build_summary, fails_gate
+from . import keys, rundir
+from .verdicts import allure_writes, verdict
+from .verdicts.summary import build_summary, fails_gate
 
 #: the files that state the verdict: rewritten with the final one, or removed
 VERDICT_FILES = ("summary.json", "summary.md", "index.html")
@@ -86,7 +87,7 @@ def _incomplete(session: pytest.Session, state: Any) -> None:
     allure_dir = getattr(session.config.option, "allure_report_dir", None)
     if allure_dir:
         allure_writes.remove_partial(Path(allure_dir))
-    from .artefacts import write_all
+    from .verdicts.artefacts import write_all
     try:
         write_all(report_dir, rows, summary)
     except OSError:

@@ -7,7 +7,7 @@ classified as a difference in return code, buffer contents, listing, seq ids or 
 sync that expired on one side only), recorded with the shrunk case, both observations and
 the commands that replay it on each backend. Neither side is taken as right: the oracle-based
 specs say which one conforms. Only what both backends can show is compared
-(:func:`conformance.engine.runner.judgeable` over the capabilities both kept after the
+(:func:`conformance.engine.divergence.judgeable` over the capabilities both kept after the
 probes), and a difference at or after a call that answered 207000 / 207019 on either side
 is UNSUPPORTED.
 """
@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 
 from mdlri_conformance.backends.contract import Cap, Err
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.engine import (case_facts, graphs, runner, strategies,
-                                                  strategies_copies, strategies_models)
+from mdlri_conformance.conformance.engine import (case_facts, divergence, graphs, runner,
+                                                  strategies, strategies_copies,
+                                                  strategies_models)
 from mdlri_conformance.conformance.engine.observe import Observation
 from mdlri_conformance.conformance.framework import outcomes
 
@@ -54,17 +55,17 @@ def _differ(backend: Any, against: Any, config: pytest.Config, case: graphs.Case
         raise outcomes.Unsupported("differential case: a pageable copy is refused only where "
                                    "the runtime tells pageable memory (pageable_detection)")
     a, b = runner.replay(backend, case), runner.replay(against, case)
-    keep = runner.judgeable(set(backend.capabilities) & set(against.capabilities), case)
-    div = runner.compare(case, backend.name, a, b, keep=keep)
+    keep = divergence.judgeable(set(backend.capabilities) & set(against.capabilities), case)
+    div = divergence.compare(case, backend.name, a, b, keep=keep)
     if div is None:
         return
-    back = runner.compare(case, against.name, b, a, keep=keep)
+    back = divergence.compare(case, against.name, b, a, keep=keep)
     why = div.unsupported or (back.unsupported if back else "")
     if why:
         raise outcomes.Unsupported(f"differential case: {why}")
     d = div.difference
     kind = classify(d.expected, d.observed)
-    path = runner.save_case(case, config.getoption("--report-dir", None))
+    path = divergence.save_case(case, config.getoption("--report-dir", None))
     names = (config.getoption("--backend"), config.getoption("--against"))
     replay = " ; ".join(f"mdlri-conformance replay {path} --backend {n}" for n in names)
     where = d.expected or d.observed

@@ -60,7 +60,7 @@ shows the shrunk case JSON, the first differing observation and a replay command
 is written under ``<report-dir>/cases/`` (or a temp dir) on the final, shrunk example only.
 Every JSON file in ``conformance/cases/`` is replayed as well.
 
-What the runtime cannot show is not judged (:func:`conformance.engine.runner.judgeable`):
+What the runtime cannot show is not judged (:func:`conformance.engine.divergence.judgeable`):
 buffer and word contents need ``Cap.DATA_MOVEMENT`` (buffers of cases with kernels also
 ``Cap.KERNEL_EXEC``); the return codes, listing and seq ids are judged regardless, and the
 listing specs match tasks by listing order and type when GetParams or data movement is
@@ -82,11 +82,12 @@ from hypothesis.control import current_build_context
 
 from mdlri_conformance.backends.contract import Cap
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.engine import (case_facts, graphs, oracle, runner,
+from mdlri_conformance.conformance.engine import (case_facts, divergence, graphs, oracle, runner,
                                                   strategies, strategies_blocked,
-                                                  strategies_capture, strategies_copies,
-                                                  strategies_cond, strategies_groups,
-                                                  strategies_memsets, strategies_models)
+                                                  strategies_capture, strategies_cond,
+                                                  strategies_copies, strategies_groups,
+                                                  strategies_memsets, strategies_models,
+                                                  validation)
 from mdlri_conformance.conformance.framework import exec_budget, outcomes, probe
 
 #: what listing a replayed case needs (tasks are matched by order and type at worst)
@@ -161,7 +162,7 @@ def _final_example() -> bool:
 def compare(backend: Any, config: pytest.Config, case: graphs.Case,
             phases: tuple[str, ...] | None = None, path: Path | None = None) -> None:
     """Replay ``case`` and fail via conformance.expect at the first difference from the
-    oracle (restricted to ``phases``); the message is runner.divergence_message's."""
+    oracle (restricted to ``phases``); the message is divergence.divergence_message's."""
     __tracebackhide__ = True
     if case_facts.may_block(case) and Cap.BLOCKING_WAIT not in backend.capabilities:
         raise outcomes.Unsupported("generated case: its execution blocks on a value wait, and "
@@ -174,14 +175,14 @@ def compare(backend: Any, config: pytest.Config, case: graphs.Case,
     _admit(case)
     exp = oracle.expected(case)
     obs = runner.replay(backend, case)
-    div = runner.compare(case, backend.name, exp, obs,
-                         keep=runner.judgeable(backend.capabilities, case, phases))
+    div = divergence.compare(case, backend.name, exp, obs,
+                         keep=divergence.judgeable(backend.capabilities, case, phases))
     if div is None:
         return
     if div.unsupported:
         raise outcomes.Unsupported(f"generated case: {div.unsupported}")
     div.path = path
-    msg = runner.divergence_message(div, _report_dir(config), write=_final_example())
+    msg = divergence.divergence_message(div, _report_dir(config), write=_final_example())
     d = div.difference
     where = d.expected or d.observed
     label = f"{where.phase}[{where.index}] {where.what}" if where else "observation"
@@ -437,7 +438,7 @@ def _case_files() -> list[Path]:
 def _load(path: Path) -> graphs.Case:
     try:
         case = graphs.from_json(path.read_text(encoding="utf-8"))
-        graphs.check(case)
+        validation.check(case)
     except graphs.GraphError as exc:
         expect.fail(f"case file {path.name}", "a valid case", str(exc))
     return case

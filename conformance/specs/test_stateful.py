@@ -7,8 +7,8 @@ SETP-10, DIS-06, UPD-04) and invalid timeouts (TMO-02).
 
 The machine accumulates the captured ops as a :class:`conformance.engine.graphs.Case`
 (:class:`conformance.engine.machine.Capture`) and keeps the oracle's reference
-:class:`~conformance.engine.oracle.Program` and :class:`~conformance.engine.oracle.ModelState`
-beside the backend's model: every rc is compared
+:class:`~conformance.engine.oracle_program.Program` and
+:class:`~conformance.engine.oracle_state.ModelState` beside the backend's model: every rc is compared
 with the state model's, and every buffer and word after a successful sync with the
 oracle's interpretation of the same program. Generated programs stay inside defined
 behaviour: no unordered conflicting accesses, every side stream joined back before
@@ -58,9 +58,10 @@ from mdlri_conformance.conformance.engine.machine import (
     KERNELS, N, N_BUFFERS, N_EVENTS, N_STREAMS, N_WORDS, UNSUPPORTED, Capture, Signatures,
     StreamMatch, initial_buffer, pointer_args, run, skippable, tolerant,
 )
-from mdlri_conformance.conformance.engine.oracle import (
-    USER_VISIBLE, ModelState, OracleMemory, Program, State, task_type, validate,
-)
+from mdlri_conformance.conformance.engine.oracle_memory import OracleMemory
+from mdlri_conformance.conformance.engine.oracle_program import Program, validate
+from mdlri_conformance.conformance.engine.oracle_state import (USER_VISIBLE, ModelState, State,
+                                                               task_type)
 from mdlri_conformance.conformance.engine.signature import Sig
 from mdlri_conformance.conformance.harness import Dev
 from mdlri_conformance.kernel import catalog

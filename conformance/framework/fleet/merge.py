@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import rundir, shard as shard_mod
+from .. import rundir
+from . import shard as shard_mod
 
 PROG = "mdlri-conformance merge"
 
@@ -242,12 +243,12 @@ def merge(paths: list[Path], out: Path) -> tuple[dict[str, Any], list[str]]:
         summary = _summary(shards, rows, collected, ended, backend, problems)
         if summary.get("probe"):
             rundir.write_json(out / "probe.json", summary["probe"])
-        from .artefacts import write_all
+        from ..verdicts.artefacts import write_all
         write_all(out, rows, summary)
     except OSError as exc:
         raise MergeError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
 
-    from .summary import format_table, probe_lines
+    from ..verdicts.summary import format_table, probe_lines
     lines = [f"merged {len(shards)} of {n} shard(s) into {out}:"]
     for s in shards:
         v = (s.summary.get("verdict") or {}).get("verdict", "no summary")
@@ -258,7 +259,7 @@ def merge(paths: list[Path], out: Path) -> tuple[dict[str, Any], list[str]]:
     lines += format_table(summary)
     lines += probe_lines(summary.get("probe"))
     if matrix is not None:
-        from .killmatrix import format_table as kill_table
+        from ..power.killmatrix import format_table as kill_table
         lines += kill_table(matrix)
     lines += [f"note: {x}" for x in notes]
     lines.append(f"results: {out} (index.html, summary.md, junit.xml, durations.json)")
@@ -299,7 +300,7 @@ def fold_generated(parts: list[tuple[int, list[dict[str, Any]]]],
 
 
 def _fold(group: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
-    from .summary import fails_gate
+    from ..verdicts.summary import fails_gate
 
     def severity(kr: tuple[int, dict[str, Any]]) -> tuple[bool, int]:
         o = kr[1]["outcome"]
@@ -359,7 +360,7 @@ def _run_record(shards: list[ShardRun], repeated: dict[int, list[ShardRun]], bac
 
 def _summary(shards: list[ShardRun], rows: list[dict[str, Any]], collected: list[str] | None,
              ended: str, backend: str, problems: list[str]) -> dict[str, Any]:
-    from .summary import build_summary, merged_stack
+    from ..verdicts.summary import build_summary, merged_stack
     selections = {str((s.summary.get("completeness") or {}).get("selection", ""))
                   for s in shards}
     selection = selections.pop() if len(selections) == 1 else ""
@@ -404,13 +405,13 @@ def _merge_probes(shards: list[ShardRun]) -> dict[str, Any] | None:
                 "findings": (p.get("findings") or {}).get(proc, [])}
     if not per:
         return None
-    from .summary import probe_summary
+    from ..verdicts.summary import probe_summary
     return probe_summary(per)
 
 
 def _copy_crashes(s: ShardRun, out: Path, notes: list[str]) -> list[dict[str, Any]]:
     """Copy the shard's crash dumps; returns its rows, naming any dump that was renamed."""
-    from .crashdump import CRASH_DIR
+    from ..crashdump import CRASH_DIR
     src = s.path / CRASH_DIR
     renamed: dict[str, str] = {}
     if src.is_dir():
@@ -495,7 +496,7 @@ def _merge_kill_matrix(shards: list[ShardRun], out: Path) -> dict[str, Any] | No
     """The shards' kill matrices as one (conformance.killmatrix): per fault, killed when a
     shard killed it; killers, counts and specs added up; the earliest time to kill and the
     fastest killer (the shards run at once); the largest shrunk counterexample."""
-    from .killmatrix import render_html, summarise
+    from ..power.killmatrix import render_html, summarise
     parts = [(s, m) for s in shards
              for m in [rundir.read_json(s.path / "kill_matrix.json")] if isinstance(m, dict)]
     if not parts:

@@ -64,7 +64,7 @@ try:
 except ModuleNotFoundError:  # Python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 
-from . import registry
+from .. import registry
 
 OUTCOMES = ("FAIL", "CHANGED", "UNSUPPORTED", "ERROR", "TIMEOUT", "CRASH")
 _KEYS = {"id", "outcome", "reason", "link", "note", "version", "signature"}
@@ -238,7 +238,7 @@ def _check_backend(p: Path, written_for: Any, backend: str | None) -> None:
 
 def _backend_target(name: str) -> str:
     """The ``module:factory`` a backend name stands for (the name itself when unknown)."""
-    from .backend_loader import BackendLoadError, resolve
+    from ..backend_loader import BackendLoadError, resolve
     try:
         return resolve(name)
     except BackendLoadError:

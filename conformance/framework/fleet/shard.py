@@ -78,7 +78,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import pytest
 
-from . import keys, rundir
+from .. import keys, rundir
 
 #: the shipped durations (package data of mdlri_conformance.conformance)
 DURATIONS_FILE = "durations.json"
@@ -285,7 +285,7 @@ class ShardPlugin:
         """After every other selection (-k, -m, --deselect) and pytest-randomly's shuffle:
         keep this shard's items in their order (xdist needs the same list in every worker)."""
         result = yield
-        from .items import is_spec
+        from ..items import is_spec
         specs = {item_key(i): i for i in items if is_spec(i)}
         generated = {k: i for k, i in specs.items() if self.n > 1 and is_generated(i)}
         split = [k for k in specs if k not in generated]
@@ -376,7 +376,7 @@ class ShardPlugin:
             return
         state.summary["shard"] = {"shard": self.k, "of": self.n, **{
             k: v for k, v in (self.info or {}).items() if k not in ("shard", "of")}}
-        from .artefacts import write_summary_json
+        from ..verdicts.artefacts import write_summary_json
         try:
             write_summary_json(Path(state.report_dir), state.summary)
         except OSError:
@@ -446,14 +446,15 @@ def seed_generated(items: Iterable[pytest.Item], k: int, n: int) -> dict[str, di
 
 
 # ---------------------------------------------------------------------------------------------
-# `python -m mdlri_conformance.conformance.framework.shard durations RUN_DIR... [-o FILE]`
+# `python -m mdlri_conformance.conformance.framework.fleet.shard durations RUN_DIR... [-o FILE]`
 
 
 def main(argv: list[str] | None = None) -> int:
     """Write a durations file from run directories' results.jsonl (the shipped
     ``durations.json`` is made this way from a full sim run)."""
     import argparse
-    p = argparse.ArgumentParser(prog="python -m mdlri_conformance.conformance.framework.shard")
+    p = argparse.ArgumentParser(
+        prog="python -m mdlri_conformance.conformance.framework.fleet.shard")
     sub = p.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("durations", help="a durations file from run directories")
     d.add_argument("run_dirs", nargs="+")

@@ -22,7 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Iterable
 
-from .outcomes import Unsupported
+from ..outcomes import Unsupported
 
 
 def execute(fuzz: Any, choices: Any) -> Any:

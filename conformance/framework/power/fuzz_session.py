@@ -1,6 +1,6 @@
 """HypoFuzz's engine inside one live pytest session, bounded in time (deep campaigns).
 
-``python -m mdlri_conformance.conformance.framework.fuzz_session --out DIR --seconds S
+``python -m mdlri_conformance.conformance.framework.power.fuzz_session --out DIR --seconds S
 [--sim-coverage DIR] [--shard K/N] -- PYTEST_ARGS`` collects the selected specs with the
 suite's plugin (backend loaded, probed), turns each Hypothesis spec into a HypoFuzz
 ``FuzzTarget`` and fuzzes them in this process until the deadline, then writes
@@ -43,7 +43,8 @@ from typing import Any, Callable
 
 import pytest
 
-from . import backend_session, fuzz_failures
+from .. import backend_session
+from . import fuzz_failures
 
 #: a target runs this long before the scheduler draws again
 SLICE_S = 2.0

@@ -49,7 +49,7 @@ from typing import Any, Callable, Sequence
 from mdlri_conformance.backends.acl.emulator_faults import EMULATOR_FAULTS
 from mdlri_conformance.backends.faults import FAULTS
 
-from .items import SPEC_DIR, bad_expression
+from ..items import SPEC_DIR, bad_expression
 
 REPO = SPEC_DIR.parents[1]
 KILL_OUTCOMES = frozenset({"FAIL", "ERROR", "CHANGED", "TIMEOUT", "CRASH"})
@@ -258,7 +258,7 @@ def _rebuild_report(out: Path) -> None:
     summary_path = out / "summary.json"
     if not rows or not summary_path.is_file():
         return
-    from .artefacts import write_all
+    from ..verdicts.artefacts import write_all
     write_all(out, rows, json.loads(summary_path.read_text(encoding="utf-8")))
 
 
@@ -375,7 +375,7 @@ def _cmd_faults(ns: Any) -> int:
 
 def add_parser(sub: Any) -> None:
     """The ``faults`` subcommand of the CLI."""
-    from .watchdog import spec_timeout_value
+    from ..watchdog import spec_timeout_value
     fp = sub.add_parser("faults", help="kill matrix: run the suite once per catalogued fault",
                         description="Run the specs on a deliberately broken backend, once per "
                                     "fault of backends/faults.py (in parallel), and report "

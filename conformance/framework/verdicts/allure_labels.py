@@ -45,8 +45,9 @@ from typing import Any, Iterable
 
 import pytest
 
-from . import allure_status, allure_writes, keys, registry
-from .items import area_of, clause_ids, is_spec
+from . import allure_status, allure_writes
+from .. import keys, registry
+from ..items import area_of, clause_ids, is_spec
 
 #: environment variable: the clause link's format string (``{id}`` is the clause id)
 CLAUSE_URL_VAR = "MDLRI_CLAUSE_URL"

@@ -10,7 +10,8 @@ from typing import Any, Iterable
 
 from mdlri_conformance.reports.stack import stack_text
 
-from . import registry, verdict
+from .. import registry
+from . import verdict
 
 COLUMNS = ("PASS", "FAIL", "CHANGED", "XFAIL", "XPASS", "UNSUPPORTED", "ERROR", "TIMEOUT",
            "CRASH", "SKIP")

@@ -46,7 +46,7 @@ import pytest
 
 from mdlri_conformance.reports.stack import stack_text
 
-from . import keys
+from .. import keys
 from .summary import merged_stack
 
 #: the plugin's user-property key of a spec's outcome info

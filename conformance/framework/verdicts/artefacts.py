@@ -16,8 +16,8 @@ from typing import Any, Iterable
 
 from mdlri_conformance.reports.write import render_all
 
-from . import global_state, leaks, registry
-from .rundir import write_text
+from .. import global_state, leaks, registry
+from ..rundir import write_text
 from .summary import (COLUMNS, clauses_line, completeness_line, fails_gate, leak_line, order_line,
                       probe_lines, state_line)
 

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..items import SPEC_DIR
 from . import branch_coverage
 from .fuzz_session import REPLAY_SHARE, coverage_data, fuzz_json
-from .items import SPEC_DIR
 
 #: the spec modules a campaign fuzzes unless ``-k`` narrows them: the generated tier and the
 #: stateful machines
@@ -98,7 +98,7 @@ def _log_name(shard: int, shards: int) -> str:
 
 
 def _child_args(plan: Plan, shard: int = 0) -> list[str]:
-    args = [sys.executable, "-m", "mdlri_conformance.conformance.framework.fuzz_session",
+    args = [sys.executable, "-m", "mdlri_conformance.conformance.framework.power.fuzz_session",
             "--out", str(plan.out), "--seconds", str(plan.seconds)]
     if plan.jobs > 1:
         args += ["--shard", f"{shard}/{plan.jobs}"]

@@ -44,7 +44,7 @@ from pathlib import Path
 from queue import Queue
 from typing import Any, Callable, Iterator, Sequence
 
-from .items import SPEC_DIR
+from ..items import SPEC_DIR
 from .killmatrix import KILL_OUTCOMES, read_rows
 from .mutants import Mutant, apply
 from .mutation_coverage import ENV_DATA, ENV_SOURCE, IMPORT_TIME, line_map
@@ -55,9 +55,9 @@ FOLDERS = ("backends", "conformance", "kernel", "reports")
 #: the mutated code, relative to the package root
 SIM = Path("backends") / "sim"
 SPECS = "conformance/specs"
-PLUGIN = "mdlri_conformance.conformance.framework.mutation_coverage"
+PLUGIN = "mdlri_conformance.conformance.framework.power.mutation_coverage"
 #: the simulator's expectations: every capability required, so a mutant answering 207000 fails
-EXPECTATIONS = Path(__file__).resolve().parent / "expectations" / "sim.toml"
+EXPECTATIONS = Path(__file__).resolve().parents[1] / "expectations" / "sim.toml"
 STATUSES = ("killed", "timeout", "survived", "unreached", "not-run")
 #: per-spec watchdog in mutant runs, at least (a mutant that loops costs this much)
 SPEC_TIMEOUT_S = 10.0
