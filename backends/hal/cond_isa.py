@@ -24,13 +24,15 @@ LOOP, GQM = 0x7B, 0x05
 # func3 values
 ADDI, SLLI, SRLI, ANDI = 0, 1, 5, 7
 ADD, XOR = 0, 4
+XORI = 4
 OR, AND = 6, 7
 LB, LD, LBU = 0, 3, 4
+LHU, LWU = 5, 6
 BEQ, BNE, BLT, BGE, BGEU = 0, 1, 4, 5, 7
-SB, SH, SW = 0, 1, 2
+SB, SH, SW, SD = 0, 1, 2, 3
 CSRRW, CSRRS, CSRRC = 1, 2, 3
-CSR_AXI_USER, CSR_JUMP_PC = 0, 3
-GOTO_I, ACTIVE_I = 0, 1
+CSR_AXI_USER, CSR_CSQ_STATUS, CSR_JUMP_PC = 0, 1, 3
+GOTO_I, ACTIVE_I, DEACTIVE_I = 0, 1, 2
 GOTO_R = 4
 ACTIVE_R = 5
 DEACTIVE_R = 6
@@ -140,6 +142,12 @@ class Program:
     def goto_i(self, rd: int, sq_id: int, head: int) -> None:
         """STREAM GOTO_I (two words): SQ ``sq_id``'s head = ``head``."""
         self._emit([encode(STREAM, rd, GOTO_I), (sq_id & 0x7FF) | (head & 0xFFFF) << 16], 2)
+
+    def active_i(self, rd: int, sq_id: int, *, on: bool = True) -> None:
+        """STREAM ACTIVE_I / DEACTIVE_I (one word): enable / disable SQ ``sq_id``, held in bits
+        31:20 (``RtStarsCondOpStreamActiveI``, stars_cond_isa_struct.hpp:146-157;
+        stars_cond_isa_construct_common.cc:134-150)."""
+        self._emit([encode(STREAM, rd, ACTIVE_I if on else DEACTIVE_I) | (sq_id & 0xFFF) << 20], 1)
 
     def goto_r(self, rd: int, rs1: int) -> None:
         """STREAM GOTO_R (one word): rs1 holds sq id in bits 10:0 and the head in 31:16
@@ -436,3 +444,119 @@ def model_execute_sqe(stream_id: int, task_id: int, *, model_id: int, func_call_
                                     model_execute_words(), wr_cqe=wr_cqe, reserved1=model_id))
     b[1] |= 1 << 4  # post_p = 1
     return bytes(b)
+
+
+# ---- stream active (stars_cond_isa_helper.cc:1016-1123, stream_task.cc:27-125) ----
+
+#: the stream-active program's LOOP delay: 10000 cycles in a 13-bit field
+#: (stars_cond_isa_helper.cc:1034; ``RtStarsCondOpLoop.delayCycle``)
+STREAM_ACTIVE_LOOP_CYCLES = 10000 & 0x1FFF
+
+
+def _stream_active(p: Program, *, sq_id: int, exec_times_addr: int, fsm_sel_addr: int,
+                   sq_reg_addr: int, dfx_addr: int) -> None:
+    """``RtStarsStreamActiveFc`` (stars_cond_isa_define.hpp:69-121) as
+    ``ConstructStreamActiveFc`` fills it (stars_cond_isa_helper.cc:1016-1123), offsetStart 0.
+    The SQ's enable / tail / head registers are its register base (``GetSqRegVirtualAddr``)
+    plus the 910B offsets (stream_task.cc:54-72, 910_B_93/dev_info_reg.cc:192-196)."""
+    enable = sq_reg_addr + SQ_ENABLE_OFFSET
+    tail, head = sq_reg_addr + SQ_TAIL_OFFSET, sq_reg_addr + SQ_HEAD_OFFSET
+    # getSqFsmState_i (ConstructGetSqFsmStateFcI, :628-666): r1 = FSM register, r2 = sq id,
+    # r3 = AXI mask; physical SH of the id, LD of the register, back to virtual
+    p.label("start")
+    p.li(R3, AXI_USER_VA_MASK)
+    p.li(R1, fsm_sel_addr)
+    p.li(R2, sq_id)
+    p.csr(R0, R3, CSR_AXI_USER, CSRRC)
+    p.store(R1, R2, 0, SH)
+    p.op(R1, R1, R0, AND)
+    p.load_imm(R1, fsm_sel_addr, LD)
+    p.csr(R0, R3, CSR_AXI_USER, CSRRS)
+    # dfxFsm: CSQ_STATUS = r1; the raw register to dfx + 0
+    p.csr(R0, R1, CSR_CSQ_STATUS, CSRRW)
+    p.llwi(R3, dfx_addr)
+    p.lhwi(R3, dfx_addr)
+    p.store(R3, R1, 0, SD)
+    # loop back while the register names another SQ
+    p.addi(R5, R1, 0)
+    p.op_imm(R5, R5, ANDI, RTSQ_SHAMT_910B)
+    p.llwi(R3, sq_id)
+    p.lhwi(R3, sq_id)
+    p.op(R5, R3, R5, XOR)
+    p.set_jump_pc(R4, "start")
+    p.loop(R5, "start", STREAM_ACTIVE_LOOP_CYCLES)
+    # the FSM state (bits 35:32): 9 is an error, anything but 0 loops back
+    p.op_imm(R1, R1, SRLI, 32)
+    p.op_imm(R1, R1, ANDI, 0xF)
+    p.op_imm(R5, R1, XORI, 0x9)
+    p.set_jump_pc(R4, "err")
+    p.branch(R5, R0, BEQ, "err")
+    p.set_jump_pc(R4, "start")
+    p.loop(R1, "start", STREAM_ACTIVE_LOOP_CYCLES)
+    # getSqEnable_i (:690-703): r1 = enable bit 0 (LBU); to dfx + 8; disabled: reset the head
+    p.op(R1, R1, R0, AND)
+    p.load_imm(R1, enable, LBU)
+    p.op_imm(R1, R1, ANDI, 0x1)
+    p.set_jump_pc(R4, "gotoI")
+    p.llwi(R3, dfx_addr)
+    p.lhwi(R3, dfx_addr)
+    p.store(R3, R1, 0x8, SD)
+    p.branch(R1, R0, BEQ, "gotoI")
+    # getSqHeadAndTail_i (:705-716): r2 = tail, r1 = head (LHU, << 48); to dfx + 0x10 / 0x18;
+    # an enabled SQ that has not run to its tail is an error
+    p.load_imm(R2, tail, LHU)
+    p.op_imm(R2, R2, SLLI, 48)
+    p.load_imm(R1, head, LHU)
+    p.op_imm(R1, R1, SLLI, 48)
+    p.set_jump_pc(R4, "err")
+    p.llwi(R3, dfx_addr)
+    p.lhwi(R3, dfx_addr)
+    p.store(R3, R1, 0x10, SD)
+    p.store(R3, R2, 0x18, SD)
+    p.branch(R1, R2, BNE, "err")
+    # disableSq_i (:718-728): SW 0 to the enable register
+    p.li(R1, enable)
+    p.store(R1, R0, 0, SW)
+    # goto_i: head 0; addStreamActiveTimes (:730-746): u16 counter + 1; active_i
+    p.label("gotoI")
+    p.goto_i(R0, sq_id, 0)
+    p.load_imm(R2, exec_times_addr, LWU)
+    p.addi(R2, R2, 1)
+    p.li(R1, exec_times_addr)
+    p.store(R1, R2, 0, SH)
+    p.active_i(R0, sq_id)
+    p.set_jump_pc(R4, "end")
+    p.branch(R0, R0, BEQ, "end")
+    p.label("err")
+    p.error()
+    p.label("end")
+    p.nop()
+
+
+def stream_active_words() -> int:
+    """The program's size in words (``sizeof(RtStarsStreamActiveFc) / 4``)."""
+    p = Program()
+    _stream_active(p, sq_id=0, exec_times_addr=0, fsm_sel_addr=0, sq_reg_addr=0, dfx_addr=0)
+    return len(p.words())
+
+
+def stream_active_program(*, sq_id: int, exec_times_addr: int, sq_reg_addr: int,
+                          dfx_addr: int, fsm_sel_addr: int = FSM_SEL_PA_910B) -> bytes:
+    """What the runtime copies to the stream-active task's function-call memory
+    (``ReConstructStreamActiveTaskFcDefault``, stream_task.cc:27-44): the program activating SQ
+    ``sq_id`` (the activated stream's SQ), counting into its u16 execution counter
+    (``GetExecutedTimesSvm``), checking it through its register base (``halSqCqQuery``
+    SQ_REG_BASE) and writing what it saw to four u64 words at ``dfx_addr``."""
+    p = Program()
+    _stream_active(p, sq_id=sq_id, exec_times_addr=exec_times_addr, fsm_sel_addr=fsm_sel_addr,
+                   sq_reg_addr=sq_reg_addr, dfx_addr=dfx_addr)
+    return p.pack()
+
+
+def stream_active_sqe(stream_id: int, task_id: int, *, func_call_addr: int,
+                      wr_cqe: int = 1) -> bytes:
+    """The 910B stream-active SQE (stream_task_v100.cc:81-107): a COND function call,
+    ``CONDS_SUB_TYPE_STREAM_ACTIVE`` (6, stars_base.hpp:94-100), csc 1, the program's size in
+    words."""
+    return function_call_sqe(stream_id, task_id, sqe.CONDS_STREAM_ACTIVE, func_call_addr,
+                             stream_active_words(), wr_cqe=wr_cqe)
