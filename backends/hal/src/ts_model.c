@@ -36,11 +36,8 @@ static void model_abort(uint32_t model) {
         ts_sq *q = &g_ts.sq[i];
         if (!q->used || q->model_plus1 != model + 1) continue;
         q->paused = 1;
-        if (q->busy)
-            q->abort_req = 1;
-        else
-            ts_sq_set_head(q, q->tail);
-        ts_sq_publish(q);
+        q->abort_req = q->busy;
+        ts_sq_set_head(q, q->tail);
     }
     end_run(&g_ts.model[model], TS_CQE_ERR_SW_STATUS, TS_MODEL_EXE_ABORT_STATUS, 1);
     pthread_cond_broadcast(&g_ts.cv);
