@@ -64,6 +64,15 @@ def wait_head(dev: HalDevice, sq: int, head: int) -> int:
     return dev.query(sq, PROP_SQ_HEAD)
 
 
+def wait_count(model: "StreamModel", stream: int, count: int) -> int:
+    """Poll a stream's execution counter until it reaches ``count`` (generous deadline)."""
+    for _ in range(2000):
+        if model.count(stream) == count:
+            break
+        time.sleep(0.005)
+    return model.count(stream)
+
+
 def only(cqes: list[sqe.Cqe]) -> sqe.Cqe:
     assert len(cqes) == 1, f"expected one CQE, observed {cqes}"
     return cqes[0]
@@ -304,8 +313,10 @@ def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:
         assert dev.query(q.sq, PROP_SQ_STATUS) == 0
         assert dev.query(q.sq, PROP_SQ_HEAD) == dev.query(q.sq, PROP_SQ_TAIL)
     dev.submit(model.exe.sq, model.execute(3))
+    assert wait_count(model, MAIN, 2) == 2, (
+        "the next execute finds the head SQ idle (its wait was cut) and activates it")
     assert dev.recv(model.exe.cq, timeout_ms=QUIET_MS) == (DRV_ERROR_WAIT_TIMEOUT, []), (
-        "the next execute runs the model from its start")
+        "the next execute runs the model from its start: it waits again")
     dev.submit(dev.alloc(stream_id=OUTSIDE_STREAM).sq, sqe.event_record(OUTSIDE_STREAM, 1, join))
     c = only(dev.collect(model.exe.cq, 1))
     assert (c.task_id, c.error_type, marker[0]) == (3, 0, 1)
