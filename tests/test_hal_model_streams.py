@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
                                 reason="gcc is not installed: the virtual device cannot be built")
 
 CTRL_STREAM, EXEC_STREAM, OUTSIDE_STREAM = 100, 1, 50
-MAIN, SIDE = 10, 11
+MAIN, SIDE, MERGE = 10, 11, 12
 QUIET_MS = 200  # long enough for a run that should not have ended to show that it has
 #: the abort status the execute reports: errorType bit 5 (SW status) and the sw status result
 #: TS_STARS_MODEL_EXE_ABORT 3 in bits 31:28 (stars.hpp:59-63, runtime_tsch_defines.h:197)
@@ -143,6 +143,19 @@ class StreamModel:
             sq_reg_addr=self.dev.reg_base(q.sq)[0], dfx_addr=address(self.active_dfx)))
         self._programs.append(prog)
         return cond_isa.stream_active_sqe(stream, task_id, func_call_addr=prog.addr)
+
+    def switch(self, stream: int, task_id: int, target: int, *, var: int, val: int,
+               condition: int) -> bytes:
+        """The stream-switch SQE of ``aclrtSwitchStream(var, condition, val, INT32, target)``
+        on ``stream`` (CONDS_SUB_TYPE_STREAM_SWITCH_EX), its program in memory of its own."""
+        q = self.sqs[target]
+        prog = Aligned(cond_isa.stream_switch_ex_program(
+            var_addr=var, val_addr=val, condition=condition, data_type=cond_isa.RT_SWITCH_INT32,
+            true_sq_id=q.sq, current_sq_id=self.sqs[stream].sq,
+            exec_times_addr=address(self.counters[target]),
+            true_sq_reg_addr=self.dev.reg_base(q.sq)[0], dfx_addr=address(self.active_dfx)))
+        self._programs.append(prog)
+        return cond_isa.stream_switch_ex_sqe(stream, task_id, func_call_addr=prog.addr)
 
     def execute(self, task_id: int) -> bytes:
         return cond_isa.model_execute_sqe(EXEC_STREAM, task_id, model_id=self.model_id,
@@ -281,6 +294,54 @@ def test_stream_active_waits_while_the_sq_it_activates_is_busy(dev: HalDevice) -
     assert model.active_dfx[1] == 1 and model.active_dfx[2] == model.active_dfx[3] == 3 << 48, (
         "enabled, head == tail == 3 (<< 48) in the dfx words")
     assert [c.task_id for c in dev.collect(side.cq, 4)] == [2, 3, 2, 3], "the SQ ran again"
+
+
+@pytest.mark.parametrize(("condition", "taken"), [
+    (cond_isa.RT_EQUAL, (True, False, True)), (cond_isa.RT_NOT_EQUAL, (False, True, False)),
+    (cond_isa.RT_GREATER, (False, False, False)), (cond_isa.RT_LESS, (False, True, False)),
+    (cond_isa.RT_GREATER_OR_EQUAL, (True, False, True)),
+    (cond_isa.RT_LESS_OR_EQUAL, (True, True, True)),
+], ids=["eq", "ne", "gt", "lt", "ge", "le"])
+def test_a_stream_switch_moves_the_run_to_the_true_stream(
+        dev: HalDevice, condition: int, taken: tuple[bool, bool, bool]) -> None:
+    """``aclrtSwitchStream`` in a model (the STREAM_SWITCH_EX program,
+    stars_cond_isa_helper.cc:1179-1226): when ``*var (condition) *val`` holds, the true stream
+    (wait-active) is activated and the switching stream is deactivated after the task, so its
+    next task does not run; otherwise the switching stream goes on. Both branches record the
+    event a merge stream waits for before the end graph. Three executes with var = val, var <
+    val, var = val again (INT32, signed)."""
+    model = StreamModel(dev, model_id=9, head=[MAIN, MERGE], wait_active=[SIDE], end_notify=47)
+    merge_event = 36
+    var, val = i32([0]), i32([5])
+    main_marker, side_marker = i32([0]), i32([0])
+    dev.submit(model.sqs[MAIN].sq,
+               model.switch(MAIN, 1, SIDE, var=address(var), val=address(val),
+                            condition=condition),
+               sqe.write_value(MAIN, 2, address(main_marker), struct.pack("<i", 1)),
+               sqe.event_record(MAIN, 3, merge_event))
+    dev.submit(model.sqs[SIDE].sq,
+               sqe.write_value(SIDE, 1, address(side_marker), struct.pack("<i", 1)),
+               sqe.event_record(SIDE, 2, merge_event))
+    dev.submit(model.sqs[MERGE].sq, sqe.event_wait(MERGE, 1, merge_event),
+               sqe.event_reset(MERGE, 2, merge_event),
+               sqe.notify_record(MERGE, 3, model.end_notify))
+    model.load_complete()
+    for run, (value, switched) in enumerate(zip((5, -7, 5), taken), start=1):
+        var[0] = value
+        main_marker[0] = side_marker[0] = 0
+        dev.submit(model.exe.sq, model.execute(run))
+        c = only(dev.collect(model.exe.cq, 1))
+        assert (c.task_id, c.error_type) == (run, 0), f"run {run}: {c}"
+        assert (side_marker[0], main_marker[0]) == ((1, 0) if switched else (0, 1)), (
+            f"run {run}: var {value} vs 5, switched {switched}")
+        assert dev.query(model.sqs[MAIN].sq, PROP_SQ_STATUS) == (0 if switched else 1)
+        main_ran = [c.task_id for c in dev.collect(model.sqs[MAIN].cq, 1 if switched else 3)]
+        assert main_ran == ([1] if switched else [1, 2, 3]), f"run {run}"
+        if switched:
+            assert [c.task_id for c in dev.collect(model.sqs[SIDE].cq, 2)] == [1, 2]
+        dev.collect(model.sqs[MERGE].cq, 3)
+        assert dev.recv(model.sqs[MAIN].cq, timeout_ms=0)[1] == [], f"run {run}: main stopped"
+    assert model.count(MAIN) == 3 and model.count(SIDE) == sum(taken)
 
 
 def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:

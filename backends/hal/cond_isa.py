@@ -454,16 +454,17 @@ STREAM_ACTIVE_LOOP_CYCLES = 10000 & 0x1FFF
 
 
 def _stream_active(p: Program, *, sq_id: int, exec_times_addr: int, fsm_sel_addr: int,
-                   sq_reg_addr: int, dfx_addr: int) -> None:
+                   sq_reg_addr: int, dfx_addr: int, at: str = "") -> None:
     """``RtStarsStreamActiveFc`` (stars_cond_isa_define.hpp:69-121) as
     ``ConstructStreamActiveFc`` fills it (stars_cond_isa_helper.cc:1016-1123), offsetStart 0.
     The SQ's enable / tail / head registers are its register base (``GetSqRegVirtualAddr``)
-    plus the 910B offsets (stream_task.cc:54-72, 910_B_93/dev_info_reg.cc:192-196)."""
+    plus the 910B offsets (stream_task.cc:54-72, 910_B_93/dev_info_reg.cc:192-196). Labels
+    carry the prefix ``at`` when the program is embedded in another (offsetStart)."""
     enable = sq_reg_addr + SQ_ENABLE_OFFSET
     tail, head = sq_reg_addr + SQ_TAIL_OFFSET, sq_reg_addr + SQ_HEAD_OFFSET
     # getSqFsmState_i (ConstructGetSqFsmStateFcI, :628-666): r1 = FSM register, r2 = sq id,
     # r3 = AXI mask; physical SH of the id, LD of the register, back to virtual
-    p.label("start")
+    p.label(at + "start")
     p.li(R3, AXI_USER_VA_MASK)
     p.li(R1, fsm_sel_addr)
     p.li(R2, sq_id)
@@ -483,53 +484,53 @@ def _stream_active(p: Program, *, sq_id: int, exec_times_addr: int, fsm_sel_addr
     p.llwi(R3, sq_id)
     p.lhwi(R3, sq_id)
     p.op(R5, R3, R5, XOR)
-    p.set_jump_pc(R4, "start")
-    p.loop(R5, "start", STREAM_ACTIVE_LOOP_CYCLES)
+    p.set_jump_pc(R4, at + "start")
+    p.loop(R5, at + "start", STREAM_ACTIVE_LOOP_CYCLES)
     # the FSM state (bits 35:32): 9 is an error, anything but 0 loops back
     p.op_imm(R1, R1, SRLI, 32)
     p.op_imm(R1, R1, ANDI, 0xF)
     p.op_imm(R5, R1, XORI, 0x9)
-    p.set_jump_pc(R4, "err")
-    p.branch(R5, R0, BEQ, "err")
-    p.set_jump_pc(R4, "start")
-    p.loop(R1, "start", STREAM_ACTIVE_LOOP_CYCLES)
+    p.set_jump_pc(R4, at + "err")
+    p.branch(R5, R0, BEQ, at + "err")
+    p.set_jump_pc(R4, at + "start")
+    p.loop(R1, at + "start", STREAM_ACTIVE_LOOP_CYCLES)
     # getSqEnable_i (:690-703): r1 = enable bit 0 (LBU); to dfx + 8; disabled: reset the head
     p.op(R1, R1, R0, AND)
     p.load_imm(R1, enable, LBU)
     p.op_imm(R1, R1, ANDI, 0x1)
-    p.set_jump_pc(R4, "gotoI")
+    p.set_jump_pc(R4, at + "gotoI")
     p.llwi(R3, dfx_addr)
     p.lhwi(R3, dfx_addr)
     p.store(R3, R1, 0x8, SD)
-    p.branch(R1, R0, BEQ, "gotoI")
+    p.branch(R1, R0, BEQ, at + "gotoI")
     # getSqHeadAndTail_i (:705-716): r2 = tail, r1 = head (LHU, << 48); to dfx + 0x10 / 0x18;
     # an enabled SQ that has not run to its tail is an error
     p.load_imm(R2, tail, LHU)
     p.op_imm(R2, R2, SLLI, 48)
     p.load_imm(R1, head, LHU)
     p.op_imm(R1, R1, SLLI, 48)
-    p.set_jump_pc(R4, "err")
+    p.set_jump_pc(R4, at + "err")
     p.llwi(R3, dfx_addr)
     p.lhwi(R3, dfx_addr)
     p.store(R3, R1, 0x10, SD)
     p.store(R3, R2, 0x18, SD)
-    p.branch(R1, R2, BNE, "err")
+    p.branch(R1, R2, BNE, at + "err")
     # disableSq_i (:718-728): SW 0 to the enable register
     p.li(R1, enable)
     p.store(R1, R0, 0, SW)
     # goto_i: head 0; addStreamActiveTimes (:730-746): u16 counter + 1; active_i
-    p.label("gotoI")
+    p.label(at + "gotoI")
     p.goto_i(R0, sq_id, 0)
     p.load_imm(R2, exec_times_addr, LWU)
     p.addi(R2, R2, 1)
     p.li(R1, exec_times_addr)
     p.store(R1, R2, 0, SH)
     p.active_i(R0, sq_id)
-    p.set_jump_pc(R4, "end")
-    p.branch(R0, R0, BEQ, "end")
-    p.label("err")
+    p.set_jump_pc(R4, at + "end")
+    p.branch(R0, R0, BEQ, at + "end")
+    p.label(at + "err")
     p.error()
-    p.label("end")
+    p.label(at + "end")
     p.nop()
 
 
@@ -560,3 +561,59 @@ def stream_active_sqe(stream_id: int, task_id: int, *, func_call_addr: int,
     words."""
     return function_call_sqe(stream_id, task_id, sqe.CONDS_STREAM_ACTIVE, func_call_addr,
                              stream_active_words(), wr_cqe=wr_cqe)
+
+
+# ---- stream switch (aclrtSwitchStream: CONDS_SUB_TYPE_STREAM_SWITCH_EX,
+#      stars_cond_isa_helper.cc:1179-1226, cond_op_stream_task.cc:150-225) ----
+
+#: rtCondition_t (pkg_inc/runtime/rt_external_base.h:105-112)
+RT_EQUAL, RT_NOT_EQUAL, RT_GREATER, RT_GREATER_OR_EQUAL, RT_LESS, RT_LESS_OR_EQUAL = range(6)
+#: rtSwitchDataType_t (rt_external_base.h:165-168)
+RT_SWITCH_INT32, RT_SWITCH_INT64 = 0, 1
+LW = 2
+#: the branch that skips the switch: the condition's negation (GetNotCondition,
+#: stars_cond_isa_helper.cc:19-29) as (func3, swap operands) (ConvertConditionToBranchFunc3,
+#: :31-77); any other condition skips with BEQ, the runtime's default (:69-75)
+_SKIP_BRANCH = {RT_EQUAL: (BNE, False), RT_NOT_EQUAL: (BEQ, False),
+                RT_GREATER: (BGE, True), RT_GREATER_OR_EQUAL: (BLT, False),
+                RT_LESS: (BGE, False), RT_LESS_OR_EQUAL: (BLT, True)}
+
+
+def stream_switch_ex_program(*, var_addr: int, val_addr: int, condition: int, data_type: int,
+                             true_sq_id: int, current_sq_id: int, exec_times_addr: int,
+                             true_sq_reg_addr: int, dfx_addr: int,
+                             fsm_sel_addr: int = FSM_SEL_PA_910B) -> bytes:
+    """``rtStarsStreamSwitchExFc_t`` (stars_cond_isa_define.hpp:274-282) as
+    ``ConstructStreamSwitchExFc`` fills it: LOAD_IMM r1 = *var, r2 = *val (LW for int32, LD
+    for int64); when the condition does not hold, jump to the end; else the stream-active
+    program for the true stream's SQ (embedded at its offset), then DEACTIVE_I of the current
+    SQ: the switching stream stops after this task."""
+    func3, swap = _SKIP_BRANCH.get(condition, (BEQ, False))
+    width = LW if data_type == RT_SWITCH_INT32 else LD
+    p = Program()
+    p.load_imm(R1, var_addr, width)
+    p.load_imm(R2, val_addr, width)
+    p.set_jump_pc(R3, "end")
+    p.branch(*((R2, R1) if swap else (R1, R2)), func3, "end")
+    _stream_active(p, sq_id=true_sq_id, exec_times_addr=exec_times_addr,
+                   fsm_sel_addr=fsm_sel_addr, sq_reg_addr=true_sq_reg_addr, dfx_addr=dfx_addr,
+                   at="active.")
+    p.active_i(R2, current_sq_id, on=False)
+    p.label("end")
+    p.nop()
+    return p.pack()
+
+
+def stream_switch_ex_sqe(stream_id: int, task_id: int, *, func_call_addr: int,
+                         wr_cqe: int = 1) -> bytes:
+    """The 910B stream-switch SQE (cond_op_stream_task_v100.cc:22-52): a COND function call,
+    ``CONDS_SUB_TYPE_STREAM_SWITCH_EX`` (5), csc 1, the program's size in words."""
+    return function_call_sqe(stream_id, task_id, sqe.CONDS_STREAM_SWITCH_EX, func_call_addr,
+                             stream_switch_ex_words(), wr_cqe=wr_cqe)
+
+
+def stream_switch_ex_words() -> int:
+    """The program's size in words (``sizeof(rtStarsStreamSwitchExFc_t) / 4``)."""
+    return len(stream_switch_ex_program(
+        var_addr=0, val_addr=0, condition=RT_EQUAL, data_type=RT_SWITCH_INT32, true_sq_id=0,
+        current_sq_id=0, exec_times_addr=0, true_sq_reg_addr=0, dfx_addr=0)) // 4
