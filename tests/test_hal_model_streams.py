@@ -344,6 +344,78 @@ def test_a_stream_switch_moves_the_run_to_the_true_stream(
     assert model.count(MAIN) == 3 and model.count(SIDE) == sum(taken)
 
 
+def test_a_label_switch_by_index_moves_the_run_to_the_label(dev: HalDevice) -> None:
+    """``aclrtSwitchLabelByIndex`` in a model (the LABEL_SWITCH_BY_INDEX program,
+    stars_cond_isa_helper.cc:748-1008; label records as LABEL_SET leaves them,
+    cond_op_label_task.cc:45-76): label 0 is on the switching stream itself (its head moves
+    to the label when the task ends), labels 1 and 2 on a wait-active stream (disabled or run
+    to its tail, its head is sent to the label, it is activated, the switching stream
+    deactivated); an index at or past the maximum takes the last label. Five executes."""
+    model = StreamModel(dev, model_id=10, head=[MAIN, MERGE], wait_active=[SIDE], end_notify=48)
+    main, branch = model.sqs[MAIN], model.sqs[SIDE]
+    merge_event = 37
+    index, count = (ctypes.c_uint32 * 1)(0), (ctypes.c_uint32 * 1)(3)
+    labels = ctypes.create_string_buffer(
+        cond_isa.label_info(main.sq, 2, address(model.counters[MAIN]))
+        + cond_isa.label_info(branch.sq, 0, address(model.counters[SIDE]))
+        + cond_isa.label_info(branch.sq, 2, address(model.counters[SIDE])), 48)
+    dfx = (ctypes.c_uint64 * 6)()
+    prog = Aligned(cond_isa.label_switch_by_index_program(
+        index_addr=address(index), max_value=3, label_count_addr=address(count),
+        label_info_addr=address(labels), sq_virtual_addr=address(model.sq_regs),
+        dfx_addr=address(dfx), current_sq_id=main.sq))
+    skipped, main_marker, a, b = (i32([0]) for _ in range(4))
+    dev.submit(main.sq, cond_isa.label_switch_by_index_sqe(MAIN, 1, func_call_addr=prog.addr),
+               sqe.write_value(MAIN, 2, address(skipped), struct.pack("<i", 1)),
+               cond_isa.label_set_sqe(MAIN, 3),
+               sqe.write_value(MAIN, 4, address(main_marker), struct.pack("<i", 1)),
+               sqe.event_record(MAIN, 5, merge_event))
+    dev.submit(branch.sq, cond_isa.label_set_sqe(SIDE, 1),
+               sqe.write_value(SIDE, 2, address(a), struct.pack("<i", 1)),
+               cond_isa.label_set_sqe(SIDE, 3),
+               sqe.write_value(SIDE, 4, address(b), struct.pack("<i", 1)),
+               sqe.event_record(SIDE, 5, merge_event))
+    dev.submit(model.sqs[MERGE].sq, sqe.event_wait(MERGE, 1, merge_event),
+               sqe.event_reset(MERGE, 2, merge_event),
+               sqe.notify_record(MERGE, 3, model.end_notify))
+    model.load_complete()
+    expected = {1: (0, 1, 1), 2: (0, 0, 1), 0: (1, 0, 0), 7: (0, 0, 1)}  # main, a, b
+    for run, idx in enumerate((1, 2, 0, 1, 7), start=1):
+        index[0] = idx
+        main_marker[0] = a[0] = b[0] = 0
+        dev.submit(model.exe.sq, model.execute(run))
+        c = only(dev.collect(model.exe.cq, 1))
+        assert (c.task_id, c.error_type) == (run, 0), (
+            f"run {run}, index {idx}: {c}, dfx {[hex(v) for v in dfx]}, "
+            f"{dev.recv(main.cq, timeout_ms=0)}")
+        assert (main_marker[0], a[0], b[0]) == expected[idx], f"run {run}, index {idx}"
+        assert skipped[0] == 0, "the task after the switch never runs"
+        assert dfx[4] == min(idx, 2), "the (clamped) index in the dfx word at 0x20"
+        assert dev.query(main.sq, PROP_SQ_STATUS) == (1 if idx == 0 else 0), (
+            f"run {run}: the switching SQ stays enabled only for a label of its own")
+    assert model.count(SIDE) == 4, "each switch to the other stream counts it"
+    assert model.count(MAIN) == 5, (
+        "each execute; the switch to its own label does not count (its branch jumps past "
+        "addExecTimes_2 to goto_r2, stars_cond_isa_helper.cc:909-913,973-975)")
+
+
+def test_a_label_switch_past_the_label_count_is_an_sqe_error(dev: HalDevice) -> None:
+    """An index below the maximum but not below the model's label count goes to the error
+    word: an SQE error, the switching SQ stopped, no label taken."""
+    q = dev.alloc(stream_id=MAIN)
+    index, count = (ctypes.c_uint32 * 1)(2), (ctypes.c_uint32 * 1)(1)
+    labels = ctypes.create_string_buffer(cond_isa.label_info(q.sq, 0, 0), 16)
+    dfx = (ctypes.c_uint64 * 6)()
+    prog = Aligned(cond_isa.label_switch_by_index_program(
+        index_addr=address(index), max_value=4, label_count_addr=address(count),
+        label_info_addr=address(labels), sq_virtual_addr=0, dfx_addr=address(dfx),
+        current_sq_id=q.sq))
+    dev.submit(q.sq, cond_isa.label_switch_by_index_sqe(MAIN, 1, func_call_addr=prog.addr))
+    c = only(dev.collect(q.cq, 1))
+    assert (c.sqe_type, c.error_type) == (sqe.COND, sqe.ERR_SQE_ERROR)
+    assert dev.query(q.sq, PROP_SQ_STATUS) == 0 and dfx[4] == 0
+
+
 def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:
     """A model whose head stream waits for a side stream nothing activates never reaches its end
     graph. MMT_MODEL_ABORT through the control SQ completes, ends the run with the abort status

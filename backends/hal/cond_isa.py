@@ -28,7 +28,7 @@ XORI = 4
 OR, AND = 6, 7
 LB, LD, LBU = 0, 3, 4
 LHU, LWU = 5, 6
-BEQ, BNE, BLT, BGE, BGEU = 0, 1, 4, 5, 7
+BEQ, BNE, BLT, BGE, BLTU, BGEU = 0, 1, 4, 5, 6, 7
 SB, SH, SW, SD = 0, 1, 2, 3
 CSRRW, CSRRS, CSRRC = 1, 2, 3
 CSR_AXI_USER, CSR_CSQ_STATUS, CSR_JUMP_PC = 0, 1, 3
@@ -121,6 +121,10 @@ class Program:
             p._emit([encode(SYSTEM, R0, CSRRW, reg) | CSR_JUMP_PC << 20], 1)
             return p.words()
         self._emit(patch, 4)
+
+    def branch_to(self, rs1: int, rs2: int, func3: int, offset4: int) -> None:
+        """BRANCH carrying a fixed 4-bit offset (the target is JUMP_PC << 4 | offset4)."""
+        self._emit([encode(BRANCH, 0, func3, rs1, rs2) | (offset4 & 0xF) << 7], 1)
 
     def branch(self, rs1: int, rs2: int, func3: int, target: str) -> None:
         """BRANCH to ``target`` when rs1 (func3) rs2; carries the target's low 4 bits."""
@@ -617,3 +621,144 @@ def stream_switch_ex_words() -> int:
     return len(stream_switch_ex_program(
         var_addr=0, val_addr=0, condition=RT_EQUAL, data_type=RT_SWITCH_INT32, true_sq_id=0,
         current_sq_id=0, exec_times_addr=0, true_sq_reg_addr=0, dfx_addr=0)) // 4
+
+
+# ---- label switch by index (aclrtSwitchLabelByIndex: CONDS_SUB_TYPE_LABEL_SWITCH_BY_INDEX,
+#      stars_cond_isa_helper.cc:748-1008, cond_op_label_task.cc:45-76) ----
+
+#: a 910B label's device record (``RT_CHIP_CLOUD_V2_LABEL_INFO_SIZE``, task_base.hpp:37):
+#: u32 sq id (bits 10:0) | position << 16, u32 0, u64 the stream's execution counter address
+#: (``SetLabelInfoForLabelSetTask``, cond_op_label_task.cc:45-76)
+LABEL_INFO_SIZE = 16
+LABEL_SWITCH_BY_INDEX = 7  # CONDS_SUB_TYPE_LABEL_SWITCH_BY_INDEX (stars_base.hpp:101)
+TASK_LABEL_SET = 20  # TS_TASK_TYPE_LABEL_SET (task_base.hpp:126)
+LABEL_SWITCH_LOOP_CYCLES = 0x1FFF  # stars_cond_isa_helper.cc:953
+
+
+def label_info(sq_id: int, position: int, exec_times_addr: int) -> bytes:
+    """One label's 16-byte record as the runtime writes it at LABEL_SET (cond_op_label_task.cc:59-66)."""
+    return struct.pack("<IIQ", (sq_id & 0x7FF) + (position << 16), 0, exec_times_addr)
+
+
+def _add_exec_times(p: Program, index_addr: int, label_info_addr: int) -> None:
+    """``RtStarsAddExecTimesFc`` (``ConstructAddExecTimesFc``, stars_cond_isa_helper.cc:988-1008):
+    r4 = the index (LWU), r5 = &label_info[index].execAddr's value, u16 counter + 1."""
+    p.load_imm(R4, index_addr, LWU)
+    p.llwi(R5, label_info_addr)
+    p.lhwi(R5, label_info_addr)
+    p.op_imm(R4, R4, SLLI, 4)
+    p.op(R4, R4, R5, ADD)
+    p.load(R5, R4, 8)
+    p.load(R4, R5, 0)
+    p.addi(R4, R4, 1)
+    p.store(R5, R4, 0, SH)
+
+
+def label_switch_by_index_program(*, index_addr: int, max_value: int, label_count_addr: int,
+                                  label_info_addr: int, sq_virtual_addr: int, dfx_addr: int,
+                                  current_sq_id: int) -> bytes:
+    """``rtStarsLabelSwitchByIndexFc_t`` (stars_cond_isa_define.hpp:183-233) as
+    ``ConstructLabelSwitchByIndexFc`` fills it (stars_cond_isa_helper.cc:865-985): the index
+    (LWU; at or past ``max_value`` it is clamped to ``max_value - 1``) must be below the
+    model's label count, else the error word; the label's record gives the SQ and position.
+    Same SQ: count, GOTO_R (the head moves when the task ends). Another SQ: through the SQ
+    address array (0: error), disabled -> straight to GOTO_R, enabled -> head == tail or
+    error, then SW 0 to its enable; GOTO_R retried by LOOP while its rd is not 0; count;
+    ACTIVE_R; DEACTIVE_I of the current SQ."""
+    p = Program()
+    # RtStarsLabelSwitchByIdxCheck (:748-792): offsets inside it are word indexes from the
+    # program's start with JUMP_PC still 0
+    p.load_imm(R1, index_addr, LWU)
+    p.li(R2, max_value)
+    p.branch_to(R1, R2, BLTU, 9)  # to ldi1
+    p.li(R1, max(max_value - 1, 0))
+    p.load_imm(R2, label_count_addr, LWU)  # word 9
+    p.csr(R0, R1, CSR_CSQ_STATUS, CSRRW)
+    p.branch_to(R1, R2, BLTU, 14)  # past the error word
+    p.error()  # word 13
+    p.llwi(R3, dfx_addr)
+    p.lhwi(R3, dfx_addr)
+    p.store(R3, R1, 0x20, SD)
+    p.op_imm(R1, R1, SLLI, 4)
+    p.llwi(R3, label_info_addr)
+    p.lhwi(R3, label_info_addr)
+    p.op(R1, R1, R3, ADD)
+    p.load(R1, R1, 0)
+    p.op_imm(R2, R1, ANDI, 0x7FF)
+    p.llwi(R3, dfx_addr)
+    p.lhwi(R3, dfx_addr)
+    p.store(R3, R1, 0, SD)
+    p.op_imm(R5, R2, XORI, current_sq_id & 0xFFF)
+    p.set_jump_pc(R3, "gotoR2")
+    p.branch(R5, R0, BEQ, "gotoR2")
+    # RtStarsSwitchGetSqVirtualAddrI (:800-837): r5 = sq_virtual_addr[sq id]; 0 is an error
+    p.op_imm(R4, R2, SLLI, 3)
+    p.li(R5, sq_virtual_addr)
+    p.op(R5, R5, R4, ADD)
+    p.load(R5, R5, 0)
+    p.set_jump_pc(R4, "err")
+    p.branch(R5, R0, BEQ, "err")
+    # RtStarsSwitchGetSqEnableI (:839-849)
+    p.load(R4, R5, SQ_ENABLE_OFFSET)
+    p.op_imm(R4, R4, ANDI, 0x1)
+    p.llwi(R3, dfx_addr)
+    p.lhwi(R3, dfx_addr)
+    p.store(R3, R4, 0x8, SD)
+    p.set_jump_pc(R3, "gotoR1")
+    p.branch(R4, R0, BEQ, "gotoR1")
+    # RtStarsSwitchGetSqHeadAndTailI (:851-863): r2 = tail << 48, r4 = head << 48
+    p.load(R2, R5, SQ_TAIL_OFFSET)
+    p.op_imm(R2, R2, SLLI, 48)
+    p.load(R4, R5, SQ_HEAD_OFFSET)
+    p.op_imm(R4, R4, SLLI, 48)
+    p.llwi(R3, dfx_addr)
+    p.lhwi(R3, dfx_addr)
+    p.store(R3, R2, 0x10, SD)
+    p.store(R3, R4, 0x18, SD)
+    p.set_jump_pc(R3, "disable")
+    p.branch(R4, R2, BEQ, "disable")
+    p.label("err")
+    p.error()
+    p.label("disable")
+    p.store(R5, R0, SQ_ENABLE_OFFSET, SW)
+    p.label("gotoR1")
+    p.goto_r(R4, R1)
+    p.set_jump_pc(R3, "gotoR1")
+    p.loop(R4, "gotoR1", LABEL_SWITCH_LOOP_CYCLES)
+    _add_exec_times(p, dfx_addr + 0x20, label_info_addr)
+    p.active_r(R4, R1)
+    p.active_i(R5, current_sq_id, on=False)
+    p.set_jump_pc(R3, "end")
+    p.branch(R0, R0, BEQ, "end")
+    _add_exec_times(p, index_addr, label_info_addr)
+    p.label("gotoR2")
+    p.goto_r(R4, R1)
+    p.label("end")
+    p.nop()
+    return p.pack()
+
+
+def label_switch_by_index_words() -> int:
+    """The program's size in words (``sizeof(rtStarsLabelSwitchByIndexFc_t) / 4``)."""
+    return len(label_switch_by_index_program(
+        index_addr=0, max_value=1, label_count_addr=0, label_info_addr=0, sq_virtual_addr=0,
+        dfx_addr=0, current_sq_id=0)) // 4
+
+
+def label_switch_by_index_sqe(stream_id: int, task_id: int, *, func_call_addr: int,
+                              wr_cqe: int = 1) -> bytes:
+    """The 910B label-switch SQE (cond_op_stream_task_v100.cc:56-80): a COND function call,
+    ``CONDS_SUB_TYPE_LABEL_SWITCH_BY_INDEX`` (7), csc 1, pre_p 1, the program's size in words."""
+    b = bytearray(function_call_sqe(stream_id, task_id, LABEL_SWITCH_BY_INDEX, func_call_addr,
+                                    label_switch_by_index_words(), wr_cqe=wr_cqe))
+    b[1] |= 1 << 2  # pre_p = 1
+    return bytes(b)
+
+
+def label_set_sqe(stream_id: int, task_id: int, *, wr_cqe: int = 0) -> bytes:
+    """LABEL_SET: a PLACE_HOLDER with task_type ``TS_TASK_TYPE_LABEL_SET``
+    (cond_op_label_task_v100.cc:23-45); the label's record is written by the host."""
+    b = sqe.header(sqe.PLACE_HOLDER, stream_id, task_id, wr_cqe=wr_cqe)
+    struct.pack_into("<H", b, 2, TASK_LABEL_SET)
+    b[14] = sqe.DEFAULT_CREDIT
+    return bytes(b)

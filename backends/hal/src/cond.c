@@ -285,6 +285,8 @@ static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_ef
                 uint64_t v = c->r[f_rs1(w)];
                 if (do_goto(sq, (uint32_t)(v & 0x7FFu), (uint32_t)((v >> 16) & 0xFFFFu), fx) != 0)
                     return -1;
+                c->r[rd] = 0; /* done: the label switch LOOPs back to its GOTO_R while rd != 0
+                               * (stars_cond_isa_helper.cc:951-958) */
                 break;
             }
             if (f_func3(w) == 5 || f_func3(w) == 6) { /* ACTIVE_R / DEACTIVE_R: rs1 = sq id
