@@ -455,6 +455,34 @@ def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:
     assert (c.task_id, c.error_type, marker[0]) == (3, 0, 1)
 
 
+def test_an_abort_cuts_a_program_polling_a_busy_sq(dev: HalDevice) -> None:
+    """A head stream's stream-active task polls the FSM register while the SQ it activates is
+    held at a wait that never passes: the run can never finish. MMT_MODEL_ABORT cuts both the
+    polling program and the wait (neither reports), ends the run with the abort status and
+    leaves both SQs disabled at their tails: nothing hangs."""
+    model = StreamModel(dev, model_id=11, head=[MAIN], wait_active=[SIDE], end_notify=49)
+    main, side = model.sqs[MAIN], model.sqs[SIDE]
+    never = 38
+    assert dev.config(side.sq, PROP_SQ_STATUS, 1) == 0
+    dev.submit(side.sq, sqe.nop(SIDE, 1), sqe.event_wait(SIDE, 2, never))
+    assert wait_head(dev, side.sq, 1) == 1
+    dev.submit(main.sq, model.stream_active(MAIN, 1, SIDE),
+               sqe.notify_record(MAIN, 2, model.end_notify))
+    model.load_complete()
+    dev.submit(model.exe.sq, model.execute(1))
+    assert wait_count(model, MAIN, 1) == 1, "the model program activated the head stream"
+    assert dev.recv(model.exe.cq, timeout_ms=QUIET_MS) == (DRV_ERROR_WAIT_TIMEOUT, [])
+    assert model.count(SIDE) == 0 and dev.query(main.sq, PROP_SQ_HEAD) == 0
+    assert model.control(sqe.MMT_MODEL_ABORT, op_stream_id=CTRL_STREAM).error_type == 0
+    c = only(dev.collect(model.exe.cq, 1))
+    assert (c.task_id, c.error_type, c.error_code) == (1, ERR_SW_STATUS, MODEL_EXE_ABORT)
+    for q in (main, side):
+        assert dev.query(q.sq, PROP_SQ_STATUS) == 0
+        assert dev.query(q.sq, PROP_SQ_HEAD) == dev.query(q.sq, PROP_SQ_TAIL)
+        assert dev.recv(q.cq, timeout_ms=QUIET_MS)[1] == [], "a cut SQE reports nothing"
+    assert model.count(SIDE) == 0
+
+
 def test_an_abort_of_an_idle_model_completes(dev: HalDevice) -> None:
     """MMT_MODEL_ABORT of a model not running completes at once and leaves it executable."""
     model = StreamModel(dev, model_id=8, head=[MAIN], wait_active=[], end_notify=46)

@@ -198,6 +198,9 @@ static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_ef
                int depth) {
     uint64_t pc = 0;
     while (pc < n) {
+        /* the SQ's model was aborted: stop before the next instruction acts (MMT_MODEL_ABORT
+         * sets this under the lock before the SQ it polls can go idle) */
+        if (__atomic_load_n(&sq->abort_req, __ATOMIC_ACQUIRE)) return 1;
         uint32_t w = prog[pc];
         uint32_t w2 = pc + 1 < n ? prog[pc + 1] : 0;
         uint64_t next = pc + 1, v = 0;

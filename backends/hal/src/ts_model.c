@@ -36,7 +36,8 @@ static void model_abort(uint32_t model) {
         ts_sq *q = &g_ts.sq[i];
         if (!q->used || q->model_plus1 != model + 1) continue;
         q->paused = 1;
-        q->abort_req = q->busy;
+        __atomic_store_n(&q->abort_req, q->busy, __ATOMIC_RELEASE); /* read by a running
+                                                                       * program, cond.c */
         ts_sq_set_head(q, q->tail);
     }
     end_run(&g_ts.model[model], TS_CQE_ERR_SW_STATUS, TS_MODEL_EXE_ABORT_STATUS, 1);
