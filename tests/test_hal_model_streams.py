@@ -1,9 +1,11 @@
 """Models with several streams on the virtual device, through its own interface
-(``backends/hal/README.md``, "Model execute"): a captured fork and join (two head streams, the
-side stream joined to the capture by its event wait, context_aclgraph.cc:154-193,
-capture_model_utils.cc:139-165), a wait-active stream that only a stream-active task of a head
-stream starts (the runtime's own stream-active program, stars_cond_isa_helper.cc:1016-1123),
-and model abort (MMT_MODEL_ABORT through the control SQ, ctrl_sq.cc:262-273).
+(``backends/hal/README.md``, "Model execute", "Streams of a model"): a captured fork and join
+(two head streams, the side stream joined to the capture by its event wait,
+context_aclgraph.cc:154-193, capture_model_utils.cc:139-165), a wait-active stream that only a
+stream-active task of a head stream starts (the runtime's own stream-active program,
+stars_cond_isa_helper.cc:1016-1123), ``aclrtSwitchStream`` (the STREAM_SWITCH_EX program,
+:1179-1226), ``aclrtSwitchLabelByIndex`` (the LABEL_SWITCH_BY_INDEX program, :748-1008) and
+model abort (MMT_MODEL_ABORT through the control SQ, ctrl_sq.cc:262-273).
 
 No assertion on durations: a run still in progress is shown by state (no CQE, a head that
 has not moved, memory not yet written) while the test holds one of its streams.
