@@ -267,12 +267,13 @@ ACTIVE_R_WORD = cond_isa.encode(cond_isa.STREAM, cond_isa.R5, cond_isa.ACTIVE_R,
 
 
 @pytest.mark.parametrize("word", [
-    cond_isa.encode(cond_isa.STREAM, cond_isa.R5, cond_isa.ACTIVE_I),
+    cond_isa.encode(cond_isa.STREAM, cond_isa.R5, 3),  # no STREAM func3 3
+    cond_isa.encode(cond_isa.STREAM, cond_isa.R5, cond_isa.ACTIVE_I) | 0xFFF << 20,
     cond_isa.encode(cond_isa.GQM, cond_isa.R5, 0, cond_isa.R3),
-], ids=["active_i", "gqm"])
+], ids=["stream_func3_3", "active_i_of_no_sq", "gqm"])
 def test_an_instruction_not_interpreted_is_an_sqe_error(dev: HalDevice, word: int) -> None:
     """The model program with its ACTIVE_R replaced by an instruction the device does not
-    interpret: an SQE error, never as if it had run (the head SQ stays disabled and its SQEs
+    interpret (or an ACTIVE_I of an SQ that does not exist): an SQE error, never as if it had run (the head SQ stays disabled and its SQEs
     unrun; the execute does not wait for an end graph)."""
     model = Model(dev, model_id=8, streams=[10], end_notify=45)
     exe = model.exe

@@ -32,7 +32,7 @@ AWSIZE = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4, 32: 5}
 # kernel credits (stars_base.hpp:33,39)
 DEFAULT_CREDIT, NEVER_TIMEOUT_CREDIT = 254, 255
 # COND sub types (stars_base.hpp:94-103)
-CONDS_MODEL_EXEC, CONDS_MEM_WAIT_VALUE = 1, 9
+CONDS_MODEL_EXEC, CONDS_STREAM_SWITCH_EX, CONDS_STREAM_ACTIVE, CONDS_MEM_WAIT_VALUE = 1, 5, 6, 9
 
 # CQE errorType bits (stars/stars.hpp:34-39) and TS codes (task_scheduler_error.h:150-153)
 ERR_EXCEPTION, ERR_TRAP, ERR_TASK_TIMEOUT, ERR_SQE_ERROR = 0x01, 0x02, 0x04, 0x08

@@ -12,8 +12,8 @@
  * running program (stars_cond_isa_helper.cc:668-678). R0 reads as zero.
  *
  * Supported: OP_IMM, OP, LWI, LOAD_IMM, LOAD, STORE, BRANCH, SYSTEM (CSRRW/RS/RC), FUNC_CALL,
- * LOOP, STREAM GOTO_I, GOTO_R, ACTIVE_R, DEACTIVE_R; physical addressing (CSR AXI_USER VA bits
- * clear) of the FSM select register only. Anything else (ACTIVE/DEACTIVE_I, GQM, the error
+ * LOOP, STREAM GOTO_I, GOTO_R, ACTIVE_I, DEACTIVE_I, ACTIVE_R, DEACTIVE_R; physical addressing
+ * (CSR AXI_USER VA bits clear) of the FSM select register only. Anything else (GQM, the error
  * instruction, encoded 0: stars_cond_isa_construct_common.cc ConstructErrorInstr) is an SQE
  * error.
  */
@@ -198,6 +198,9 @@ static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_ef
                int depth) {
     uint64_t pc = 0;
     while (pc < n) {
+        /* the SQ's model was aborted: stop before the next instruction acts (MMT_MODEL_ABORT
+         * sets this under the lock before the SQ it polls can go idle) */
+        if (__atomic_load_n(&sq->abort_req, __ATOMIC_ACQUIRE)) return 1;
         uint32_t w = prog[pc];
         uint32_t w2 = pc + 1 < n ? prog[pc + 1] : 0;
         uint64_t next = pc + 1, v = 0;
@@ -285,6 +288,8 @@ static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_ef
                 uint64_t v = c->r[f_rs1(w)];
                 if (do_goto(sq, (uint32_t)(v & 0x7FFu), (uint32_t)((v >> 16) & 0xFFFFu), fx) != 0)
                     return -1;
+                c->r[rd] = 0; /* done: the label switch LOOPs back to its GOTO_R while rd != 0
+                               * (stars_cond_isa_helper.cc:951-958) */
                 break;
             }
             if (f_func3(w) == 5 || f_func3(w) == 6) { /* ACTIVE_R / DEACTIVE_R: rs1 = sq id
@@ -293,7 +298,13 @@ static int run(ts_sq *sq, const uint32_t *prog, uint64_t n, cpu_t *c, ts_cond_ef
                     return -1;
                 break;
             }
-            if (f_func3(w) != 0 || pc + 1 >= n) return -1; /* GOTO_I; the _I forms not yet */
+            if (f_func3(w) == 1 || f_func3(w) == 2) { /* ACTIVE_I / DEACTIVE_I: sqId in bits
+                                    * 31:20 (RtStarsCondOpStreamActiveI,
+                                    * stars_cond_isa_struct.hpp:146-157) */
+                if (do_active(w >> 20, f_func3(w) == 1) != 0) return -1;
+                break;
+            }
+            if (f_func3(w) != 0 || pc + 1 >= n) return -1; /* GOTO_I */
             if (do_goto(sq, w2 & 0x7FFu, w2 >> 16, fx) != 0) return -1;
             next = pc + 2;
             break;

@@ -63,7 +63,16 @@ enum {
     MMT_MODEL_DESTROY = 3,
     MMT_MODEL_PRE_PROC = 4,
     MMT_STREAM_LOAD_COMPLETE = 5,
+    MMT_MODEL_ABORT = 6,
 };
+
+/* an aborted run's report on the executing SQ: errorType bit 5 (SW status,
+ * src/runtime/core/inc/stars/stars.hpp:34-39) and an sq_sw_status whose 4-bit result (bits
+ * 31:28 of rtStarsModelExecuteError_t, stars.hpp:59-63) is TS_STARS_MODEL_EXE_ABORT 3
+ * (src/runtime/core/inc/runtime_tsch_defines.h:197), read as TS_ERROR_MODEL_ABORTED
+ * (model_execute_task.cc:237-238) */
+#define TS_CQE_ERR_SW_STATUS 0x20u
+#define TS_MODEL_EXE_ABORT_STATUS (3u << 28)
 
 static inline uint8_t sqe_u8(const uint8_t *s, unsigned off) { return s[off]; }
 static inline uint16_t sqe_u16(const uint8_t *s, unsigned off) {
@@ -126,6 +135,7 @@ typedef struct {
     pthread_t thread;
     int thread_started;
     int busy;             /* running an SQE: the FSM state reads non-idle */
+    int abort_req;        /* its model was aborted while it ran an SQE: cut that SQE short */
     uint32_t model_plus1; /* the model the SQ's stream is bound to, plus 1; 0: none */
 } ts_sq;
 
@@ -137,6 +147,7 @@ typedef struct {
     uint32_t gen; /* +1 each time a run ends */
     uint8_t end_error_type;
     uint32_t end_error_code;
+    int end_aborted; /* the last run ended by MMT_MODEL_ABORT */
 } ts_model;
 
 typedef struct {
@@ -179,7 +190,7 @@ void ts_model_sq_failed(const ts_sq *sq, uint8_t error_type, uint32_t error_code
 int ts_model_exec_begin(uint32_t model, uint32_t *gen, int *was_running);
 void ts_model_exec_abort(uint32_t model, int was_running);
 int ts_model_exec_wait(ts_sq *sq, uint32_t model, uint32_t gen, uint8_t *error_type,
-                       uint32_t *error_code);
+                       uint32_t *error_code, int *aborted);
 void ts_fsm_select(uint64_t v); /* lock NOT held */
 uint64_t ts_fsm_read(void);     /* lock NOT held */
 

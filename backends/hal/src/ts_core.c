@@ -22,15 +22,16 @@ typedef struct {
     uint32_t error_code;
     uint64_t timestamp;
     ts_cond_effect fx; /* a COND SQE's GOTO_I on its own SQ */
+    int keep_enabled;  /* an error report that does not stop the SQ (an aborted model run) */
 } ts_result;
 
-static const ts_result OK = {0, 0, 0, {0, 0}};
+static const ts_result OK = {0, 0, 0, {0, 0}, 0};
 static const ts_result SQE_ERROR = {MDLRI_CQE_ERR_SQE_ERROR, MDLRI_TS_ERROR_TASK_SQE_ERROR, 0,
-                                    {0, 0}};
+                                    {0, 0}, 0};
 static const ts_result TIMED_OUT = {MDLRI_CQE_ERR_TASK_TIMEOUT, MDLRI_TS_ERROR_TASK_TIMEOUT, 0,
-                                    {0, 0}};
+                                    {0, 0}, 0};
 static const ts_result EXCEPTION = {MDLRI_CQE_ERR_EXCEPTION, MDLRI_TS_ERROR_TASK_EXCEPTION, 0,
-                                    {0, 0}};
+                                    {0, 0}, 0};
 
 void ts_sq_publish(ts_sq *sq) {
     sq->regs[0x8 / 4] = sq->tail;
@@ -84,14 +85,14 @@ static void cq_push(uint32_t cq_id, const ts_cqe *e) {
 
 /* ---- waits (lock held; they drop it while blocked) ---- */
 
-/* Block until table[id] is set, the SQ is stopped, or `timeout_s` seconds pass (0: none).
- * 1 when set, 0 when timed out, -1 when stopped. */
+/* Block until table[id] is set, the SQ is stopped (or its model aborted), or `timeout_s`
+ * seconds pass (0: none). 1 when set, 0 when timed out, -1 when stopped. */
 static int wait_flag(ts_sq *sq, const uint8_t *table, uint32_t id, uint32_t timeout_s) {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline); /* the default condvar clock */
     deadline.tv_sec += (time_t)timeout_s;
     while (!table[id]) {
-        if (sq->stop) return -1;
+        if (sq->stop || sq->abort_req) return -1;
         if (timeout_s == 0) {
             pthread_cond_wait(&g_ts.cv, &g_ts.mu);
         } else if (pthread_cond_timedwait(&g_ts.cv, &g_ts.mu, &deadline) == ETIMEDOUT &&
@@ -158,7 +159,7 @@ static ts_result run_place_holder(ts_sq *sq, const uint8_t *s) {
 
 int ts_sq_stopping(ts_sq *sq) {
     pthread_mutex_lock(&g_ts.mu);
-    int stop = sq->stop;
+    int stop = sq->stop || sq->abort_req;
     pthread_mutex_unlock(&g_ts.mu);
     return stop;
 }
@@ -211,7 +212,8 @@ static ts_result run_cond_locked(ts_sq *sq, const uint8_t *s, int *stopped) {
         if (rc > 0) *stopped = 1;
         return rc < 0 ? SQE_ERROR : OK;
     }
-    if (model_exec && ts_model_exec_wait(sq, model, gen, &r.error_type, &r.error_code) != 0)
+    if (model_exec &&
+        ts_model_exec_wait(sq, model, gen, &r.error_type, &r.error_code, &r.keep_enabled) != 0)
         *stopped = 1;
     return r;
 }
@@ -289,6 +291,13 @@ static void *sq_thread(void *arg) {
         sq->busy = 1;
         ts_result r = execute(sq, sqe, &stopped);
         sq->busy = 0;
+        if (sq->stop) break;
+        if (sq->abort_req) { /* its model was aborted: the SQE ends unreported, the SQ idles */
+            sq->abort_req = 0;
+            ts_sq_set_head(sq, sq->tail);
+            pthread_cond_broadcast(&g_ts.cv);
+            continue;
+        }
         if (stopped) break;
         uint32_t at = sq->head;
         if (r.fx.has_goto) {
@@ -311,7 +320,7 @@ static void *sq_thread(void *arg) {
             };
             cq_push(sq->cq_id, &e);
         }
-        if (r.error_type != 0) { /* STARS stops an SQ on error */
+        if (r.error_type != 0 && !r.keep_enabled) { /* STARS stops an SQ on error */
             sq->paused = 1;
             ts_sq_publish(sq);
             ts_model_sq_failed(sq, r.error_type, r.error_code); /* ends its model's run */

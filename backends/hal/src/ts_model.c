@@ -17,6 +17,33 @@ void ts_models_reset(void) {
     g_ts.fsm_sel = 0;
 }
 
+static void end_run(ts_model *m, uint8_t error_type, uint32_t error_code, int aborted) {
+    if (!m->running) return;
+    m->running = 0;
+    m->end_error_type = error_type;
+    m->end_error_code = error_code;
+    m->end_aborted = aborted;
+    m->gen++;
+    pthread_cond_broadcast(&g_ts.cv);
+}
+
+/* MMT_MODEL_ABORT (ctrl_sq.cc:262-273, model.cc:1903-1953): every SQ bound to the model is
+ * disabled with its head moved to its tail (its SQEs stay in the ring for the next execute,
+ * which sends the head back to 0); an SQE it is running (a wait, a kernel not ready, a program
+ * polling) is cut short without a report; a run in progress ends with the abort status. */
+static void model_abort(uint32_t model) {
+    for (uint32_t i = 0; i < TS_MAX_SQ; i++) {
+        ts_sq *q = &g_ts.sq[i];
+        if (!q->used || q->model_plus1 != model + 1) continue;
+        q->paused = 1;
+        __atomic_store_n(&q->abort_req, q->busy, __ATOMIC_RELEASE); /* read by a running
+                                                                       * program, cond.c */
+        ts_sq_set_head(q, q->tail);
+    }
+    end_run(&g_ts.model[model], TS_CQE_ERR_SW_STATUS, TS_MODEL_EXE_ABORT_STATUS, 1);
+    pthread_cond_broadcast(&g_ts.cv);
+}
+
 /* MMT_STREAM_ADD binds the stream's SQ to the model and disables it: the SQEs the runtime then
  * loads there wait until the model-execute program activates the SQ. MMT_MODEL_PRE_PROC names
  * the end-graph notify. 0 done; -1 an operation or id this device does not take (SQE error). */
@@ -52,18 +79,12 @@ int ts_model_maintain(const uint8_t *s) {
     case MMT_MODEL_DESTROY:
         memset(m, 0, sizeof *m);
         return 0;
-    default: /* abort and the rest: not modelled */
+    case MMT_MODEL_ABORT:
+        model_abort(model);
+        return 0;
+    default: /* the rest: not modelled */
         return -1;
     }
-}
-
-static void end_run(ts_model *m, uint8_t error_type, uint32_t error_code) {
-    if (!m->running) return;
-    m->running = 0;
-    m->end_error_type = error_type;
-    m->end_error_code = error_code;
-    m->gen++;
-    pthread_cond_broadcast(&g_ts.cv);
 }
 
 /* A NOTIFY_RECORD of a running model's end-graph notify ends the run; the TS takes the record,
@@ -73,14 +94,14 @@ void ts_model_notify_recorded(uint32_t notify_id) {
         ts_model *m = &g_ts.model[i];
         if (m->running && m->has_end && m->end_notify == notify_id) {
             g_ts.notify[notify_id] = 0;
-            end_run(m, 0, 0);
+            end_run(m, 0, 0, 0);
         }
     }
 }
 
 /* An SQE of a model's SQ failed: the run ends with that error. */
 void ts_model_sq_failed(const ts_sq *sq, uint8_t error_type, uint32_t error_code) {
-    if (sq->model_plus1 != 0) end_run(&g_ts.model[sq->model_plus1 - 1], error_type, error_code);
+    if (sq->model_plus1 != 0) end_run(&g_ts.model[sq->model_plus1 - 1], error_type, error_code, 0);
 }
 
 /* Before the model-execute program runs: mark the model running (an execute that finds it
@@ -101,7 +122,7 @@ void ts_model_exec_abort(uint32_t model, int was_running) {
 
 /* Block until the run ends; its error fields. -1 when the SQ is stopping. */
 int ts_model_exec_wait(ts_sq *sq, uint32_t model, uint32_t gen, uint8_t *error_type,
-                       uint32_t *error_code) {
+                       uint32_t *error_code, int *aborted) {
     ts_model *m = &g_ts.model[model];
     while (m->gen == gen) {
         if (sq->stop) return -1;
@@ -109,6 +130,7 @@ int ts_model_exec_wait(ts_sq *sq, uint32_t model, uint32_t gen, uint8_t *error_t
     }
     *error_type = m->end_error_type;
     *error_code = m->end_error_code;
+    *aborted = m->end_aborted;
     return 0;
 }
 
