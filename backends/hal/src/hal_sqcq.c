@@ -11,7 +11,8 @@
 
 #include "ts.h"
 
-static int bad_dev(uint32_t devId) { return devId != 0; }
+/* every device of this process shares the one TS core (README "Device semantics") */
+static int bad_dev(uint32_t devId) { return !mdlri_hal_dev_valid(devId); }
 
 static ts_sq *sq_get(uint32_t id) {
     return (id < TS_MAX_SQ && g_ts.sq[id].used) ? &g_ts.sq[id] : NULL;

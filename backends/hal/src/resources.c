@@ -31,7 +31,7 @@ static int valid(drvIdType_t type) {
 
 drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputInfo *in,
                               struct halResourceIdOutputInfo *out) {
-    if (devId != 0 || in == NULL || out == NULL) return DRV_ERROR_INVALID_VALUE;
+    if (!mdlri_hal_dev_valid(devId) || in == NULL || out == NULL) return DRV_ERROR_INVALID_VALUE;
     if (!valid(in->type)) return DRV_ERROR_NOT_SUPPORT;
     drvError_t rc = DRV_ERROR_NONE;
     pthread_mutex_lock(&g_ts.mu);
@@ -58,7 +58,7 @@ drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputInfo *in,
 }
 
 drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdInputInfo *in) {
-    if (devId != 0 || in == NULL) return DRV_ERROR_INVALID_VALUE;
+    if (!mdlri_hal_dev_valid(devId) || in == NULL) return DRV_ERROR_INVALID_VALUE;
     if (!valid(in->type)) return DRV_ERROR_NOT_SUPPORT;
     drvError_t rc = DRV_ERROR_NONE;
     pthread_mutex_lock(&g_ts.mu);
@@ -75,7 +75,7 @@ drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdInputInfo *in) 
 
 drvError_t halResourceInfoQuery(uint32_t devId, uint32_t tsId, drvResourceType_t type,
                                 struct halResourceInfo *info) {
-    if (devId != 0 || tsId != 0 || info == NULL) return DRV_ERROR_INVALID_VALUE;
+    if (!mdlri_hal_dev_valid(devId) || tsId != 0 || info == NULL) return DRV_ERROR_INVALID_VALUE;
     memset(info, 0, sizeof *info);
     pthread_mutex_lock(&g_ts.mu);
     drvError_t rc = DRV_ERROR_NONE;
