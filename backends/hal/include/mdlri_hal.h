@@ -204,6 +204,27 @@ struct halResourceInfo {
     uint32_t reserve[2];
 };
 
+/* halResourceConfig (ascend_hal_define.h:1145-1161) */
+typedef enum {
+    DRV_STREAM_BIND_LOGIC_CQ = 0,
+    DRV_STREAM_UNBIND_LOGIC_CQ,
+    DRV_ID_RECORD,
+    DRV_STREAM_ENABLE_EVENT,
+    DRV_ID_RESET,
+    DRV_RES_ID_CONFIG_MAX
+} drvResourceConfigType_t;
+
+struct halResourceConfigInfo {
+    drvResourceConfigType_t prop;
+    uint32_t value[7];
+};
+
+MDLRI_HAL_API drvError_t halResourceConfig(uint32_t devId, struct halResourceIdInputInfo *in,
+                                           struct halResourceConfigInfo *cfg);
+/* ours: route the reports of stream_id's SQs to logic CQ cq_id (bind 1) or back to their
+ * own CQ (bind 0) */
+MDLRI_HAL_API drvError_t mdlri_hal_stream_bind_cq(uint32_t stream_id, uint32_t cq_id, int bind);
+
 /* ---- the SQE and CQE sizes the TS core uses (README: "SQEs", "The CQE") ---- */
 #define MDLRI_HAL_SQE_SIZE 64u
 #define MDLRI_HAL_CQE_SIZE 32u
@@ -286,6 +307,8 @@ MDLRI_HAL_API drvError_t halGetAPIVersion(int *halAPIVersion);
 MDLRI_HAL_API bool halSupportFeature(uint32_t devId, int feature);
 MDLRI_HAL_API drvError_t halGetDeviceSplitMode(unsigned int devId, unsigned int *split_mode);
 MDLRI_HAL_API pid_t drvDeviceGetBareTgid(void);
+MDLRI_HAL_API int32_t halMapErrorCode(drvError_t code);
+MDLRI_HAL_API drvError_t halGetChipCapability(uint32_t devId, void *info);
 
 /* ours: the settings (MDLRI_HAL_DEVICES, MDLRI_HAL_FEATURES, MDLRI_HAL_TRACE) */
 MDLRI_HAL_API uint32_t mdlri_hal_device_count(void);
@@ -362,6 +385,9 @@ MDLRI_HAL_API drvError_t halHostUnregister(void *hostPtr, uint32_t devid);
 MDLRI_HAL_API drvError_t halHostUnregisterEx(void *hostPtr, uint32_t devid, uint32_t flag);
 MDLRI_HAL_API drvError_t halMemHostGetDevPointer(void *srcPtr, uint32_t devid, void **dstPtr);
 MDLRI_HAL_API drvError_t halMemGetInfo(uint32_t device, unsigned int type, void *info);
+MDLRI_HAL_API drvError_t drvMemSmmuQuery(uint32_t device, uint32_t *SSID);
+MDLRI_HAL_API drvError_t halMemCtl(int type, void *paramValue, size_t paramValueSize,
+                                   void *outValue, size_t *outSize);
 /* ours: bytes this device has handed out and not taken back (tests) */
 MDLRI_HAL_API unsigned long long mdlri_hal_mem_in_use(void);
 

@@ -207,3 +207,28 @@ drvError_t halGetDeviceSplitMode(unsigned int devId, unsigned int *split_mode) {
 pid_t drvDeviceGetBareTgid(void) {
     return getpid();
 }
+
+/* no driver-specific "ELxxxx" message for any code: a negative answer makes the runtime's
+ * DRV_ERROR_PROCESS log the plain code (npu_driver_base.hpp:287-300) */
+int32_t halMapErrorCode(drvError_t code) {
+    (void)code;
+    return -1;
+}
+
+/* struct halCapabilityInfo's leading fields (ascend_hal_base.h:661-667); the runtime copies
+ * them (raw_device.cc:625-632) and fails SetDevice without them. This device does no SDMA
+ * reduce (an SDMA SQE with a reduce opcode is an SQE error), has no extra memory
+ * capabilities and no TS groups. */
+struct mdlri_capability_head {
+    uint32_t sdma_reduce_support;
+    uint32_t memory_support;
+    uint32_t ts_group_number;
+    uint32_t sdma_reduce_kind;
+};
+
+drvError_t halGetChipCapability(uint32_t devId, void *info) {
+    if (info == NULL) return DRV_ERROR_INVALID_VALUE;
+    if (!mdlri_hal_dev_valid(devId)) return DRV_ERROR_INVALID_DEVICE;
+    memset(info, 0, sizeof(struct mdlri_capability_head));
+    return DRV_ERROR_NONE;
+}

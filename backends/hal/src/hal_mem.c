@@ -208,3 +208,62 @@ drvError_t halMemGetInfo(uint32_t device, unsigned int type, void *info) {
     phy->free = phy->huge_free = (unsigned long)(used < total ? total - used : 0);
     return DRV_ERROR_NONE;
 }
+
+/* the device's SMMU stream id for this process: one address space, id 0
+ * (npu_driver.cc:473-480 fails the device open on any error) */
+drvError_t drvMemSmmuQuery(uint32_t device, uint32_t *SSID) {
+    if (SSID == NULL) return DRV_ERROR_INVALID_VALUE;
+    if (!mdlri_hal_dev_valid(device)) return DRV_ERROR_INVALID_DEVICE;
+    *SSID = 0u;
+    return DRV_ERROR_NONE;
+}
+
+/* halMemCtl (ascend_hal_define.h:890-951): ADDR_MAP of the STARS FFTS C2C control
+ * registers (ADDR_MAP_TYPE_REG_C2C_CTRL 1, asked at device start, raw_device.cc:1130-1135,
+ * npu_driver_mem.cc:2497-2516): a zeroed device block that stands for them (nothing of this
+ * device reads it); SUPPORT_FEATURE: none of the asked bits (no giant pages, no NUMA TS,
+ * npu_driver_mem.cc:2390-2440). Every other control: not supported. */
+#define MDLRI_CTRL_ADDR_MAP 0
+#define MDLRI_CTRL_SUPPORT_FEATURE 2
+#define MDLRI_ADDR_MAP_REG_C2C_CTRL 1u
+#define MDLRI_C2C_CTRL_SIZE 4096u
+
+struct mdlri_addr_map_in { unsigned int addr_type, devid; };
+struct mdlri_addr_map_out { unsigned long long ptr, len; };
+struct mdlri_support_feature { unsigned long long support_feature; unsigned int devid; };
+
+drvError_t halMemCtl(int type, void *paramValue, size_t paramValueSize, void *outValue,
+                     size_t *outSize) {
+    if (type == MDLRI_CTRL_ADDR_MAP) {
+        const struct mdlri_addr_map_in *in = paramValue;
+        struct mdlri_addr_map_out *out = outValue;
+        if (in == NULL || out == NULL || paramValueSize < sizeof *in) return DRV_ERROR_INVALID_VALUE;
+        if (in->addr_type != MDLRI_ADDR_MAP_REG_C2C_CTRL) {
+            mdlri_hal_trace("halMemCtl ADDR_MAP unanswered type", (long)in->addr_type, 0);
+            return DRV_ERROR_NOT_SUPPORT;
+        }
+        if (!mdlri_hal_dev_valid(in->devid)) return DRV_ERROR_INVALID_DEVICE;
+        static void *c2c[MDLRI_HAL_MAX_DEVICES];
+        if (c2c[in->devid] == NULL) {
+            void *p = NULL;
+            drvError_t rc = halMemAlloc(&p, MDLRI_C2C_CTRL_SIZE,
+                                        (MDLRI_MEM_DEV_VAL << MDLRI_MEM_VIRT_SHIFT) | in->devid);
+            if (rc != DRV_ERROR_NONE) return rc;
+            memset(p, 0, MDLRI_C2C_CTRL_SIZE);
+            c2c[in->devid] = p;
+        }
+        out->ptr = (unsigned long long)(uintptr_t)c2c[in->devid];
+        out->len = MDLRI_C2C_CTRL_SIZE;
+        if (outSize != NULL) *outSize = sizeof *out;
+        return DRV_ERROR_NONE;
+    }
+    if (type == MDLRI_CTRL_SUPPORT_FEATURE) {
+        struct mdlri_support_feature *out = outValue;
+        if (out == NULL) return DRV_ERROR_INVALID_VALUE;
+        out->support_feature = 0;
+        if (outSize != NULL) *outSize = sizeof *out;
+        return DRV_ERROR_NONE;
+    }
+    mdlri_hal_trace("halMemCtl unanswered type", type, 0);
+    return DRV_ERROR_NOT_SUPPORT;
+}
