@@ -309,6 +309,12 @@ MDLRI_HAL_API drvError_t halGetDeviceSplitMode(unsigned int devId, unsigned int 
 MDLRI_HAL_API pid_t drvDeviceGetBareTgid(void);
 MDLRI_HAL_API int32_t halMapErrorCode(drvError_t code);
 MDLRI_HAL_API drvError_t halGetChipCapability(uint32_t devId, void *info);
+MDLRI_HAL_API drvError_t halCheckProcessStatus(uint32_t devId, int processType, int status,
+                                              bool *isMatched);
+MDLRI_HAL_API drvError_t halCheckProcessStatusEx(uint32_t devId, int processType, int status,
+                                                uint32_t *out);
+MDLRI_HAL_API drvError_t halGetFaultEvent(uint32_t devId, void *filter, void *events,
+                                         uint32_t len, uint32_t *eventCount);
 
 /* ours: the settings (MDLRI_HAL_DEVICES, MDLRI_HAL_FEATURES, MDLRI_HAL_TRACE) */
 MDLRI_HAL_API uint32_t mdlri_hal_device_count(void);
@@ -386,6 +392,7 @@ MDLRI_HAL_API drvError_t halHostUnregisterEx(void *hostPtr, uint32_t devid, uint
 MDLRI_HAL_API drvError_t halMemHostGetDevPointer(void *srcPtr, uint32_t devid, void **dstPtr);
 MDLRI_HAL_API drvError_t halMemGetInfo(uint32_t device, unsigned int type, void *info);
 MDLRI_HAL_API drvError_t drvMemSmmuQuery(uint32_t device, uint32_t *SSID);
+MDLRI_HAL_API drvError_t drvMemAddressTranslate(DVdeviceptr vptr, unsigned long long *pptr);
 MDLRI_HAL_API drvError_t halMemCtl(int type, void *paramValue, size_t paramValueSize,
                                    void *outValue, size_t *outSize);
 /* ours: bytes this device has handed out and not taken back (tests) */

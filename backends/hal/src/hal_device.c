@@ -232,3 +232,37 @@ drvError_t halGetChipCapability(uint32_t devId, void *info) {
     memset(info, 0, sizeof(struct mdlri_capability_head));
     return DRV_ERROR_NONE;
 }
+
+/* The runtime's health threads poll these (npu_driver_res.cc:293-310 at each stream
+ * synchronisation, npu_driver.cc:1497-1510 and npu_driver_res.cc:25-52 in the RAS thread):
+ * this device's process never runs out of memory, takes no SVM page faults and raises no
+ * fault events. */
+drvError_t halCheckProcessStatus(uint32_t devId, int processType, int status, bool *isMatched) {
+    (void)processType;
+    (void)status;
+    if (isMatched == NULL) return DRV_ERROR_INVALID_VALUE;
+    if (!mdlri_hal_dev_valid(devId)) return DRV_ERROR_INVALID_DEVICE;
+    *isMatched = false;
+    return DRV_ERROR_NONE;
+}
+
+/* struct drv_process_status_output (ascend_hal_base.h:1907-1910): result, reserve[8] */
+drvError_t halCheckProcessStatusEx(uint32_t devId, int processType, int status, uint32_t *out) {
+    (void)processType;
+    (void)status;
+    if (out == NULL) return DRV_ERROR_INVALID_VALUE;
+    if (!mdlri_hal_dev_valid(devId)) return DRV_ERROR_INVALID_DEVICE;
+    memset(out, 0, 9 * sizeof *out);
+    return DRV_ERROR_NONE;
+}
+
+drvError_t halGetFaultEvent(uint32_t devId, void *filter, void *events, uint32_t len,
+                            uint32_t *eventCount) {
+    (void)filter;
+    (void)events;
+    (void)len;
+    if (eventCount == NULL) return DRV_ERROR_INVALID_VALUE;
+    if (!mdlri_hal_dev_valid(devId)) return DRV_ERROR_INVALID_DEVICE;
+    *eventCount = 0;
+    return DRV_ERROR_NONE;
+}

@@ -267,3 +267,17 @@ drvError_t halMemCtl(int type, void *paramValue, size_t paramValueSize, void *ou
     mdlri_hal_trace("halMemCtl unanswered type", type, 0);
     return DRV_ERROR_NOT_SUPPORT;
 }
+
+/* One address space: the "physical" address (or offset) the TS is given for device memory
+ * is the pointer itself. The runtime hands the TS its device ring buffer this way
+ * (ringbuffer_maintain_task_v100.cc:48-55). Only memory this device handed out. */
+drvError_t drvMemAddressTranslate(DVdeviceptr vptr, unsigned long long *pptr) {
+    if (pptr == NULL || vptr == 0) return DRV_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    long i = find_block((uintptr_t)vptr);
+    int ok = i >= 0 && g_blocks[i].memType != DV_MEM_USER_REGISTER;
+    pthread_mutex_unlock(&g_mu);
+    if (!ok) return DRV_ERROR_INVALID_VALUE;
+    *pptr = vptr;
+    return DRV_ERROR_NONE;
+}
