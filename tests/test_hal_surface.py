@@ -260,3 +260,95 @@ def test_every_symbol_the_runtime_needs_is_exported() -> None:
 def test_entry_points_without_a_model_answer_not_supported(lib: ctypes.CDLL) -> None:
     qid = U32(0)
     assert lib.halQueueCreate(0, None, ctypes.byref(qid)) == NOT_SUPPORT
+
+
+# ---- what device start asks ----
+
+class ResourceIdInput(ctypes.Structure):
+    """``struct halResourceIdInputInfo`` (trs_pkg.h:191-196)."""
+
+    _fields_ = [("type", ctypes.c_int), ("tsId", U32), ("resourceId", U32), ("res", U32 * 8)]
+
+
+class ResourceConfig(ctypes.Structure):
+    """``struct halResourceConfigInfo`` (ascend_hal_define.h:1158-1161)."""
+
+    _fields_ = [("prop", ctypes.c_int), ("value", U32 * 7)]
+
+
+DRV_STREAM_ID, DRV_NOTIFY_ID = 0, 3
+BIND_LOGIC_CQ, UNBIND_LOGIC_CQ, ID_RECORD, ID_RESET = 0, 1, 2, 4
+
+
+def resource_config(lib: ctypes.CDLL, id_type: int, resource_id: int, prop: int,
+                    value: int = 0) -> int:
+    cfg = ResourceConfig(prop=prop)
+    cfg.value[0] = value
+    return int(lib.halResourceConfig(0, ctypes.byref(ResourceIdInput(type=id_type,
+                                                                     resourceId=resource_id)),
+                                     ctypes.byref(cfg)))
+
+
+def test_a_stream_bound_to_a_logic_cq_reports_there() -> None:
+    from mdlri_conformance.backends.hal import sqe
+    from mdlri_conformance.backends.hal.device import DRV_LOGIC_TYPE, HalDevice, SqCqInput, SqCqOutput
+
+    dev = HalDevice(hal_library())
+    dev.reset()
+    try:
+        q = dev.alloc(stream_id=7)
+        out = SqCqOutput()
+        assert dev.lib.halSqCqAllocate(0, ctypes.byref(SqCqInput(type=DRV_LOGIC_TYPE, cqeDepth=64)),
+                                       ctypes.byref(out)) == OK
+        logic = int(out.cqId)
+        assert resource_config(dev.lib, DRV_STREAM_ID, 7, BIND_LOGIC_CQ, logic) == OK
+        dev.submit(q.sq, sqe.nop(7, 1, wr_cqe=1))
+        assert [c.task_id for c in dev.collect(logic, 1)] == [1]
+        assert dev.recv(q.cq, timeout_ms=0)[1] == []  # not on the SQ's own CQ
+        assert resource_config(dev.lib, DRV_STREAM_ID, 7, UNBIND_LOGIC_CQ) == OK
+        dev.submit(q.sq, sqe.nop(7, 2, wr_cqe=1))
+        assert [c.task_id for c in dev.collect(q.cq, 1)] == [2]
+        assert resource_config(dev.lib, DRV_STREAM_ID, 7, BIND_LOGIC_CQ, 255) == INVALID_VALUE
+    finally:
+        dev.reset()
+
+
+def test_host_records_and_resets_a_notify() -> None:
+    from mdlri_conformance.backends.hal.device import DRV_NOTIFY_ID as NOTIFY, HalDevice
+
+    dev = HalDevice(hal_library())
+    dev.reset()
+    try:
+        rc, notify = dev.alloc_id(NOTIFY)
+        assert rc == OK and dev.notify_state(notify) == 0
+        assert resource_config(dev.lib, DRV_NOTIFY_ID, notify, ID_RECORD) == OK
+        assert dev.notify_state(notify) == 1
+        assert resource_config(dev.lib, DRV_NOTIFY_ID, 0xFFFFFFFF, ID_RESET) == OK  # every id
+        assert dev.notify_state(notify) == 0
+    finally:
+        dev.reset()
+
+
+def test_the_c2c_control_block_is_device_memory(lib: ctypes.CDLL) -> None:
+    in_para = (U32 * 2)(1, 0)  # ADDR_MAP_TYPE_REG_C2C_CTRL, device 0
+    out_para = (U64 * 2)()
+    size = ctypes.c_size_t(16)
+    lib.halMemCtl.argtypes = [ctypes.c_int, P, ctypes.c_size_t, P, ctypes.POINTER(ctypes.c_size_t)]
+    assert lib.halMemCtl(0, in_para, 8, out_para, ctypes.byref(size)) == OK  # CTRL_TYPE_ADDR_MAP
+    assert out_para[0] != 0 and out_para[1] >= 4096
+    assert attribute(lib, out_para[0]).memType == DV_MEM_LOCK_DEV
+    again = (U64 * 2)()
+    assert lib.halMemCtl(0, in_para, 8, again, ctypes.byref(size)) == OK
+    assert again[0] == out_para[0]  # one block per device
+    assert lib.halMemCtl(0, (U32 * 2)(7, 0), 8, again, ctypes.byref(size)) == NOT_SUPPORT
+    assert lib.halMemCtl(9, in_para, 8, again, ctypes.byref(size)) == NOT_SUPPORT
+
+
+def test_address_translation_is_identity_for_device_memory(lib: ctypes.CDLL) -> None:
+    lib.drvMemAddressTranslate.argtypes = [U64, ctypes.POINTER(U64)]
+    dev = alloc(lib, 64, MEM_DEV)
+    phys = U64(0)
+    assert lib.drvMemAddressTranslate(dev + 8, ctypes.byref(phys)) == OK and phys.value == dev + 8
+    plain = (ctypes.c_uint8 * 8)()
+    assert lib.drvMemAddressTranslate(ctypes.addressof(plain), ctypes.byref(phys)) == INVALID_VALUE
+    assert lib.halMemFree(dev) == OK
