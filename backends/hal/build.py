@@ -30,12 +30,15 @@ ASCEND_HAL_NAME = "libascend_hal.so"
 
 
 def hal_library() -> Path:
-    """Path of ``libmdlri_hal.so``, compiled if this source version is not cached yet."""
+    """Path of ``libmdlri_hal.so``, compiled if this source version is not cached yet.
+
+    Its soname is ``libascend_hal.so``: a runtime linked against the driver records that
+    name (DT_NEEDED), and the loader then takes this library for it."""
     inputs = [*sorted(HAL_INCLUDE.glob("*.h")), *sorted(HAL_SRC.glob("*.h")),
               Path(__file__).resolve()]
     return shared_library("hal", HAL_NAME, sorted(HAL_SRC.glob("*.c")), inputs=inputs,
                           flags=[f"-I{HAL_INCLUDE}", f"-I{HAL_SRC}"],
-                          libs=["-ldl", f"-Wl,-soname,{ASCEND_HAL_NAME}"])
+                          libs=["-ldl", "-lpthread", f"-Wl,-soname,{ASCEND_HAL_NAME}"])
 
 
 def ascend_hal_library() -> Path:

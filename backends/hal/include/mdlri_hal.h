@@ -19,8 +19,10 @@
 #ifndef MDLRI_HAL_H
 #define MDLRI_HAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define MDLRI_HAL_API __attribute__((visibility("default")))
 
@@ -31,8 +33,10 @@ extern "C" {
 /* ---- driver return codes (pkg_inc/driver/ascend_hal_error.h:34-50,144) ---- */
 typedef int drvError_t;
 #define DRV_ERROR_NONE 0
+#define DRV_ERROR_INVALID_DEVICE 2
 #define DRV_ERROR_INVALID_VALUE 3
 #define DRV_ERROR_INVALID_HANDLE 4
+#define DRV_ERROR_OUT_OF_MEMORY 6
 #define DRV_ERROR_PARA_ERROR 8
 #define DRV_ERROR_BUSY 13
 #define DRV_ERROR_NO_RESOURCES 14
@@ -200,6 +204,27 @@ struct halResourceInfo {
     uint32_t reserve[2];
 };
 
+/* halResourceConfig (ascend_hal_define.h:1145-1161) */
+typedef enum {
+    DRV_STREAM_BIND_LOGIC_CQ = 0,
+    DRV_STREAM_UNBIND_LOGIC_CQ,
+    DRV_ID_RECORD,
+    DRV_STREAM_ENABLE_EVENT,
+    DRV_ID_RESET,
+    DRV_RES_ID_CONFIG_MAX
+} drvResourceConfigType_t;
+
+struct halResourceConfigInfo {
+    drvResourceConfigType_t prop;
+    uint32_t value[7];
+};
+
+MDLRI_HAL_API drvError_t halResourceConfig(uint32_t devId, struct halResourceIdInputInfo *in,
+                                           struct halResourceConfigInfo *cfg);
+/* ours: route the reports of stream_id's SQs to logic CQ cq_id (bind 1) or back to their
+ * own CQ (bind 0) */
+MDLRI_HAL_API drvError_t mdlri_hal_stream_bind_cq(uint32_t stream_id, uint32_t cq_id, int bind);
+
 /* ---- the SQE and CQE sizes the TS core uses (README: "SQEs", "The CQE") ---- */
 #define MDLRI_HAL_SQE_SIZE 64u
 #define MDLRI_HAL_CQE_SIZE 32u
@@ -232,6 +257,146 @@ MDLRI_HAL_API drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdI
 MDLRI_HAL_API drvError_t halResourceInfoQuery(uint32_t devId, uint32_t tsId,
                                               drvResourceType_t type,
                                               struct halResourceInfo *info);
+
+/* ---- device and feature queries (hal_device.c) ---- */
+
+#define MDLRI_HAL_MAX_DEVICES 8
+/* DEV_MODULE_TYPE / DEV_INFO_TYPE values (pkg_inc/driver/ascend_hal_base.h:333-420) */
+#define MDLRI_MODULE_SYSTEM 0
+#define MDLRI_MODULE_AICPU 1
+#define MDLRI_MODULE_AICORE 4
+#define MDLRI_MODULE_VECTOR_CORE 7
+#define MDLRI_INFO_ENV 0
+#define MDLRI_INFO_VERSION 1
+#define MDLRI_INFO_MASTERID 2
+#define MDLRI_INFO_CORE_NUM 3
+#define MDLRI_INFO_PHY_CHIP_ID 18
+#define MDLRI_INFO_PHY_DIE_ID 19
+#define MDLRI_INFO_WORK_MODE 22
+#define MDLRI_INFO_SERVER_ID 27
+#define MDLRI_INFO_ADDR_MODE 30
+#define MDLRI_INFO_RUN_MACH 31
+/* PLAT_COMBINE(ARCH_C220 4, CHIP_910_B_93 5, RT_VER_BIN1 1) (pkg_inc/runtime/runtime/config.h:23) */
+#define MDLRI_HAL_PLATFORM_910B1 ((4 << 16) | (5 << 8) | 1)
+#define MDLRI_HAL_AICORE_NUM 24
+#define MDLRI_HAL_VECTOR_CORE_NUM 48
+#define MDLRI_HAL_AICPU_NUM 6
+/* __HAL_API_VERSION of the headers at 681ef76: major 0x07, minor 0x24, patch 0x19 */
+#define MDLRI_HAL_API_VERSION ((0x07 << 16) | (0x24 << 8) | 0x19)
+/* drvFeature_t (pkg_inc/driver/ascend_hal_define.h:1512-1525) */
+#define MDLRI_FEATURE_SVM_GET_USER_MALLOC_ATTR 2
+#define MDLRI_FEATURE_TRSDRV_SQ_SUPPORT_DYNAMIC_BIND 4
+#define MDLRI_FEATURE_SVM_MEM_REGISTER_QUERY_AND_GET_ATTR 11
+#define MDLRI_FEATURE_SVM_MEM_REGISTER_HOST_PINNED 13
+
+MDLRI_HAL_API drvError_t drvGetPlatformInfo(uint32_t *info);
+MDLRI_HAL_API drvError_t drvGetDevNum(uint32_t *count);
+MDLRI_HAL_API drvError_t drvGetDevIDs(uint32_t *devices, uint32_t len);
+MDLRI_HAL_API drvError_t drvDeviceGetPhyIdByIndex(uint32_t devIndex, uint32_t *phyId);
+MDLRI_HAL_API drvError_t drvDeviceGetIndexByPhyId(uint32_t phyId, uint32_t *devIndex);
+MDLRI_HAL_API drvError_t drvDeviceOpen(void **device, uint32_t devId);
+MDLRI_HAL_API drvError_t drvDeviceClose(uint32_t devId);
+MDLRI_HAL_API drvError_t halDeviceOpen(uint32_t devId, void *in, void *out);
+MDLRI_HAL_API drvError_t halDeviceClose(uint32_t devId, void *in);
+MDLRI_HAL_API drvError_t drvDeviceStatus(uint32_t devId, uint32_t *status);
+MDLRI_HAL_API drvError_t halGetDeviceInfo(uint32_t devId, int32_t moduleType, int32_t infoType,
+                                          int64_t *value);
+MDLRI_HAL_API drvError_t halGetPhyDeviceInfo(uint32_t phyId, int32_t moduleType,
+                                             int32_t infoType, int64_t *value);
+MDLRI_HAL_API drvError_t halGetAPIVersion(int *halAPIVersion);
+MDLRI_HAL_API bool halSupportFeature(uint32_t devId, int feature);
+MDLRI_HAL_API drvError_t halGetDeviceSplitMode(unsigned int devId, unsigned int *split_mode);
+MDLRI_HAL_API pid_t drvDeviceGetBareTgid(void);
+MDLRI_HAL_API int32_t halMapErrorCode(drvError_t code);
+MDLRI_HAL_API drvError_t halGetChipCapability(uint32_t devId, void *info);
+MDLRI_HAL_API drvError_t halCheckProcessStatus(uint32_t devId, int processType, int status,
+                                              bool *isMatched);
+MDLRI_HAL_API drvError_t halCheckProcessStatusEx(uint32_t devId, int processType, int status,
+                                                uint32_t *out);
+MDLRI_HAL_API drvError_t halGetFaultEvent(uint32_t devId, void *filter, void *events,
+                                         uint32_t len, uint32_t *eventCount);
+
+/* ours: the settings (MDLRI_HAL_DEVICES, MDLRI_HAL_FEATURES, MDLRI_HAL_TRACE) */
+MDLRI_HAL_API uint32_t mdlri_hal_device_count(void);
+MDLRI_HAL_API int mdlri_hal_features_on(void);
+MDLRI_HAL_API int mdlri_hal_trace_on(void);
+/* read the settings again from the environment at the next call (tests) */
+MDLRI_HAL_API void mdlri_hal_settings_reload(void);
+MDLRI_HAL_API int mdlri_hal_dev_valid(uint32_t devId);
+void mdlri_hal_trace(const char *what, long a, long b);
+int64_t mdlri_hal_device_info(int32_t moduleType, int32_t infoType, int *known);
+
+/* ---- memory (hal_mem.c): device memory is this process's memory ---- */
+
+/* halMemAlloc flag: virtual memory kind in bits 10-13 (MEM_VIRT_BIT, MEM_*_VAL),
+ * device id in bits 0-9 (ascend_hal_define.h:700-723) */
+#define MDLRI_MEM_VIRT_SHIFT 10
+#define MDLRI_MEM_VIRT_MASK 0xFu
+#define MDLRI_MEM_DEVID_MASK 0x3FFu
+#define MDLRI_MEM_SVM_VAL 0u
+#define MDLRI_MEM_DEV_VAL 1u
+#define MDLRI_MEM_HOST_VAL 2u
+#define MDLRI_MEM_DVPP_VAL 3u
+#define MDLRI_MEM_HOST_AGENT_VAL 4u
+/* DVattribute.memType bits (ascend_hal_base.h:1928-1933, ascend_hal_define.h:783-785) */
+#define DV_MEM_SVM 0x0001u
+#define DV_MEM_SVM_HOST 0x0002u
+#define DV_MEM_SVM_DEVICE 0x0004u
+#define DV_MEM_LOCK_HOST 0x0008u
+#define DV_MEM_LOCK_DEV 0x0010u
+#define DV_MEM_LOCK_DEV_DVPP 0x0020u
+#define DV_MEM_LOCK_HOST_AGENT 0x0040u
+#define DV_MEM_USER_MALLOC 0x0080u
+#define DV_MEM_USER_REGISTER 0x0100u
+#define MDLRI_PAGE_SIZE 4096u
+/* MEM_INFO_TYPE_DDR_SIZE 1 .. HBM_P2P_SIZE 4 answer struct MemPhyInfo (ascend_hal_define.h:789-792) */
+#define MDLRI_MEM_INFO_PHY_FIRST 1u
+#define MDLRI_MEM_INFO_PHY_LAST 4u
+/* what this device says it has: 32 GiB of "HBM" (bookkeeping only) */
+#define MDLRI_HAL_MEM_TOTAL (32ull << 30)
+
+typedef unsigned long long DVdeviceptr;
+
+/* struct DVattribute (ascend_hal_base.h:1938-1955) */
+struct DVattribute {
+    uint32_t memType;
+    uint32_t resv1;
+    uint32_t resv2;
+    uint32_t devId;
+    uint32_t pageSize;
+    uint32_t resv[8];
+};
+
+/* struct MemPhyInfo on Linux (ascend_hal_base.h:2901-2917): byte sizes */
+struct MemPhyInfo {
+    unsigned long total;
+    unsigned long free;
+    unsigned long huge_total;
+    unsigned long huge_free;
+    unsigned long giant_total;
+    unsigned long giant_free;
+};
+
+MDLRI_HAL_API drvError_t halMemAlloc(void **pp, unsigned long long size, unsigned long long flag);
+MDLRI_HAL_API drvError_t halMemFree(void *pp);
+MDLRI_HAL_API drvError_t halMemcpy(DVdeviceptr dst, size_t destMax, DVdeviceptr src,
+                                   size_t byteCount, int kind);
+MDLRI_HAL_API drvError_t drvMemcpy(DVdeviceptr dst, size_t destMax, DVdeviceptr src,
+                                   size_t byteCount);
+MDLRI_HAL_API drvError_t drvMemsetD8(DVdeviceptr dst, size_t destMax, uint8_t value, size_t n);
+MDLRI_HAL_API drvError_t drvMemGetAttribute(DVdeviceptr vptr, struct DVattribute *attr);
+MDLRI_HAL_API drvError_t halHostRegister(void *hostPtr, unsigned long long size, uint32_t flag,
+                                         uint32_t devid, void **devPtr);
+MDLRI_HAL_API drvError_t halHostUnregister(void *hostPtr, uint32_t devid);
+MDLRI_HAL_API drvError_t halHostUnregisterEx(void *hostPtr, uint32_t devid, uint32_t flag);
+MDLRI_HAL_API drvError_t halMemHostGetDevPointer(void *srcPtr, uint32_t devid, void **dstPtr);
+MDLRI_HAL_API drvError_t halMemGetInfo(uint32_t device, unsigned int type, void *info);
+MDLRI_HAL_API drvError_t drvMemSmmuQuery(uint32_t device, uint32_t *SSID);
+MDLRI_HAL_API drvError_t drvMemAddressTranslate(DVdeviceptr vptr, unsigned long long *pptr);
+MDLRI_HAL_API drvError_t halMemCtl(int type, void *paramValue, size_t paramValueSize,
+                                   void *outValue, size_t *outSize);
+/* ours: bytes this device has handed out and not taken back (tests) */
+MDLRI_HAL_API unsigned long long mdlri_hal_mem_in_use(void);
 
 /* ---- ours: the kernel registry ---- */
 

@@ -11,10 +11,40 @@
 
 #include "ts.h"
 
-static int bad_dev(uint32_t devId) { return devId != 0; }
+/* every device of this process shares the one TS core (README "Device semantics") */
+static int bad_dev(uint32_t devId) { return !mdlri_hal_dev_valid(devId); }
 
 static ts_sq *sq_get(uint32_t id) {
     return (id < TS_MAX_SQ && g_ts.sq[id].used) ? &g_ts.sq[id] : NULL;
+}
+
+/* A stream bound to a logic CQ (halResourceConfig DRV_STREAM_BIND_LOGIC_CQ,
+ * npu_driver_res.cc:975-998) has its SQ's reports written there: the runtime reads the
+ * logic CQ (halCqReportRecv type DRV_LOGIC_TYPE), not the CQ allocated with the SQ. The SQ
+ * keeps its own CQ for bookkeeping (g_own_cq); a logic CQ holds no reference, it is the
+ * runtime's to free. g_stream_cq[stream] is the logic CQ + 1, 0 when unbound. */
+#define MDLRI_MAX_STREAM 65536u
+static uint32_t g_stream_cq[MDLRI_MAX_STREAM]; /* under g_ts.mu */
+static uint32_t g_own_cq[TS_MAX_SQ];
+
+static void report_to(ts_sq *sq) {
+    uint32_t bound = sq->stream_id < MDLRI_MAX_STREAM ? g_stream_cq[sq->stream_id] : 0;
+    sq->cq_id = bound ? bound - 1 : g_own_cq[sq->id];
+}
+
+drvError_t mdlri_hal_stream_bind_cq(uint32_t stream_id, uint32_t cq_id, int bind) {
+    if (stream_id >= MDLRI_MAX_STREAM) return DRV_ERROR_INVALID_VALUE;
+    drvError_t rc = DRV_ERROR_NONE;
+    pthread_mutex_lock(&g_ts.mu);
+    if (bind && (cq_id >= TS_MAX_CQ || !g_ts.cq[cq_id].used)) {
+        rc = DRV_ERROR_INVALID_VALUE;
+    } else {
+        g_stream_cq[stream_id] = bind ? cq_id + 1 : 0;
+        for (uint32_t i = 0; i < TS_MAX_SQ; i++)
+            if (g_ts.sq[i].used && g_ts.sq[i].stream_id == stream_id) report_to(&g_ts.sq[i]);
+    }
+    pthread_mutex_unlock(&g_ts.mu);
+    return rc;
 }
 
 static drvError_t alloc_normal(struct halSqCqInputInfo *in, struct halSqCqOutputInfo *out) {
@@ -46,6 +76,8 @@ static drvError_t alloc_normal(struct halSqCqInputInfo *in, struct halSqCqOutput
     }
     g_ts.sq[sq_id] = (ts_sq){.used = 1, .id = sq_id, .cq_id = cq_id, .stream_id = in->info[0],
                              .depth = depth, .ring = ring};
+    g_own_cq[sq_id] = cq_id;
+    report_to(&g_ts.sq[sq_id]);
     ts_sq_publish(&g_ts.sq[sq_id]);
     g_ts.cq[cq_id].refs++;
     drvError_t rc = ts_sq_start(sq_id);
@@ -89,7 +121,7 @@ drvError_t halSqCqAllocate(uint32_t devId, struct halSqCqInputInfo *in,
 static void free_sq_locked(uint32_t sq_id, int keep_cq) {
     ts_sq *sq = &g_ts.sq[sq_id];
     ts_sq_stop_and_join(sq_id);
-    uint32_t cq_id = sq->cq_id;
+    uint32_t cq_id = g_own_cq[sq_id];
     free(sq->ring);
     memset(sq, 0, sizeof *sq);
     if (cq_id < TS_MAX_CQ && g_ts.cq[cq_id].used && --g_ts.cq[cq_id].refs == 0 && !keep_cq)
@@ -232,6 +264,9 @@ static drvError_t sq_query(ts_sq *sq, drvSqCqPropType_t prop, uint32_t value[8])
     case DRV_SQCQ_PROP_SQ_TAIL:
         value[0] = sq->tail;
         break;
+    case DRV_SQCQ_PROP_SQ_CQE_STATUS: /* no CQE held back (npu_driver_res.cc:861-878) */
+        value[0] = 0;
+        return DRV_ERROR_NONE;
     case DRV_SQCQ_PROP_SQ_DEPTH:
         value[0] = sq->depth;
         break;
@@ -299,6 +334,7 @@ void mdlri_hal_reset(void) {
     for (uint32_t i = 0; i < TS_MAX_SQ; i++)
         if (g_ts.sq[i].used) free_sq_locked(i, 0);
     for (uint32_t i = 0; i < TS_MAX_CQ; i++) ts_cq_release(i);
+    memset(g_stream_cq, 0, sizeof g_stream_cq);
     memset(g_ts.event, 0, sizeof g_ts.event);
     memset(g_ts.notify, 0, sizeof g_ts.notify);
     ts_resources_reset();

@@ -31,7 +31,7 @@ static int valid(drvIdType_t type) {
 
 drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputInfo *in,
                               struct halResourceIdOutputInfo *out) {
-    if (devId != 0 || in == NULL || out == NULL) return DRV_ERROR_INVALID_VALUE;
+    if (!mdlri_hal_dev_valid(devId) || in == NULL || out == NULL) return DRV_ERROR_INVALID_VALUE;
     if (!valid(in->type)) return DRV_ERROR_NOT_SUPPORT;
     drvError_t rc = DRV_ERROR_NONE;
     pthread_mutex_lock(&g_ts.mu);
@@ -58,7 +58,7 @@ drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputInfo *in,
 }
 
 drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdInputInfo *in) {
-    if (devId != 0 || in == NULL) return DRV_ERROR_INVALID_VALUE;
+    if (!mdlri_hal_dev_valid(devId) || in == NULL) return DRV_ERROR_INVALID_VALUE;
     if (!valid(in->type)) return DRV_ERROR_NOT_SUPPORT;
     drvError_t rc = DRV_ERROR_NONE;
     pthread_mutex_lock(&g_ts.mu);
@@ -75,7 +75,7 @@ drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdInputInfo *in) 
 
 drvError_t halResourceInfoQuery(uint32_t devId, uint32_t tsId, drvResourceType_t type,
                                 struct halResourceInfo *info) {
-    if (devId != 0 || tsId != 0 || info == NULL) return DRV_ERROR_INVALID_VALUE;
+    if (!mdlri_hal_dev_valid(devId) || tsId != 0 || info == NULL) return DRV_ERROR_INVALID_VALUE;
     memset(info, 0, sizeof *info);
     pthread_mutex_lock(&g_ts.mu);
     drvError_t rc = DRV_ERROR_NONE;
@@ -110,5 +110,45 @@ void ts_resources_reset(void) { /* lock held */
         free(g_used[t]);
         g_used[t] = NULL;
         g_count[t] = 0;
+    }
+}
+
+/* halResourceConfig (ascend_hal_define.h:1149-1161; npu_driver_res.cc:521-540, 948-1020,
+ * npu_driver_standard_soc.cc:304-320): bind / unbind a stream's reports to a logic CQ
+ * (value[0] = the logic CQ id), record a notify from the host, reset every id of a type
+ * (resourceId all-ones) or one id, enable events on a stream (nothing to do here). */
+drvError_t halResourceConfig(uint32_t devId, struct halResourceIdInputInfo *in,
+                             struct halResourceConfigInfo *cfg) {
+    if (!mdlri_hal_dev_valid(devId) || in == NULL || cfg == NULL) return DRV_ERROR_INVALID_VALUE;
+    switch (cfg->prop) {
+    case DRV_STREAM_BIND_LOGIC_CQ:
+    case DRV_STREAM_UNBIND_LOGIC_CQ:
+        if (in->type != DRV_STREAM_ID) return DRV_ERROR_INVALID_VALUE;
+        return mdlri_hal_stream_bind_cq(in->resourceId, cfg->value[0],
+                                        cfg->prop == DRV_STREAM_BIND_LOGIC_CQ);
+    case DRV_STREAM_ENABLE_EVENT:
+        return in->type == DRV_STREAM_ID ? DRV_ERROR_NONE : DRV_ERROR_INVALID_VALUE;
+    case DRV_ID_RECORD:
+    case DRV_ID_RESET: {
+        uint8_t *flags = in->type == DRV_EVENT_ID ? g_ts.event
+                            : in->type == DRV_NOTIFY_ID ? g_ts.notify : NULL;
+        uint32_t cap = in->type == DRV_EVENT_ID ? TS_MAX_EVENT : TS_MAX_NOTIFY;
+        if (flags == NULL) return DRV_ERROR_NOT_SUPPORT;
+        uint8_t value = cfg->prop == DRV_ID_RECORD;
+        pthread_mutex_lock(&g_ts.mu);
+        drvError_t rc = DRV_ERROR_NONE;
+        if (in->resourceId == MDLRI_SQCQ_UMAX && !value) {
+            for (uint32_t i = 0; i < cap; i++) flags[i] = 0;
+        } else if (in->resourceId < cap) {
+            flags[in->resourceId] = value;
+        } else {
+            rc = DRV_ERROR_INVALID_VALUE;
+        }
+        pthread_cond_broadcast(&g_ts.cv);
+        pthread_mutex_unlock(&g_ts.mu);
+        return rc;
+    }
+    default:
+        return DRV_ERROR_NOT_SUPPORT;
     }
 }
