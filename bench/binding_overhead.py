@@ -5,7 +5,9 @@ function, measured side by side in one run.
 
 It compiles a tiny no-op shared object with gcc (same signatures as the measured ACL
 functions), builds one captured model with one VALUE_WRITE task on the acl backend (the
-emulator by default), and times, per call (best of R rounds of N calls):
+emulator by default), and times four methods, one per shape of the binding (an enum out, two
+outs, a ``uint32_t`` out, no out: ``task_get_type``, ``capture_get_info``, ``task_get_seq_id``,
+``synchronize_stream``), per call (best of R rounds of N calls):
 
 * ``noop``      bare ctypes call of the no-op C function (argtypes set, byref out-param);
 * ``c-direct``  bare ctypes call of the library's own C function (the C side's cost);
@@ -30,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import timeit
-from ctypes import POINTER, byref, c_int, c_void_p
+from ctypes import POINTER, byref, c_int, c_uint32, c_void_p
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +46,8 @@ int noop_task_get_type(void *task, int *type) { (void)task; *type = 5; return 0;
 int noop_capture_get_info(void *stream, int *status, void **model) {
     (void)stream; *status = 0; *model = 0; return 0;
 }
+int noop_task_get_seq_id(void *task, unsigned *id) { (void)task; *id = 0; return 0; }
+int noop_synchronize_stream(void *stream) { (void)stream; return 0; }
 """
 
 
@@ -59,6 +63,10 @@ def build_noop(tmp: Path) -> ctypes.CDLL:
     so.noop_task_get_type.argtypes = [c_void_p, POINTER(c_int)]
     so.noop_capture_get_info.restype = c_int
     so.noop_capture_get_info.argtypes = [c_void_p, POINTER(c_int), POINTER(c_void_p)]
+    so.noop_task_get_seq_id.restype = c_int
+    so.noop_task_get_seq_id.argtypes = [c_void_p, POINTER(c_uint32)]
+    so.noop_synchronize_stream.restype = c_int
+    so.noop_synchronize_stream.argtypes = [c_void_p]
     return so
 
 
@@ -78,16 +86,27 @@ class Floor:
     """The least a binding method can do around a prepared C function (the ``floor``
     column): one Python frame, the call with a reused out-parameter, a result tuple."""
 
-    def __init__(self, raw_type, raw_info) -> None:
-        self._type, self._info = raw_type, raw_info
-        self.i, self.p = c_int(), c_void_p()
-        self.i_ref, self.p_ref = byref(self.i), byref(self.p)
+    def __init__(self, raw_type, raw_info, raw_seq, raw_sync) -> None:
+        self._type, self._info, self._seq, self._sync = raw_type, raw_info, raw_seq, raw_sync
+        self.i, self.p, self.u = c_int(), c_void_p(), c_uint32()
+        self.i_ref, self.p_ref, self.u_ref = byref(self.i), byref(self.p), byref(self.u)
 
     def task_get_type(self, task, *, null_out: bool = False):
         return self._type(task.ptr, self.i_ref), self.i.value
 
     def capture_get_info(self, stream, *, null_status: bool = False, null_model: bool = False):
         return self._info(stream.ptr, self.i_ref, self.p_ref), self.i.value, self.p.value
+
+    def task_get_seq_id(self, task, *, null_out: bool = False):
+        return self._seq(task.ptr, self.u_ref), self.u.value
+
+    def synchronize_stream(self, stream):
+        return self._sync(stream.ptr)
+
+
+def _rc(result):
+    """The rc of a method's result (the first item of a tuple, or the int itself)."""
+    return result[0] if isinstance(result, tuple) else result
 
 
 def setup_task(b):
@@ -124,9 +143,12 @@ def main(argv: list[str] | None = None) -> int:
         s, model, task, addr = setup_task(b)
         raw_type = b.sym.get("aclmdlRITaskGetType")
         raw_info = b.sym.get("aclmdlRICaptureGetInfo")
+        raw_seq = b.sym.get("aclmdlRITaskGetSeqId")
+        raw_sync = b.sym.get("aclrtSynchronizeStream")
         noop_type, noop_info = noop.noop_task_get_type, noop.noop_capture_get_info
-        out_i, out_p = c_int(), c_void_p()
-        floor = Floor(raw_type, raw_info)
+        noop_seq, noop_sync = noop.noop_task_get_seq_id, noop.noop_synchronize_stream
+        out_i, out_p, out_u = c_int(), c_void_p(), c_uint32()
+        floor = Floor(raw_type, raw_info, raw_seq, raw_sync)
         rows = []
         cases = [
             ("task_get_type",
@@ -139,9 +161,19 @@ def main(argv: list[str] | None = None) -> int:
              lambda: raw_info(s.ptr, byref(out_i), byref(out_p)),
              lambda: floor.capture_get_info(s),
              lambda: b.capture_get_info(s)),
+            ("task_get_seq_id",
+             lambda: noop_seq(task.ptr, byref(out_u)),
+             lambda: raw_seq(task.ptr, byref(out_u)),
+             lambda: floor.task_get_seq_id(task),
+             lambda: b.task_get_seq_id(task)),
+            ("synchronize_stream",
+             lambda: noop_sync(s.ptr),
+             lambda: raw_sync(s.ptr),
+             lambda: floor.synchronize_stream(s),
+             lambda: b.synchronize_stream(s)),
         ]
         for name, *fns in cases:
-            assert fns[-1]()[0] == 0 and fns[-2]()[0] == 0
+            assert _rc(fns[-1]()) == 0 and _rc(fns[-2]()) == 0
             rows.append((name, *per_call_ns(fns, ns.calls, ns.repeat)))
         b.destroy(model)
         b.free(addr)

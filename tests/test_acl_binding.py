@@ -332,3 +332,24 @@ def test_threads_calling_at_once_each_read_their_own_out_parameters() -> None:
         b.task_get_type(tasks[0])
     with pytest.raises(RuntimeError, match="aclrtDestroyStream called on a closed AclBackend"):
         b.destroy_stream(s)
+
+
+def test_prepared_resolves_each_function_once_then_serves_it_as_an_attribute() -> None:
+    """``Prepared`` asks the table once per C name (a missing one stays None), keeps the
+    answer as a plain instance attribute, and refuses names that are no C function."""
+    from mdlri_conformance.backends.acl.symbols import Prepared
+
+    asked: list[str] = []
+
+    class Table:
+        def get(self, name: str) -> Any:
+            asked.append(name)
+            return None if name == "aclrtFree" else f"fn:{name}"
+
+    p: Any = Prepared(Table())  # type: ignore[arg-type]
+    assert p.aclrtFree is None and p.aclrtFree is None
+    assert p.aclrtMalloc == "fn:aclrtMalloc" and p.aclrtMalloc == "fn:aclrtMalloc"
+    assert asked == ["aclrtFree", "aclrtMalloc"]
+    assert vars(p)["aclrtMalloc"] == "fn:aclrtMalloc"
+    with pytest.raises(AttributeError):
+        p.notACFunction

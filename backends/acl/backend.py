@@ -23,24 +23,27 @@ and model, kept alive until it is unregistered or the model is destroyed.
 aclrtSynchronizeEvent[WithTimeout]) is implemented with the same symbols; a library without
 them answers ``207000`` there like any missing symbol.
 
-Per call, the binding does only what cannot be done at load (issue: a call within a small
-factor of a bare ctypes call). A method of one C function reads like this::
+Per call, the binding does only what cannot be done at load (a call within a small factor of a
+bare ctypes call). A method of one C function reads like this::
 
     def task_get_seq_id(self, task, *, null_out=False):
         fn = self._c.aclmdlRITaskGetSeqId          # prepared: restype/argtypes set once
         if fn is None:
             return self._missing("aclmdlRITaskGetSeqId"), UNWRITTEN
-        o = self._outs.o                           # this thread's reusable out-parameters
-        o.u32.value = U32_SENTINEL                 # the sentinel prefill, every call
-        rc = fn(as_ptr(task), o.u32_ref)           # the prepared byref, no byref() per call
-        v = o.u32.value
+        out = c_uint32(U32_SENTINEL)               # a fresh out-parameter, prefilled
+        rc = fn(as_ptr(task), out)                 # passed as is: ctypes takes its address
+        v = out.value
         return (rc if rc == OK else self._rc(rc)), (UNWRITTEN if v == U32_SENTINEL else v)
 
 ``self._c`` (:class:`~.symbols.Prepared`) resolves a symbol on its first use and keeps it as
-a plain attribute (None when missing; after :meth:`close` every access raises); a method
-without out-parameters is ``return self._call("aclX", ...)``. An enum out maps through a
-table made at load (:func:`~.convert.out_map`), never the enum's constructor. Struct and
-array outs are made per call (their size or prefill differs per call).
+a plain instance attribute (None when missing; after :meth:`close` every access raises); a
+method without out-parameters is ``return self._call("aclX", ...)``. A scalar out-parameter
+is a ctypes scalar made per call with its sentinel, handed to the function as is (for a
+``POINTER(T)`` argument ctypes passes a ``T``'s address in C, cheaper than ``byref`` in
+Python); being the call's own object, it needs no per-thread slot (the call releases the
+GIL, so a shared slot would race). An enum out maps through the bound ``.get`` of a table
+made at load (:func:`~.convert.out_map`), never the enum's constructor. Struct and array
+outs are made per call too (their size or prefill differs per call).
 
 Threads: the creating thread gets ``aclrtSetDevice(device)``; every other thread calls
 :meth:`set_device` itself, as on real ACL (abi.md §6.1). ``set_device(i)`` binds physical
@@ -72,7 +75,7 @@ from mdlri_conformance.kernel.layout import LayoutCheck, first_refusal, refusal_
 from . import driver
 from . import structs as S
 from .convert import (BYTE_SENTINEL, I32_SENTINEL, PTR_SENTINEL, U32_SENTINEL, Handle,
-                      KeepAlive, ThreadOuts, attr_value_from_c, as_ptr, cfg_to_c, handle,
+                      KeepAlive, attr_value_from_c, as_ptr, cfg_to_c, handle,
                       out_handle, out_map, out_size, out_u32, params_from_c, params_to_c,
                       sentinel_params, untouched)
 from .symbols import Closed, Prepared, SymbolTable
@@ -176,8 +179,6 @@ class AclBackend:
         #: ``self._c.aclrtFree`` is the function, None when the library lacks it; after
         #: :meth:`close` every access raises (:class:`~.symbols.Closed`)
         self._c: Any = Prepared(self.sym)
-        #: ``_outs.o``: the calling thread's reusable out-parameters (:class:`OutSlots`)
-        self._outs = ThreadOuts()
         self._tls = threading.local()
         self._keep: dict[int, KeepAlive] = {}      # task ptr -> SetParams buffers
         self._async_keep = KeepAlive()              # host arrays of async copies
@@ -350,7 +351,8 @@ class AclBackend:
         return AclRc(UNSUPPORTED_RC, reason)
 
     def _call(self, name: str, *args: Any) -> int:
-        fn = self._fn(name)
+        """A call without out-parameters: ``return self._call("aclX", ...)``."""
+        fn = getattr(self._c, name)
         if fn is None:
             return self._missing(name)
         rc = fn(*args)
@@ -358,13 +360,12 @@ class AclBackend:
 
     def _out_call(self, name: str, kind: str, *args: Any) -> tuple[int, Any]:
         """A call whose last argument is a ``void**`` out-parameter."""
-        fn = self._fn(name)
+        fn = getattr(self._c, name)
         if fn is None:
             return self._missing(name), UNWRITTEN
-        o = self._outs.o
-        o.ptr.value = PTR_SENTINEL
-        rc = fn(*args, o.ptr_ref)
-        return (rc if rc == OK else self._rc(rc)), out_handle(o.ptr.value, kind)
+        out = c_void_p(PTR_SENTINEL)
+        rc = fn(*args, out)
+        return (rc if rc == OK else self._rc(rc)), out_handle(out.value, kind)
 
     # =========================================================================================
     # identity, extras, teardown
@@ -484,7 +485,7 @@ class AclBackend:
         if null_out:
             return self._rc(fn(None)), UNWRITTEN
         dev = c_int32(U32_SENTINEL - (1 << 32))
-        rc = self._rc(fn(byref(dev)))
+        rc = self._rc(fn(dev))
         if dev.value == U32_SENTINEL - (1 << 32):
             return rc, UNWRITTEN
         return rc, dev.value - self.device
@@ -497,7 +498,7 @@ class AclBackend:
         if null_out:
             return self._rc(fn(None)), UNWRITTEN
         out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(byref(out)))
+        rc = self._rc(fn(out))
         return rc, out_handle(out.value, "context")
 
     # =========================================================================================
@@ -513,7 +514,7 @@ class AclBackend:
         if fn is None:
             return self._missing("aclrtCreateStreamWithConfig"), UNWRITTEN
         out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(byref(out), int(priority) & 0xFFFFFFFF, int(flag) & 0xFFFFFFFF))
+        rc = self._rc(fn(out, int(priority) & 0xFFFFFFFF, int(flag) & 0xFFFFFFFF))
         return rc, out_handle(out.value, "stream")
 
     def destroy_stream(self, stream: Any) -> int:
@@ -533,11 +534,10 @@ class AclBackend:
         fn = self._c.aclrtStreamQuery
         if fn is None:
             return self._missing("aclrtStreamQuery"), UNWRITTEN
-        o = self._outs.o
-        o.i32.value = I32_SENTINEL
-        rc = fn(as_ptr(stream), o.i32_ref)
-        v = o.i32.value
-        return (rc if rc == OK else self._rc(rc)), _STREAM_STATUS_OUT.get(v, v)
+        out = c_int(I32_SENTINEL)
+        rc = fn(as_ptr(stream), out)
+        v = out.value
+        return (rc if rc == OK else self._rc(rc)), _stream_status_out(v, v)
 
     # =========================================================================================
     # memory
@@ -547,13 +547,12 @@ class AclBackend:
         fn = self._c.aclrtMalloc
         if fn is None:
             return self._missing("aclrtMalloc"), UNWRITTEN
-        o = self._outs.o
-        o.ptr.value = PTR_SENTINEL
-        rc = fn(o.ptr_ref, int(size), int(policy))
+        out = c_void_p(PTR_SENTINEL)
+        rc = fn(out, int(size), int(policy))
         if rc != OK:
             rc = self._rc(rc)
-        out = o.ptr.value
-        return rc, (UNWRITTEN if out == PTR_SENTINEL else out)
+        v = out.value
+        return rc, (UNWRITTEN if v == PTR_SENTINEL else v)
 
     def free(self, dev_ptr: int | None) -> int:
         """aclrtFree."""
@@ -565,7 +564,7 @@ class AclBackend:
         if fn is None:
             return self._missing("aclrtMallocHost"), UNWRITTEN
         out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(byref(out), int(size)))
+        rc = self._rc(fn(out, int(size)))
         if out.value == PTR_SENTINEL:
             return rc, UNWRITTEN
         if not out.value:
@@ -606,7 +605,7 @@ class AclBackend:
         if fn is None:
             return self._missing("aclrtPointerGetAttributes"), UNWRITTEN
         out = S.PtrAttributes()
-        rc = self._rc(fn(self._mem_ptr(ptr), None if null_out else byref(out)))
+        rc = self._rc(fn(self._mem_ptr(ptr), None if null_out else out))
         if null_out or rc != 0:
             return rc, UNWRITTEN
         return rc, PtrAttributes(int(out.location.id), int(out.location.type),
@@ -650,10 +649,9 @@ class AclBackend:
         fn = self._fn(name)
         if fn is None:
             return self._missing(name), UNWRITTEN
-        o = self._outs.o
-        o.ptr.value = PTR_SENTINEL
-        rc = fn(o.ptr_ref, int(flag) & 0xFFFFFFFF)
-        return (rc if rc == OK else self._rc(rc)), out_handle(o.ptr.value, "event")
+        out = c_void_p(PTR_SENTINEL)
+        rc = fn(out, int(flag) & 0xFFFFFFFF)
+        return (rc if rc == OK else self._rc(rc)), out_handle(out.value, "event")
 
     def create_event_with_flag(self, flag: int) -> tuple[int, Any]:
         """aclrtCreateEventWithFlag -> (rc, event)."""
@@ -724,7 +722,7 @@ class AclBackend:
         path = os.fsencode(bin_path) if bin_path is not None else None
         out = c_void_p(PTR_SENTINEL)
         opts = byref(options) if options is not None else None
-        rc = self._rc(fn(path, opts, byref(out)))
+        rc = self._rc(fn(path, opts, out))
         return rc, out_handle(out.value, "binary")
 
     def binary_get_function(self, bin_handle: Any, kernel_name: str) -> tuple[int, Any]:
@@ -734,7 +732,7 @@ class AclBackend:
             return self._missing("aclrtBinaryGetFunction"), UNWRITTEN
         name = kernel_name.encode() if kernel_name is not None else None
         out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(as_ptr(bin_handle), name, byref(out)))
+        rc = self._rc(fn(as_ptr(bin_handle), name, out))
         return rc, out_handle(out.value, "func")
 
     def binary_unload(self, bin_handle: Any) -> int:
@@ -751,7 +749,7 @@ class AclBackend:
         if null_out:
             return self._rc(fn(as_ptr(func), None)), UNWRITTEN
         n = c_size_t(PTR_SENTINEL)
-        rc = self._rc(fn(as_ptr(func), byref(n)))
+        rc = self._rc(fn(as_ptr(func), n))
         return rc, out_size(n.value)
 
     def function_get_param_info(self, func: Any, index: int, *, null_offset: bool = False,
@@ -763,7 +761,7 @@ class AclBackend:
             return self._missing("aclrtFunctionGetParamInfo"), UNWRITTEN, UNWRITTEN
         off, size = c_size_t(PTR_SENTINEL), c_size_t(PTR_SENTINEL)
         rc = self._rc(fn(as_ptr(func), int(index) & 0xFFFF_FFFF_FFFF_FFFF,
-                         None if null_offset else byref(off), None if null_size else byref(size)))
+                         None if null_offset else off, None if null_size else size))
         return (rc, UNWRITTEN if null_offset else out_size(off.value),
                 UNWRITTEN if null_size else out_size(size.value))
 
@@ -797,16 +795,16 @@ class AclBackend:
         fn = self._c.aclmdlRICaptureGetInfo
         if fn is None:
             return self._missing("aclmdlRICaptureGetInfo"), UNWRITTEN, UNWRITTEN
-        o = self._outs.o
-        o.i32.value = I32_SENTINEL
-        o.ptr.value = PTR_SENTINEL
-        rc = fn(as_ptr(stream), None if null_status else o.i32_ref,
-                None if null_model else o.ptr_ref)
+        st = None if null_status else c_int(I32_SENTINEL)
+        model = None if null_model else c_void_p(PTR_SENTINEL)
+        rc = fn(as_ptr(stream), st, model)
         if rc != OK:
             rc = self._rc(rc)
-        v = o.i32.value
-        status = UNWRITTEN if null_status else _CAPTURE_STATUS_OUT.get(v, v)
-        m = UNWRITTEN if null_model else out_handle(o.ptr.value, "model")
+        status: Any = UNWRITTEN
+        if st is not None:
+            v = st.value
+            status = _capture_status_out(v, v)
+        m = UNWRITTEN if model is None else out_handle(model.value, "model")
         return rc, status, m
 
     def capture_thread_exchange_mode(self, mode: int | None) -> tuple[int, Any]:
@@ -817,7 +815,7 @@ class AclBackend:
         if mode is None:
             return self._rc(fn(None)), UNWRITTEN
         m = c_int(int(mode))
-        rc = self._rc(fn(byref(m)))
+        rc = self._rc(fn(m))
         return rc, _enum(CaptureMode, m.value)
 
     def capture_end(self, stream: Any, *, null_model: bool = False) -> tuple[int, Any]:
@@ -827,10 +825,9 @@ class AclBackend:
             return self._missing("aclmdlRICaptureEnd"), UNWRITTEN
         if null_model:
             return self._rc(fn(as_ptr(stream), None)), UNWRITTEN
-        o = self._outs.o
-        o.ptr.value = PTR_SENTINEL
-        rc = fn(as_ptr(stream), o.ptr_ref)
-        return (rc if rc == OK else self._rc(rc)), out_handle(o.ptr.value, "model")
+        out = c_void_p(PTR_SENTINEL)
+        rc = fn(as_ptr(stream), out)
+        return (rc if rc == OK else self._rc(rc)), out_handle(out.value, "model")
 
     # =========================================================================================
     # introspection
@@ -845,12 +842,10 @@ class AclBackend:
             return (self._missing(name), None if capacity is None else [UNWRITTEN] * capacity,
                     UNWRITTEN)
         arr = None
-        o = self._outs.o
-        num = o.u32
-        num.value = U32_SENTINEL if capacity is None else capacity
+        num = c_uint32(U32_SENTINEL if capacity is None else capacity)
         if capacity is not None:
             arr = (c_void_p * max(capacity, 1))(*([PTR_SENTINEL] * max(capacity, 1)))
-        rc = fn(as_ptr(target), arr, None if null_count else o.u32_ref)
+        rc = fn(as_ptr(target), arr, None if null_count else num)
         if rc != OK:
             rc = self._rc(rc)
         slots = None if arr is None else [out_handle(arr[i], kind) for i in range(capacity)]
@@ -879,11 +874,10 @@ class AclBackend:
             return self._missing("aclmdlRITaskGetType"), UNWRITTEN
         if null_out:
             return self._rc(fn(as_ptr(task), None)), UNWRITTEN
-        o = self._outs.o
-        o.i32.value = I32_SENTINEL
-        rc = fn(as_ptr(task), o.i32_ref)
-        v = o.i32.value
-        return (rc if rc == OK else self._rc(rc)), _TASK_TYPE_OUT.get(v, v)
+        out = c_int(I32_SENTINEL)
+        rc = fn(as_ptr(task), out)
+        v = out.value
+        return (rc if rc == OK else self._rc(rc)), _task_type_out(v, v)
 
     def task_get_seq_id(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
         """aclmdlRITaskGetSeqId -> (rc, id)."""
@@ -892,10 +886,9 @@ class AclBackend:
             return self._missing("aclmdlRITaskGetSeqId"), UNWRITTEN
         if null_out:
             return self._rc(fn(as_ptr(task), None)), UNWRITTEN
-        o = self._outs.o
-        o.u32.value = U32_SENTINEL
-        rc = fn(as_ptr(task), o.u32_ref)
-        v = o.u32.value
+        out = c_uint32(U32_SENTINEL)
+        rc = fn(as_ptr(task), out)
+        v = out.value
         return (rc if rc == OK else self._rc(rc)), (UNWRITTEN if v == U32_SENTINEL else v)
 
     def task_get_params(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
@@ -963,7 +956,7 @@ class AclBackend:
         if null_handle:
             return self._rc(fn(as_ptr(stream), None)), UNWRITTEN
         out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(as_ptr(stream), byref(out)))
+        rc = self._rc(fn(as_ptr(stream), out))
         return rc, out_handle(out.value, "taskgrp")
 
     def capture_task_update_begin(self, stream: Any, handle: Any) -> int:
@@ -985,7 +978,7 @@ class AclBackend:
         if null_model:
             return self._rc(fn(None, int(flag) & 0xFFFFFFFF)), UNWRITTEN
         out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(byref(out), int(flag) & 0xFFFFFFFF))
+        rc = self._rc(fn(out, int(flag) & 0xFFFFFFFF))
         return rc, out_handle(out.value, "model")
 
     def bind_stream(self, model: Any, stream: Any, flag: int) -> int:
@@ -1059,7 +1052,7 @@ class AclBackend:
             n = max(int(num), len(labels), 1) if 0 <= int(num) <= 65536 else max(len(labels), 1)
             arr = (c_void_p * n)(*[as_ptr(x) for x in labels])
         out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(arr, int(num) & 0xFFFFFFFFFFFFFFFF, None if null_list else byref(out)))
+        rc = self._rc(fn(arr, int(num) & 0xFFFFFFFFFFFFFFFF, None if null_list else out))
         return rc, UNWRITTEN if null_list else out_handle(out.value, "label-list")
 
     def destroy_label_list(self, label_list: Any) -> int:
@@ -1085,7 +1078,7 @@ class AclBackend:
         if null_handle:
             return self._rc(fn(*args, None)), UNWRITTEN
         out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(*args, byref(out)))
+        rc = self._rc(fn(*args, out))
         return rc, out_handle(out.value, "cond")
 
     def cond_handle_get_cond_ptr(self, handle: Any, *, null_out: bool = False) -> tuple[int, Any]:
@@ -1096,7 +1089,7 @@ class AclBackend:
         if null_out:
             return self._rc(fn(as_ptr(handle), None)), UNWRITTEN
         out = c_void_p(PTR_SENTINEL)
-        rc = self._rc(fn(as_ptr(handle), byref(out)))
+        rc = self._rc(fn(as_ptr(handle), out))
         if out.value == PTR_SENTINEL:
             return rc, UNWRITTEN
         return rc, out.value or None
@@ -1165,7 +1158,7 @@ class AclBackend:
         if null_out:
             return self._rc(fn(as_ptr(model), None)), UNWRITTEN
         i = c_uint32(U32_SENTINEL)
-        rc = self._rc(fn(as_ptr(model), byref(i)))
+        rc = self._rc(fn(as_ptr(model), i))
         return rc, out_u32(i.value)
 
     def debug_json_print(self, model: Any, path: str | None, flags: int) -> int:
@@ -1261,9 +1254,10 @@ def _catalog_names() -> frozenset[str]:
 
 
 #: raw enum out-parameter (a ``c_int``) -> the contract's value, made at load (out_map)
-_TASK_TYPE_OUT = out_map(TaskType, I32_SENTINEL)
-_STREAM_STATUS_OUT = out_map(StreamStatus, I32_SENTINEL)
-_CAPTURE_STATUS_OUT = out_map(CaptureStatus, I32_SENTINEL)
+#: bound ``.get`` of each table: ``_task_type_out(v, v)`` (an unknown value stays the raw int)
+_task_type_out = out_map(TaskType, I32_SENTINEL).get
+_stream_status_out = out_map(StreamStatus, I32_SENTINEL).get
+_capture_status_out = out_map(CaptureStatus, I32_SENTINEL).get
 
 
 def _enum(cls: Any, value: Any) -> Any:

@@ -122,37 +122,6 @@ def out_map(enum_cls: Any, sentinel: int) -> dict[int, Any]:
 I32_SENTINEL = U32_SENTINEL - (1 << 32)
 
 
-class OutSlots:
-    """One thread's reusable out-parameters: a ctypes scalar per C type and its ``byref``,
-    made once per thread (the binding prefills the scalar with its sentinel before each call
-    and reads it right after, in the same frame; a destroy callback, the one way C calls back
-    into Python, runs inside aclmdlRIDestroy, which has no out-parameter)."""
-
-    __slots__ = ("ptr", "ptr_ref", "ptr2", "ptr2_ref", "i32", "i32_ref", "u32", "u32_ref",
-                 "size", "size_ref", "size2", "size2_ref")
-
-    def __init__(self) -> None:
-        self.ptr = ctypes.c_void_p(PTR_SENTINEL)
-        self.ptr_ref = ctypes.byref(self.ptr)
-        self.ptr2 = ctypes.c_void_p(PTR_SENTINEL)
-        self.ptr2_ref = ctypes.byref(self.ptr2)
-        self.i32 = ctypes.c_int(I32_SENTINEL)
-        self.i32_ref = ctypes.byref(self.i32)
-        self.u32 = ctypes.c_uint32(U32_SENTINEL)
-        self.u32_ref = ctypes.byref(self.u32)
-        self.size = ctypes.c_size_t(PTR_SENTINEL)
-        self.size_ref = ctypes.byref(self.size)
-        self.size2 = ctypes.c_size_t(PTR_SENTINEL)
-        self.size2_ref = ctypes.byref(self.size2)
-
-
-class ThreadOuts(threading.local):
-    """``.o``: the calling thread's :class:`OutSlots` (one thread-local lookup per call)."""
-
-    def __init__(self) -> None:
-        self.o = OutSlots()
-
-
 class KeepAlive(list):
     """Host buffers that must outlive a call (or the model that recorded their address)."""
 

@@ -194,21 +194,39 @@ class SymbolTable:
         return dict(self._missing)
 
 
+class _Resolve:
+    """The class attribute of one C function on :class:`Prepared`: its first access resolves
+    the function through the table and stores it in the instance's ``__dict__``, which then
+    shadows this (non-data) descriptor, so every later access is a plain instance lookup."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: "Prepared | None", owner: type) -> Any:
+        if obj is None:
+            return self
+        fn = obj._table.get(self.name)
+        obj.__dict__[self.name] = fn
+        return fn
+
+
 class Prepared:
     """The prepared functions of a :class:`SymbolTable` as attributes, for the binding's
     per-call path: ``prepared.aclrtFree`` is the typed function (None when the library lacks
     it). The first access of a name resolves it through the table and keeps it as a plain
-    instance attribute, so every later call is one attribute lookup, with no Python frame."""
+    instance attribute, so every later call is one attribute lookup, with no Python frame
+    (no ``__getattr__`` hook: the class holds a :class:`_Resolve` per name of
+    :data:`SIGNATURES`, and a name outside it is an AttributeError)."""
 
     def __init__(self, table: SymbolTable) -> None:
         self._table = table
 
-    def __getattr__(self, name: str) -> Callable[..., Any] | None:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        fn = self._table.get(name)
-        setattr(self, name, fn)
-        return fn
+
+for _name in SIGNATURES:
+    setattr(Prepared, _name, _Resolve(_name))
+del _name
 
 
 class Closed:
