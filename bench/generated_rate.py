@@ -129,7 +129,8 @@ def numpy_eval(case: Case) -> tuple[float, int]:
             pending[step.op] = Launch(old.stream, step.kernel or case.ops[step.op].kernel,
                                       step.args, old.num_blocks)
         elif isinstance(step, SetValue):
-            pending[step.op] = ValueWrite(ops[step.op].stream, ops[step.op].word, step.value)
+            word = step.word if step.word is not None else ops[step.op].word  # a conversion
+            pending[step.op] = ValueWrite(ops[step.op].stream, word, step.value)
         elif isinstance(step, Disable):
             pending[step.op] = None
         elif isinstance(step, Update):
