@@ -42,6 +42,7 @@ import numpy as np
 from mdlri_conformance.backends.contract import Err, ValueWaitFlag
 from mdlri_conformance.kernel.catalog import KernelTrap
 
+from . import fastkernels
 from .memory import DeviceAccessError, DeviceMemorySpace
 
 U64 = 0xFFFF_FFFF_FFFF_FFFF
@@ -231,6 +232,10 @@ class KernelOp(Op):
         self.started: float | None = None
         self._raw: bytes | None = None  # the argument bytes last decoded, and their values
         self._args: Any = None
+        #: the memory layout those values were prepared for, and the prepared body (None:
+        #: the catalog body runs)
+        self._layout: int | None = None
+        self._fast: Callable[[], None] | None = None
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
         mem = engine.mem
@@ -243,10 +248,17 @@ class KernelOp(Op):
             # a kernel that never waits, no injected fault: the argument bytes are read above
             # on every run and decoded again only when they changed
             if spec.ready is None and not engine.injected:
-                if raw != self._raw:
+                if raw != self._raw or self._layout != getattr(mem, "layout", None):
                     self._args = spec.unpack(raw)
                     self._raw = raw
-                spec.body(mem, self._args)
+                    self._layout = getattr(mem, "layout", None)
+                    self._fast = (None if self._layout is None
+                                  else fastkernels.prepare(spec.name, mem, self._args))
+                fast = self._fast
+                if fast is not None:
+                    fast()
+                else:
+                    spec.body(mem, self._args)
                 return True
             if not spec.is_ready(mem, raw):
                 now = time.monotonic()
