@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import mdlri_conformance.backends.sim as sim  # noqa: E402
+from mdlri_conformance.backends.contract import EventFlag  # noqa: E402
 from mdlri_conformance.conformance.engine import oracle, runner, strategies  # noqa: E402
 from mdlri_conformance.conformance.engine.graphs import (  # noqa: E402
     Case, Disable, Execute, Launch, Memset, SetKernel, SetValue, Update, ValueWrite,
@@ -220,7 +221,7 @@ def measure(n: int, rounds: int = 3) -> dict[str, float]:
     acc["api_calls"] = counted.calls
     acc["executions"] = sum(step.times for case in drawn for step in case.plan
                             if isinstance(step, Execute))
-    acc["noop_call_s"], acc["empty_exec_s"] = _call_floors(backend)
+    acc["noop_call_s"], acc["empty_exec_s"], acc["task_floor_s"] = _call_floors(backend)
     backend.close()
     acc["choices"] = sum(choices) / len(choices) if choices else 0.0
     acc["ceiling_per_s"] = hypothesis_ceiling(round(acc["choices"]), n) if choices else 0.0
@@ -251,9 +252,11 @@ def hypothesis_ceiling(choices: int, n: int) -> float:
     return n / (time.perf_counter() - start)
 
 
-def _call_floors(backend: Any, repeat: int = 2000) -> tuple[float, float]:
-    """Seconds of a guarded API call that does nothing (StreamQuery of an idle stream), and of
-    ExecuteAsync + timed sync of a model with no task: the best of five runs of each."""
+def _call_floors(backend: Any, repeat: int = 2000) -> tuple[float, float, float]:
+    """Seconds of a guarded API call that does nothing (StreamQuery of an idle stream), of
+    ExecuteAsync + timed sync of a model with no task, and per task of a model made of the
+    cheapest tasks (event records and waits between two streams, beyond the empty model):
+    the best of five runs of each."""
     rc, stream = backend.create_stream()
     rc2, capturing = backend.create_stream()
     if rc or rc2 or backend.capture_begin(capturing, 0):
@@ -261,6 +264,7 @@ def _call_floors(backend: Any, repeat: int = 2000) -> tuple[float, float]:
     rc, model = backend.capture_end(capturing)
     if rc:
         raise RuntimeError(f"bench: CaptureEnd of an empty model returned {rc}")
+    events_model, tasks, cleanup = _event_model(backend, capturing)
 
     def best(fn: Callable[[], Any]) -> float:
         times = []
@@ -271,14 +275,45 @@ def _call_floors(backend: Any, repeat: int = 2000) -> tuple[float, float]:
             times.append((time.perf_counter() - t0) / repeat)
         return min(times)
 
-    def execute() -> None:
-        backend.execute_async(model, stream)
-        backend.synchronize_stream_with_timeout(stream, 1000)
-    floors = best(lambda: backend.stream_query(stream)), best(execute)
+    def execute(m: Any) -> Callable[[], None]:
+        def run() -> None:
+            backend.execute_async(m, stream)
+            backend.synchronize_stream_with_timeout(stream, 1000)
+        return run
+    noop, empty = best(lambda: backend.stream_query(stream)), best(execute(model))
+    per_task = max(best(execute(events_model)) - empty, 0.0) / tasks
+    cleanup()
     backend.destroy(model)
     backend.destroy_stream(capturing)
     backend.destroy_stream(stream)
-    return floors
+    return noop, empty, per_task
+
+
+def _event_model(backend: Any, origin: Any, pairs: int = 16
+                 ) -> tuple[Any, int, Callable[[], None]]:
+    """A captured model of ``pairs`` fork/join round trips between ``origin`` and a side
+    stream (record, wait, record, wait: 4 tasks each, XS-01, XS-02), its task count and its
+    cleanup."""
+    rc, side = backend.create_stream()
+    events = [backend.create_event_ex_with_flag(EventFlag.SYNC) for _ in range(2 * pairs)]
+    if rc or any(e[0] for e in events) or backend.capture_begin(origin, 0):
+        raise RuntimeError("bench: could not set up the event model on the simulator")
+    for k in range(pairs):
+        fork, join = events[2 * k][1], events[2 * k + 1][1]
+        rcs = (backend.record_event(fork, origin), backend.stream_wait_event(side, fork),
+               backend.record_event(join, side), backend.stream_wait_event(origin, join))
+        if any(rcs):
+            raise RuntimeError(f"bench: capturing the event model returned {rcs}")
+    rc, model = backend.capture_end(origin)
+    if rc:
+        raise RuntimeError(f"bench: CaptureEnd of the event model returned {rc}")
+
+    def cleanup() -> None:
+        backend.destroy(model)
+        for _, e in events:
+            backend.destroy_event(e)
+        backend.destroy_stream(side)
+    return model, 4 * pairs, cleanup
 
 
 def figures(acc: dict[str, float]) -> dict[str, float]:
@@ -291,17 +326,35 @@ def figures(acc: dict[str, float]) -> dict[str, float]:
             "replay_ratio": acc["replay_best_s"] / numpy_s,
             "cases_ceiling": acc["ceiling_per_s"],
             "exec_floor": acc["executions"] * acc["empty_exec_s"] / numpy_s,
+            # the floor plus every executed task at the cost of the cheapest task
+            "exec_task_floor": (acc["executions"] * acc["empty_exec_s"]
+                                + acc["tasks"] * acc["task_floor_s"]) / numpy_s,
+            "choices": acc["choices"],
+            # the best share of the ceiling with generation at the ceiling and replay and
+            # oracle as measured
+            "share_bound": 100.0 * _share_bound(acc),
+            "share": 100.0 * acc["cases"] / acc["total_s"] / max(acc["ceiling_per_s"], 1e-12),
             "replay_floor": acc["api_calls"] * acc["noop_call_s"] / numpy_s,
             "numpy_us": acc["numpy_best_s"] / tasks * 1e6,
             "exec_us": acc["exec_best_s"] / tasks * 1e6,
             "replay_us": acc["replay_best_s"] / tasks * 1e6}
 
 
+def _share_bound(acc: dict[str, float]) -> float:
+    """Cases/s over the ceiling if generation cost what the ceiling's draws cost and replay
+    and oracle what they cost in this run."""
+    if not acc["ceiling_per_s"] or not acc["cases"]:
+        return 0.0
+    gen = 1.0 / acc["ceiling_per_s"]
+    return gen / (gen + (acc["replay_s"] + acc["oracle_s"]) / acc["cases"])
+
+
 def report(acc: dict[str, float], emit: Callable[[str], None] = print) -> dict[str, float]:
     """Print the measurement; returns :func:`figures`."""
     n, total = acc["cases"], acc["total_s"]
     fig = figures(acc)
-    emit(f"generated cases: {n:.0f} in {total:.2f} s -> {fig['cases_per_s']:.1f} cases/s "
+    emit(f"generated cases: {n:.0f} in {total:.2f} s -> {fig['cases_per_s']:.1f} cases/s, "
+         f"{acc['choices']:.1f} choices per case "
          f"(generation + replay + oracle, one process; {acc['diverged']:.0f} diverged)")
     for part in ("gen", "replay", "oracle"):
         emit(f"  {part:<8} {acc[part + '_s']:7.2f} s  ({100 * acc[part + '_s'] / total:4.1f} %)")
@@ -315,13 +368,18 @@ def report(acc: dict[str, float], emit: Callable[[str], None] = print) -> dict[s
     emit("bounds on this stack (same run):")
     emit(f"  Hypothesis ceiling: {acc['choices']:.0f} choices per case on average; a strategy "
          f"making only those draws runs {fig['cases_ceiling']:.0f} examples/s "
-         f"(the generator with oracle and replay: {fig['cases_per_s']:.0f}/s)")
+         f"(the generator with oracle and replay: {fig['cases_per_s']:.0f}/s, "
+         f"{fig['share']:.0f}% of it); with generation at the ceiling and replay + oracle as "
+         f"measured, at most {fig['share_bound']:.0f}%")
     emit(f"  replay floor: {acc['api_calls'] / cases:.0f} API calls per case x "
          f"{acc['noop_call_s'] * 1e6:.2f} us per guarded no-op call = "
          f"{fig['replay_floor']:.1f}x numpy")
     emit(f"  execution floor: {acc['executions']:.0f} executions x "
          f"{acc['empty_exec_s'] * 1e6:.2f} us per ExecuteAsync + sync of an empty model = "
          f"{fig['exec_floor']:.1f}x numpy")
+    emit(f"  execution task floor: that + {acc['tasks']:.0f} tasks x "
+         f"{acc['task_floor_s'] * 1e6:.3f} us per task of the cheapest kind (event record or "
+         f"wait in a traced execution) = {fig['exec_task_floor']:.1f}x numpy")
     return fig
 
 
