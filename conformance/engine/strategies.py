@@ -48,14 +48,16 @@ __all__ = ["BAD_TYPES", "EDGE_VALUES", "KERNELS", "N", "NUM_BLOCKS", "SEED_PAIR"
 # ---------------------------------------------------------------------------------------------
 # item strategies
 #
-# Each item is two integer draws: a head (the item's kind, its drawn stream and the parent
-# its stream forks from on first use) and a detail (the kind's other fields), both decoded
-# by place value with the field that shrinking should settle first in the highest place.
-# One draw per field made a case cost ~47 choices and the generator ran at a third of
-# Hypothesis's rate for as many draws; packed, an item costs 3 choices (with the list's
-# own) instead of up to 12. Every field still shrinks toward 0 (the integer shrinker lowers
-# the high places first), and deleting an item deletes its op, so counterexamples shrink
-# as before.
+# An item is a few small integer draws: a head (the item's kind, its drawn stream and the
+# parent its stream forks from on first use) and one to three parts holding the kind's
+# other fields, each read by place value (:class:`_Digits`). One draw per field made a case
+# cost ~47 choices and the generator ran at a third of Hypothesis's rate for as many
+# draws; packed, a launch costs 5 choices (with the list's own) instead of 11, and the
+# other kinds 2-5. A part never spans more than 256 values: Hypothesis draws a wider integer
+# from a distribution weighted toward small values, which would leave its high places
+# (a kernel, a plan step's kind) at 0 most of the time; up to 256 the draw is about
+# uniform. Every field still shrinks toward 0, and deleting an item deletes its op, so
+# counterexamples shrink as before.
 
 _pick = st.integers(0, 3)
 _scalars = st.tuples(st.integers(-3, 3), st.integers(-9, 9))
@@ -63,6 +65,8 @@ _scalars = st.tuples(st.integers(-3, 3), st.integers(-9, 9))
 PARENTS, PICKS = 4, 4
 #: affine's scalar a in -3..3, every other scalar in -9..9 (shrinking toward 0)
 SCALAR_A, SCALAR_B = 3, 9
+#: the widest part an item is drawn in (see above)
+MAX_PART = 256
 #: value-wait flags, EQ first (shrinking moves toward it): EQ 1, GEQ 0, AND 2, NOR 3
 WAIT_FLAGS: tuple[int, ...] = (1, 0, 2, 3)
 #: distances between a wait's value and the word: near-equal pairs first, then the far edge
@@ -73,10 +77,10 @@ WRITE_VALUES: tuple[int, ...] = (*range(51), *EDGE_VALUES)
 
 def _decode_launch(kernels: tuple[str, ...], s: int, parent: int, d: _Digits
                    ) -> tuple[Any, ...]:
-    blocks = NUM_BLOCKS[d.take(len(NUM_BLOCKS))]
-    scalars = (zigzag(d.take(2 * SCALAR_A + 1)), zigzag(d.take(2 * SCALAR_B + 1)))
-    picks = (d.take(PICKS), d.take(PICKS), d.take(PICKS))
     kernel = kernels[d.take(len(kernels))]
+    blocks = NUM_BLOCKS[d.take(len(NUM_BLOCKS))]
+    picks = (d.take(PICKS), d.take(PICKS), d.take(PICKS))
+    scalars = (zigzag(d.take(2 * SCALAR_A + 1)), zigzag(d.take(2 * SCALAR_B + 1)))
     return ("launch", kernel, s, parent, picks, scalars, blocks)
 
 
@@ -85,7 +89,7 @@ def _decode_join(_k: tuple[str, ...], s: int, parent: int, d: _Digits) -> tuple[
 
 
 def _decode_edge(_k: tuple[str, ...], s: int, parent: int, d: _Digits) -> tuple[Any, ...]:
-    return ("event_edge", s, d.rest, parent)  # the destination stream: the whole detail
+    return ("event_edge", s, d.rest, parent)  # the destination stream: the whole part
 
 
 def _decode_write(_k: tuple[str, ...], s: int, parent: int, d: _Digits) -> tuple[Any, ...]:
@@ -99,10 +103,9 @@ def _decode_wait(_k: tuple[str, ...], s: int, parent: int, d: _Digits) -> tuple[
 
 
 def _decode_memset(_k: tuple[str, ...], s: int, parent: int, d: _Digits) -> tuple[Any, ...]:
-    offset, count = d.take(4 * N), 1 + d.take(4 * N)
-    span = (offset, count) if d.take(2) else None
-    byte = d.take(2)
-    return ("memset", s, parent, d.take(PICKS), byte, span)
+    spanned, offset = d.take(2), d.take(4 * N)
+    count, byte, pick = 1 + d.take(4 * N), d.take(2), d.take(PICKS)
+    return ("memset", s, parent, pick, byte, (offset, count) if spanned else None)
 
 
 def _decode_copy(_k: tuple[str, ...], s: int, parent: int, d: _Digits) -> tuple[Any, ...]:
@@ -111,41 +114,50 @@ def _decode_copy(_k: tuple[str, ...], s: int, parent: int, d: _Digits) -> tuple[
     return ("copy", s, parent, d.take(PICKS), dst, kind)
 
 
-_DECODERS: dict[str, tuple[Callable[..., tuple[Any, ...]], Callable[[int, int], int]]] = {
-    # kind: (decoder, detail radix for k kernels and s drawn stream ids)
-    "launch": (_decode_launch, lambda k, s: len(NUM_BLOCKS) * (2 * SCALAR_A + 1)
-               * (2 * SCALAR_B + 1) * PICKS ** 3 * k),
-    "join": (_decode_join, lambda k, s: 2),
-    "event_edge": (_decode_edge, lambda k, s: s),
-    "value_write": (_decode_write, lambda k, s: len(WRITE_VALUES) * PICKS),
-    "value_wait": (_decode_wait, lambda k, s: len(WAIT_FLAGS) * PICKS),
-    "memset": (_decode_memset, lambda k, s: 4 * N * 4 * N * 2 * 2 * PICKS),
-    "copy": (_decode_copy, lambda k, s: len(graphs.COPY_KINDS) * PICKS * PICKS),
+_DECODERS: dict[str, tuple[Callable[..., tuple[Any, ...]],
+                           Callable[[int, int], tuple[int, ...]]]] = {
+    # kind: (decoder, the radix of each part for k kernels and s drawn stream ids; a
+    # decoder reads the parts' digits in this order, lowest part first)
+    "launch": (_decode_launch, lambda k, s: (k * len(NUM_BLOCKS), PICKS ** 3,
+                                             (2 * SCALAR_A + 1) * (2 * SCALAR_B + 1))),
+    "join": (_decode_join, lambda k, s: (2,)),
+    "event_edge": (_decode_edge, lambda k, s: (s,)),
+    "value_write": (_decode_write, lambda k, s: (len(WRITE_VALUES) * PICKS,)),
+    "value_wait": (_decode_wait, lambda k, s: (len(WAIT_FLAGS) * PICKS,)),
+    "memset": (_decode_memset, lambda k, s: (2 * 4 * N, 4 * N * 2 * PICKS)),
+    "copy": (_decode_copy, lambda k, s: (len(graphs.COPY_KINDS) * PICKS * PICKS,)),
 }
 
 
 @dataclass(frozen=True)
 class _Items:
     """The item kinds a generator draws (launch first: shrinking moves toward it), over
-    ``streams`` drawn stream ids, with the two integer strategies an item is drawn from.
-    The detail's range is the largest kind's; a kind reads its digits modulo its own
-    (ranges stay under 2^24, where Hypothesis draws bounded integers uniformly)."""
+    ``streams`` drawn stream ids: the head's strategy, and per kind its decoder and the
+    strategy and radix of each of its parts."""
 
     kernels: tuple[str, ...]
     kinds: tuple[str, ...]
     streams: int
     head: st.SearchStrategy[int]
-    detail: st.SearchStrategy[int]
+    parts: tuple[tuple[Callable[..., tuple[Any, ...]],
+                       tuple[tuple[st.SearchStrategy[int], int], ...]], ...]
 
-    def decode(self, head: int, detail: int) -> tuple[Any, ...]:
-        """The builder item (the tuple its method reads) of one drawn (head, detail)."""
+    def draw(self, draw: st.DrawFn, head: int) -> tuple[Any, ...]:
+        """The builder item (the tuple its method reads) of a drawn head, drawing the parts
+        of its kind (and a value wait's distance)."""
         h = _Digits(head)
         parent = h.take(PARENTS)
         s = h.take(self.streams)
-        kind = self.kinds[h.take(len(self.kinds))]
-        decoder, radix = _DECODERS[kind]
-        r = radix(len(self.kernels), self.streams)
-        return decoder(self.kernels, s, parent, _Digits(detail % r))
+        k = h.take(len(self.kinds))
+        decoder, parts = self.parts[k]
+        value, scale = 0, 1
+        for strategy, radix in parts:
+            value += draw(strategy) * scale
+            scale *= radix
+        item = decoder(self.kernels, s, parent, _Digits(value))
+        if item[0] == "value_wait":
+            item = (*item[:-1], draw(distances))
+        return item
 
 
 def _item_kinds(kernels: Sequence[str], values: bool, memsets: bool,
@@ -156,6 +168,11 @@ def _item_kinds(kernels: Sequence[str], values: bool, memsets: bool,
 
 
 @functools.lru_cache(maxsize=None)
+def _integers(radix: int) -> st.SearchStrategy[int]:
+    return st.integers(0, radix - 1)
+
+
+@functools.lru_cache(maxsize=None)
 def _items_cached(kernels: tuple[str, ...], values: bool, memsets: bool,
                   streams: int) -> _Items:
     kinds = ["launch", "join", "event_edge"]
@@ -163,31 +180,36 @@ def _items_cached(kernels: tuple[str, ...], values: bool, memsets: bool,
         kinds += ["value_write", "value_wait"]
     if memsets:
         kinds += ["memset", "copy"]
-    detail = max(radix(len(kernels), streams) for k, (_, radix) in _DECODERS.items()
-                 if k in kinds)
-    return _Items(kernels, tuple(kinds), streams,
-                  st.integers(0, len(kinds) * streams * PARENTS - 1), st.integers(0, detail - 1))
+    parts = []
+    for kind in kinds:
+        decoder, radices = _DECODERS[kind]
+        rs = radices(len(kernels), streams)
+        assert all(r <= MAX_PART for r in rs), (kind, rs)
+        parts.append((decoder, tuple((_integers(r), r) for r in rs)))
+    head = len(kinds) * streams * PARENTS
+    assert head <= MAX_PART
+    return _Items(kernels, tuple(kinds), streams, _integers(head), tuple(parts))
 
 
 @functools.lru_cache(maxsize=None)
-def _item_lists(items: _Items, max_size: int) -> st.SearchStrategy[list[tuple[int, int]]]:
-    return st.lists(st.tuples(items.head, items.detail), max_size=max_size)
+def _item(items: _Items, first: bool) -> st.SearchStrategy[tuple[Any, ...]]:
+    """One item (``first``: a launch, the head's kind place fixed at 0)."""
+    head = _integers(items.streams * PARENTS) if first else items.head
+
+    @st.composite
+    def item(draw: st.DrawFn) -> tuple[Any, ...]:
+        return items.draw(draw, draw(head))
+    return item()
 
 
 @functools.lru_cache(maxsize=None)
-def _first_launch(items: _Items) -> st.SearchStrategy[tuple[int, int]]:
-    """A launch item's head and detail (the head's kind place fixed at 0, launch)."""
-    return st.tuples(st.integers(0, items.streams * PARENTS - 1), items.detail)
+def _item_lists(items: _Items, max_size: int) -> st.SearchStrategy[list[tuple[Any, ...]]]:
+    return st.lists(_item(items, False), max_size=max_size)
 
 
 def _build_items(draw: st.DrawFn, b: _Builder, items: _Items, max_ops: int) -> None:
-    """Draw a launch and up to ``max_ops - 1`` more items and interpret them into ``b``; a
-    value wait's distance is its own draw (a 63-bit range, near values half the time)."""
-    drawn = [draw(_first_launch(items)), *draw(_item_lists(items, max_ops - 1))]
-    for head, detail in drawn:
-        item = items.decode(head, detail)
-        if item[0] == "value_wait":
-            item = (*item[:-1], draw(distances))
+    """Draw a launch and up to ``max_ops - 1`` more items and interpret them into ``b``."""
+    for item in [draw(_item(items, True)), *draw(_item_lists(items, max_ops - 1))]:
         getattr(b, item[0])(item)
 
 

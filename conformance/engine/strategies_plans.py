@@ -161,20 +161,21 @@ def _host_fill(state: _PlanState, item: tuple[int, ...], touched: set[int]) -> S
 
 _MODS: dict[int, Callable[[_PlanState, tuple[int, ...], set[int]], Step | None]] = {
     0: _set_kernel, 1: _disable, 2: _set_value, 3: _host_fill, 4: _convert}
-#: a modification item (kind, op pick, how, field pick, value), drawn as one integer whose
-#: highest place is the kind (SetParams(KERNEL) first) and lowest the value (0 first)
-MOD_RADIX = (5, 8, 3, 4, 19)
-_mod_draw = st.integers(0, 5 * 8 * 3 * 4 * 19 - 1)
+#: a modification item (kind, op pick, how, field pick, value), drawn as two integers of at
+#: most 256 values (wider ones are drawn weighted toward small values, see
+#: strategies.MAX_PART): kind and op pick (SetParams(KERNEL) and the first target first),
+#: then how, field pick and value (value 0 first)
+_mod_draw = st.tuples(st.integers(0, 5 * 8 - 1), st.integers(0, 3 * 4 * 19 - 1))
 _mod_list = st.lists(_mod_draw, max_size=3)
 
 
-def mod_item(drawn: int) -> tuple[int, ...]:
-    """The (kind, op pick, how, field pick, value) tuple of a drawn modification: value in
-    -9..9 (zigzag from 0), field pick 0..3, how 0..2, op pick 0..7, kind 0..4."""
-    d = _Digits(drawn)
-    value = zigzag(d.take(19))
-    field_pick, how, op_pick = d.take(4), d.take(3), d.take(8)
-    return (d.take(5), op_pick, how, field_pick, value)
+def mod_item(drawn: tuple[int, int]) -> tuple[int, ...]:
+    """The (kind, op pick, how, field pick, value) tuple of a drawn modification: kind 0..4,
+    op pick 0..7, how 0..2, field pick 0..3, value in -9..9 (zigzag from 0)."""
+    d = _Digits(drawn[1])
+    how, field_pick, value = d.take(3), d.take(4), zigzag(d.take(19))
+    kind, op_pick = divmod(drawn[0], 8)
+    return (kind, op_pick, how, field_pick, value)
 
 
 _mod_item = _mod_draw.map(mod_item)
