@@ -3,7 +3,7 @@ never part of the test run: these machines are noisy, so a figure is a ratio mea
 side in one run, or a time from one run, and no test asserts on it).
 
     python bench/targets.py [--cases N] [--suite] [--kills | --kill-matrix FILE]
-                            [--campaign DIR ...]
+                            [--campaign DIR ... [--campaign-baseline DIR]]
 
 One line per target, ``name: measured vs target -> MET`` or ``-> NOT MET``; a target this run
 did not measure says ``NOT MEASURED`` and the option that measures it:
@@ -26,8 +26,10 @@ did not measure says ``NOT MEASURED`` and the option that measures it:
 
 * the deep profile's graphs explored per minute: read from the ``campaign.json`` of each
   ``mdlri-conformance deep`` campaign named with ``--campaign`` (a campaign is ten minutes of
-  fuzzing, too long to start from here). The issue sets no limit for it: the line reports the
-  figure, its backend and its fuzzing time, and counts as neither MET nor NOT MET.
+  fuzzing, too long to start from here): the line reports the figure, its backend and its
+  fuzzing time. With ``--campaign-baseline DIR`` (a campaign of the old code on the same
+  cores and backend) the target is the ratio of graphs per minute, at least 3x; without
+  one the line counts as neither MET nor NOT MET.
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ TARGETS = {
                          True, "--kills or --kill-matrix FILE"),
     "kill_rate": Target("kill matrix: planted faults found", 100, " %", False,
                         "--kills or --kill-matrix FILE"),
+    "deep_speedup": Target("deep profile, graphs per minute over the baseline campaign's", 3,
+                           "x", False, "--campaign DIR --campaign-baseline DIR"),
 }
 
 
@@ -114,6 +118,9 @@ def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> 
     ap.add_argument("-j", "--jobs", type=int, default=2, help="kill-matrix runs at once")
     ap.add_argument("--campaign", action="append", default=[], metavar="DIR",
                     help="a deep campaign's folder (or its campaign.json); repeatable")
+    ap.add_argument("--campaign-baseline", metavar="DIR",
+                    help="the old code's campaign on the same cores: the first --campaign's "
+                         "graphs per minute over it is the deep target")
     ns = ap.parse_args(argv)
     if ns.cases < 1 or ns.rounds < 1 or ns.jobs < 1:
         ap.error("--cases, --rounds and -j must be at least 1")
@@ -131,6 +138,14 @@ def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> 
             campaigns.append(read_campaign(Path(path)))
         except (OSError, ValueError, KeyError) as exc:
             ap.error(f"--campaign {path}: {exc}")
+    baseline = None
+    if ns.campaign_baseline:
+        if not campaigns:
+            ap.error("--campaign-baseline needs a --campaign to compare")
+        try:
+            baseline = read_campaign(Path(ns.campaign_baseline))
+        except (OSError, ValueError, KeyError) as exc:
+            ap.error(f"--campaign-baseline {ns.campaign_baseline}: {exc}")
 
     measured: dict[str, float | None] = dict.fromkeys(TARGETS)
     emit("== generated tier on the simulator (bench/generated_rate.py)")
@@ -157,6 +172,12 @@ def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> 
         measured["max_kill_s"] = s["max_time_to_kill_s"]
         measured["kill_rate"] = 100.0 * s["kill_rate"] if s["faults"] else None
 
+    if baseline is not None:
+        emit(f"== baseline: {campaign_line(baseline)}")
+        try:
+            measured["deep_speedup"] = deep_speedup(campaigns[0], baseline)
+        except ValueError as exc:
+            ap.error(f"--campaign-baseline: {exc}")
     emit("== targets")
     verdicts = []
     for key, target in TARGETS.items():
@@ -170,6 +191,17 @@ def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> 
     emit(f"targets: {verdicts.count(True)} MET, {verdicts.count(False)} NOT MET, "
          f"{verdicts.count(None)} NOT MEASURED; deep campaigns reported: {len(campaigns)}")
     return 0
+
+
+def deep_speedup(campaign: dict[str, object], baseline: dict[str, object]) -> float:
+    """Graphs per minute of ``campaign`` over ``baseline``'s; they must have fuzzed the same
+    backend on as many cores, or the ratio would not compare."""
+    for key in ("backend", "cores"):
+        if (campaign.get(key) or 1) != (baseline.get(key) or 1):
+            raise ValueError(f"the campaigns differ in {key}: {campaign.get(key)} and "
+                             f"{baseline.get(key)}")
+    return float(campaign["graphs_per_minute"]) / max(float(baseline["graphs_per_minute"]),
+                                                      1e-12)
 
 
 def read_campaign(path: Path) -> dict[str, object]:

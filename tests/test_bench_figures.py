@@ -89,3 +89,12 @@ def test_share_bound_is_the_ceiling_over_ceiling_plus_replay_and_oracle() -> Non
     acc = {"ceiling_per_s": 1000.0, "cases": 100, "replay_s": 0.1, "oracle_s": 0.05}
     # 1 ms per case at the ceiling, 1.5 ms of replay + oracle: at most 40 %
     assert generated_rate._share_bound(acc) == pytest.approx(0.4)
+
+
+def test_deep_speedup_compares_campaigns_of_the_same_backend_and_cores() -> None:
+    new = {"backend": "sim", "cores": 2, "graphs_per_minute": 1800.0}
+    old = {"backend": "sim", "cores": 2, "graphs_per_minute": 600.0}
+    assert targets.deep_speedup(new, old) == 3.0
+    assert targets.TARGETS["deep_speedup"].met(3.0) and not targets.TARGETS["deep_speedup"].met(2.9)
+    with pytest.raises(ValueError, match="cores"):
+        targets.deep_speedup(new, {**old, "cores": 1})
