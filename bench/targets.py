@@ -22,9 +22,8 @@ did not measure says ``NOT MEASURED`` and the option that measures it:
   execution, the floor plus every executed task at the cost of the cheapest task (an event
   record or wait in a traced execution); for replay, the floor plus the replay's own time
   outside the backend's calls (runner, listing match); for cases/s, the share reached if
-  generation cost
-  only the ceiling's draws and replay and oracle what they cost in the run. A target beyond
-  its bound is out of reach for this design, however the code is tuned.
+  generation cost only the ceiling's draws and replay and oracle what they cost in the
+  run. A target beyond its bound is out of reach for this design, however the code is tuned.
 
 * the deep profile's graphs explored per minute: read from the ``campaign.json`` of each
   ``mdlri-conformance deep`` campaign named with ``--campaign`` (a campaign is ten minutes of
