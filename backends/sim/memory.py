@@ -233,6 +233,13 @@ class DeviceMemorySpace:
         alloc, off = self._locate(addr, nbytes)
         return bytes(alloc.raw[off:off + int(nbytes)])
 
+    def raw_at(self, addr: int) -> tuple[bytearray, int]:
+        """The bytes of the live allocation holding ``addr`` and the offset of ``addr`` in
+        them (valid while :attr:`layout` stays the same); :class:`DeviceAccessError` outside
+        every allocation."""
+        alloc, off = self._locate(addr, 0)
+        return alloc.raw, off
+
     def write(self, addr: int, data: np.ndarray | bytes) -> None:
         """Store the bytes of ``data`` at ``addr``."""
         raw = as_bytes_view(data) if isinstance(data, np.ndarray) else np.frombuffer(
