@@ -6,7 +6,7 @@ A prepared body computes exactly what the catalog body does (kernel.catalog: int
 arithmetic that wraps like C, every input read before the output is written: numpy ufuncs
 and slice assignment treat overlapping operands as if the inputs were copied first), and
 exists only where every range the kernel touches lies inside one live allocation; any other
-argument set runs the catalog body, which reports the bad access (KRN-01, RT-45)."""
+argument set runs the catalog body, which reports the bad access (KRN-01)."""
 
 from __future__ import annotations
 
