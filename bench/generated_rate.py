@@ -14,7 +14,9 @@ Prints, for N generated cases (conformance.engine.strategies.positive_cases):
   (examples/s of a strategy that makes only as many draws as the generator's cases do, and
   nothing else), the replay floor (the replay's API calls, each at the cost of a guarded call
   that does nothing) and the execution floor (ExecuteAsync + sync of an empty model, once per
-  execution), each floor as a ratio to the same numpy time.
+  execution), each floor as a ratio to the same numpy time; and what a faster simulator
+  cannot remove: the replay's time outside the backend's calls, and every task at the cost
+  of the cheapest one (an event record or wait).
 
 Targets (bench/targets.py): execution <= 5x numpy, replay <= 20x numpy, >= 1,000 cases/s.
 """
@@ -35,6 +37,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import mdlri_conformance.backends.sim as sim  # noqa: E402
+from mdlri_conformance.backends.contract import EventFlag  # noqa: E402
 from mdlri_conformance.conformance.engine import oracle, runner, strategies  # noqa: E402
 from mdlri_conformance.conformance.engine.graphs import (  # noqa: E402
     Case, Launch, Memset, ValueWrite,
@@ -68,11 +71,13 @@ class _Timed:
 
 
 class _Counted:
-    """Backend proxy that counts the API calls made through it."""
+    """Backend proxy that counts the API calls made through it and the seconds spent in
+    them (the proxy's own frame included: an upper bound of the backend's share)."""
 
     def __init__(self, backend: Any) -> None:
         self._b = backend
         self.calls = 0
+        self.in_calls_s = 0.0
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._b, name)
@@ -81,7 +86,11 @@ class _Counted:
 
         def counted(*a: Any, **kw: Any) -> Any:
             self.calls += 1
-            return attr(*a, **kw)
+            t0 = time.perf_counter()
+            try:
+                return attr(*a, **kw)
+            finally:
+                self.in_calls_s += time.perf_counter() - t0
         return counted
 
 
@@ -132,7 +141,8 @@ def numpy_eval(case: Case) -> tuple[float, int]:
             pending[step.op] = Launch(old.stream, step.kernel or case.ops[step.op].kernel,
                                       step.args, old.num_blocks)
         elif isinstance(step, SetValue):
-            pending[step.op] = ValueWrite(ops[step.op].stream, ops[step.op].word, step.value)
+            word = step.word if step.word is not None else ops[step.op].word  # a conversion
+            pending[step.op] = ValueWrite(ops[step.op].stream, word, step.value)
         elif isinstance(step, Disable):
             pending[step.op] = None
         elif isinstance(step, Update):
@@ -217,12 +227,22 @@ def measure(n: int, rounds: int = 3) -> dict[str, float]:
     acc["numpy_best_s"] = sum(b[2] for b in best)
 
     counted = _Counted(backend)
-    for case in drawn:
-        runner.replay(counted, case)
-    acc["api_calls"] = counted.calls
+    # per case, the replay's time outside the backend's calls: its best replay time above
+    # less its least time inside the calls (which holds the counting proxy's own timing, so
+    # the difference errs low)
+    outside = 0.0
+    for i, case in enumerate(drawn):
+        inside = float("inf")
+        for _ in range(rounds):
+            counted.in_calls_s = 0.0
+            runner.replay(counted, case)
+            inside = min(inside, counted.in_calls_s)
+        outside += max(best[i][1] - inside, 0.0)
+    acc["api_calls"] = counted.calls // rounds
+    acc["outside_s"] = outside
     acc["executions"] = sum(step.times for case in drawn for step in case.plan
                             if isinstance(step, Execute))
-    acc["noop_call_s"], acc["empty_exec_s"] = _call_floors(backend)
+    acc["noop_call_s"], acc["empty_exec_s"], acc["task_floor_s"] = _call_floors(backend)
     backend.close()
     acc["choices"] = sum(choices) / len(choices) if choices else 0.0
     acc["ceiling_per_s"] = hypothesis_ceiling(round(acc["choices"]), n) if choices else 0.0
@@ -253,9 +273,11 @@ def hypothesis_ceiling(choices: int, n: int) -> float:
     return n / (time.perf_counter() - start)
 
 
-def _call_floors(backend: Any, repeat: int = 2000) -> tuple[float, float]:
-    """Seconds of a guarded API call that does nothing (StreamQuery of an idle stream), and of
-    ExecuteAsync + timed sync of a model with no task: the best of five runs of each."""
+def _call_floors(backend: Any, repeat: int = 2000) -> tuple[float, float, float]:
+    """Seconds of a guarded API call that does nothing (StreamQuery of an idle stream), of
+    ExecuteAsync + timed sync of a model with no task, and per task of a model made of the
+    cheapest tasks (event records and waits between two streams, beyond the empty model):
+    the best of five runs of each."""
     rc, stream = backend.create_stream()
     rc2, capturing = backend.create_stream()
     if rc or rc2 or backend.capture_begin(capturing, 0):
@@ -263,6 +285,7 @@ def _call_floors(backend: Any, repeat: int = 2000) -> tuple[float, float]:
     rc, model = backend.capture_end(capturing)
     if rc:
         raise RuntimeError(f"bench: CaptureEnd of an empty model returned {rc}")
+    events_model, tasks, cleanup = _event_model(backend, capturing)
 
     def best(fn: Callable[[], Any]) -> float:
         times = []
@@ -273,14 +296,45 @@ def _call_floors(backend: Any, repeat: int = 2000) -> tuple[float, float]:
             times.append((time.perf_counter() - t0) / repeat)
         return min(times)
 
-    def execute() -> None:
-        backend.execute_async(model, stream)
-        backend.synchronize_stream_with_timeout(stream, 1000)
-    floors = best(lambda: backend.stream_query(stream)), best(execute)
+    def execute(m: Any) -> Callable[[], None]:
+        def run() -> None:
+            backend.execute_async(m, stream)
+            backend.synchronize_stream_with_timeout(stream, 1000)
+        return run
+    noop, empty = best(lambda: backend.stream_query(stream)), best(execute(model))
+    per_task = max(best(execute(events_model)) - empty, 0.0) / tasks
+    cleanup()
     backend.destroy(model)
     backend.destroy_stream(capturing)
     backend.destroy_stream(stream)
-    return floors
+    return noop, empty, per_task
+
+
+def _event_model(backend: Any, origin: Any, pairs: int = 16
+                 ) -> tuple[Any, int, Callable[[], None]]:
+    """A captured model of ``pairs`` fork/join round trips between ``origin`` and a side
+    stream (record, wait, record, wait: 4 tasks each, XS-01, XS-02), its task count and its
+    cleanup."""
+    rc, side = backend.create_stream()
+    events = [backend.create_event_ex_with_flag(EventFlag.SYNC) for _ in range(2 * pairs)]
+    if rc or any(e[0] for e in events) or backend.capture_begin(origin, 0):
+        raise RuntimeError("bench: could not set up the event model on the simulator")
+    for k in range(pairs):
+        fork, join = events[2 * k][1], events[2 * k + 1][1]
+        rcs = (backend.record_event(fork, origin), backend.stream_wait_event(side, fork),
+               backend.record_event(join, side), backend.stream_wait_event(origin, join))
+        if any(rcs):
+            raise RuntimeError(f"bench: capturing the event model returned {rcs}")
+    rc, model = backend.capture_end(origin)
+    if rc:
+        raise RuntimeError(f"bench: CaptureEnd of the event model returned {rc}")
+
+    def cleanup() -> None:
+        backend.destroy(model)
+        for _, e in events:
+            backend.destroy_event(e)
+        backend.destroy_stream(side)
+    return model, 4 * pairs, cleanup
 
 
 def figures(acc: dict[str, float]) -> dict[str, float]:
@@ -293,17 +347,38 @@ def figures(acc: dict[str, float]) -> dict[str, float]:
             "replay_ratio": acc["replay_best_s"] / numpy_s,
             "cases_ceiling": acc["ceiling_per_s"],
             "exec_floor": acc["executions"] * acc["empty_exec_s"] / numpy_s,
+            # the floor plus every executed task at the cost of the cheapest task
+            "exec_task_floor": (acc["executions"] * acc["empty_exec_s"]
+                                + acc["tasks"] * acc["task_floor_s"]) / numpy_s,
+            "choices": acc["choices"],
+            # the best share of the ceiling with generation at the ceiling and replay and
+            # oracle as measured
+            "share_bound": 100.0 * _share_bound(acc),
+            "share": 100.0 * acc["cases"] / acc["total_s"] / max(acc["ceiling_per_s"], 1e-12),
             "replay_floor": acc["api_calls"] * acc["noop_call_s"] / numpy_s,
+            # the floor plus the replay's own time outside the backend (runner, listing match)
+            "replay_outside_floor": (acc["outside_s"]
+                                     + acc["api_calls"] * acc["noop_call_s"]) / numpy_s,
             "numpy_us": acc["numpy_best_s"] / tasks * 1e6,
             "exec_us": acc["exec_best_s"] / tasks * 1e6,
             "replay_us": acc["replay_best_s"] / tasks * 1e6}
+
+
+def _share_bound(acc: dict[str, float]) -> float:
+    """Cases/s over the ceiling if generation cost what the ceiling's draws cost and replay
+    and oracle what they cost in this run."""
+    if not acc["ceiling_per_s"] or not acc["cases"]:
+        return 0.0
+    gen = 1.0 / acc["ceiling_per_s"]
+    return gen / (gen + (acc["replay_s"] + acc["oracle_s"]) / acc["cases"])
 
 
 def report(acc: dict[str, float], emit: Callable[[str], None] = print) -> dict[str, float]:
     """Print the measurement; returns :func:`figures`."""
     n, total = acc["cases"], acc["total_s"]
     fig = figures(acc)
-    emit(f"generated cases: {n:.0f} in {total:.2f} s -> {fig['cases_per_s']:.1f} cases/s "
+    emit(f"generated cases: {n:.0f} in {total:.2f} s -> {fig['cases_per_s']:.1f} cases/s, "
+         f"{acc['choices']:.1f} choices per case "
          f"(generation + replay + oracle, one process; {acc['diverged']:.0f} diverged)")
     for part in ("gen", "replay", "oracle"):
         emit(f"  {part:<8} {acc[part + '_s']:7.2f} s  ({100 * acc[part + '_s'] / total:4.1f} %)")
@@ -317,13 +392,21 @@ def report(acc: dict[str, float], emit: Callable[[str], None] = print) -> dict[s
     emit("bounds on this stack (same run):")
     emit(f"  Hypothesis ceiling: {acc['choices']:.0f} choices per case on average; a strategy "
          f"making only those draws runs {fig['cases_ceiling']:.0f} examples/s "
-         f"(the generator with oracle and replay: {fig['cases_per_s']:.0f}/s)")
+         f"(the generator with oracle and replay: {fig['cases_per_s']:.0f}/s, "
+         f"{fig['share']:.0f}% of it); with generation at the ceiling and replay + oracle as "
+         f"measured, at most {fig['share_bound']:.0f}%")
     emit(f"  replay floor: {acc['api_calls'] / cases:.0f} API calls per case x "
          f"{acc['noop_call_s'] * 1e6:.2f} us per guarded no-op call = "
          f"{fig['replay_floor']:.1f}x numpy")
+    emit(f"  replay engine floor: that + {acc['outside_s'] / cases * 1e6:.0f} us per case the "
+         f"replay spends outside the backend's calls (runner, listing match, case setup; "
+         f"best of {acc['rounds']:.0f}) = {fig['replay_outside_floor']:.1f}x numpy")
     emit(f"  execution floor: {acc['executions']:.0f} executions x "
          f"{acc['empty_exec_s'] * 1e6:.2f} us per ExecuteAsync + sync of an empty model = "
          f"{fig['exec_floor']:.1f}x numpy")
+    emit(f"  execution task floor: that + {acc['tasks']:.0f} tasks x "
+         f"{acc['task_floor_s'] * 1e6:.3f} us per task of the cheapest kind (event record or "
+         f"wait in a traced execution) = {fig['exec_task_floor']:.1f}x numpy")
     return fig
 
 

@@ -57,15 +57,16 @@ def test_campaign_line_reports_graphs_per_minute(tmp_path: Path) -> None:
 
 
 def test_target_line_names_the_bound_of_the_stack() -> None:
-    cases = targets.TARGETS["cases_per_s"]
-    assert cases.line(90.0, 400.0) == (
-        "generated cases per second, one core (ci generator): 90.00/s vs >= 1000/s -> NOT MET "
-        "(Hypothesis ceiling for as many draws: at most 400.00/s)")
-    replay = targets.TARGETS["replay_ratio"]
-    assert replay.line(100.0, 30.0).endswith(
-        "-> NOT MET (replay floor, its API calls doing nothing: at least 30.00x)")
-    assert replay.line(10.0).endswith("-> MET")
-    assert replay.line(None, 30.0).startswith(f"{replay.name}: NOT MEASURED")
+    cases = targets.TARGETS["cases_share"]
+    assert cases.line(33.0, 41.0) == (
+        "generated cases/s / Hypothesis ceiling for the generator's draws: 33.00 % vs >= 60 % "
+        "-> NOT MET (generation at the ceiling, replay + oracle as measured: at most 41.00 %)")
+    execution = targets.TARGETS["exec_over_floor"]
+    assert execution.line(4.0, 2.5).endswith(
+        "-> NOT MET (floor + every task at the cheapest task's cost: at least 2.50x)")
+    replay = targets.TARGETS["replay_over_floor"]
+    assert replay.line(1.5).endswith("-> MET")
+    assert replay.line(None).startswith(f"{replay.name}: NOT MEASURED")
 
 
 def test_bounds_are_measured_on_the_simulator() -> None:
@@ -75,7 +76,25 @@ def test_bounds_are_measured_on_the_simulator() -> None:
     assert generated_rate.hypothesis_ceiling(3, 5) > 0
     backend = sim.create()
     try:
-        noop_s, exec_s = generated_rate._call_floors(backend, repeat=5)
+        noop_s, exec_s, task_s = generated_rate._call_floors(backend, repeat=5)
     finally:
         backend.close()
     assert 0 < noop_s < exec_s
+    assert 0 < task_s < exec_s  # a record or wait costs less than a whole empty execution
+
+
+def test_share_bound_is_the_ceiling_over_ceiling_plus_replay_and_oracle() -> None:
+    import generated_rate
+
+    acc = {"ceiling_per_s": 1000.0, "cases": 100, "replay_s": 0.1, "oracle_s": 0.05}
+    # 1 ms per case at the ceiling, 1.5 ms of replay + oracle: at most 40 %
+    assert generated_rate._share_bound(acc) == pytest.approx(0.4)
+
+
+def test_deep_speedup_compares_campaigns_of_the_same_backend_and_cores() -> None:
+    new = {"backend": "sim", "cores": 2, "graphs_per_minute": 1800.0}
+    old = {"backend": "sim", "cores": 2, "graphs_per_minute": 600.0}
+    assert targets.deep_speedup(new, old) == 3.0
+    assert targets.TARGETS["deep_speedup"].met(3.0) and not targets.TARGETS["deep_speedup"].met(2.9)
+    with pytest.raises(ValueError, match="cores"):
+        targets.deep_speedup(new, {**old, "cores": 1})

@@ -72,6 +72,18 @@ def test_order_follows_the_event_flags_at_the_start():
     assert len(order) == 1 and not complete
 
 
+def test_run_list_is_the_order_with_each_ops_step_and_counts_per_stream():
+    e = EventState()
+    wait, nop, rec = WaitOp(e), NopOp(), RecordOp(e)
+    plan = TracedPlan([[wait, nop], [rec]], [e])
+    run, complete = plan.run_list((False,))
+    assert complete and [(i, op) for i, op, *_ in run] == plan.order((False,))[0]
+    assert all(step == op.step for _, op, step, _, _ in run)
+    assert plan.run_list((False,))[0] is run  # made once per combination of flags
+    # after the first k entries ran: the record on stream 1, then the wait on stream 0
+    assert [plan.done_counts(run, k) for k in range(4)] == [[0, 0], [0, 1], [1, 1], [2, 1]]
+
+
 def test_value_wait_not_met_hands_the_rest_to_the_engine(b):
     x, word = ok(b.malloc(16)), ok(b.malloc(8))
     ok(b.memset(word, 8, 0, 8))

@@ -73,28 +73,28 @@ class ExecuteOp(Op):
         :meth:`Op.stable`, and the ops after the order's end when it stops at a wait that
         nothing in the model satisfies, go to the model stream queues, which the engine runs
         as it runs any execution."""
-        trace, complete = plan.order(tuple(s.is_set for s in plan.states))
-        done = [0] * len(plan)
-        for i, op in trace:
-            if op.check_stable and not op.stable():
+        run, complete = plan.run_list(tuple(s.is_set for s in plan.states))
+        k = 0
+        for i, op, step, check, fin in run:
+            if check and not op.stable():
                 break
             try:
-                ok = op.step(engine, None)  # type: ignore[arg-type]
+                ok = step(engine, None)
             except (DeviceAccessError, DeviceFault) as exc:
-                queues = self._make_queues(queue, plan, done)
+                queues = self._make_queues(queue, plan, plan.done_counts(run, k))
                 engine._fault(queues[i], op, exc)
                 return
             if not ok:
                 break
-            if op._has_finish:
+            if fin:
                 op.finish()
             op.done = True
-            done[i] += 1
+            k += 1
         else:
             if complete:
                 self.queues, self.active = [], set()
                 return
-        for q in self._make_queues(queue, plan, done):
+        for q in self._make_queues(queue, plan, plan.done_counts(run, k)):
             if q.ops:
                 engine.attach(q)
 
@@ -133,13 +133,14 @@ class TracedPlan(list):
     hold when the order reaches it blocks its stream there, as in the engine, which runs the
     rest of the execution (:meth:`ExecuteOp._run_traced`)."""
 
-    __slots__ = ("states", "traces")
+    __slots__ = ("states", "traces", "runs")
     MAX_TRACES = 32  # flag combinations kept per plan
 
     def __init__(self, op_lists: Iterable[list[Op]], states: Iterable[EventState]) -> None:
         super().__init__(op_lists)
         self.states = tuple(states)
         self.traces: dict[tuple[bool, ...], tuple[list[tuple[int, Op]], bool]] = {}
+        self.runs: dict[tuple[bool, ...], tuple[list[tuple[Any, ...]], bool]] = {}
 
     def order(self, flags: tuple[bool, ...]) -> tuple[list[tuple[int, Op]], bool]:
         """The (stream index, op) completion order from ``flags`` (one per state), and
@@ -150,6 +151,26 @@ class TracedPlan(list):
             if len(self.traces) < self.MAX_TRACES:
                 self.traces[flags] = got
         return got
+
+    def run_list(self, flags: tuple[bool, ...]) -> tuple[list[tuple[Any, ...]], bool]:
+        """:meth:`order` as the runner reads it: (stream index, op, its bound ``step``,
+        whether it checks :meth:`Op.stable`, whether it has a ``finish``) per op, made once
+        per combination of flags (the attribute lookups of every op of every execution)."""
+        got = self.runs.get(flags)
+        if got is None:
+            trace, complete = self.order(flags)
+            got = ([(i, op, op.step, op.check_stable, op._has_finish) for i, op in trace],
+                   complete)
+            if len(self.runs) < self.MAX_TRACES:
+                self.runs[flags] = got
+        return got
+
+    def done_counts(self, run: list[tuple[Any, ...]], k: int) -> list[int]:
+        """Per stream, how many of its ops the first ``k`` entries of ``run`` completed."""
+        done = [0] * len(self)
+        for entry in run[:k]:
+            done[entry[0]] += 1
+        return done
 
     def _schedule(self, flags: tuple[bool, ...]) -> tuple[list[tuple[int, Op]], bool]:
         is_set = {id(s): f for s, f in zip(self.states, flags)}

@@ -81,6 +81,9 @@ class DeviceMemorySpace:
         #: allocation goes, so a view is never handed out for freed memory
         self._views: dict[tuple[int, int], np.ndarray] = {}
         self._views_i32: dict[tuple[int, int], np.ndarray] = {}  # (addr, count) -> int32 view
+        #: changes whenever an allocation comes or goes (what a view prepared earlier may
+        #: rely on: backends.sim.fastkernels)
+        self.layout = 0
 
     # -- allocation ------------------------------------------------------------------------
     def alloc(self, size: int, owner: str = "user") -> int:
@@ -91,6 +94,7 @@ class DeviceMemorySpace:
         self._allocs[base] = Allocation(base, size, bytearray(bytes((self._fill,)) * size),
                                         owner)
         bisect.insort(self._bases, base)
+        self.layout += 1
         self._next = _align_up(base + size + self._guard, ALIGN)
         return base
 
@@ -100,6 +104,7 @@ class DeviceMemorySpace:
         if alloc is None:
             return False
         self._last = None
+        self.layout += 1
         self._views.clear()
         self._views_i32.clear()
         i = bisect.bisect_left(self._bases, base)
@@ -140,6 +145,7 @@ class DeviceMemorySpace:
         self._allocs.clear()
         self._bases.clear()
         self._last = None
+        self.layout += 1
         self._views.clear()
         self._views_i32.clear()
 
@@ -226,6 +232,13 @@ class DeviceMemorySpace:
         the numpy array: a kernel task's argument struct)."""
         alloc, off = self._locate(addr, nbytes)
         return bytes(alloc.raw[off:off + int(nbytes)])
+
+    def raw_at(self, addr: int) -> tuple[bytearray, int]:
+        """The bytes of the live allocation holding ``addr`` and the offset of ``addr`` in
+        them (valid while :attr:`layout` stays the same); :class:`DeviceAccessError` outside
+        every allocation."""
+        alloc, off = self._locate(addr, 0)
+        return alloc.raw, off
 
     def write(self, addr: int, data: np.ndarray | bytes) -> None:
         """Store the bytes of ``data`` at ``addr``."""

@@ -28,7 +28,7 @@ from .strategies import KERNELS, _Builder, _build_items, _item_kinds, _multi_rou
     build_multi_plan
 
 #: drawn stream ids per model (1-2 streams each keeps listing and replay cheap)
-_model_streams = st.integers(0, 1)
+_model_streams = 2
 
 
 def merge(parts: Sequence[Sequence[Op]], picks: Sequence[int]) -> list[Op]:
