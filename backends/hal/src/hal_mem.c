@@ -121,6 +121,23 @@ drvError_t halMemcpy(DVdeviceptr dst, size_t destMax, DVdeviceptr src, size_t by
     return drvMemcpy(dst, destMax, src, byteCount);
 }
 
+/* An "asynchronous" copy (halMemCpyAsync, ascend_hal_base.h:2067): host and device memory
+ * are one address space here, so the copy is done at once and the handle is already finished;
+ * the runtime's kernel-argument pool takes this path when drvMemConvertAddr refuses
+ * (h2d_copy_mgr.cc:242-249, npu_driver_mem.cc:2218-2262). */
+drvError_t halMemCpyAsync(DVdeviceptr dst, size_t destMax, DVdeviceptr src, size_t byteCount,
+                          uint64_t *copyFd) {
+    if (copyFd == NULL) return DRV_ERROR_INVALID_VALUE;
+    drvError_t rc = drvMemcpy(dst, destMax, src, byteCount);
+    if (rc == DRV_ERROR_NONE) *copyFd = MDLRI_COPY_FD_DONE;
+    return rc;
+}
+
+/* Waits for a halMemCpyAsync handle (ascend_hal_base.h:2081): every handle is finished. */
+drvError_t halMemCpyAsyncWaitFinish(uint64_t copyFd) {
+    return copyFd == MDLRI_COPY_FD_DONE ? DRV_ERROR_NONE : DRV_ERROR_INVALID_VALUE;
+}
+
 drvError_t drvMemsetD8(DVdeviceptr dst, size_t destMax, uint8_t value, size_t n) {
     if (n == 0) return DRV_ERROR_NONE;
     if (dst == 0 || n > destMax) return DRV_ERROR_INVALID_VALUE;

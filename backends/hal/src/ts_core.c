@@ -258,7 +258,12 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
     case SQE_SDMA:
     case SQE_FFTS:
         break;
-    default: /* AICPU, DVPP, ...: an SQE this device cannot run */
+    case SQE_AICPU:
+        /* no AICPU on this device: the SQE completes and leaves the result words the host
+         * preset (CheckKernelSupported reads its UINT32_MAX as "not supported",
+         * aicpu_timeout_control.cc:151-196; README "AICPU SQEs") */
+        return OK;
+    default: /* DVPP, ...: an SQE this device cannot run */
         return SQE_ERROR;
     }
     pthread_mutex_unlock(&g_ts.mu);
