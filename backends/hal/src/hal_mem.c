@@ -288,6 +288,14 @@ drvError_t halMemCtl(int type, void *paramValue, size_t paramValueSize, void *ou
 /* One address space: the "physical" address (or offset) the TS is given for device memory
  * is the pointer itself. The runtime hands the TS its device ring buffer this way
  * (ringbuffer_maintain_task_v100.cc:48-55). Only memory this device handed out. */
+size_t mdlri_hal_mem_block_size(uint64_t base) {
+    pthread_mutex_lock(&g_mu);
+    long i = find_block((uintptr_t)base);
+    size_t n = i >= 0 && g_blocks[i].base == (uintptr_t)base ? g_blocks[i].size : 0;
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
+
 drvError_t drvMemAddressTranslate(DVdeviceptr vptr, unsigned long long *pptr) {
     if (pptr == NULL || vptr == 0) return DRV_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);

@@ -147,6 +147,8 @@ static ts_result run_place_holder(ts_sq *sq, const uint8_t *s) {
         r.fx.goto_head = sqe_u16(s, 16) % sq->depth;
         return r;
     }
+    if (task_type == PH_TASK_RINGBUFFER_CONTROL)
+        return ts_caps_ringbuffer(s) == 0 ? OK : SQE_ERROR;
     if (task_type == PH_TASK_MEMCPY_WITHOUT_SDMA) {
         uint64_t src = sqe_u64(s, 16), dst = sqe_u64(s, 24);
         uint32_t len = sqe_u32(s, 32);
