@@ -125,3 +125,24 @@ def test_an_async_host_copy_is_done_when_it_returns(dev: HalDevice) -> None:
                                   ctypes.byref(fd)) == DRV_ERROR_NONE
     assert bytes(dst) == bytes(range(16))
     assert dev.lib.halMemCpyAsyncWaitFinish(fd.value) == DRV_ERROR_NONE
+
+
+def test_a_pcie_dma_sqe_copies_between_virtual_addresses(dev: HalDevice) -> None:
+    """PCIe DMA (type 17) with the addresses the runtime writes on STARS moves the bytes
+    (MODE-01's pinned H2D aclrtMemcpyAsync, memory_task_v100.cc:158-184)."""
+    q = dev.alloc(stream_id=2)
+    src = (ctypes.c_int32 * 4)(1, 2, 3, 4)
+    dst = (ctypes.c_int32 * 4)()
+    dev.submit(q.sq, sqe.pcie_dma(2, 5, ctypes.addressof(src), ctypes.addressof(dst), 12))
+    (c,) = dev.collect(q.cq, 1)
+    assert (c.task_id, c.error_type, list(dst)) == (5, 0, [1, 2, 3, 0])
+
+
+@pytest.mark.parametrize("flags", [1, 2, 4])  # 2D, DSA update, SQE update: not run yet
+def test_a_pcie_dma_form_not_modelled_is_an_sqe_error(dev: HalDevice, flags: int) -> None:
+    q = dev.alloc(stream_id=2)
+    src, dst = (ctypes.c_int32 * 1)(7), (ctypes.c_int32 * 1)()
+    dev.submit(q.sq, sqe.pcie_dma(2, 6, ctypes.addressof(src), ctypes.addressof(dst), 4,
+                                  flags=flags))
+    (c,) = dev.collect(q.cq, 1)
+    assert (c.error_type, dst[0]) == (sqe.ERR_SQE_ERROR, 0)

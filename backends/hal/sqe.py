@@ -17,7 +17,7 @@ CQE_SIZE = 32
 # SQE types (sqe/v100/stars_sqe.hpp:24-46)
 FFTS, AICPU, PLACE_HOLDER = 0, 1, 3
 EVENT_RECORD, EVENT_WAIT, NOTIFY_RECORD, NOTIFY_WAIT, WRITE_VALUE = 4, 5, 6, 7, 8
-SDMA, COND = 11, 20
+SDMA, PCIE_DMA, COND = 11, 17, 20
 
 # PLACE_HOLDER task types (core/inc/task/task_base.hpp:119,172,185)
 TASK_MODEL_MAINTAINCE, TASK_MEMCPY_WITHOUT_SDMA, TASK_NOP = 12, 90, 103
@@ -178,6 +178,18 @@ def ring_buffer_control(stream_id: int, task_id: int, address: int, *, delete: b
     b[14] = DEFAULT_CREDIT
     struct.pack_into("<Q", b, 16, 0 if delete else address)
     struct.pack_into("<IB", b, 40, 0 if delete else elements, 1 if delete else 0)
+    return bytes(b)
+
+
+def pcie_dma(stream_id: int, task_id: int, src: int, dst: int, length: int, *,
+             flags: int = 0) -> bytes:
+    """PCIe DMA (type 17) as ConstructPcieDmaSqe builds it on STARS with virtual addresses
+    (memory_task_v100.cc:158-184, stars_dma.hpp:47-82): u8 @14 credit, u32 @28 bits
+    isConverted/isDsaUpdate/isSqeUpdate (``flags``), u64 @32 src, @40 dst, @48 length."""
+    b = header(PCIE_DMA, stream_id, task_id)
+    b[14] = DEFAULT_CREDIT
+    struct.pack_into("<I", b, 28, flags)
+    struct.pack_into("<QQQ", b, 32, src, dst, length)
     return bytes(b)
 
 

@@ -38,6 +38,7 @@ enum {
     SQE_NOTIFY_WAIT = 7,
     SQE_WRITE_VALUE = 8,
     SQE_SDMA = 11,
+    SQE_PCIE_DMA = 17,
     SQE_COND = 20,
 };
 

@@ -119,6 +119,20 @@ static ts_result run_sdma(const uint8_t *s) {
     return OK;
 }
 
+/* PCIe DMA (type 17, RtStarsPcieDmaSqe, stars_dma.hpp:47-82; built by ConstructPcieDmaSqe,
+ * memory_task_v100.cc:158-220): on STARS the runtime puts the virtual addresses in (u64 @32
+ * src, u64 @40 dst, u64 @48 length; dmaKernelConvertFlag, memory_memcpy_async_task.cc:598-600)
+ * with word 7 (@28) bits isConverted 0, isDsaUpdate 1, isSqeUpdate 2 clear. The 2D form
+ * (isConverted) and the SQE-update forms (dst = sq id << 32 | position) are not run yet. */
+static ts_result run_pcie_dma(const uint8_t *s) {
+    uint32_t flags = sqe_u32(s, 28) & 0x7u;
+    if (flags != 0) return SQE_ERROR;
+    uint64_t src = sqe_u64(s, 32), dst = sqe_u64(s, 40), len = sqe_u64(s, 48);
+    if (len != 0 && (src == 0 || dst == 0)) return SQE_ERROR;
+    if (len != 0) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, (size_t)len);
+    return OK;
+}
+
 /* WRITE_VALUE: a plain write (value write), or the event-reset form (lock held). */
 static ts_result run_write_value_locked(const uint8_t *s) {
     uint32_t sub = sqe_u32(s, 28);
@@ -258,6 +272,7 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
     case SQE_COND:
         return run_cond_locked(sq, s, stopped);
     case SQE_SDMA:
+    case SQE_PCIE_DMA:
     case SQE_FFTS:
         break;
     case SQE_AICPU:
@@ -272,6 +287,9 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
     switch (sqe_type(s)) {
     case SQE_SDMA:
         r = run_sdma(s);
+        break;
+    case SQE_PCIE_DMA:
+        r = run_pcie_dma(s);
         break;
     case SQE_PLACE_HOLDER:
         r = run_place_holder(sq, s);
