@@ -325,6 +325,9 @@ static void *sq_thread(void *arg) {
         }
         if (stopped) break;
         uint32_t at = sq->head;
+        /* MDLRI_HAL_TRACE=1: "sqe <sq id * 65536 + position> <type * 256 + CQE error type>" */
+        mdlri_hal_trace("sqe", (long)sq->id * 65536 + (long)at,
+                        (long)sqe_type(sqe) * 256 + r.error_type);
         if (r.fx.has_goto) {
             ts_sq_set_head(sq, r.fx.goto_head);
         } else {
