@@ -178,6 +178,11 @@ def test_a_one_stream_model_runs_again_on_each_execute(dev: HalDevice) -> None:
         assert (list(dst), flag[0]) == (values, 7), f"run {run}: the model's tasks ran"
         assert list(after) == values, f"run {run}: the execute completed before the model ended"
         assert model.count(10) == run, "ActiveHeadSq counts each execution"
+        assert dev.notify_state(model.end_notify) == 1, \
+            "the end graph stays recorded for the runtime's NOTIFY_WAIT (model.cc:1311-1322)"
+        dev.submit(exe.sq, sqe.notify_wait(EXEC_STREAM, 10 * run + 2, model.end_notify))
+        assert only(dev.collect(exe.cq, 1)).task_id == 10 * run + 2
+        assert dev.notify_state(model.end_notify) == 0, "the wait takes the record"
         assert [c.task_id for c in dev.collect(q.cq, 3)] == [1, 2, 3]
         assert dev.query(q.sq, PROP_SQ_HEAD) == dev.query(q.sq, PROP_SQ_TAIL) == 3
 

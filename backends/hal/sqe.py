@@ -17,10 +17,12 @@ CQE_SIZE = 32
 # SQE types (sqe/v100/stars_sqe.hpp:24-46)
 FFTS, AICPU, PLACE_HOLDER = 0, 1, 3
 EVENT_RECORD, EVENT_WAIT, NOTIFY_RECORD, NOTIFY_WAIT, WRITE_VALUE = 4, 5, 6, 7, 8
-SDMA, COND = 11, 20
+SDMA, PCIE_DMA, COND = 11, 17, 20
 
 # PLACE_HOLDER task types (core/inc/task/task_base.hpp:119,172,185)
 TASK_MODEL_MAINTAINCE, TASK_MEMCPY_WITHOUT_SDMA, TASK_NOP = 12, 90, 103
+# TS_TASK_TYPE_DEVICE_RINGBUFFER_CONTROL (ringbuffer_maintain_task_v100.cc:36)
+TASK_RINGBUFFER_CONTROL = 83
 # model maintenance operations (task_base.hpp:236-245) and stream types (rt_model.h:76)
 MMT_STREAM_ADD, MMT_STREAM_DEL, MMT_MODEL_LOAD_COMPLETE, MMT_MODEL_DESTROY = 0, 1, 2, 3
 MMT_MODEL_PRE_PROC, MMT_MODEL_ABORT = 4, 6
@@ -157,6 +159,37 @@ def write_value(stream_id: int, task_id: int, addr: int, value: bytes, *,
     struct.pack_into("<II", b, 16, _lo(addr), (_hi(addr) & 0x1FFFF) | (AWSIZE[len(value)] << 20)
                      | (1 << 31))
     b[32:32 + len(value)] = value
+    return bytes(b)
+
+
+def aicpu(stream_id: int, task_id: int) -> bytes:
+    """An AICPU SQE (type 1) as far as this device reads it: the header only (the runtime's
+    built-in CheckKernelSupported launch, aicpu_timeout_control.cc:172)."""
+    return bytes(header(AICPU, stream_id, task_id))
+
+
+def ring_buffer_control(stream_id: int, task_id: int, address: int, *, delete: bool = False,
+                        elements: int = 10) -> bytes:
+    """The ring-buffer hand-over: PLACE_HOLDER task_type 83 with RtRingBufferControl at 16
+    (u64 ringbuffer_offset, u32 @40 total_len (an element count), u8 @44 del flag;
+    ringbuffer_maintain_task_v100.cc:22-61, stars_sqe.hpp:222-229)."""
+    b = header(PLACE_HOLDER, stream_id, task_id)
+    struct.pack_into("<H", b, 2, TASK_RINGBUFFER_CONTROL)
+    b[14] = DEFAULT_CREDIT
+    struct.pack_into("<Q", b, 16, 0 if delete else address)
+    struct.pack_into("<IB", b, 40, 0 if delete else elements, 1 if delete else 0)
+    return bytes(b)
+
+
+def pcie_dma(stream_id: int, task_id: int, src: int, dst: int, length: int, *,
+             flags: int = 0) -> bytes:
+    """PCIe DMA (type 17) as ConstructPcieDmaSqe builds it on STARS with virtual addresses
+    (memory_task_v100.cc:158-184, stars_dma.hpp:47-82): u8 @14 credit, u32 @28 bits
+    isConverted/isDsaUpdate/isSqeUpdate (``flags``), u64 @32 src, @40 dst, @48 length."""
+    b = header(PCIE_DMA, stream_id, task_id)
+    b[14] = DEFAULT_CREDIT
+    struct.pack_into("<I", b, 28, flags)
+    struct.pack_into("<QQQ", b, 32, src, dst, length)
     return bytes(b)
 
 

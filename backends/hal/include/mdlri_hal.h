@@ -383,6 +383,11 @@ MDLRI_HAL_API drvError_t halMemcpy(DVdeviceptr dst, size_t destMax, DVdeviceptr 
                                    size_t byteCount, int kind);
 MDLRI_HAL_API drvError_t drvMemcpy(DVdeviceptr dst, size_t destMax, DVdeviceptr src,
                                    size_t byteCount);
+/* the handle halMemCpyAsync returns: the copy is already done (hal_mem.c) */
+#define MDLRI_COPY_FD_DONE 1ull
+MDLRI_HAL_API drvError_t halMemCpyAsync(DVdeviceptr dst, size_t destMax, DVdeviceptr src,
+                                        size_t byteCount, uint64_t *copyFd);
+MDLRI_HAL_API drvError_t halMemCpyAsyncWaitFinish(uint64_t copyFd);
 MDLRI_HAL_API drvError_t drvMemsetD8(DVdeviceptr dst, size_t destMax, uint8_t value, size_t n);
 MDLRI_HAL_API drvError_t drvMemGetAttribute(DVdeviceptr vptr, struct DVattribute *attr);
 MDLRI_HAL_API drvError_t halHostRegister(void *hostPtr, unsigned long long size, uint32_t flag,

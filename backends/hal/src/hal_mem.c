@@ -121,6 +121,23 @@ drvError_t halMemcpy(DVdeviceptr dst, size_t destMax, DVdeviceptr src, size_t by
     return drvMemcpy(dst, destMax, src, byteCount);
 }
 
+/* An "asynchronous" copy (halMemCpyAsync, ascend_hal_base.h:2067): host and device memory
+ * are one address space here, so the copy is done at once and the handle is already finished;
+ * the runtime's kernel-argument pool takes this path when drvMemConvertAddr refuses
+ * (h2d_copy_mgr.cc:242-249, npu_driver_mem.cc:2218-2262). */
+drvError_t halMemCpyAsync(DVdeviceptr dst, size_t destMax, DVdeviceptr src, size_t byteCount,
+                          uint64_t *copyFd) {
+    if (copyFd == NULL) return DRV_ERROR_INVALID_VALUE;
+    drvError_t rc = drvMemcpy(dst, destMax, src, byteCount);
+    if (rc == DRV_ERROR_NONE) *copyFd = MDLRI_COPY_FD_DONE;
+    return rc;
+}
+
+/* Waits for a halMemCpyAsync handle (ascend_hal_base.h:2081): every handle is finished. */
+drvError_t halMemCpyAsyncWaitFinish(uint64_t copyFd) {
+    return copyFd == MDLRI_COPY_FD_DONE ? DRV_ERROR_NONE : DRV_ERROR_INVALID_VALUE;
+}
+
 drvError_t drvMemsetD8(DVdeviceptr dst, size_t destMax, uint8_t value, size_t n) {
     if (n == 0) return DRV_ERROR_NONE;
     if (dst == 0 || n > destMax) return DRV_ERROR_INVALID_VALUE;
@@ -271,6 +288,14 @@ drvError_t halMemCtl(int type, void *paramValue, size_t paramValueSize, void *ou
 /* One address space: the "physical" address (or offset) the TS is given for device memory
  * is the pointer itself. The runtime hands the TS its device ring buffer this way
  * (ringbuffer_maintain_task_v100.cc:48-55). Only memory this device handed out. */
+size_t mdlri_hal_mem_block_size(uint64_t base) {
+    pthread_mutex_lock(&g_mu);
+    long i = find_block((uintptr_t)base);
+    size_t n = i >= 0 && g_blocks[i].base == (uintptr_t)base ? g_blocks[i].size : 0;
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
+
 drvError_t drvMemAddressTranslate(DVdeviceptr vptr, unsigned long long *pptr) {
     if (pptr == NULL || vptr == 0) return DRV_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);

@@ -38,6 +38,7 @@ enum {
     SQE_NOTIFY_WAIT = 7,
     SQE_WRITE_VALUE = 8,
     SQE_SDMA = 11,
+    SQE_PCIE_DMA = 17,
     SQE_COND = 20,
 };
 
@@ -46,6 +47,13 @@ enum {
 #define PH_TASK_MEM_WAIT_PROF 31u
 #define PH_TASK_MEMCPY_WITHOUT_SDMA 90u
 #define PH_TASK_NOP 103u
+/* task_type 83 TS_TASK_TYPE_DEVICE_RINGBUFFER_CONTROL (ringbuffer_maintain_task_v100.cc:36) */
+#define PH_TASK_RINGBUFFER_CONTROL 83u
+/* the last TS_FEATURE_* (ACLGRAPH_COND_OP, src/runtime/core/inc/utils/capability.hpp:108) */
+#define TS_FEATURE_LAST 51u
+#define TS_FEATURE_OP_EXEC_TIMEOUT_MS 44u
+#define TS_FEATURE_SOFTWARE_SQ_ENABLE 45u
+#define TS_FEATURE_ACLGRAPH_COND_OP 51u
 
 /* WRITE_VALUE sub types (src/runtime/core/inc/stars/stars_base.hpp:123-130) */
 #define WV_SUB_DEFAULT 0u
@@ -207,5 +215,11 @@ int ts_kernel_lookup(uint64_t pc, ts_kernel *out);
 /* kbin.c: the registry, else the virtual kernel binary's record at pc (bound on first use) */
 int ts_kernel_find(uint64_t pc, ts_kernel *out);
 int ts_kernel_record_name(uint64_t pc, char *name, size_t cap);
+
+/* hal_mem.c: the size of the block halMemAlloc handed out at `base`; 0 if none starts there */
+size_t mdlri_hal_mem_block_size(uint64_t base);
+
+/* ts_caps.c: write the capability block a ring-buffer SQE asks for; 0 done, -1 bad SQE */
+int ts_caps_ringbuffer(const uint8_t *s);
 
 #endif

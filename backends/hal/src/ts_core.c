@@ -119,6 +119,20 @@ static ts_result run_sdma(const uint8_t *s) {
     return OK;
 }
 
+/* PCIe DMA (type 17, RtStarsPcieDmaSqe, stars_dma.hpp:47-82; built by ConstructPcieDmaSqe,
+ * memory_task_v100.cc:158-220): on STARS the runtime puts the virtual addresses in (u64 @32
+ * src, u64 @40 dst, u64 @48 length; dmaKernelConvertFlag, memory_memcpy_async_task.cc:598-600)
+ * with word 7 (@28) bits isConverted 0, isDsaUpdate 1, isSqeUpdate 2 clear. The 2D form
+ * (isConverted) and the SQE-update forms (dst = sq id << 32 | position) are not run yet. */
+static ts_result run_pcie_dma(const uint8_t *s) {
+    uint32_t flags = sqe_u32(s, 28) & 0x7u;
+    if (flags != 0) return SQE_ERROR;
+    uint64_t src = sqe_u64(s, 32), dst = sqe_u64(s, 40), len = sqe_u64(s, 48);
+    if (len != 0 && (src == 0 || dst == 0)) return SQE_ERROR;
+    if (len != 0) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, (size_t)len);
+    return OK;
+}
+
 /* WRITE_VALUE: a plain write (value write), or the event-reset form (lock held). */
 static ts_result run_write_value_locked(const uint8_t *s) {
     uint32_t sub = sqe_u32(s, 28);
@@ -147,6 +161,8 @@ static ts_result run_place_holder(ts_sq *sq, const uint8_t *s) {
         r.fx.goto_head = sqe_u16(s, 16) % sq->depth;
         return r;
     }
+    if (task_type == PH_TASK_RINGBUFFER_CONTROL)
+        return ts_caps_ringbuffer(s) == 0 ? OK : SQE_ERROR;
     if (task_type == PH_TASK_MEMCPY_WITHOUT_SDMA) {
         uint64_t src = sqe_u64(s, 16), dst = sqe_u64(s, 24);
         uint32_t len = sqe_u32(s, 32);
@@ -256,15 +272,24 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
     case SQE_COND:
         return run_cond_locked(sq, s, stopped);
     case SQE_SDMA:
+    case SQE_PCIE_DMA:
     case SQE_FFTS:
         break;
-    default: /* AICPU, DVPP, ...: an SQE this device cannot run */
+    case SQE_AICPU:
+        /* no AICPU on this device: the SQE completes and leaves the result words the host
+         * preset (CheckKernelSupported reads its UINT32_MAX as "not supported",
+         * aicpu_timeout_control.cc:151-196; README "AICPU SQEs") */
+        return OK;
+    default: /* DVPP, ...: an SQE this device cannot run */
         return SQE_ERROR;
     }
     pthread_mutex_unlock(&g_ts.mu);
     switch (sqe_type(s)) {
     case SQE_SDMA:
         r = run_sdma(s);
+        break;
+    case SQE_PCIE_DMA:
+        r = run_pcie_dma(s);
         break;
     case SQE_PLACE_HOLDER:
         r = run_place_holder(sq, s);
@@ -300,6 +325,9 @@ static void *sq_thread(void *arg) {
         }
         if (stopped) break;
         uint32_t at = sq->head;
+        /* MDLRI_HAL_TRACE=1: "sqe <sq id * 65536 + position> <type * 256 + CQE error type>" */
+        mdlri_hal_trace("sqe", (long)sq->id * 65536 + (long)at,
+                        (long)sqe_type(sqe) * 256 + r.error_type);
         if (r.fx.has_goto) {
             ts_sq_set_head(sq, r.fx.goto_head);
         } else {

@@ -1,0 +1,148 @@
+"""The TS firmware's answers the runtime reads at aclrtSetDevice, through the device's own
+interface: AICPU SQEs with no AICPU behind them, the capability block the TS writes into the
+runtime's ring buffer (``MDLRI_HAL_FEATURES``, ``MDLRI_HAL_TS_FEATURES``), and the host copy
+the kernel-argument pool falls back to (backends/hal/README.md, "TS feature bits")."""
+from __future__ import annotations
+
+import ctypes
+import shutil
+import struct
+from typing import Iterator
+
+import pytest
+
+from mdlri_conformance.backends.hal import sqe
+from mdlri_conformance.backends.hal.build import hal_library
+from mdlri_conformance.backends.hal.device import DRV_ERROR_NONE, HalDevice
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
+                                reason="gcc is not installed: the virtual device cannot be built")
+
+MEM_DEV = 1 << 10  # halMemAlloc flag (ascend_hal_define.h:704-723)
+RING = 2 * 1024 * 1024  # DEVICE_RINGBUFFER_SIZE (device_properties.h:31)
+CAPA_AT = RING - 17 * 1024 - 10240  # ring size - (snapshot 17 KiB + TSCH capability 10 KiB)
+MAGIC, DEPTH = 0xA55A2022, 10240 - 32  # capability.hpp:140-162
+
+
+@pytest.fixture(scope="module")
+def device() -> HalDevice:
+    d = HalDevice(hal_library())
+    d.lib.halMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64,
+                                  ctypes.c_uint64]
+    d.lib.halMemFree.argtypes = [ctypes.c_void_p]
+    d.lib.halMemCpyAsync.argtypes = [ctypes.c_uint64, ctypes.c_size_t, ctypes.c_uint64,
+                                     ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]
+    d.lib.halMemCpyAsyncWaitFinish.argtypes = [ctypes.c_uint64]
+    return d
+
+
+@pytest.fixture
+def dev(device: HalDevice, monkeypatch: pytest.MonkeyPatch) -> Iterator[HalDevice]:
+    for name in ("MDLRI_HAL_FEATURES", "MDLRI_HAL_TS_FEATURES"):
+        monkeypatch.delenv(name, raising=False)
+    device.lib.mdlri_hal_settings_reload()
+    device.reset()
+    yield device
+    device.reset()
+    monkeypatch.undo()
+    device.lib.mdlri_hal_settings_reload()
+
+
+def ring_buffer(dev: HalDevice) -> int:
+    ptr = ctypes.c_void_p()
+    assert dev.lib.halMemAlloc(ctypes.byref(ptr), RING, MEM_DEV) == DRV_ERROR_NONE
+    ctypes.memset(ptr.value, 0, RING)
+    return int(ptr.value)
+
+
+def hand_over(dev: HalDevice, address: int) -> sqe.Cqe:
+    q = dev.alloc(stream_id=1)
+    dev.submit(q.sq, sqe.ring_buffer_control(1, 7, address))
+    (c,) = dev.collect(q.cq, 1)
+    return c
+
+
+def feature(block: bytes, bit: int) -> bool:
+    return bool(block[32 + bit // 8] >> (bit % 8) & 1)
+
+
+def test_an_aicpu_sqe_completes_and_the_sq_goes_on(dev: HalDevice) -> None:
+    """No AICPU: the SQE completes without error and touches nothing, so the host's preset
+    result word (UINT32_MAX, "kernel not supported", aicpu_timeout_control.cc:151-196) stays
+    and the SQ runs the next SQE (the ring-buffer delete at ResetDevice)."""
+    q = dev.alloc(stream_id=1)
+    dev.submit(q.sq, sqe.aicpu(1, 3), sqe.nop(1, 4, wr_cqe=1))
+    cqes = dev.collect(q.cq, 2)
+    assert [(c.task_id, c.error_type) for c in cqes] == [(3, 0), (4, 0)]
+
+
+@pytest.mark.parametrize("setting", [None, "off"])
+def test_without_features_the_ts_writes_no_capability_block(dev: HalDevice,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           setting: str | None) -> None:
+    if setting is not None:
+        monkeypatch.setenv("MDLRI_HAL_FEATURES", setting)
+    dev.lib.mdlri_hal_settings_reload()
+    rb = ring_buffer(dev)
+    assert hand_over(dev, rb).error_type == 0
+    assert ctypes.string_at(rb + CAPA_AT, 32) == bytes(32), "the runtime must read 'no block'"
+    dev.lib.halMemFree(ctypes.c_void_p(rb))
+
+
+def test_with_features_on_the_ts_writes_its_capability_block(dev: HalDevice,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MDLRI_HAL_FEATURES", "on")
+    dev.lib.mdlri_hal_settings_reload()
+    rb = ring_buffer(dev)
+    assert hand_over(dev, rb).error_type == 0
+    block = ctypes.string_at(rb + CAPA_AT, 64)
+    magic, head, tail, depth = struct.unpack_from("<4I", block)
+    assert (magic, head, depth) == (MAGIC, 0, DEPTH) and tail > head
+    assert feature(block, 11) and feature(block, 34) and feature(block, 46)  # aborts, never-timeout
+    for absent in (44, 45, 51):  # op-exec timeout, software SQ, cond op: not modelled
+        assert not feature(block, absent), f"TS feature {absent} is not offered"
+    dev.lib.halMemFree(ctypes.c_void_p(rb))
+
+
+def test_the_ts_feature_list_can_be_chosen(dev: HalDevice, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MDLRI_HAL_FEATURES", "on")
+    monkeypatch.setenv("MDLRI_HAL_TS_FEATURES", "45,51")
+    dev.lib.mdlri_hal_settings_reload()
+    rb = ring_buffer(dev)
+    hand_over(dev, rb)
+    block = ctypes.string_at(rb + CAPA_AT, 64)
+    assert [b for b in range(52) if feature(block, b)] == [45, 51]
+    assert struct.unpack_from("<I", block, 8)[0] == 51 // 8 + 1
+    dev.lib.halMemFree(ctypes.c_void_p(rb))
+
+
+def test_an_async_host_copy_is_done_when_it_returns(dev: HalDevice) -> None:
+    """halMemCpyAsync copies at once; its handle is finished (h2d_copy_mgr.cc:242-249)."""
+    src = (ctypes.c_uint8 * 16)(*range(16))
+    dst = (ctypes.c_uint8 * 16)()
+    fd = ctypes.c_uint64(0)
+    assert dev.lib.halMemCpyAsync(ctypes.addressof(dst), 16, ctypes.addressof(src), 16,
+                                  ctypes.byref(fd)) == DRV_ERROR_NONE
+    assert bytes(dst) == bytes(range(16))
+    assert dev.lib.halMemCpyAsyncWaitFinish(fd.value) == DRV_ERROR_NONE
+
+
+def test_a_pcie_dma_sqe_copies_between_virtual_addresses(dev: HalDevice) -> None:
+    """PCIe DMA (type 17) with the addresses the runtime writes on STARS moves the bytes
+    (MODE-01's pinned H2D aclrtMemcpyAsync, memory_task_v100.cc:158-184)."""
+    q = dev.alloc(stream_id=2)
+    src = (ctypes.c_int32 * 4)(1, 2, 3, 4)
+    dst = (ctypes.c_int32 * 4)()
+    dev.submit(q.sq, sqe.pcie_dma(2, 5, ctypes.addressof(src), ctypes.addressof(dst), 12))
+    (c,) = dev.collect(q.cq, 1)
+    assert (c.task_id, c.error_type, list(dst)) == (5, 0, [1, 2, 3, 0])
+
+
+@pytest.mark.parametrize("flags", [1, 2, 4])  # 2D, DSA update, SQE update: not run yet
+def test_a_pcie_dma_form_not_modelled_is_an_sqe_error(dev: HalDevice, flags: int) -> None:
+    q = dev.alloc(stream_id=2)
+    src, dst = (ctypes.c_int32 * 1)(7), (ctypes.c_int32 * 1)()
+    dev.submit(q.sq, sqe.pcie_dma(2, 6, ctypes.addressof(src), ctypes.addressof(dst), 4,
+                                  flags=flags))
+    (c,) = dev.collect(q.cq, 1)
+    assert (c.error_type, dst[0]) == (sqe.ERR_SQE_ERROR, 0)
