@@ -21,7 +21,7 @@ from typing import Iterator
 
 import pytest
 
-from mdlri_conformance.backends.hal import cond_isa, sqe
+from mdlri_conformance.backends.hal import cond_isa, cond_streams, sqe
 from mdlri_conformance.backends.hal.build import hal_library
 from mdlri_conformance.backends.hal.device import (
     DRV_ERROR_WAIT_TIMEOUT, PROP_SQ_HEAD, PROP_SQ_STATUS, PROP_SQ_TAIL, HalDevice, Queue)
@@ -151,24 +151,24 @@ class StreamModel:
         """The stream-active SQE a task of ``stream`` submits to start ``target``
         (cond_stars.cc:106-150), its program in memory of its own."""
         q = self.sqs[target]
-        prog = Aligned(cond_isa.stream_active_program(
+        prog = Aligned(cond_streams.stream_active_program(
             sq_id=q.sq, exec_times_addr=address(self.counters[target]),
             sq_reg_addr=self.dev.reg_base(q.sq)[0], dfx_addr=address(self.active_dfx)))
         self._programs.append(prog)
-        return cond_isa.stream_active_sqe(stream, task_id, func_call_addr=prog.addr)
+        return cond_streams.stream_active_sqe(stream, task_id, func_call_addr=prog.addr)
 
     def switch(self, stream: int, task_id: int, target: int, *, var: int, val: int,
                condition: int) -> bytes:
         """The stream-switch SQE of ``aclrtSwitchStream(var, condition, val, INT32, target)``
         on ``stream`` (CONDS_SUB_TYPE_STREAM_SWITCH_EX), its program in memory of its own."""
         q = self.sqs[target]
-        prog = Aligned(cond_isa.stream_switch_ex_program(
-            var_addr=var, val_addr=val, condition=condition, data_type=cond_isa.RT_SWITCH_INT32,
+        prog = Aligned(cond_streams.stream_switch_ex_program(
+            var_addr=var, val_addr=val, condition=condition, data_type=cond_streams.RT_SWITCH_INT32,
             true_sq_id=q.sq, current_sq_id=self.sqs[stream].sq,
             exec_times_addr=address(self.counters[target]),
             true_sq_reg_addr=self.dev.reg_base(q.sq)[0], dfx_addr=address(self.active_dfx)))
         self._programs.append(prog)
-        return cond_isa.stream_switch_ex_sqe(stream, task_id, func_call_addr=prog.addr)
+        return cond_streams.stream_switch_ex_sqe(stream, task_id, func_call_addr=prog.addr)
 
     def execute(self, task_id: int) -> bytes:
         return cond_isa.model_execute_sqe(EXEC_STREAM, task_id, model_id=self.model_id,
@@ -179,14 +179,14 @@ class StreamModel:
 
 
 def test_the_stream_active_program_has_the_runtime_layout() -> None:
-    """``cond_isa.stream_active_program`` lays out ``RtStarsStreamActiveFc`` word for word
+    """``cond_streams.stream_active_program`` lays out ``RtStarsStreamActiveFc`` word for word
     (stars_cond_isa_define.hpp:69-121): 94 words; the FSM select register stored (SH) and
     loaded (LOAD_IMM LD) between CSRRC and CSRRS of AXI_USER; GOTO_I head 0, the counter, then
     ACTIVE_I of the SQ; the error word and the final NOP."""
     c = cond_isa
-    words = struct.unpack("<94I", c.stream_active_program(
+    words = struct.unpack("<94I", cond_streams.stream_active_program(
         sq_id=7, exec_times_addr=0x2000, sq_reg_addr=0x4000, dfx_addr=0x5000))
-    assert c.stream_active_words() == 94
+    assert cond_streams.stream_active_words() == 94
     assert words[9] == c.encode(c.SYSTEM, 0, c.CSRRC, c.R3) | c.CSR_AXI_USER << 20
     assert words[10] == c.encode(c.STORE, 0, c.SH, c.R1, c.R2), "SH of the sq id"
     assert words[12] == c.encode(c.LOAD_IMM, c.R1, c.LD) | (c.FSM_SEL_PA_910B >> 32) << 15
@@ -310,10 +310,10 @@ def test_stream_active_waits_while_the_sq_it_activates_is_busy(dev: HalDevice) -
 
 
 @pytest.mark.parametrize(("condition", "taken"), [
-    (cond_isa.RT_EQUAL, (True, False, True)), (cond_isa.RT_NOT_EQUAL, (False, True, False)),
-    (cond_isa.RT_GREATER, (False, False, False)), (cond_isa.RT_LESS, (False, True, False)),
-    (cond_isa.RT_GREATER_OR_EQUAL, (True, False, True)),
-    (cond_isa.RT_LESS_OR_EQUAL, (True, True, True)),
+    (cond_streams.RT_EQUAL, (True, False, True)), (cond_streams.RT_NOT_EQUAL, (False, True, False)),
+    (cond_streams.RT_GREATER, (False, False, False)), (cond_streams.RT_LESS, (False, True, False)),
+    (cond_streams.RT_GREATER_OR_EQUAL, (True, False, True)),
+    (cond_streams.RT_LESS_OR_EQUAL, (True, True, True)),
 ], ids=["eq", "ne", "gt", "lt", "ge", "le"])
 def test_a_stream_switch_moves_the_run_to_the_true_stream(
         dev: HalDevice, condition: int, taken: tuple[bool, bool, bool]) -> None:
@@ -370,23 +370,23 @@ def test_a_label_switch_by_index_moves_the_run_to_the_label(dev: HalDevice) -> N
     merge_event = 37
     index, count = (ctypes.c_uint32 * 1)(0), (ctypes.c_uint32 * 1)(3)
     labels = ctypes.create_string_buffer(
-        cond_isa.label_info(main.sq, 2, address(model.counters[MAIN]))
-        + cond_isa.label_info(branch.sq, 0, address(model.counters[SIDE]))
-        + cond_isa.label_info(branch.sq, 2, address(model.counters[SIDE])), 48)
+        cond_streams.label_info(main.sq, 2, address(model.counters[MAIN]))
+        + cond_streams.label_info(branch.sq, 0, address(model.counters[SIDE]))
+        + cond_streams.label_info(branch.sq, 2, address(model.counters[SIDE])), 48)
     dfx = (ctypes.c_uint64 * 6)()
-    prog = Aligned(cond_isa.label_switch_by_index_program(
+    prog = Aligned(cond_streams.label_switch_by_index_program(
         index_addr=address(index), max_value=3, label_count_addr=address(count),
         label_info_addr=address(labels), sq_virtual_addr=address(model.sq_regs),
         dfx_addr=address(dfx), current_sq_id=main.sq))
     skipped, main_marker, a, b = (i32([0]) for _ in range(4))
-    dev.submit(main.sq, cond_isa.label_switch_by_index_sqe(MAIN, 1, func_call_addr=prog.addr),
+    dev.submit(main.sq, cond_streams.label_switch_by_index_sqe(MAIN, 1, func_call_addr=prog.addr),
                sqe.write_value(MAIN, 2, address(skipped), struct.pack("<i", 1)),
-               cond_isa.label_set_sqe(MAIN, 3),
+               cond_streams.label_set_sqe(MAIN, 3),
                sqe.write_value(MAIN, 4, address(main_marker), struct.pack("<i", 1)),
                sqe.event_record(MAIN, 5, merge_event))
-    dev.submit(branch.sq, cond_isa.label_set_sqe(SIDE, 1),
+    dev.submit(branch.sq, cond_streams.label_set_sqe(SIDE, 1),
                sqe.write_value(SIDE, 2, address(a), struct.pack("<i", 1)),
-               cond_isa.label_set_sqe(SIDE, 3),
+               cond_streams.label_set_sqe(SIDE, 3),
                sqe.write_value(SIDE, 4, address(b), struct.pack("<i", 1)),
                sqe.event_record(SIDE, 5, merge_event))
     dev.submit(model.sqs[MERGE].sq, sqe.event_wait(MERGE, 1, merge_event),
@@ -419,13 +419,13 @@ def test_a_label_switch_past_the_label_count_is_an_sqe_error(dev: HalDevice) -> 
     word: an SQE error, the switching SQ stopped, no label taken."""
     q = dev.alloc(stream_id=MAIN)
     index, count = (ctypes.c_uint32 * 1)(2), (ctypes.c_uint32 * 1)(1)
-    labels = ctypes.create_string_buffer(cond_isa.label_info(q.sq, 0, 0), 16)
+    labels = ctypes.create_string_buffer(cond_streams.label_info(q.sq, 0, 0), 16)
     dfx = (ctypes.c_uint64 * 6)()
-    prog = Aligned(cond_isa.label_switch_by_index_program(
+    prog = Aligned(cond_streams.label_switch_by_index_program(
         index_addr=address(index), max_value=4, label_count_addr=address(count),
         label_info_addr=address(labels), sq_virtual_addr=0, dfx_addr=address(dfx),
         current_sq_id=q.sq))
-    dev.submit(q.sq, cond_isa.label_switch_by_index_sqe(MAIN, 1, func_call_addr=prog.addr))
+    dev.submit(q.sq, cond_streams.label_switch_by_index_sqe(MAIN, 1, func_call_addr=prog.addr))
     c = only(dev.collect(q.cq, 1))
     assert (c.sqe_type, c.error_type) == (sqe.COND, sqe.ERR_SQE_ERROR)
     assert dev.query(q.sq, PROP_SQ_STATUS) == 0 and dfx[4] == 0
