@@ -13,19 +13,19 @@ from __future__ import annotations
 import ctypes
 import shutil
 import struct
-import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import pytest
 
 from mdlri_conformance.backends.hal import cond_isa, sqe
-from mdlri_conformance.backends.hal.build import hal_library, host_kernel_library
+from mdlri_conformance.backends.hal.build import host_kernel_library
 from mdlri_conformance.backends.hal.device import (
     DRV_ERROR_BUSY, DRV_ERROR_INVALID_VALUE, DRV_ERROR_NO_RESOURCES, DRV_ERROR_NONE,
     DRV_ERROR_WAIT_TIMEOUT, DRV_EVENT_ID, DRV_NOTIFY_ID, DRV_RESOURCE_EVENT_ID,
     DRV_RESOURCE_SQ_ID, PROP_CQE_SIZE, PROP_SQ_DEPTH, PROP_SQ_HEAD, PROP_SQ_STATUS, PROP_SQ_TAIL,
     PROP_SQE_SIZE, HalDevice, Queue)
+from tests.hal_helpers import device, dev, i32, address, wait_head, only  # noqa: F401 (device, dev: fixtures)
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
                                 reason="gcc is not installed: the virtual device cannot be built")
@@ -34,42 +34,8 @@ LONG_MS = 10000  # a generous deadline: only reached when something is wrong
 
 
 @pytest.fixture(scope="module")
-def device() -> HalDevice:
-    return HalDevice(hal_library())
-
-
-@pytest.fixture
-def dev(device: HalDevice) -> Iterator[HalDevice]:
-    device.reset()
-    yield device
-    device.reset()
-
-
-@pytest.fixture(scope="module")
 def kernels() -> Path:
     return host_kernel_library()
-
-
-def i32(values: list[int]) -> ctypes.Array[ctypes.c_int32]:
-    return (ctypes.c_int32 * len(values))(*values)
-
-
-def address(buf: ctypes.Array) -> int:  # type: ignore[type-arg]
-    return ctypes.addressof(buf)
-
-
-def wait_head(dev: HalDevice, sq: int, head: int) -> int:
-    """Poll the SQ head until it reaches ``head`` (bounded by the generous deadline)."""
-    for _ in range(LONG_MS // 5):
-        if dev.query(sq, PROP_SQ_HEAD) == head:
-            break
-        time.sleep(0.005)
-    return dev.query(sq, PROP_SQ_HEAD)
-
-
-def only(cqes: list[sqe.Cqe]) -> sqe.Cqe:
-    assert len(cqes) == 1, f"expected one CQE, observed {cqes}"
-    return cqes[0]
 
 
 # ---- SQ/CQ plumbing ----

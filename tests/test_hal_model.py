@@ -14,45 +14,19 @@ from __future__ import annotations
 import ctypes
 import shutil
 import struct
-from typing import Iterator
 
 import pytest
 
 from mdlri_conformance.backends.hal import cond_isa, sqe
-from mdlri_conformance.backends.hal.build import hal_library
 from mdlri_conformance.backends.hal.device import (
     DRV_ERROR_WAIT_TIMEOUT, PROP_SQ_HEAD, PROP_SQ_STATUS, PROP_SQ_TAIL, HalDevice, Queue)
+from tests.hal_helpers import device, dev, i32, address, only  # noqa: F401 (device, dev: fixtures)
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
                                 reason="gcc is not installed: the virtual device cannot be built")
 
 CTRL_STREAM, EXEC_STREAM, OUTSIDE_STREAM = 100, 1, 50
 QUIET_MS = 200  # long enough for a model that should not have ended to show that it has
-
-
-@pytest.fixture(scope="module")
-def device() -> HalDevice:
-    return HalDevice(hal_library())
-
-
-@pytest.fixture
-def dev(device: HalDevice) -> Iterator[HalDevice]:
-    device.reset()
-    yield device
-    device.reset()
-
-
-def i32(values: list[int]) -> ctypes.Array[ctypes.c_int32]:
-    return (ctypes.c_int32 * len(values))(*values)
-
-
-def address(buf: ctypes.Array) -> int:  # type: ignore[type-arg]
-    return ctypes.addressof(buf)
-
-
-def only(cqes: list[sqe.Cqe]) -> sqe.Cqe:
-    assert len(cqes) == 1, f"expected one CQE, observed {cqes}"
-    return cqes[0]
 
 
 class Model:

@@ -17,14 +17,13 @@ import ctypes
 import shutil
 import struct
 import time
-from typing import Iterator
 
 import pytest
 
 from mdlri_conformance.backends.hal import cond_isa, cond_streams, sqe
-from mdlri_conformance.backends.hal.build import hal_library
 from mdlri_conformance.backends.hal.device import (
     DRV_ERROR_WAIT_TIMEOUT, PROP_SQ_HEAD, PROP_SQ_STATUS, PROP_SQ_TAIL, HalDevice, Queue)
+from tests.hal_helpers import device, dev, i32, address, wait_head, only  # noqa: F401 (device, dev: fixtures)
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
                                 reason="gcc is not installed: the virtual device cannot be built")
@@ -35,35 +34,6 @@ QUIET_MS = 200  # long enough for a run that should not have ended to show that 
 #: the abort status the execute reports: errorType bit 5 (SW status) and the sw status result
 #: TS_STARS_MODEL_EXE_ABORT 3 in bits 31:28 (stars.hpp:59-63, runtime_tsch_defines.h:197)
 ERR_SW_STATUS, MODEL_EXE_ABORT = 0x20, 3 << 28
-
-
-@pytest.fixture(scope="module")
-def device() -> HalDevice:
-    return HalDevice(hal_library())
-
-
-@pytest.fixture
-def dev(device: HalDevice) -> Iterator[HalDevice]:
-    device.reset()
-    yield device
-    device.reset()
-
-
-def i32(values: list[int]) -> ctypes.Array[ctypes.c_int32]:
-    return (ctypes.c_int32 * len(values))(*values)
-
-
-def address(buf: ctypes.Array) -> int:  # type: ignore[type-arg]
-    return ctypes.addressof(buf)
-
-
-def wait_head(dev: HalDevice, sq: int, head: int) -> int:
-    """Poll the SQ's head until it reaches ``head`` (bounded by a generous deadline)."""
-    for _ in range(2000):
-        if dev.query(sq, PROP_SQ_HEAD) == head:
-            break
-        time.sleep(0.005)
-    return dev.query(sq, PROP_SQ_HEAD)
 
 
 def wait_count(model: "StreamModel", stream: int, count: int) -> int:
@@ -84,11 +54,6 @@ def wait_status(dev: HalDevice, sq: int, status: int) -> int:
             break
         time.sleep(0.005)
     return dev.query(sq, PROP_SQ_STATUS)
-
-
-def only(cqes: list[sqe.Cqe]) -> sqe.Cqe:
-    assert len(cqes) == 1, f"expected one CQE, observed {cqes}"
-    return cqes[0]
 
 
 class Aligned:
