@@ -74,7 +74,10 @@ def test_switch_stream_condition(dev: Dev, cond: Condition, data_type: CompareDa
                                  left: int, right: int) -> None:
     """aclrtSwitchStream compares the signed device values *left <cond> *right: when it holds
     the true stream runs and the rest of the switching stream does not; otherwise the
-    switching stream goes on and the (DEFAULT) true stream never runs."""
+    switching stream goes on and the (DEFAULT) true stream never runs. A taken switch
+    deactivates the switching stream (STREAM_SWITCH_EX's DEACTIVE of the current SQ,
+    `core/src/task/stars_cond_isa_helper.cc:1223-1224`), so its end task never runs: the true
+    stream carries an end task of its own, or the model would never end."""
     width = 4 if data_type == CompareDataType.INT32 else 8
     m = begin_build(dev)
     head = _bind(dev, m, ModelStreamFlag.HEAD)
@@ -86,6 +89,7 @@ def test_switch_stream_condition(dev: Dev, cond: Condition, data_type: CompareDa
     _fill(dev, after, 0x11, head)
     _fill(dev, taken, 0x22, target)
     expect.ok(dev.b.end_task(m, head), "aclmdlRIEndTask (setup)")
+    expect.ok(dev.b.end_task(m, target), "aclmdlRIEndTask on the true stream (setup)")
     _run(dev, m)
     holds = _CONDITIONS[cond](left, right)
     expect.eq(int(dev.read(taken)[0]), _word(0x22) if holds else SENTINEL,
