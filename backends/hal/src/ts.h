@@ -136,6 +136,8 @@ typedef struct {
     uint32_t id, cq_id, stream_id, depth;
     uint32_t head, tail, queued;
     uint8_t *ring; /* depth * 64 bytes */
+    int own_ring;  /* ring is the driver's (freed with the SQ); else the runtime's software-SQ
+                    * memory named by halSqSwitchStreamBatch, or NULL (hal_swsq.c) */
     /* the SQ's simple registers, readable by cond ISA programs (halSqCqQuery SQ_REG_BASE),
      * at the offsets of src/runtime/core/inc/stars/stars_base_cond_isa_define.hpp:16-19:
      * tail at +0x8, head at +0x10, enable (bit 0) at +0x14; the rest reads 0 */
@@ -218,6 +220,13 @@ int ts_kernel_record_name(uint64_t pc, char *name, size_t cap);
 
 /* hal_mem.c: the size of the block halMemAlloc handed out at `base`; 0 if none starts there */
 size_t mdlri_hal_mem_block_size(uint64_t base);
+/* hal_mem.c: bytes from `addr` to the end of the device block holding it; 0 outside one */
+size_t mdlri_hal_mem_room(uint64_t addr);
+
+/* hal_sqcq.c (lock held): the SQ with this id, or NULL; route its reports to the logic CQ its
+ * stream is bound to, else to its own CQ */
+ts_sq *ts_sq_get(uint32_t id);
+void ts_sq_route_reports(ts_sq *sq);
 
 /* ts_caps.c: write the capability block a ring-buffer SQE asks for; 0 done, -1 bad SQE */
 int ts_caps_ringbuffer(const uint8_t *s);
