@@ -200,7 +200,6 @@ MDLRI_NOT_SUPPORTED(halSqMsgSend)
 MDLRI_NOT_SUPPORTED(halSqTaskArgsAsyncCopy)
 MDLRI_NOT_SUPPORTED(halStreamBackup)
 MDLRI_NOT_SUPPORTED(halStreamRestore)
-MDLRI_NOT_SUPPORTED(halTsdrvCtl)
 
 /* ---- Device, fault, HDC and other queries ---- */
 MDLRI_NOT_SUPPORTED(drvCustomCall)

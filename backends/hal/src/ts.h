@@ -51,9 +51,6 @@ enum {
 #define PH_TASK_RINGBUFFER_CONTROL 83u
 /* the last TS_FEATURE_* (ACLGRAPH_COND_OP, src/runtime/core/inc/utils/capability.hpp:108) */
 #define TS_FEATURE_LAST 51u
-#define TS_FEATURE_OP_EXEC_TIMEOUT_MS 44u
-#define TS_FEATURE_SOFTWARE_SQ_ENABLE 45u
-#define TS_FEATURE_ACLGRAPH_COND_OP 51u
 
 /* WRITE_VALUE sub types (src/runtime/core/inc/stars/stars_base.hpp:123-130) */
 #define WV_SUB_DEFAULT 0u
