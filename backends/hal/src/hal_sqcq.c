@@ -58,7 +58,10 @@ static drvError_t alloc_normal(struct halSqCqInputInfo *in, struct halSqCqOutput
         if (sq_id >= TS_MAX_SQ || g_ts.sq[sq_id].used) return DRV_ERROR_INVALID_VALUE;
     } else {
         while (sq_id < TS_MAX_SQ && g_ts.sq[sq_id].used) sq_id++;
-        if (sq_id >= TS_MAX_SQ) return DRV_ERROR_NO_RESOURCES;
+        if (sq_id >= TS_MAX_SQ) {
+            mdlri_hal_trace("no free sq", TS_MAX_SQ, (long)in->flag);
+            return DRV_ERROR_NO_RESOURCES;
+        }
     }
     if (in->sqeSize != 0 && in->sqeSize != MDLRI_HAL_SQE_SIZE) return DRV_ERROR_INVALID_VALUE;
     uint32_t cq_id;

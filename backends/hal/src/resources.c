@@ -46,6 +46,7 @@ drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputInfo *in,
         while (id < cap && used[id]) id++;
         if (id >= cap) rc = DRV_ERROR_NO_RESOURCES;
     }
+    if (rc != DRV_ERROR_NONE) mdlri_hal_trace("no free id of type", in->type, (long)cap);
     if (rc == DRV_ERROR_NONE) {
         used[id] = 1;
         g_count[in->type]++;

@@ -59,7 +59,10 @@ int ts_cq_alloc(uint32_t want, uint32_t depth, uint32_t *out) {
         for (id = 0; id < TS_MAX_CQ && g_ts.cq[id].used; id++) {
         }
     }
-    if (id >= TS_MAX_CQ || g_ts.cq[id].used) return DRV_ERROR_NO_RESOURCES;
+    if (id >= TS_MAX_CQ || g_ts.cq[id].used) {
+        mdlri_hal_trace("no free cq", TS_MAX_CQ, (long)want);
+        return DRV_ERROR_NO_RESOURCES;
+    }
     if (depth == 0) depth = TS_DEFAULT_DEPTH;
     ts_cqe *ring = calloc(depth, sizeof *ring);
     if (ring == NULL) return DRV_ERROR_NO_RESOURCES;
