@@ -89,7 +89,9 @@ static drvError_t alloc_normal(struct halSqCqInputInfo *in, struct halSqCqOutput
     report_to(&g_ts.sq[sq_id]);
     ts_sq_publish(&g_ts.sq[sq_id]);
     g_ts.cq[cq_id].refs++;
-    drvError_t rc = ts_sq_start(sq_id);
+    /* a software SQ's device thread starts when it is bound (hal_swsq.c): the pool's idle SQs
+     * cost no thread */
+    drvError_t rc = own_ring ? ts_sq_start(sq_id) : DRV_ERROR_NONE;
     if (rc != DRV_ERROR_NONE) {
         free(ring);
         memset(&g_ts.sq[sq_id], 0, sizeof g_ts.sq[sq_id]);

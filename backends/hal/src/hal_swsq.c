@@ -53,17 +53,25 @@ static int switch_ok(const struct sq_switch_stream_info *e) {
            (size_t)e->sq_depth * MDLRI_HAL_SQE_SIZE;
 }
 
-static void switch_one(const struct sq_switch_stream_info *e) {
+/* Apply one checked entry (lock held; dropped while an unbound SQ's thread ends). A bound
+ * software SQ runs in a device thread of its own; an unbound one has none. */
+static drvError_t switch_one(const struct sq_switch_stream_info *e) {
     ts_sq *sq = ts_sq_get(e->sq_id);
+    if (sq == NULL) return DRV_ERROR_INVALID_VALUE; /* freed while a thread was joined */
     sq->stream_id = e->stream_id;
-    if (!sq->own_ring) {
-        int bind = e->stream_id != MDLRI_SQCQ_UMAX && e->stream_mem != NULL;
-        sq->ring = bind ? (uint8_t *)e->stream_mem : NULL;
-        if (bind) sq->depth = e->sq_depth;
-        sq->head = sq->tail = sq->queued = 0;
-        ts_sq_publish(sq);
-    }
     ts_sq_route_reports(sq);
+    if (sq->own_ring) return DRV_ERROR_NONE;
+    int bind = e->stream_id != MDLRI_SQCQ_UMAX && e->stream_mem != NULL;
+    sq->ring = bind ? (uint8_t *)e->stream_mem : NULL;
+    if (bind) sq->depth = e->sq_depth;
+    sq->head = sq->tail = sq->queued = 0;
+    ts_sq_publish(sq);
+    if (bind && !sq->thread_started) return ts_sq_start(sq->id);
+    if (!bind && sq->thread_started) {
+        ts_sq_stop_and_join(sq->id);
+        sq->stop = 0;
+    }
+    return DRV_ERROR_NONE;
 }
 
 drvError_t halSqSwitchStreamBatch(uint32_t dev_id, struct sq_switch_stream_info *info,
@@ -73,10 +81,8 @@ drvError_t halSqSwitchStreamBatch(uint32_t dev_id, struct sq_switch_stream_info 
     pthread_mutex_lock(&g_ts.mu);
     for (uint32_t i = 0; i < num && rc == DRV_ERROR_NONE; i++)
         if (!switch_ok(&info[i])) rc = DRV_ERROR_INVALID_VALUE;
-    if (rc == DRV_ERROR_NONE) {
-        for (uint32_t i = 0; i < num; i++) switch_one(&info[i]);
-        pthread_cond_broadcast(&g_ts.cv);
-    }
+    for (uint32_t i = 0; i < num && rc == DRV_ERROR_NONE; i++) rc = switch_one(&info[i]);
+    pthread_cond_broadcast(&g_ts.cv);
     pthread_mutex_unlock(&g_ts.mu);
     return rc;
 }

@@ -92,9 +92,10 @@ drvError_t halResourceInfoQuery(uint32_t devId, uint32_t tsId, drvResourceType_t
     case DRV_RESOURCE_SQ_ID:
     case DRV_RESOURCE_CQ_ID: {
         uint32_t used = 0;
-        for (uint32_t i = 0; i < TS_MAX_SQ; i++)
-            used += type == DRV_RESOURCE_SQ_ID ? (uint32_t)g_ts.sq[i].used
-                                               : (uint32_t)g_ts.cq[i].used;
+        if (type == DRV_RESOURCE_SQ_ID)
+            for (uint32_t i = 0; i < TS_MAX_SQ; i++) used += (uint32_t)g_ts.sq[i].used;
+        else
+            for (uint32_t i = 0; i < TS_MAX_CQ; i++) used += (uint32_t)g_ts.cq[i].used;
         info->capacity = type == DRV_RESOURCE_SQ_ID ? TS_MAX_SQ : TS_MAX_CQ;
         info->usedNum = used;
         break;

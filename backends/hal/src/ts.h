@@ -11,8 +11,14 @@
 
 #include "mdlri_hal.h"
 
-#define TS_MAX_SQ 256u
-#define TS_MAX_CQ 256u
+/* SQ ids are 11 bits in the cond ISA (the FSM select register, rtsqShamt 0x7FF,
+ * 910_B_93/dev_info_reg.cc:236). The runtime's software-SQ pool alone may hold up to
+ * RT_DEVICE_SQCQ_RES_MAX_NUM 1024 SQs, each with a CQ (device_sq_cq_pool.hpp:23): every capture
+ * stream created pre-allocates one more (Stream::SetupWithoutBindSq, stream.cc:863-917,
+ * DeviceSqCqPool::PreAllocSqCq, device_sq_cq_pool.cc:174-183) and the pool keeps them until
+ * the device is released, on top of each stream's own SQ, CQ and logic CQ. */
+#define TS_MAX_SQ 2048u
+#define TS_MAX_CQ 4096u
 #define TS_MAX_EVENT 65536u /* event ids are u16 in the SQE */
 #define TS_MAX_NOTIFY 8192u /* notify_id is 13 bits */
 #define TS_DEFAULT_DEPTH 1024u
