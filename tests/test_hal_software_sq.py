@@ -155,6 +155,45 @@ def test_a_switch_is_refused_whole_for_a_bad_entry(sw: SoftwareSq) -> None:
     assert dev.send(q.sq, [sqe.nop(10, 1)])[0] == DRV_ERROR_INVALID_VALUE
 
 
+def test_the_device_holds_the_runtimes_whole_sq_pool(sw: SoftwareSq) -> None:
+    """The runtime's pool may hold RT_DEVICE_SQCQ_RES_MAX_NUM (1024) SQs, each with a CQ of its
+    own (device_sq_cq_pool.hpp:23): every capture stream pre-allocates one (stream.cc:917,
+    device_sq_cq_pool.cc:174-183) and they stay until the device is released. With the
+    streams' own SQs beside them, the device takes all of them, and an unbound pool SQ costs
+    no device thread until it is bound."""
+    dev = sw.dev
+    streams = [dev.alloc(stream_id=s) for s in range(1, 33)]
+    pool = [sw.pool_sq() for _ in range(1024)]
+    assert len({q.sq for q in pool + streams}) == 1024 + 32
+    assert len({q.cq for q in pool + streams}) == 1024 + 32
+    q, mem = pool[-1], sw.memory()
+    marks = i32([0])
+    assert sw.fill(40, mem, [sqe.write_value(40, 1, address(marks), struct.pack("<i", 9))]) == 0
+    assert sw.switch((q.sq, 40, DEPTH, mem)) == DRV_ERROR_NONE
+    assert sw.tail(q.sq, 1) == DRV_ERROR_NONE
+    assert only(dev.collect(q.cq, 1)).task_id == 1 and marks[0] == 9, "the last pool SQ runs"
+
+
+def test_a_pointer_mode_value_write_performs_the_descriptor_it_names(sw: SoftwareSq) -> None:
+    """The external event record of a software-SQ capture is a WRITE_VALUE in pointer mode
+    (common_task_v100.cc:64-84): the TS reads the 64-byte descriptor at the SQE's address and
+    writes what it describes (here the runtime's 8-bit 1 to the event word,
+    capture_model_adapt_v100.cc:69-83), leaving the descriptor as it is; a null descriptor is an
+    SQE error."""
+    dev = sw.dev
+    q = dev.alloc(stream_id=7)
+    event_word = (ctypes.c_uint8 * 8)(0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA)
+    desc = sqe.write_value_descriptor(address(event_word), b"\x01")
+    dbuf = ctypes.create_string_buffer(desc, 64)
+    dev.submit(q.sq, sqe.write_value_ptr(7, 1, address(dbuf)))
+    c = only(dev.collect(q.cq, 1))
+    assert c.error_type == 0, f"pointer-mode write: expected no error, observed {c}"
+    assert list(event_word) == [1] + [0xAA] * 7, f"one byte written: observed {list(event_word)}"
+    assert dbuf.raw == desc, "the descriptor is read, not written"
+    dev.submit(q.sq, sqe.write_value_ptr(7, 2, 0))
+    assert only(dev.collect(q.cq, 1)).error_type == sqe.ERR_SQE_ERROR
+
+
 class SoftwareSqModel:
     """A model on software SQs, driven as the runtime drives it (capture_model.cc:1017-1105,
     capture_model_adapt_v100.cc:22-41): the device's SQ register array and the model-execute
