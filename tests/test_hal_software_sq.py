@@ -81,7 +81,7 @@ class SoftwareSq:
 
     def pool_sq(self) -> Queue:
         """An SQ of the runtime's pool: no SQ memory, stream id UINT32_MAX
-        (DeviceSqCqPool::AllocSqCqFromDrv, device_sq_cq_pool.cc:73-104)."""
+        (DeviceSqCqPool::AllocSqCqFromDrv, device_sq_cq_pool.cc:70-104)."""
         inp = SqCqInput(type=DRV_NORMAL_TYPE, sqeSize=sqe.SQE_SIZE, cqeSize=12, sqeDepth=1024,
                         cqeDepth=1024, flag=FLAG_NO_SQ_MEM)
         inp.info[0] = UMAX

@@ -78,7 +78,7 @@ typedef enum {
 #define TSDRV_FLAG_SPECIFIED_SQ_ID (0x1u << 7)
 #define TSDRV_FLAG_SPECIFIED_CQ_ID (0x1u << 8)
 /* an SQ without ring memory of its own: a software SQ, whose memory the runtime allocates and
- * names in halSqSwitchStreamBatch (ascend_hal_define.h:1109, device_sq_cq_pool.cc:165) */
+ * names in halSqSwitchStreamBatch (ascend_hal_define.h:1109; device_sq_cq_pool.cc:154) */
 #define TSDRV_FLAG_NO_SQ_MEM (0x1u << 16)
 
 #define MDLRI_SQCQ_RESV_LENGTH 8

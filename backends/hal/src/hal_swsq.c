@@ -11,7 +11,7 @@
  *      there (Model::SendSqe, feature/model/model.cc:758-785);
  *   3. BindSqCq: halSqSwitchStreamBatch binds each stream to an SQ of the runtime's pool (SQs
  *      allocated with TSDRV_FLAG_NO_SQ_MEM and stream id UINT32_MAX,
- *      device_sq_cq_pool.cc:73-104,158-177) and to that memory with its depth
+ *      device_sq_cq_pool.cc:70-104,143-216) and to that memory with its depth
  *      (capture_model.cc:1165-1216); UnBindSqCq sends stream id UINT32_MAX (:1218-1255);
  *   4. binds the streams to the model (MMT_STREAM_ADD, ts_model.c), then ConfigSqTail sets
  *      each SQ's tail to the stream's SQE count with halSqCqConfig SQ_TAIL (model.cc:787-803).
