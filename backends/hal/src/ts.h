@@ -12,7 +12,8 @@
 #include "mdlri_hal.h"
 
 /* SQ ids are 11 bits in the cond ISA (the FSM select register, rtsqShamt 0x7FF,
- * 910_B_93/dev_info_reg.cc:236). The runtime's software-SQ pool alone may hold up to
+ * 910_B_93/dev_info_reg.cc:236), and the runtime's SQ address array has rtsqDepth 2048 entries
+ * (RawDevice::AllocMemForSqVirtualArr, raw_device.cc:1664-1667; 910_B_93/dev_info_reg.cc:257). The runtime's software-SQ pool alone may hold up to
  * RT_DEVICE_SQCQ_RES_MAX_NUM 1024 SQs, each with a CQ (device_sq_cq_pool.hpp:23): every capture
  * stream created pre-allocates one more (Stream::SetupWithoutBindSq, stream.cc:863-917,
  * DeviceSqCqPool::PreAllocSqCq, device_sq_cq_pool.cc:174-183) and the pool keeps them until
