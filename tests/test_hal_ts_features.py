@@ -99,8 +99,10 @@ def test_with_features_on_the_ts_writes_its_capability_block(dev: HalDevice,
     magic, head, tail, depth = struct.unpack_from("<4I", block)
     assert (magic, head, depth) == (MAGIC, 0, DEPTH) and tail > head
     assert feature(block, 11) and feature(block, 34) and feature(block, 46)  # aborts, never-timeout
-    for absent in (44, 45, 51):  # op-exec timeout, software SQ, cond op: not modelled
-        assert not feature(block, absent), f"TS feature {absent} is not offered"
+    offered = [b for b in range(52) if feature(block, b)]
+    assert offered == list(range(52)), f"every TS feature 0..51, observed {offered}"
+    # 44 op-exec timeout (hal_tsctl.c), 45 software SQ (hal_swsq.c), 51 cond op (needs 45)
+    assert feature(block, 44) and feature(block, 45) and feature(block, 51)
     dev.lib.halMemFree(ctypes.c_void_p(rb))
 
 
@@ -114,6 +116,39 @@ def test_the_ts_feature_list_can_be_chosen(dev: HalDevice, monkeypatch: pytest.M
     assert [b for b in range(52) if feature(block, b)] == [45, 51]
     assert struct.unpack_from("<I", block, 8)[0] == 51 // 8 + 1
     dev.lib.halMemFree(ctypes.c_void_p(rb))
+
+
+class CtrlMsg(ctypes.Structure):
+    """struct tsdrv_ctrl_msg (ascend_hal_define.h:1471-1475)."""
+    _fields_ = [("tsid", ctypes.c_uint32), ("msg_len", ctypes.c_uint32), ("msg", ctypes.c_void_p)]
+
+
+def ts_ctrl(dev: HalDevice, op_type: int, cmd: int = 4) -> tuple[int, bytes, int]:
+    """One halTsdrvCtl control message (cmd TSDRV_CTL_CMD_CTRL_MSG 4) of type ``op_type``:
+    (return code, the 44-byte ack, the ack size the TS gave)."""
+    body = (ctypes.c_uint8 * 44)(*struct.pack("<I", op_type))
+    msg = CtrlMsg(0, 44, ctypes.addressof(body))
+    ack = (ctypes.c_uint8 * 44)()
+    size = ctypes.c_size_t(44)
+    dev.lib.halTsdrvCtl.argtypes = [ctypes.c_uint32, ctypes.c_int, ctypes.c_void_p,
+                                    ctypes.c_size_t, ctypes.c_void_p,
+                                    ctypes.POINTER(ctypes.c_size_t)]
+    rc = dev.lib.halTsdrvCtl(0, cmd, ctypes.byref(msg), ctypes.sizeof(msg), ctypes.byref(ack),
+                             ctypes.byref(size))
+    return rc, bytes(ack), size.value
+
+
+def test_the_ts_answers_its_op_exec_timeout_interval(dev: HalDevice) -> None:
+    """OP_QUERY_OP_EXEC_TIMEOUT_INTERVAL (11, runtime_tsch_defines.h:471-489), sent at
+    aclrtSetDevice with TS feature 44 (runtime.cc:3031-3068): the ack's u32 @4 high and u32 @8
+    low word are the kernel-credit interval in ns (npu_driver_res.cc:659-685), this device's
+    2^32 ns credit; any other message is not supported."""
+    rc, ack, size = ts_ctrl(dev, 11)
+    assert rc == DRV_ERROR_NONE and size == 44
+    high, low = struct.unpack_from("<II", ack, 4)
+    assert (high << 32 | low) == 1 << 32, f"interval: expected 2^32 ns, observed {high << 32 | low}"
+    assert ts_ctrl(dev, 1)[0] == 0xFFFE  # OP_QUERY_ABORT_STATUS: not modelled
+    assert ts_ctrl(dev, 11, cmd=0)[0] == 0xFFFE  # CB_GROUP_NUM_GET: not modelled
 
 
 def test_an_async_host_copy_is_done_when_it_returns(dev: HalDevice) -> None:

@@ -162,6 +162,31 @@ def write_value(stream_id: int, task_id: int, addr: int, value: bytes, *,
     return bytes(b)
 
 
+def write_value_ptr(stream_id: int, task_id: int, descriptor: int, *, wr_cqe: int = 1) -> bytes:
+    """WRITE_VALUE in pointer mode (``RtStarsWriteValuePtrSqe``, stars_sqe.hpp:83-102, built by
+    ``ConstructWriteValueSqePtr``, common_task_v100.cc:64-84): u8 @15 bit 0 ptr_mode = 1, u32
+    @16 / u32 @20 (17 bits, va bit 31) the address of a :func:`write_value_descriptor`."""
+    b = header(WRITE_VALUE, stream_id, task_id, wr_cqe=wr_cqe)
+    b[14] = DEFAULT_CREDIT
+    b[15] = 1
+    struct.pack_into("<II", b, 16, _lo(descriptor), (_hi(descriptor) & 0x1FFFF) | (1 << 31))
+    return bytes(b)
+
+
+def write_value_descriptor(addr: int, value: bytes) -> bytes:
+    """The 64-byte descriptor a pointer-mode WRITE_VALUE names (``RtStarsWriteValuePtrDst``,
+    stars_sqe.hpp:104-121; the runtime's external record fills one with an 8-bit 1,
+    capture_model_adapt_v100.cc:69-83): u32 @0 address low, u32 @4 high:17 | awsize << 20 |
+    va << 31, u32 @12 sub_type 0, the value from @16."""
+    if len(value) not in AWSIZE:
+        raise ValueError(f"a value write is 1, 2, 4, 8, 16 or 32 bytes, not {len(value)}")
+    b = bytearray(64)
+    struct.pack_into("<II", b, 0, _lo(addr), (_hi(addr) & 0x1FFFF) | (AWSIZE[len(value)] << 20)
+                     | (1 << 31))
+    b[16:16 + len(value)] = value
+    return bytes(b)
+
+
 def aicpu(stream_id: int, task_id: int) -> bytes:
     """An AICPU SQE (type 1) as far as this device reads it: the header only (the runtime's
     built-in CheckKernelSupported launch, aicpu_timeout_control.cc:172)."""

@@ -77,6 +77,9 @@ typedef enum {
 #define TSDRV_FLAG_REUSE_CQ (0x1u << 0)
 #define TSDRV_FLAG_SPECIFIED_SQ_ID (0x1u << 7)
 #define TSDRV_FLAG_SPECIFIED_CQ_ID (0x1u << 8)
+/* an SQ without ring memory of its own: a software SQ, whose memory the runtime allocates and
+ * names in halSqSwitchStreamBatch (ascend_hal_define.h:1109; device_sq_cq_pool.cc:154) */
+#define TSDRV_FLAG_NO_SQ_MEM (0x1u << 16)
 
 #define MDLRI_SQCQ_RESV_LENGTH 8
 #define MDLRI_SQCQ_RTS_INFO_LENGTH 5
@@ -251,6 +254,20 @@ MDLRI_HAL_API drvError_t halSqTaskSend(uint32_t devId, struct halTaskSendInfo *i
 MDLRI_HAL_API drvError_t halCqReportRecv(uint32_t devId, struct halReportRecvInfo *info);
 MDLRI_HAL_API drvError_t halSqCqQuery(uint32_t devId, struct halSqCqQueryInfo *info);
 MDLRI_HAL_API drvError_t halSqCqConfig(uint32_t devId, struct halSqCqConfigInfo *info);
+/* the software SQ (pkg_inc/driver/ascend_hal_base.h:4512,4523; ascend_hal_define.h:1137-1143):
+ * bind an SQ to a stream and to the SQ memory the runtime allocated (stream_id UINT32_MAX
+ * unbinds), and copy a stream's SQEs into that memory */
+struct sq_switch_stream_info {
+    uint32_t sq_id;
+    uint32_t stream_id;
+    uint32_t sq_depth;
+    uint32_t rsv;
+    void *stream_mem;
+};
+MDLRI_HAL_API drvError_t halSqSwitchStreamBatch(uint32_t dev_id, struct sq_switch_stream_info *info,
+                                                uint32_t num);
+MDLRI_HAL_API drvError_t halStreamTaskFill(uint32_t dev_id, uint32_t stream_id, void *stream_mem,
+                                           void *task_info, uint32_t task_cnt);
 MDLRI_HAL_API drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputInfo *in,
                                             struct halResourceIdOutputInfo *out);
 MDLRI_HAL_API drvError_t halResourceIdFree(uint32_t devId, struct halResourceIdInputInfo *in);

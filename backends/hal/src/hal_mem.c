@@ -296,6 +296,15 @@ size_t mdlri_hal_mem_block_size(uint64_t base) {
     return n;
 }
 
+/* Bytes from addr to the end of the device block that holds it; 0 outside device memory. */
+size_t mdlri_hal_mem_room(uint64_t addr) {
+    pthread_mutex_lock(&g_mu);
+    long i = find_block((uintptr_t)addr);
+    size_t n = i >= 0 ? g_blocks[i].size - (size_t)((uintptr_t)addr - g_blocks[i].base) : 0;
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
+
 drvError_t drvMemAddressTranslate(DVdeviceptr vptr, unsigned long long *pptr) {
     if (pptr == NULL || vptr == 0) return DRV_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&g_mu);

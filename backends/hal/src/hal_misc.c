@@ -197,12 +197,9 @@ MDLRI_NOT_SUPPORTED(halResMap)
 MDLRI_NOT_SUPPORTED(halResourceDetailQuery)
 MDLRI_NOT_SUPPORTED(halSqMemGet)
 MDLRI_NOT_SUPPORTED(halSqMsgSend)
-MDLRI_NOT_SUPPORTED(halSqSwitchStreamBatch)
 MDLRI_NOT_SUPPORTED(halSqTaskArgsAsyncCopy)
 MDLRI_NOT_SUPPORTED(halStreamBackup)
 MDLRI_NOT_SUPPORTED(halStreamRestore)
-MDLRI_NOT_SUPPORTED(halStreamTaskFill)
-MDLRI_NOT_SUPPORTED(halTsdrvCtl)
 
 /* ---- Device, fault, HDC and other queries ---- */
 MDLRI_NOT_SUPPORTED(drvCustomCall)

@@ -14,9 +14,11 @@
 /* every device of this process shares the one TS core (README "Device semantics") */
 static int bad_dev(uint32_t devId) { return !mdlri_hal_dev_valid(devId); }
 
-static ts_sq *sq_get(uint32_t id) {
+ts_sq *ts_sq_get(uint32_t id) {
     return (id < TS_MAX_SQ && g_ts.sq[id].used) ? &g_ts.sq[id] : NULL;
 }
+
+static ts_sq *sq_get(uint32_t id) { return ts_sq_get(id); }
 
 /* A stream bound to a logic CQ (halResourceConfig DRV_STREAM_BIND_LOGIC_CQ,
  * npu_driver_res.cc:975-998) has its SQ's reports written there: the runtime reads the
@@ -31,6 +33,8 @@ static void report_to(ts_sq *sq) {
     uint32_t bound = sq->stream_id < MDLRI_MAX_STREAM ? g_stream_cq[sq->stream_id] : 0;
     sq->cq_id = bound ? bound - 1 : g_own_cq[sq->id];
 }
+
+void ts_sq_route_reports(ts_sq *sq) { report_to(sq); }
 
 drvError_t mdlri_hal_stream_bind_cq(uint32_t stream_id, uint32_t cq_id, int bind) {
     if (stream_id >= MDLRI_MAX_STREAM) return DRV_ERROR_INVALID_VALUE;
@@ -54,7 +58,10 @@ static drvError_t alloc_normal(struct halSqCqInputInfo *in, struct halSqCqOutput
         if (sq_id >= TS_MAX_SQ || g_ts.sq[sq_id].used) return DRV_ERROR_INVALID_VALUE;
     } else {
         while (sq_id < TS_MAX_SQ && g_ts.sq[sq_id].used) sq_id++;
-        if (sq_id >= TS_MAX_SQ) return DRV_ERROR_NO_RESOURCES;
+        if (sq_id >= TS_MAX_SQ) {
+            mdlri_hal_trace("no free sq", TS_MAX_SQ, (long)in->flag);
+            return DRV_ERROR_NO_RESOURCES;
+        }
     }
     if (in->sqeSize != 0 && in->sqeSize != MDLRI_HAL_SQE_SIZE) return DRV_ERROR_INVALID_VALUE;
     uint32_t cq_id;
@@ -69,18 +76,22 @@ static drvError_t alloc_normal(struct halSqCqInputInfo *in, struct halSqCqOutput
         own_cq = 1;
     }
     uint32_t depth = in->sqeDepth ? in->sqeDepth : TS_DEFAULT_DEPTH;
-    uint8_t *ring = calloc(depth, MDLRI_HAL_SQE_SIZE);
-    if (ring == NULL) {
+    /* a software SQ (TSDRV_FLAG_NO_SQ_MEM) runs from the memory halSqSwitchStreamBatch names */
+    int own_ring = (in->flag & TSDRV_FLAG_NO_SQ_MEM) == 0;
+    uint8_t *ring = own_ring ? calloc(depth, MDLRI_HAL_SQE_SIZE) : NULL;
+    if (own_ring && ring == NULL) {
         if (own_cq) ts_cq_release(cq_id);
         return DRV_ERROR_NO_RESOURCES;
     }
     g_ts.sq[sq_id] = (ts_sq){.used = 1, .id = sq_id, .cq_id = cq_id, .stream_id = in->info[0],
-                             .depth = depth, .ring = ring};
+                             .depth = depth, .ring = ring, .own_ring = own_ring};
     g_own_cq[sq_id] = cq_id;
     report_to(&g_ts.sq[sq_id]);
     ts_sq_publish(&g_ts.sq[sq_id]);
     g_ts.cq[cq_id].refs++;
-    drvError_t rc = ts_sq_start(sq_id);
+    /* a software SQ's device thread starts when it is bound (hal_swsq.c): the pool's idle SQs
+     * cost no thread */
+    drvError_t rc = own_ring ? ts_sq_start(sq_id) : DRV_ERROR_NONE;
     if (rc != DRV_ERROR_NONE) {
         free(ring);
         memset(&g_ts.sq[sq_id], 0, sizeof g_ts.sq[sq_id]);
@@ -122,7 +133,7 @@ static void free_sq_locked(uint32_t sq_id, int keep_cq) {
     ts_sq *sq = &g_ts.sq[sq_id];
     ts_sq_stop_and_join(sq_id);
     uint32_t cq_id = g_own_cq[sq_id];
-    free(sq->ring);
+    if (sq->own_ring) free(sq->ring);
     memset(sq, 0, sizeof *sq);
     if (cq_id < TS_MAX_CQ && g_ts.cq[cq_id].used && --g_ts.cq[cq_id].refs == 0 && !keep_cq)
         ts_cq_release(cq_id);
@@ -165,7 +176,7 @@ drvError_t halSqTaskSend(uint32_t devId, struct halTaskSendInfo *info) {
     deadline_in(&deadline, info->timeout > 0 ? info->timeout : 0);
     pthread_mutex_lock(&g_ts.mu);
     ts_sq *sq = sq_get(info->sqId);
-    if (sq == NULL || info->sqe_num > sq->depth) {
+    if (sq == NULL || sq->ring == NULL || info->sqe_num > sq->depth) {
         rc = DRV_ERROR_INVALID_VALUE;
         goto out;
     }
@@ -300,6 +311,16 @@ static drvError_t sq_config(ts_sq *sq, drvSqCqPropType_t prop, uint32_t value[8]
             rc = DRV_ERROR_INVALID_VALUE;
         else
             ts_sq_set_head(sq, value[0]);
+        break;
+    case DRV_SQCQ_PROP_SQ_TAIL: /* a software SQ's tail (Model::ConfigSqTail, model.cc:790-800;
+                                  * NpuDriver::SetSqTail, npu_driver_standard_soc.cc:467-488): the SQEs
+                                  * halStreamTaskFill wrote up to it are queued; an enabled SQ runs them */
+        if (value[0] >= sq->depth || (sq->ring == NULL && value[0] != 0)) {
+            rc = DRV_ERROR_INVALID_VALUE;
+        } else {
+            sq->tail = value[0];
+            sq->queued = (sq->tail + sq->depth - sq->head) % sq->depth;
+        }
         break;
     case DRV_SQCQ_PROP_SQ_STATUS:
         sq->paused = value[0] == 0;

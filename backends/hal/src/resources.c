@@ -46,6 +46,7 @@ drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputInfo *in,
         while (id < cap && used[id]) id++;
         if (id >= cap) rc = DRV_ERROR_NO_RESOURCES;
     }
+    if (rc != DRV_ERROR_NONE) mdlri_hal_trace("no free id of type", in->type, (long)cap);
     if (rc == DRV_ERROR_NONE) {
         used[id] = 1;
         g_count[in->type]++;
@@ -91,9 +92,10 @@ drvError_t halResourceInfoQuery(uint32_t devId, uint32_t tsId, drvResourceType_t
     case DRV_RESOURCE_SQ_ID:
     case DRV_RESOURCE_CQ_ID: {
         uint32_t used = 0;
-        for (uint32_t i = 0; i < TS_MAX_SQ; i++)
-            used += type == DRV_RESOURCE_SQ_ID ? (uint32_t)g_ts.sq[i].used
-                                               : (uint32_t)g_ts.cq[i].used;
+        if (type == DRV_RESOURCE_SQ_ID)
+            for (uint32_t i = 0; i < TS_MAX_SQ; i++) used += (uint32_t)g_ts.sq[i].used;
+        else
+            for (uint32_t i = 0; i < TS_MAX_CQ; i++) used += (uint32_t)g_ts.cq[i].used;
         info->capacity = type == DRV_RESOURCE_SQ_ID ? TS_MAX_SQ : TS_MAX_CQ;
         info->usedNum = used;
         break;

@@ -11,8 +11,15 @@
 
 #include "mdlri_hal.h"
 
-#define TS_MAX_SQ 256u
-#define TS_MAX_CQ 256u
+/* SQ ids are 11 bits in the cond ISA (the FSM select register, rtsqShamt 0x7FF,
+ * 910_B_93/dev_info_reg.cc:236), and the runtime's SQ address array has rtsqDepth 2048 entries
+ * (RawDevice::AllocMemForSqVirtualArr, raw_device.cc:1664-1667; 910_B_93/dev_info_reg.cc:257). The runtime's software-SQ pool alone may hold up to
+ * RT_DEVICE_SQCQ_RES_MAX_NUM 1024 SQs, each with a CQ (device_sq_cq_pool.hpp:23): every capture
+ * stream created pre-allocates one more (Stream::SetupWithoutBindSq, stream.cc:863-917,
+ * DeviceSqCqPool::PreAllocSqCq, device_sq_cq_pool.cc:174-183) and the pool keeps them until
+ * the device is released, on top of each stream's own SQ, CQ and logic CQ. */
+#define TS_MAX_SQ 2048u
+#define TS_MAX_CQ 4096u
 #define TS_MAX_EVENT 65536u /* event ids are u16 in the SQE */
 #define TS_MAX_NOTIFY 8192u /* notify_id is 13 bits */
 #define TS_DEFAULT_DEPTH 1024u
@@ -51,9 +58,6 @@ enum {
 #define PH_TASK_RINGBUFFER_CONTROL 83u
 /* the last TS_FEATURE_* (ACLGRAPH_COND_OP, src/runtime/core/inc/utils/capability.hpp:108) */
 #define TS_FEATURE_LAST 51u
-#define TS_FEATURE_OP_EXEC_TIMEOUT_MS 44u
-#define TS_FEATURE_SOFTWARE_SQ_ENABLE 45u
-#define TS_FEATURE_ACLGRAPH_COND_OP 51u
 
 /* WRITE_VALUE sub types (src/runtime/core/inc/stars/stars_base.hpp:123-130) */
 #define WV_SUB_DEFAULT 0u
@@ -136,6 +140,8 @@ typedef struct {
     uint32_t id, cq_id, stream_id, depth;
     uint32_t head, tail, queued;
     uint8_t *ring; /* depth * 64 bytes */
+    int own_ring;  /* ring is the driver's (freed with the SQ); else the runtime's software-SQ
+                    * memory named by halSqSwitchStreamBatch, or NULL (hal_swsq.c) */
     /* the SQ's simple registers, readable by cond ISA programs (halSqCqQuery SQ_REG_BASE),
      * at the offsets of src/runtime/core/inc/stars/stars_base_cond_isa_define.hpp:16-19:
      * tail at +0x8, head at +0x10, enable (bit 0) at +0x14; the rest reads 0 */
@@ -218,6 +224,13 @@ int ts_kernel_record_name(uint64_t pc, char *name, size_t cap);
 
 /* hal_mem.c: the size of the block halMemAlloc handed out at `base`; 0 if none starts there */
 size_t mdlri_hal_mem_block_size(uint64_t base);
+/* hal_mem.c: bytes from `addr` to the end of the device block holding it; 0 outside one */
+size_t mdlri_hal_mem_room(uint64_t addr);
+
+/* hal_sqcq.c (lock held): the SQ with this id, or NULL; route its reports to the logic CQ its
+ * stream is bound to, else to its own CQ */
+ts_sq *ts_sq_get(uint32_t id);
+void ts_sq_route_reports(ts_sq *sq);
 
 /* ts_caps.c: write the capability block a ring-buffer SQE asks for; 0 done, -1 bad SQE */
 int ts_caps_ringbuffer(const uint8_t *s);

@@ -28,21 +28,17 @@
 #define CAPA_HEADER_LEN 32u
 
 /* the TS feature bits set with MDLRI_HAL_FEATURES=on: every TS_FEATURE_* of
- * capability.hpp:57-108 (0..51) but OP_EXEC_TIMEOUT_MS (44: with it aclrtSetDevice fails with
- * 507033 on this device, cause not yet traced), SOFTWARE_SQ_ENABLE (45) and ACLGRAPH_COND_OP
- * (51, which needs 45): with 45 the runtime captures into its own SQ memory and hands it over
- * with halStreamTaskFill at execute (model.cc:758-785), which this device does not model yet
- * (aclmdlRIExecuteAsync then answers 207000); unless MDLRI_HAL_TS_FEATURES lists bit numbers
- * ("45,51"); returns the number of bytes used */
+ * capability.hpp:57-108 (0..51), among them SOFTWARE_SQ_ENABLE (45: the runtime captures into
+ * its own SQ memory and hands it over at execute, hal_swsq.c), ACLGRAPH_COND_OP (51, which
+ * needs 45) and OP_EXEC_TIMEOUT_MS (44: aclrtSetDevice then asks the TS its op-exec timeout
+ * interval, hal_tsctl.c); unless MDLRI_HAL_TS_FEATURES lists bit numbers ("0,1,45"); returns
+ * the number of bytes used */
 static uint32_t feature_bytes(uint8_t *out, uint32_t cap) {
     memset(out, 0, cap);
     const char *list = getenv("MDLRI_HAL_TS_FEATURES");
     uint32_t used = 0;
     if (list == NULL || *list == '\0') {
-        for (uint32_t f = 0; f <= TS_FEATURE_LAST; f++)
-            if (f != TS_FEATURE_OP_EXEC_TIMEOUT_MS && f != TS_FEATURE_SOFTWARE_SQ_ENABLE &&
-                f != TS_FEATURE_ACLGRAPH_COND_OP)
-                out[f / 8] |= (uint8_t)(1u << (f % 8));
+        for (uint32_t f = 0; f <= TS_FEATURE_LAST; f++) out[f / 8] |= (uint8_t)(1u << (f % 8));
         return TS_FEATURE_LAST / 8 + 1;
     }
     const char *p = list;

@@ -59,7 +59,10 @@ int ts_cq_alloc(uint32_t want, uint32_t depth, uint32_t *out) {
         for (id = 0; id < TS_MAX_CQ && g_ts.cq[id].used; id++) {
         }
     }
-    if (id >= TS_MAX_CQ || g_ts.cq[id].used) return DRV_ERROR_NO_RESOURCES;
+    if (id >= TS_MAX_CQ || g_ts.cq[id].used) {
+        mdlri_hal_trace("no free cq", TS_MAX_CQ, (long)want);
+        return DRV_ERROR_NO_RESOURCES;
+    }
     if (depth == 0) depth = TS_DEFAULT_DEPTH;
     ts_cqe *ring = calloc(depth, sizeof *ring);
     if (ring == NULL) return DRV_ERROR_NO_RESOURCES;
@@ -133,23 +136,42 @@ static ts_result run_pcie_dma(const uint8_t *s) {
     return OK;
 }
 
-/* WRITE_VALUE: a plain write (value write), or the event-reset form (lock held). */
-static ts_result run_write_value_locked(const uint8_t *s) {
-    uint32_t sub = sqe_u32(s, 28);
+/* The write a WRITE_VALUE describes, from its payload `w`: u32 @0 write_addr_low, u32 @4 bits
+ * 0-16 write_addr_high, bits 20-22 awsize, bit 31 va; u32 @8 res7 (the event id of an event
+ * reset); u32 @12 sub_type; @16.. write_value_part0..7 (the SQE's bytes 16-63,
+ * RtStarsWriteValueSqe, stars_sqe.hpp:51-81; the same layout as the pointer-mode descriptor,
+ * RtStarsWriteValuePtrDst, :104-121). Lock held. */
+static ts_result write_payload_locked(const uint8_t *w) {
+    uint32_t sub = sqe_u32(w, 12);
     if (sub == WV_SUB_EVENT_RESET) {
-        uint32_t id = sqe_u32(s, 24);
+        uint32_t id = sqe_u32(w, 8);
         if (id >= TS_MAX_EVENT) return SQE_ERROR;
         g_ts.event[id] = 0;
         return OK;
     }
     if (sub != WV_SUB_DEFAULT) return SQE_ERROR;
-    uint32_t w1 = sqe_u32(s, 20);
-    uint64_t dst = addr(sqe_u32(s, 16), w1 & 0x1FFFFu);
+    uint32_t w1 = sqe_u32(w, 4);
+    uint64_t dst = addr(sqe_u32(w, 0), w1 & 0x1FFFFu);
     unsigned awsize = (w1 >> 20) & 0x7u;
     if (awsize > 5 || dst == 0) return SQE_ERROR;
     size_t n = (size_t)1 << awsize; /* 1, 2, 4, 8, 16, 32 bytes from write_value_part0.. */
-    memcpy((void *)(uintptr_t)dst, s + 32, n);
+    memcpy((void *)(uintptr_t)dst, w + 16, n);
     return OK;
+}
+
+/* WRITE_VALUE: a plain write (value write), the event-reset form, or pointer mode (u8 @15 bit 0
+ * ptr_mode, RtStarsWriteValuePtrSqe, stars_sqe.hpp:83-102): u32 @16 / u32 @20 bits 0-16 then
+ * address a 64-byte descriptor STARS reads and performs. The runtime's external event record
+ * in a capture goes this way (ConstructWriteValueSqePtr, common_task_v100.cc:64-84; the
+ * descriptor filled by FillExternalRecordRefreshEntry, capture_model_adapt_v100.cc:69-83).
+ * Lock held. */
+static ts_result run_write_value_locked(const uint8_t *s) {
+    if ((sqe_u8(s, 15) & 1u) == 0) return write_payload_locked(s + 16);
+    uint64_t desc = addr(sqe_u32(s, 16), sqe_u32(s, 20) & 0x1FFFFu);
+    if (desc == 0) return SQE_ERROR;
+    uint8_t d[64];
+    memcpy(d, (const void *)(uintptr_t)desc, sizeof d);
+    return write_payload_locked(d);
 }
 
 static ts_result run_place_holder(ts_sq *sq, const uint8_t *s) {
