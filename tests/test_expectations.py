@@ -106,6 +106,11 @@ def test_real_runtime_file_lists_the_known_runtime_bugs() -> None:
     }
     assert {e.outcome for e in exp.entries} == {"FAIL"}
     assert all(re.search(r"\.cc:\d+", e.reason) for e in exp.entries), "reasons cite file:line"
+    # each runtime bug carries one command that reproduces it on that runtime, naming its spec
+    for e in exp.entries:
+        m = re.fullmatch(r"reproduce: .*mdlri-conformance run --backend acl .*--virtual-device "
+                         r".*-k (\S+)", e.note)
+        assert m is not None and e.id.endswith("::" + m.group(1)), (e.id, e.note)
 
 
 def _run(pytester: pytest.Pytester, exp_text: str, *extra: str) -> tuple[pytest.RunResult, list]:

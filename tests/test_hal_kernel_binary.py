@@ -97,14 +97,15 @@ def _tlvs(data: bytes) -> list[tuple[int, bytes]]:
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
 def test_meta_gives_the_catalog_layout(binary: Path, spec: KernelSpec) -> None:
-    """KERNEL_TYPE 3 (AIV, no mix kernel), PARAM_SUMMARY (count, sizeof) and one PARAM_INFO
-    per field at the C struct's (offset, size): what aclrtFunctionGetParamCount/Info answer
-    (elf.cc:594-639)."""
+    """KERNEL_TYPE 2 (AIC, a 910B cube kernel: tasks KERNEL_AICORE, program.cc:1601-1606,
+    davinci_kernel_task.cc:62-68; no mix kernel), PARAM_SUMMARY (count, sizeof) and one
+    PARAM_INFO per field at the C struct's (offset, size): what aclrtFunctionGetParamCount/Info
+    answer (elf.cc:594-639)."""
     sec = _sections(binary)[f".ascend.meta.{spec.name}"]
     data = binary.read_bytes()
     tlvs = _tlvs(data[int(sec["offset"], 16):][:int(sec["size"], 16)])
     assert [t for t, _ in tlvs] == [1, 16] + [17] * len(spec.fields)
-    assert struct.unpack("<I", tlvs[0][1]) == (3,)
+    assert struct.unpack("<I", tlvs[0][1]) == (2,)
     assert struct.unpack("<IQ", tlvs[1][1]) == (len(spec.fields), spec.args_size)
     infos = [struct.unpack("<IIII", body[:16]) for t, body in tlvs[2:]]
     assert [(i[2], i[3]) for i in infos] == list(spec.layout)

@@ -17,8 +17,12 @@ The runtime reads kernel binaries with its own ELF64 reader (hicann/runtime @681
   length, the name and a NUL (our own format; device memory is host memory on that device).
 * ``.ascend.meta.<name>`` per kernel (not allocated, so not copied; matched to the symbol by
   name, ``elf.cc:919-953, 1147``): TLVs ``{u16 type; u16 length}`` + body (``elf.hpp:131-134``,
-  ``elf.cc:737-762``): KERNEL_TYPE (1) = 3, AIV, a vector kernel that is no mix kernel
-  (``program.cc:1592-1614``); PARAM_SUMMARY (16: u32 count, u64 total size, ``elf.hpp:196-200``);
+  ``elf.cc:737-762``): KERNEL_TYPE (1) = 2, AIC, the 910B (v220) cube-core function type
+  (``elf.hpp:93-95``; 1, AICORE, is the older chips'), no cross-core sync TLV, so no mix
+  kernel: kernel attribute type CUBE (``program.cc:1564-1606``), whose tasks are
+  KERNEL_AICORE (only VECTOR makes KERNEL_AIVEC, ``davinci_kernel_task.cc:62-68``) and whose
+  SQE is the FFTS kernel SQE with fftsType AIC_ONLY and the same pc and argument fields as a
+  vector kernel's (``davinci_kernel_task_v100.cc:583-601, 855, 911-919``); PARAM_SUMMARY (16: u32 count, u64 total size, ``elf.hpp:196-200``);
   one PARAM_INFO (17: index, ordinal, offset, size, u16 align, u16 type, 4 x u32 zero,
   ``elf.hpp:202-218``) per parameter, from the catalog's C struct: what
   ``aclrtFunctionGetParamCount/Info`` answer (``kernel.cc:427-448``).
@@ -57,7 +61,8 @@ RECORD_SIZE = 256
 FILE_NAME = "mdlri_virtual_kernels.o"
 
 _TLV_KERNEL_TYPE, _TLV_PARAM_SUMMARY, _TLV_PARAM_INFO = 1, 16, 17
-_FUNC_TYPE_AIV = 3
+#: KERNEL_FUNCTION_TYPE_AIC (elf.hpp:94): a 910B cube kernel, task type KERNEL_AICORE
+_FUNC_TYPE_AIC = 2
 _SHT_PROGBITS, _SHT_SYMTAB, _SHT_STRTAB = 1, 2, 3
 _SHF_ALLOC_EXECINSTR = 0x6
 _STT_FUNC_GLOBAL = 0x12
@@ -97,7 +102,7 @@ def parse_record(data: bytes) -> Record | None:
 
 def meta(spec: KernelSpec) -> bytes:
     """The ``.ascend.meta.<name>`` TLVs: kernel type, parameter summary, parameter infos."""
-    out = struct.pack("<HHI", _TLV_KERNEL_TYPE, 4, _FUNC_TYPE_AIV)
+    out = struct.pack("<HHI", _TLV_KERNEL_TYPE, 4, _FUNC_TYPE_AIC)
     slots = spec.layout
     out += struct.pack("<HHIQ", _TLV_PARAM_SUMMARY, 12, len(slots), spec.args_size)
     for i, (offset, size) in enumerate(slots):
