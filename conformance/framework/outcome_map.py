@@ -81,12 +81,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             message = _failure_line(call)
             outcome = "ERROR"
     if outcome is not None:
+        # every row names the capabilities its spec declares (``requires``), whatever the
+        # outcome: `diff --stacks` tells a data-plane PASS from a control-plane one by them
         info = {"outcome": outcome, "clauses": list(ids), "level": level,
-                "area": area_of(item, ids), "message": message}
+                "area": area_of(item, ids), "message": message,
+                "needs": sorted({Cap(c).value for m in item.iter_markers("requires")
+                                 for c in m.args})}
         if outcome == "UNSUPPORTED":
-            # what the spec needs, and what was missing (required capabilities, verdicts)
-            info["needs"] = sorted({Cap(c).value for m in item.iter_markers("requires")
-                                    for c in m.args})
+            # what was missing (required capabilities, verdicts)
             if item.stash.get(keys.missing_key, None):
                 info["missing"] = item.stash[keys.missing_key]
             if item.stash.get(keys.unreached_key, False):
