@@ -5,8 +5,10 @@ moves no data, then over a device that does): how many rows moved from UNSUPPORT
 uninformative PASS, to a real verdict, and which data-plane clauses B confirms that A did not.
 Everything is derived from what the runs recorded:
 
-* a spec's **needs**: the capabilities it declares (``requires``), the ``needs`` of its row in
-  either run (a property of the spec, not of the run); ``None`` when neither run recorded it;
+* a spec's **needs**: the capabilities it declares (``requires``) or that a run found it
+  lacking while it ran (a readback without data movement): the ``needs`` and ``missing`` of
+  its row in either run (a property of the spec, not of the run); ``None`` when neither run
+  recorded any;
 * what a run **shows**: a capability every probing process of the run found ``present``
   (``probe.json``, else ``summary.json["probe"]``); a probe that hung, found it absent or
   could not measure it does not show it, and a run without probe records shows none;
@@ -98,9 +100,10 @@ def stack_facts(run: Run) -> StackFacts:
 
 
 def spec_needs(spec: str, a: Run, b: Run) -> frozenset[str] | None:
-    """The capabilities ``spec`` declares, as either run recorded them; None when neither did."""
-    found = [r["needs"] for r in (a.rows.get(spec), b.rows.get(spec))
-             if r is not None and isinstance(r.get("needs"), list)]
+    """The capabilities ``spec`` declares or was found lacking (``needs``, ``missing``), as
+    either run recorded them; None when neither did."""
+    found = [r[key] for r in (a.rows.get(spec), b.rows.get(spec)) if r is not None
+             for key in ("needs", "missing") if isinstance(r.get(key), list)]
     return frozenset(c for needs in found for c in needs) if found else None
 
 

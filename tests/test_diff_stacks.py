@@ -27,7 +27,9 @@ NEEDS_UNRECORDED = object()
 def _row(spec: str, outcome: str, clauses: list[str], needs: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"nodeid": f"specs/test_x.py::{spec}", "outcome": outcome,
                            "clauses": clauses, "backend": "acl", "level": "documented"}
-    if needs is not NEEDS_UNRECORDED:
+    if isinstance(needs, tuple):  # (declared needs, missing while it ran)
+        row["needs"], row["missing"] = needs
+    elif needs is not NEEDS_UNRECORDED:
         row["needs"] = needs
     return row
 
@@ -56,6 +58,8 @@ SPECS: dict[str, tuple[list[str], Any, Any, Any, Any]] = {
     # kernel execution shown on both: DP-8 confirmed in both, so not new
     "s11": (["DP-8"], "PASS", ["kernel_exec"], "PASS", ["kernel_exec"]),
     "s12": (["CP-4"], None, None, "PASS", []),
+    # data plane only through A's missing (a readback without data movement): confirms DP-9
+    "s13": (["DP-9"], "UNSUPPORTED", (["kernels"], ["data_movement"]), "PASS", ["kernels"]),
 }
 
 
@@ -138,7 +142,7 @@ def test_the_comparison_counts_every_transition_move_and_clause(runs: tuple[Path
     a, b = (load_run(p) for p in runs)
     cmp = compare_stacks(a, b, DATA_PLANE, VERDICTS)
     assert cmp.transitions == Counter({
-        ("UNSUPPORTED", "PASS"): 2,          # s1, s10
+        ("UNSUPPORTED", "PASS"): 3,          # s1, s10, s13
         (UNINFORMATIVE, "FAIL"): 1,          # s2
         ("PASS", "PASS"): 3,                 # s3, s9, s11
         ("UNSUPPORTED", "UNSUPPORTED"): 1,   # s4
@@ -146,14 +150,14 @@ def test_the_comparison_counts_every_transition_move_and_clause(runs: tuple[Path
         ("CHANGED", "TIMEOUT"): 1,           # s6
         ("UNSUPPORTED", UNINFORMATIVE): 1,   # s7
     })
-    assert sum(cmp.transitions.values()) == 10
-    assert cmp.from_unsupported == [_spec("s1"), _spec("s10")]
+    assert sum(cmp.transitions.values()) == 11
+    assert cmp.from_unsupported == [_spec("s1"), _spec("s10"), _spec("s13")]
     assert cmp.from_uninformative == [_spec("s2"), _spec("s5")]
-    assert cmp.moved_to == Counter({"PASS": 3, "FAIL": 1})
+    assert cmp.moved_to == Counter({"PASS": 4, "FAIL": 1})
     assert cmp.lost_verdict == [_spec("s6")]
     assert cmp.confirmed_a == {"DP-8"}
-    assert cmp.confirmed_b == {"DP-1", "DP-4", "DP-7", "DP-8"}
-    assert cmp.newly_confirmed == ["DP-1", "DP-4", "DP-7"]
+    assert cmp.confirmed_b == {"DP-1", "DP-4", "DP-7", "DP-8", "DP-9"}
+    assert cmp.newly_confirmed == ["DP-1", "DP-4", "DP-7", "DP-9"]
     assert cmp.needs_unknown == [_spec("s9")]
     assert (cmp.only_a, cmp.only_b) == (1, 1)
 
@@ -169,14 +173,14 @@ def test_the_text_shows_the_matrix_and_the_counts(runs: tuple[Path, Path]) -> No
         ["PASS", "3", "0", "0", "0", "0", "3"],
         ["PASS*", "1", "0", "1", "0", "0", "2"],
         ["CHANGED", "0", "0", "0", "0", "1", "1"],
-        ["UNSUPPORTED", "2", "1", "0", "1", "0", "4"],
-        ["total", "6", "1", "1", "1", "1", "10"],
+        ["UNSUPPORTED", "3", "1", "0", "1", "0", "5"],
+        ["total", "7", "1", "1", "1", "1", "11"],
     ]
-    assert "  moved to a real verdict: 4 (2 from UNSUPPORTED, 2 from PASS*): PASS 3, FAIL 1" \
+    assert "  moved to a real verdict: 5 (3 from UNSUPPORTED, 2 from PASS*): PASS 4, FAIL 1" \
         in lines
     assert "  lost a real verdict: 1" in lines
-    assert ("  data-plane clauses confirmed: A 1, B 4; in B and not in A: 3: DP-1, DP-4, DP-7"
-            in lines)
+    assert ("  data-plane clauses confirmed: A 1, B 5; in B and not in A: 4: DP-1, DP-4, DP-7, "
+            "DP-9" in lines)
     assert lines[-2].startswith("  needs recorded by neither run: 1 spec(s)")
     assert lines[-1] == "  not compared: 1 spec(s) only in A, 1 only in B"
 
@@ -194,5 +198,68 @@ def test_the_cli_adds_the_section_only_with_stacks_and_keeps_the_exit_code(
     assert with_stacks.startswith(plain)
     tail = with_stacks[len(plain):].splitlines()
     assert tail[0] == "stack comparison (A: baseline, B: compared)"
-    assert "  moved to a real verdict: 4 (2 from UNSUPPORTED, 2 from PASS*): PASS 3, FAIL 1" \
+    assert "  moved to a real verdict: 5 (3 from UNSUPPORTED, 2 from PASS*): PASS 4, FAIL 1" \
         in tail
+
+
+READBACK_SPECS = '''
+import pytest
+from mdlri_conformance.backends.contract import Cap
+from mdlri_conformance.conformance.framework import outcomes
+
+@pytest.mark.clause("CAP-01")
+@pytest.mark.requires(Cap.CAPTURE)
+def test_readback_without_data_movement():
+    raise outcomes.Unsupported("reading device memory needs data movement: absent",
+                               caps=(Cap.DATA_MOVEMENT.value,))
+
+@pytest.mark.clause("CAP-02")
+@pytest.mark.requires(Cap.KERNELS)
+def test_missing_declared_and_met():
+    raise outcomes.Unsupported("never reached")
+
+@pytest.mark.clause("CAP-03")
+def test_207000():
+    raise outcomes.Unsupported("aclmdlRIGetStreams returned 207000")
+'''
+
+
+def test_a_row_records_the_capabilities_its_unsupported_named(
+        pytester: pytest.Pytester) -> None:
+    """The comparison reads a spec's data-plane use from its row's ``needs`` and ``missing``:
+    a readback without data movement (``Dev.readable``) records ``missing: [data_movement]``."""
+    pytester.makepyfile(test_specs=READBACK_SPECS)
+    pytester.runpytest("-p", "mdlri_conformance.conformance.framework.plugin",
+                       "-p", "no:randomly", "--backend", "tests.fakes:create_no_kernels",
+                       "--report-dir", str(pytester.path / "out"))
+    rows = {r["nodeid"].split("::")[1]: r for r in
+            (json.loads(x) for x in (pytester.path / "out" / "results.jsonl").read_text()
+             .splitlines())}
+    readback = rows["test_readback_without_data_movement"]
+    assert (readback["outcome"], readback["needs"], readback["missing"]) == (
+        "UNSUPPORTED", ["capture"], ["data_movement"])
+    declared = rows["test_missing_declared_and_met"]
+    assert (declared["outcome"], declared["needs"], declared["missing"]) == (
+        "UNSUPPORTED", ["kernels"], ["kernels"])
+    plain = rows["test_207000"]
+    assert (plain["outcome"], plain["needs"], "missing" in plain) == ("UNSUPPORTED", [], False)
+
+
+def test_a_readback_unsupported_names_the_capability_it_lacks() -> None:
+    """``Dev.readable`` raises Unsupported with ``caps`` naming data movement, or kernel
+    execution after a kernel launch."""
+    from mdlri_conformance.backends.contract import ALL_CAPS, Cap
+    from mdlri_conformance.conformance.framework import outcomes
+    from mdlri_conformance.conformance.harness import Dev
+    from tests.fakes import NullBackend
+
+    dev = Dev(NullBackend(ALL_CAPS - {Cap.DATA_MOVEMENT}))
+    with pytest.raises(outcomes.Unsupported) as info:
+        dev.readable()
+    assert info.value.caps == ("data_movement",)
+    dev = Dev(NullBackend(ALL_CAPS - {Cap.KERNEL_EXEC}))
+    dev.readable()  # no kernel launched: the readback judges data movement only
+    dev.kernels_used = True
+    with pytest.raises(outcomes.Unsupported) as info:
+        dev.readable()
+    assert info.value.caps == ("kernel_exec",)

@@ -42,13 +42,24 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     try:
         return (yield)
     except Unsupported as exc:
+        _note_missing(item, [exc])
         pytest.skip(f"UNSUPPORTED: {exc}")
     except BaseExceptionGroup as group:
         if _judged(group):
             raise
+        _note_missing(item, _leaves(group))
         pytest.skip(f"UNSUPPORTED: {_leaves(group)[0]}")
     finally:
         current_clauses.reset(token)
+
+
+def _note_missing(item: pytest.Item, excs: list[BaseException]) -> None:
+    """Add the capabilities the :class:`.outcomes.Unsupported` ``excs`` name (a readback
+    without data movement) to the item's missing ones, for its row's ``missing``."""
+    caps = [c for e in excs for c in getattr(e, "caps", ())]
+    if caps:
+        had = item.stash.get(keys.missing_key, None) or []
+        item.stash[keys.missing_key] = list(dict.fromkeys([*had, *caps]))
 
 
 @pytest.hookimpl(wrapper=True)
