@@ -20,7 +20,7 @@ import os
 from typing import Callable, NoReturn, Sequence
 
 from ..framework.watchdog import spec_timeout_value
-from .commands import (cmd_diff, cmd_doctor, cmd_example, cmd_kernels_build,
+from .commands import (DATA_PLANE, cmd_diff, cmd_doctor, cmd_example, cmd_kernels_build,
                        cmd_replay, cmd_report)
 from .common import PROG
 from .pipes import guard_stdout
@@ -137,8 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "transition matrix (A outcome -> B outcome, counts), how many rows "
                          "moved from UNSUPPORTED or from an uninformative PASS to a real "
                          "verdict, and the data-plane clauses B confirms and A does not. "
-                         "Data plane: the probed capabilities data_movement, kernel_exec "
-                         "and blocking_wait. A run shows a capability when every probing "
+                         f"Data plane: the probed capabilities {', '.join(DATA_PLANE)}. A run shows a capability when every probing "
                          "process recorded it present (probe.json). A spec's needs are the "
                          "capabilities it declares or was found lacking while it ran (the "
                          "'needs' and 'missing' of its row in either run). "
