@@ -159,10 +159,12 @@ class Dev:
         caps = self.b.capabilities
         if Cap.DATA_MOVEMENT not in caps:
             raise outcomes.Unsupported(f"{what} needs data movement: "
-                                       f"{probe.reason(self.b, Cap.DATA_MOVEMENT) or 'absent'}")
+                                       f"{probe.reason(self.b, Cap.DATA_MOVEMENT) or 'absent'}",
+                                       caps=(Cap.DATA_MOVEMENT.value,))
         if self.kernels_used and Cap.KERNEL_EXEC not in caps:
             raise outcomes.Unsupported(f"{what} after a kernel launch needs kernel execution: "
-                                       f"{probe.reason(self.b, Cap.KERNEL_EXEC) or 'absent'}")
+                                       f"{probe.reason(self.b, Cap.KERNEL_EXEC) or 'absent'}",
+                                       caps=(Cap.KERNEL_EXEC.value,))
 
     def read(self, buf: Buf) -> np.ndarray:
         """Synchronous D2H copy of ``buf``."""

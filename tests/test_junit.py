@@ -136,6 +136,7 @@ def test_xunit1_results_and_properties(pytester: pytest.Pytester) -> None:
     assert (props["clause"], props["level"], props["area"], props["outcome"]) == (
         "CAP-01", "documented", "specs", "PASS")
     assert json.loads(props["leaks"]) == {} and "changed" in json.loads(props["state"])
+    assert props["needs"] == "[]"  # every row names its spec's needs, a PASS too
     kind, typ, msg = _result(one["test_fail"])[0]
     assert (kind, typ) == ("failure", "FAIL")
     assert msg.startswith("FAIL: [CAP-04] aclmdlRICaptureEnd rc: expected 0 (SUCCESS), observed "

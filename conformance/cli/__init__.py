@@ -20,7 +20,7 @@ import os
 from typing import Callable, NoReturn, Sequence
 
 from ..framework.watchdog import spec_timeout_value
-from .commands import (cmd_diff, cmd_doctor, cmd_example, cmd_kernels_build,
+from .commands import (DATA_PLANE, cmd_diff, cmd_doctor, cmd_example, cmd_kernels_build,
                        cmd_replay, cmd_report)
 from .common import PROG
 from .pipes import guard_stdout
@@ -132,6 +132,20 @@ def build_parser() -> argparse.ArgumentParser:
                                     "compared), else 0.")
     df.add_argument("run_a", help="report directory of the earlier run")
     df.add_argument("run_b", help="report directory of the later run")
+    df.add_argument("--stacks", action="store_true",
+                    help="also compare the two runs' stacks, A the baseline: the outcome "
+                         "transition matrix (A outcome -> B outcome, counts), how many rows "
+                         "moved from UNSUPPORTED or from an uninformative PASS to a real "
+                         "verdict, and the data-plane clauses B confirms and A does not. "
+                         f"Data plane: the probed capabilities {', '.join(DATA_PLANE)}. A run shows a capability when every probing "
+                         "process recorded it present (probe.json). A spec's needs are the "
+                         "capabilities it declares or was found lacking while it ran (the "
+                         "'needs' and 'missing' of its row in either run). "
+                         "Uninformative PASS (PASS*): a PASS whose spec needs a data-plane "
+                         "capability its run did not show. Real verdict: PASS (not "
+                         "uninformative), FAIL, CHANGED, XFAIL or XPASS. A data-plane clause "
+                         "is confirmed by an informative PASS of a spec that needs a "
+                         "data-plane capability. Exit codes are unchanged.")
     df.set_defaults(func=cmd_diff)
 
     rep = sub.add_parser("report", help="(re)build a run's reports from its results.jsonl",

@@ -90,6 +90,8 @@ def _probe_first(backend: Any) -> int | None:
 #: what a replay cannot show without each probed capability
 _NOT_SHOWN = (("data_movement", "data movement"), ("kernel_exec", "kernel execution"),
               ("blocking_wait", "blocking"))
+#: the data plane: the probed capabilities without which only the control plane is judged
+DATA_PLANE: tuple[str, ...] = tuple(cap for cap, _ in _NOT_SHOWN)
 
 
 def _conforms_line(caps: Any, observations: int, backend: str) -> str:
@@ -308,7 +310,9 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     """The differences, then the exit code: 1 when B has new failures (a failure seen is
     definite), else 4 INCOMPLETE when either run is incomplete (killed, interrupted, specs
     that never ran: only the specs both recorded were compared, and the line says so), else
-    0."""
+    0. With ``--stacks`` the stack comparison follows (:mod:`reports.stacks`: the data plane
+    is :data:`DATA_PLANE`, a real verdict an outcome of ``verdict.EXERCISED``); the exit code
+    does not depend on it."""
     from mdlri_conformance.reports.diff import diff_runs, format_diff
     from mdlri_conformance.reports.runs import RunError, load_run
     from ..framework import rundir
@@ -327,6 +331,11 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     d = diff_runs(a, b)
     for line in format_diff(d, a, b):
         print(line)
+    if getattr(ns, "stacks", False):
+        from mdlri_conformance.reports.stacks import compare_stacks, format_stacks
+        cmp = compare_stacks(a, b, DATA_PLANE, verdict.EXERCISED)
+        for line in format_stacks(cmp):
+            print(line)
     if partial:
         print(f"{PROG}: INCOMPLETE: " + "; ".join(partial)
               + "; only the specs both runs recorded were compared", file=sys.stderr)

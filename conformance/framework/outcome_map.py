@@ -42,13 +42,24 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     try:
         return (yield)
     except Unsupported as exc:
+        _note_missing(item, [exc])
         pytest.skip(f"UNSUPPORTED: {exc}")
     except BaseExceptionGroup as group:
         if _judged(group):
             raise
+        _note_missing(item, _leaves(group))
         pytest.skip(f"UNSUPPORTED: {_leaves(group)[0]}")
     finally:
         current_clauses.reset(token)
+
+
+def _note_missing(item: pytest.Item, excs: list[BaseException]) -> None:
+    """Add the capabilities the :class:`.outcomes.Unsupported` ``excs`` name (a readback
+    without data movement) to the item's missing ones, for its row's ``missing``."""
+    caps = [c for e in excs for c in getattr(e, "caps", ())]
+    if caps:
+        had = item.stash.get(keys.missing_key, None) or []
+        item.stash[keys.missing_key] = list(dict.fromkeys([*had, *caps]))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -81,12 +92,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             message = _failure_line(call)
             outcome = "ERROR"
     if outcome is not None:
+        # every row names the capabilities its spec declares (``requires``), whatever the
+        # outcome: `diff --stacks` tells a data-plane PASS from a control-plane one by them
         info = {"outcome": outcome, "clauses": list(ids), "level": level,
-                "area": area_of(item, ids), "message": message}
+                "area": area_of(item, ids), "message": message,
+                "needs": sorted({Cap(c).value for m in item.iter_markers("requires")
+                                 for c in m.args})}
         if outcome == "UNSUPPORTED":
-            # what the spec needs, and what was missing (required capabilities, verdicts)
-            info["needs"] = sorted({Cap(c).value for m in item.iter_markers("requires")
-                                    for c in m.args})
+            # what was missing (required capabilities, verdicts)
             if item.stash.get(keys.missing_key, None):
                 info["missing"] = item.stash[keys.missing_key]
             if item.stash.get(keys.unreached_key, False):

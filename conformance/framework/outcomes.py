@@ -10,7 +10,7 @@ helpers that raise them live in the content (``conformance/expect.py``).
 from __future__ import annotations
 
 import contextvars
-from typing import Any
+from typing import Any, Iterable
 
 #: clause ids of the spec that is running (set by the plugin around each test call)
 current_clauses: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
@@ -19,7 +19,12 @@ current_clauses: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVa
 
 class Unsupported(Exception):
     """The backend does not support what the spec needs (207000 / 207019, or a capability
-    the probes found absent)."""
+    the probes found absent). ``caps`` names the absent capabilities (``Cap`` values) when
+    known: the row records them as ``missing``, beside the ones its ``requires`` lacked."""
+
+    def __init__(self, *args: object, caps: Iterable[str] = ()) -> None:
+        super().__init__(*args)
+        self.caps = tuple(caps)
 
 
 class ConformanceFailure(AssertionError):
