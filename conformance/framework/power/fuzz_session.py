@@ -44,7 +44,7 @@ from typing import Any, Callable
 import pytest
 
 from .. import backend_session
-from . import fuzz_coverage, fuzz_failures
+from . import fuzz_coverage, fuzz_failures, fuzz_observations
 
 #: a target runs this long before the scheduler draws again
 SLICE_S = 2.0
@@ -191,7 +191,8 @@ class FuzzSession:
         self._targets(session)
         self.started = time.monotonic()
         try:
-            self._fuzz()
+            with fuzz_observations.lean():  # nothing rendered that guidance never reads
+                self._fuzz()
         finally:
             self.fuzz_seconds = time.monotonic() - self.started
             self._switch(None)
