@@ -67,3 +67,31 @@ def test_lean_restores_after_an_error() -> None:
     except KeyError:
         pass
     assert core.RepresentationPrinter is printer
+
+
+def test_crossover_weights_are_hypofuzz_own() -> None:
+    import random
+    from collections import Counter
+
+    from hypofuzz.mutator import CrossOverMutator
+
+    from mdlri_conformance.conformance.framework.power import fuzz_weights
+
+    rng = random.Random(7)
+    counts: Counter[object] = Counter({("f", i): rng.randint(1, 50) for i in range(300)})
+    prints = {frozenset(rng.sample(sorted(counts), rng.randint(1, 40))): i for i in range(60)}
+    prints[frozenset()] = -1
+
+    class Corpus:
+        behavior_counts = counts
+        fingerprints = prints
+
+    original = CrossOverMutator.__dict__["_get_weights"]
+    if original is fuzz_weights.crossover_weights:  # installed earlier in this process
+        import importlib
+
+        import hypofuzz.mutator
+        original = importlib.reload(hypofuzz.mutator).CrossOverMutator._get_weights
+    m = CrossOverMutator(Corpus(), random.Random(0))  # type: ignore[arg-type]
+    assert fuzz_weights.crossover_weights(m) == original(m)
+    assert len(original(m)) == len(prints)

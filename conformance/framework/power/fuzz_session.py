@@ -44,7 +44,7 @@ from typing import Any, Callable
 import pytest
 
 from .. import backend_session
-from . import fuzz_coverage, fuzz_failures, fuzz_observations
+from . import fuzz_coverage, fuzz_failures, fuzz_observations, fuzz_weights
 
 #: a target runs this long before the scheduler draws again
 SLICE_S = 2.0
@@ -173,6 +173,7 @@ class FuzzSession:
         self.shard, self.shards = shard
         self.collector = _ItemsCollector()  # HypoFuzz's own FuzzTarget builder
         self.arcs = fuzz_coverage.ArcCollector()  # every target's behaviours, in C
+        fuzz_weights.install()  # HypoFuzz's crossover weights, the same numbers in C
         self.targets: list[Target] = []
         self.not_fuzzed: dict[str, str] = {}
         self.started = time.monotonic()
