@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import timeit
+from typing import Any
 from ctypes import POINTER, byref, c_int, c_uint32, c_void_p
 from pathlib import Path
 
@@ -126,7 +127,9 @@ def setup_task(b):
     return s, model, tasks[0], addr
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, emit: Any = print) -> dict[str, tuple[float, ...]]:
+    """Measure and print the table; returns ``{method: (noop, c-direct, floor, binding)}``
+    in ns per call (empty when the acl backend is unsupported here)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--acl-lib", default="emulator")
     ap.add_argument("--calls", type=int, default=20000)
@@ -136,8 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     import mdlri_conformance.backends.acl as acl
     b = acl.create(lib=ns.acl_lib)
     if b.unsupported_reason():
-        print(f"UNSUPPORTED: acl backend: {b.unsupported_reason()}")
-        return 0
+        emit(f"UNSUPPORTED: acl backend: {b.unsupported_reason()}")
+        return {}
     with tempfile.TemporaryDirectory() as tmp:
         noop = build_noop(Path(tmp))
         s, model, task, addr = setup_task(b)
@@ -178,15 +181,16 @@ def main(argv: list[str] | None = None) -> int:
         b.destroy(model)
         b.free(addr)
         b.destroy_stream(s)
-    print(f"acl binding overhead ({b.version()}), best of {ns.repeat} x {ns.calls} calls")
-    print(f"{'method':<18}{'noop ns':>9}{'c-direct ns':>13}{'floor ns':>10}{'binding ns':>12}"
+    emit(f"acl binding overhead ({b.version()}), best of {ns.repeat} x {ns.calls} calls")
+    emit(f"{'method':<18}{'noop ns':>9}{'c-direct ns':>13}{'floor ns':>10}{'binding ns':>12}"
           f"{'binding/noop':>14}{'floor/noop':>12}{'binding/c':>11}")
     for name, t_noop, t_c, t_floor, t_bind in rows:
-        print(f"{name:<18}{t_noop:>9.0f}{t_c:>13.0f}{t_floor:>10.0f}{t_bind:>12.0f}"
+        emit(f"{name:<18}{t_noop:>9.0f}{t_c:>13.0f}{t_floor:>10.0f}{t_bind:>12.0f}"
               f"{t_bind / t_noop:>14.2f}{t_floor / t_noop:>12.2f}{t_bind / t_c:>11.2f}")
     b.close()
-    return 0
+    return {name: tuple(times) for name, *times in rows}
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
+    sys.exit(0)

@@ -2,7 +2,7 @@
 never part of the test run: these machines are noisy, so a figure is a ratio measured side by
 side in one run, or a time from one run, and no test asserts on it).
 
-    python bench/targets.py [--cases N] [--suite] [--kills | --kill-matrix FILE]
+    python bench/targets.py [--cases N] [--suite] [--binding] [--kills | --kill-matrix FILE]
                             [--campaign DIR ... [--campaign-baseline DIR]]
 
 One line per target, ``name: measured vs target -> MET`` or ``-> NOT MET``; a target this run
@@ -17,6 +17,10 @@ did not measure says ``NOT MEASURED`` and the option that measures it:
 * seconds until the generated tier alone finds each planted fault (median, maximum) and the
   kill rate: bench/kill_times.py (``--kills`` runs that kill matrix, ``--kill-matrix FILE``
   reads one written by ``mdlri-conformance faults``).
+
+* a call of the acl binding without out-parameters (``synchronize_stream``) over a bare
+  ctypes call of a no-op C function, with the floor (one method frame over the prepared
+  function) as its bound: bench/binding_overhead.py on the emulator (``--binding``).
 
 * the bound this stack puts on a target, after its verdict, where one is measured: for
   execution, the floor plus every executed task at the cost of the cheapest task (an event
@@ -44,6 +48,7 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import binding_overhead  # noqa: E402
 import generated_rate  # noqa: E402
 import kill_times  # noqa: E402
 import suite_time  # noqa: E402
@@ -102,6 +107,10 @@ TARGETS = {
                          True, "--kills or --kill-matrix FILE"),
     "kill_rate": Target("kill matrix: planted faults found", 100, " %", False,
                         "--kills or --kill-matrix FILE"),
+    "binding_no_out": Target("acl binding, a call without out-parameters (synchronize_stream) "
+                             "/ bare ctypes no-op", 1.5, "x", True, "--binding",
+                             "binding_floor_over_noop",
+                             "floor: one method frame over the prepared function"),
     "deep_speedup": Target("deep profile, graphs per minute over the baseline campaign's", 3,
                            "x", False, "--campaign DIR --campaign-baseline DIR"),
 }
@@ -119,6 +128,9 @@ def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> 
                        help="read kill_matrix.json files (several: matrices over disjoint "
                             "faults, run apart, read as one)")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="kill-matrix runs at once")
+    ap.add_argument("--binding", action="store_true",
+                    help="also time the acl binding against a bare ctypes no-op "
+                         "(bench/binding_overhead.py, on the emulator)")
     ap.add_argument("--campaign", action="append", default=[], metavar="DIR",
                     help="a deep campaign's folder (or its campaign.json); repeatable")
     ap.add_argument("--campaign-baseline", metavar="DIR",
@@ -177,6 +189,13 @@ def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> 
         measured["max_kill_s"] = s["max_time_to_kill_s"]
         measured["kill_rate"] = 100.0 * s["kill_rate"] if s["faults"] else None
 
+    if ns.binding:
+        emit("== acl binding (bench/binding_overhead.py)")
+        rows = binding_overhead.main([], emit)
+        if "synchronize_stream" in rows:
+            t_noop, _, t_floor, t_bind = rows["synchronize_stream"]
+            measured["binding_no_out"] = t_bind / t_noop
+            bounds["binding_floor_over_noop"] = t_floor / t_noop
     if baseline is not None:
         emit(f"== baseline: {campaign_line(baseline)}")
         try:

@@ -98,3 +98,11 @@ def test_deep_speedup_compares_campaigns_of_the_same_backend_and_cores() -> None
     assert targets.TARGETS["deep_speedup"].met(3.0) and not targets.TARGETS["deep_speedup"].met(2.9)
     with pytest.raises(ValueError, match="cores"):
         targets.deep_speedup(new, {**old, "cores": 1})
+
+
+def test_binding_target_names_the_floor_as_its_bound() -> None:
+    binding = targets.TARGETS["binding_no_out"]
+    line = binding.line(1.55, 1.32)
+    assert "1.55x vs <= 1.5x -> NOT MET" in line and "floor" in line and "1.32x" in line
+    assert binding.met(1.5) and not binding.met(1.51)
+    assert "NOT MEASURED" in binding.line(None) and "--binding" in binding.line(None)

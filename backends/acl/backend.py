@@ -36,8 +36,11 @@ bare ctypes call). A method of one C function reads like this::
         return (rc if rc == OK else self._rc(rc)), (UNWRITTEN if v == U32_SENTINEL else v)
 
 ``self._c`` (:class:`~.symbols.Prepared`) resolves a symbol on its first use and keeps it as
-a plain instance attribute (None when missing; after :meth:`close` every access raises); a
-method without out-parameters is ``return self._call("aclX", ...)``. A scalar out-parameter
+a plain instance attribute (None when missing; after :meth:`close` every access raises). A
+method without out-parameters converts its arguments into locals first (a
+:class:`~.convert.Handle` by its ``ptr`` inline, anything else through ``as_ptr``), then looks
+the function up, calls it and checks the rc in its own frame, with no helper frame per call
+(``_call`` does the same for the few calls off the hot path). A scalar out-parameter
 is a ctypes scalar made per call with its sentinel, handed to the function as is (for a
 ``POINTER(T)`` argument ctypes passes a ``T``'s address in C, cheaper than ``byref`` in
 Python); being the call's own object, it needs no per-thread slot (the call releases the
@@ -356,7 +359,7 @@ class AclBackend:
         if fn is None:
             return self._missing(name)
         rc = fn(*args)
-        return rc if rc == OK else self._rc(rc)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def _out_call(self, name: str, kind: str, *args: Any) -> tuple[int, Any]:
         """A call whose last argument is a ``void**`` out-parameter."""
@@ -519,15 +522,31 @@ class AclBackend:
 
     def destroy_stream(self, stream: Any) -> int:
         """aclrtDestroyStream."""
-        return self._call("aclrtDestroyStream", as_ptr(stream))
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclrtDestroyStream
+        if fn is None:
+            return self._missing("aclrtDestroyStream")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def synchronize_stream(self, stream: Any) -> int:
         """aclrtSynchronizeStream."""
-        return self._call("aclrtSynchronizeStream", as_ptr(stream))
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclrtSynchronizeStream
+        if fn is None:
+            return self._missing("aclrtSynchronizeStream")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def synchronize_stream_with_timeout(self, stream: Any, timeout_ms: int) -> int:
         """aclrtSynchronizeStreamWithTimeout (int32 timeout: -1 forever)."""
-        return self._call("aclrtSynchronizeStreamWithTimeout", as_ptr(stream), int(timeout_ms))
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        a1 = int(timeout_ms)
+        fn = self._c.aclrtSynchronizeStreamWithTimeout
+        if fn is None:
+            return self._missing("aclrtSynchronizeStreamWithTimeout")
+        rc = fn(a0, a1)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def stream_query(self, stream: Any) -> tuple[int, Any]:
         """aclrtStreamQuery -> (rc, StreamStatus)."""
@@ -556,7 +575,12 @@ class AclBackend:
 
     def free(self, dev_ptr: int | None) -> int:
         """aclrtFree."""
-        return self._call("aclrtFree", as_ptr(dev_ptr))
+        a0 = dev_ptr.ptr if dev_ptr.__class__ is Handle else as_ptr(dev_ptr)
+        fn = self._c.aclrtFree
+        if fn is None:
+            return self._missing("aclrtFree")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def malloc_host(self, size: int) -> tuple[int, Any]:
         """aclrtMallocHost -> (rc, uint8 numpy array over the pinned memory)."""
@@ -614,8 +638,16 @@ class AclBackend:
     def memcpy(self, dst: Any, dest_max: int, src: Any, count: int, kind: int) -> int:
         """aclrtMemcpy (synchronous)."""
         n = min(int(count), int(dest_max))
-        return self._call("aclrtMemcpy", self._mem_ptr(dst, n), int(dest_max),
-                          self._mem_ptr(src, n), int(count), int(kind))
+        a0 = self._mem_ptr(dst, n)
+        a1 = int(dest_max)
+        a2 = self._mem_ptr(src, n)
+        a3 = int(count)
+        a4 = int(kind)
+        fn = self._c.aclrtMemcpy
+        if fn is None:
+            return self._missing("aclrtMemcpy")
+        rc = fn(a0, a1, a2, a3, a4)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def memcpy_async(self, dst: Any, dest_max: int, src: Any, count: int, kind: int,
                      stream: Any) -> int:
@@ -624,19 +656,43 @@ class AclBackend:
             if isinstance(x, np.ndarray):
                 self._async_keep.append(x)
         n = min(int(count), int(dest_max))
-        return self._call("aclrtMemcpyAsync", self._mem_ptr(dst, n), int(dest_max),
-                          self._mem_ptr(src, n), int(count), int(kind), as_ptr(stream))
+        a0 = self._mem_ptr(dst, n)
+        a1 = int(dest_max)
+        a2 = self._mem_ptr(src, n)
+        a3 = int(count)
+        a4 = int(kind)
+        a5 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclrtMemcpyAsync
+        if fn is None:
+            return self._missing("aclrtMemcpyAsync")
+        rc = fn(a0, a1, a2, a3, a4, a5)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def memset(self, dev_ptr: int, max_count: int, value: int, count: int) -> int:
         """aclrtMemset (synchronous)."""
-        return self._call("aclrtMemset", self._mem_ptr(dev_ptr), int(max_count), int(value),
-                          int(count))
+        a0 = self._mem_ptr(dev_ptr)
+        a1 = int(max_count)
+        a2 = int(value)
+        a3 = int(count)
+        fn = self._c.aclrtMemset
+        if fn is None:
+            return self._missing("aclrtMemset")
+        rc = fn(a0, a1, a2, a3)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def memset_async(self, dev_ptr: int, max_count: int, value: int, count: int,
                      stream: Any) -> int:
         """aclrtMemsetAsync."""
-        return self._call("aclrtMemsetAsync", self._mem_ptr(dev_ptr), int(max_count),
-                          int(value), int(count), as_ptr(stream))
+        a0 = self._mem_ptr(dev_ptr)
+        a1 = int(max_count)
+        a2 = int(value)
+        a3 = int(count)
+        a4 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclrtMemsetAsync
+        if fn is None:
+            return self._missing("aclrtMemsetAsync")
+        rc = fn(a0, a1, a2, a3, a4)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     # =========================================================================================
     # events
@@ -663,52 +719,113 @@ class AclBackend:
 
     def destroy_event(self, event: Any) -> int:
         """aclrtDestroyEvent."""
-        return self._call("aclrtDestroyEvent", as_ptr(event))
+        a0 = event.ptr if event.__class__ is Handle else as_ptr(event)
+        fn = self._c.aclrtDestroyEvent
+        if fn is None:
+            return self._missing("aclrtDestroyEvent")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def record_event(self, event: Any, stream: Any) -> int:
         """aclrtRecordEvent."""
-        return self._call("aclrtRecordEvent", as_ptr(event), as_ptr(stream))
+        a0 = event.ptr if event.__class__ is Handle else as_ptr(event)
+        a1 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclrtRecordEvent
+        if fn is None:
+            return self._missing("aclrtRecordEvent")
+        rc = fn(a0, a1)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def stream_wait_event(self, stream: Any, event: Any) -> int:
         """aclrtStreamWaitEvent."""
-        return self._call("aclrtStreamWaitEvent", as_ptr(stream), as_ptr(event))
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        a1 = event.ptr if event.__class__ is Handle else as_ptr(event)
+        fn = self._c.aclrtStreamWaitEvent
+        if fn is None:
+            return self._missing("aclrtStreamWaitEvent")
+        rc = fn(a0, a1)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def reset_event(self, event: Any, stream: Any) -> int:
         """aclrtResetEvent."""
-        return self._call("aclrtResetEvent", as_ptr(event), as_ptr(stream))
+        a0 = event.ptr if event.__class__ is Handle else as_ptr(event)
+        a1 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclrtResetEvent
+        if fn is None:
+            return self._missing("aclrtResetEvent")
+        rc = fn(a0, a1)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def record_event_with_flag(self, event: Any, stream: Any, flag: int) -> int:
         """aclrtRecordEventWithFlag (XS-10)."""
-        return self._call("aclrtRecordEventWithFlag", as_ptr(event), as_ptr(stream),
-                          int(flag) & 0xFFFFFFFF)
+        a0 = event.ptr if event.__class__ is Handle else as_ptr(event)
+        a1 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        a2 = int(flag) & 0xFFFFFFFF
+        fn = self._c.aclrtRecordEventWithFlag
+        if fn is None:
+            return self._missing("aclrtRecordEventWithFlag")
+        rc = fn(a0, a1, a2)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def stream_wait_event_with_flag(self, stream: Any, event: Any, timeout: int,
                                     flag: int) -> int:
         """aclrtStreamWaitEventWithFlag (XS-10; uint32 timeout)."""
-        return self._call("aclrtStreamWaitEventWithFlag", as_ptr(stream), as_ptr(event),
-                          int(timeout) & 0xFFFFFFFF, int(flag) & 0xFFFFFFFF)
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        a1 = event.ptr if event.__class__ is Handle else as_ptr(event)
+        a2 = int(timeout) & 0xFFFFFFFF
+        a3 = int(flag) & 0xFFFFFFFF
+        fn = self._c.aclrtStreamWaitEventWithFlag
+        if fn is None:
+            return self._missing("aclrtStreamWaitEventWithFlag")
+        rc = fn(a0, a1, a2, a3)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def synchronize_event(self, event: Any) -> int:
         """aclrtSynchronizeEvent: wait for the event's last record."""
-        return self._call("aclrtSynchronizeEvent", as_ptr(event))
+        a0 = event.ptr if event.__class__ is Handle else as_ptr(event)
+        fn = self._c.aclrtSynchronizeEvent
+        if fn is None:
+            return self._missing("aclrtSynchronizeEvent")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def synchronize_event_with_timeout(self, event: Any, timeout_ms: int) -> int:
         """aclrtSynchronizeEventWithTimeout (int32 timeout: -1 forever; 507047 at the host
         deadline)."""
-        return self._call("aclrtSynchronizeEventWithTimeout", as_ptr(event), int(timeout_ms))
+        a0 = event.ptr if event.__class__ is Handle else as_ptr(event)
+        a1 = int(timeout_ms)
+        fn = self._c.aclrtSynchronizeEventWithTimeout
+        if fn is None:
+            return self._missing("aclrtSynchronizeEventWithTimeout")
+        rc = fn(a0, a1)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     # =========================================================================================
     # value write / wait
 
     def value_write(self, dev_addr: int | None, value: int, flag: int, stream: Any) -> int:
         """aclrtValueWrite."""
-        return self._call("aclrtValueWrite", as_ptr(dev_addr), int(value) & 0xFFFF_FFFF_FFFF_FFFF,
-                          int(flag) & 0xFFFFFFFF, as_ptr(stream))
+        a0 = dev_addr.ptr if dev_addr.__class__ is Handle else as_ptr(dev_addr)
+        a1 = int(value) & 0xFFFF_FFFF_FFFF_FFFF
+        a2 = int(flag) & 0xFFFFFFFF
+        a3 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclrtValueWrite
+        if fn is None:
+            return self._missing("aclrtValueWrite")
+        rc = fn(a0, a1, a2, a3)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def value_wait(self, dev_addr: int | None, value: int, flag: int, stream: Any) -> int:
         """aclrtValueWait."""
-        return self._call("aclrtValueWait", as_ptr(dev_addr), int(value) & 0xFFFF_FFFF_FFFF_FFFF,
-                          int(flag) & 0xFFFFFFFF, as_ptr(stream))
+        a0 = dev_addr.ptr if dev_addr.__class__ is Handle else as_ptr(dev_addr)
+        a1 = int(value) & 0xFFFF_FFFF_FFFF_FFFF
+        a2 = int(flag) & 0xFFFFFFFF
+        a3 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclrtValueWait
+        if fn is None:
+            return self._missing("aclrtValueWait")
+        rc = fn(a0, a1, a2, a3)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     # =========================================================================================
     # kernels
@@ -737,7 +854,12 @@ class AclBackend:
 
     def binary_unload(self, bin_handle: Any) -> int:
         """aclrtBinaryUnLoad."""
-        return self._call("aclrtBinaryUnLoad", as_ptr(bin_handle))
+        a0 = bin_handle.ptr if bin_handle.__class__ is Handle else as_ptr(bin_handle)
+        fn = self._c.aclrtBinaryUnLoad
+        if fn is None:
+            return self._missing("aclrtBinaryUnLoad")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def function_get_param_count(self, func: Any, *,
                                  null_out: bool = False) -> tuple[int, Any]:
@@ -778,16 +900,29 @@ class AclBackend:
         cfg_p = byref(cfg) if isinstance(cfg, S.LaunchKernelCfg) else cfg
         ph = placeholders if placeholders is None or not isinstance(placeholders, list) \
             else (S.PlaceHolderInfo * len(placeholders))(*placeholders)
-        return self._call("aclrtLaunchKernelWithHostArgs", as_ptr(func_handle),
-                          int(num_blocks) & 0xFFFFFFFF, as_ptr(stream), cfg_p, args,
-                          int(args_size), ph, int(placeholder_num))
+        a0 = func_handle.ptr if func_handle.__class__ is Handle else as_ptr(func_handle)
+        a1 = int(num_blocks) & 0xFFFFFFFF
+        a2 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        a5 = int(args_size)
+        a7 = int(placeholder_num)
+        fn = self._c.aclrtLaunchKernelWithHostArgs
+        if fn is None:
+            return self._missing("aclrtLaunchKernelWithHostArgs")
+        rc = fn(a0, a1, a2, cfg_p, args, a5, ph, a7)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     # =========================================================================================
     # capture
 
     def capture_begin(self, stream: Any, mode: int) -> int:
         """aclmdlRICaptureBegin."""
-        return self._call("aclmdlRICaptureBegin", as_ptr(stream), int(mode))
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        a1 = int(mode)
+        fn = self._c.aclmdlRICaptureBegin
+        if fn is None:
+            return self._missing("aclmdlRICaptureBegin")
+        rc = fn(a0, a1)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def capture_get_info(self, stream: Any, *, null_status: bool = False,
                          null_model: bool = False) -> tuple[int, Any, Any]:
@@ -921,18 +1056,34 @@ class AclBackend:
 
     def task_disable(self, task: Any) -> int:
         """aclmdlRITaskDisable."""
-        return self._call("aclmdlRITaskDisable", as_ptr(task))
+        a0 = task.ptr if task.__class__ is Handle else as_ptr(task)
+        fn = self._c.aclmdlRITaskDisable
+        if fn is None:
+            return self._missing("aclmdlRITaskDisable")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def update(self, model: Any) -> int:
         """aclmdlRIUpdate."""
-        return self._call("aclmdlRIUpdate", as_ptr(model))
+        a0 = model.ptr if model.__class__ is Handle else as_ptr(model)
+        fn = self._c.aclmdlRIUpdate
+        if fn is None:
+            return self._missing("aclmdlRIUpdate")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     # =========================================================================================
     # execute / destroy
 
     def execute_async(self, model: Any, stream: Any) -> int:
         """aclmdlRIExecuteAsync."""
-        return self._call("aclmdlRIExecuteAsync", as_ptr(model), as_ptr(stream))
+        a0 = model.ptr if model.__class__ is Handle else as_ptr(model)
+        a1 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclmdlRIExecuteAsync
+        if fn is None:
+            return self._missing("aclmdlRIExecuteAsync")
+        rc = fn(a0, a1)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def destroy(self, model: Any) -> int:
         """aclmdlRIDestroy (the model's destroy callbacks run inside it)."""
@@ -946,7 +1097,12 @@ class AclBackend:
 
     def capture_task_grp_begin(self, stream: Any) -> int:
         """aclmdlRICaptureTaskGrpBegin."""
-        return self._call("aclmdlRICaptureTaskGrpBegin", as_ptr(stream))
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclmdlRICaptureTaskGrpBegin
+        if fn is None:
+            return self._missing("aclmdlRICaptureTaskGrpBegin")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def capture_task_grp_end(self, stream: Any, *, null_handle: bool = False) -> tuple[int, Any]:
         """aclmdlRICaptureTaskGrpEnd -> (rc, task group); UNWRITTEN when not written."""
@@ -961,11 +1117,22 @@ class AclBackend:
 
     def capture_task_update_begin(self, stream: Any, handle: Any) -> int:
         """aclmdlRICaptureTaskUpdateBegin."""
-        return self._call("aclmdlRICaptureTaskUpdateBegin", as_ptr(stream), as_ptr(handle))
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        a1 = handle.ptr if handle.__class__ is Handle else as_ptr(handle)
+        fn = self._c.aclmdlRICaptureTaskUpdateBegin
+        if fn is None:
+            return self._missing("aclmdlRICaptureTaskUpdateBegin")
+        rc = fn(a0, a1)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def capture_task_update_end(self, stream: Any) -> int:
         """aclmdlRICaptureTaskUpdateEnd."""
-        return self._call("aclmdlRICaptureTaskUpdateEnd", as_ptr(stream))
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclmdlRICaptureTaskUpdateEnd
+        if fn is None:
+            return self._missing("aclmdlRICaptureTaskUpdateEnd")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     # =========================================================================================
     # ExtendedBackend: explicit build (BLD), synchronous execution, abort
@@ -983,12 +1150,24 @@ class AclBackend:
 
     def bind_stream(self, model: Any, stream: Any, flag: int) -> int:
         """aclmdlRIBindStream."""
-        return self._call("aclmdlRIBindStream", as_ptr(model), as_ptr(stream),
-                          int(flag) & 0xFFFFFFFF)
+        a0 = model.ptr if model.__class__ is Handle else as_ptr(model)
+        a1 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        a2 = int(flag) & 0xFFFFFFFF
+        fn = self._c.aclmdlRIBindStream
+        if fn is None:
+            return self._missing("aclmdlRIBindStream")
+        rc = fn(a0, a1, a2)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def end_task(self, model: Any, stream: Any) -> int:
         """aclmdlRIEndTask."""
-        return self._call("aclmdlRIEndTask", as_ptr(model), as_ptr(stream))
+        a0 = model.ptr if model.__class__ is Handle else as_ptr(model)
+        a1 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclmdlRIEndTask
+        if fn is None:
+            return self._missing("aclmdlRIEndTask")
+        rc = fn(a0, a1)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def build_end(self, model: Any, reserve: Any = None) -> int:
         """aclmdlRIBuildEnd (``reserve`` None = NULL; anything else a non-NULL pointer)."""
@@ -997,35 +1176,71 @@ class AclBackend:
             res = as_ptr(reserve)
         except TypeError:
             res = keep.buffer(bytes(8))
-        return self._call("aclmdlRIBuildEnd", as_ptr(model), res)
+        a0 = model.ptr if model.__class__ is Handle else as_ptr(model)
+        fn = self._c.aclmdlRIBuildEnd
+        if fn is None:
+            return self._missing("aclmdlRIBuildEnd")
+        rc = fn(a0, res)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def unbind_stream(self, model: Any, stream: Any) -> int:
         """aclmdlRIUnbindStream."""
-        return self._call("aclmdlRIUnbindStream", as_ptr(model), as_ptr(stream))
+        a0 = model.ptr if model.__class__ is Handle else as_ptr(model)
+        a1 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclmdlRIUnbindStream
+        if fn is None:
+            return self._missing("aclmdlRIUnbindStream")
+        rc = fn(a0, a1)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def execute(self, model: Any, timeout_ms: int) -> int:
         """aclmdlRIExecute (synchronous; int32 timeout in ms, -1 forever)."""
         t = int(timeout_ms)
         t = t if -(1 << 31) <= t < (1 << 31) else ((t & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000
-        return self._call("aclmdlRIExecute", as_ptr(model), t)
+        a0 = model.ptr if model.__class__ is Handle else as_ptr(model)
+        fn = self._c.aclmdlRIExecute
+        if fn is None:
+            return self._missing("aclmdlRIExecute")
+        rc = fn(a0, t)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def abort(self, model: Any) -> int:
         """aclmdlRIAbort."""
-        return self._call("aclmdlRIAbort", as_ptr(model))
+        a0 = model.ptr if model.__class__ is Handle else as_ptr(model)
+        fn = self._c.aclmdlRIAbort
+        if fn is None:
+            return self._missing("aclmdlRIAbort")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     # =========================================================================================
     # ExtendedBackend: stream activation / switch and labels on bound streams
 
     def active_stream(self, active_stream: Any, stream: Any) -> int:
         """aclrtActiveStream."""
-        return self._call("aclrtActiveStream", as_ptr(active_stream), as_ptr(stream))
+        a0 = active_stream.ptr if active_stream.__class__ is Handle else as_ptr(active_stream)
+        a1 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclrtActiveStream
+        if fn is None:
+            return self._missing("aclrtActiveStream")
+        rc = fn(a0, a1)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def switch_stream(self, left_value: int | None, cond: int, right_value: int | None,
                       data_type: int, true_stream: Any, false_stream: Any, stream: Any) -> int:
         """aclrtSwitchStream (device addresses as ints; enums as C ints)."""
-        return self._call("aclrtSwitchStream", as_ptr(left_value), int(cond),
-                          as_ptr(right_value), int(data_type), as_ptr(true_stream),
-                          as_ptr(false_stream), as_ptr(stream))
+        a0 = left_value.ptr if left_value.__class__ is Handle else as_ptr(left_value)
+        a1 = int(cond)
+        a2 = right_value.ptr if right_value.__class__ is Handle else as_ptr(right_value)
+        a3 = int(data_type)
+        a4 = true_stream.ptr if true_stream.__class__ is Handle else as_ptr(true_stream)
+        a5 = false_stream.ptr if false_stream.__class__ is Handle else as_ptr(false_stream)
+        a6 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclrtSwitchStream
+        if fn is None:
+            return self._missing("aclrtSwitchStream")
+        rc = fn(a0, a1, a2, a3, a4, a5, a6)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def create_label(self) -> tuple[int, Any]:
         """aclrtCreateLabel -> (rc, label)."""
@@ -1033,11 +1248,22 @@ class AclBackend:
 
     def destroy_label(self, label: Any) -> int:
         """aclrtDestroyLabel."""
-        return self._call("aclrtDestroyLabel", as_ptr(label))
+        a0 = label.ptr if label.__class__ is Handle else as_ptr(label)
+        fn = self._c.aclrtDestroyLabel
+        if fn is None:
+            return self._missing("aclrtDestroyLabel")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def set_label(self, label: Any, stream: Any) -> int:
         """aclrtSetLabel."""
-        return self._call("aclrtSetLabel", as_ptr(label), as_ptr(stream))
+        a0 = label.ptr if label.__class__ is Handle else as_ptr(label)
+        a1 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclrtSetLabel
+        if fn is None:
+            return self._missing("aclrtSetLabel")
+        rc = fn(a0, a1)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def create_label_list(self, labels: list[Any] | None, num: int, *,
                           null_list: bool = False) -> tuple[int, Any]:
@@ -1057,13 +1283,25 @@ class AclBackend:
 
     def destroy_label_list(self, label_list: Any) -> int:
         """aclrtDestroyLabelList."""
-        return self._call("aclrtDestroyLabelList", as_ptr(label_list))
+        a0 = label_list.ptr if label_list.__class__ is Handle else as_ptr(label_list)
+        fn = self._c.aclrtDestroyLabelList
+        if fn is None:
+            return self._missing("aclrtDestroyLabelList")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def switch_label_by_index(self, ptr: int | None, max_value: int, label_list: Any,
                               stream: Any) -> int:
         """aclrtSwitchLabelByIndex."""
-        return self._call("aclrtSwitchLabelByIndex", as_ptr(ptr), int(max_value) & 0xFFFFFFFF,
-                          as_ptr(label_list), as_ptr(stream))
+        a0 = ptr.ptr if ptr.__class__ is Handle else as_ptr(ptr)
+        a1 = int(max_value) & 0xFFFFFFFF
+        a2 = label_list.ptr if label_list.__class__ is Handle else as_ptr(label_list)
+        a3 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        fn = self._c.aclrtSwitchLabelByIndex
+        if fn is None:
+            return self._missing("aclrtSwitchLabelByIndex")
+        rc = fn(a0, a1, a2, a3)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     # =========================================================================================
     # ExtendedBackend: conditional tasks and sub-models (COND)
@@ -1122,8 +1360,14 @@ class AclBackend:
 
     def capture_to_model_ri_begin(self, stream: Any, model: Any, mode: int) -> int:
         """aclmdlRICaptureToModelRIBegin."""
-        return self._call("aclmdlRICaptureToModelRIBegin", as_ptr(stream), as_ptr(model),
-                          int(mode))
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
+        a1 = model.ptr if model.__class__ is Handle else as_ptr(model)
+        a2 = int(mode)
+        fn = self._c.aclmdlRICaptureToModelRIBegin
+        if fn is None:
+            return self._missing("aclmdlRICaptureToModelRIBegin")
+        rc = fn(a0, a1, a2)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     # =========================================================================================
     # ExtendedBackend: names, ids, debug (NAME, DBG)
@@ -1131,7 +1375,12 @@ class AclBackend:
     def set_name(self, model: Any, name: str | None) -> int:
         """aclmdlRISetName (UTF-8)."""
         raw = None if name is None else name.encode()
-        return self._call("aclmdlRISetName", as_ptr(model), raw)
+        a0 = model.ptr if model.__class__ is Handle else as_ptr(model)
+        fn = self._c.aclmdlRISetName
+        if fn is None:
+            return self._missing("aclmdlRISetName")
+        rc = fn(a0, raw)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def get_name(self, model: Any, max_len: int, *, null_buf: bool = False) -> tuple[int, Any]:
         """aclmdlRIGetName -> (rc, the buffer's string up to its NUL, or UNWRITTEN). The
@@ -1164,11 +1413,22 @@ class AclBackend:
     def debug_json_print(self, model: Any, path: str | None, flags: int) -> int:
         """aclmdlRIDebugJsonPrint."""
         raw = None if path is None else os.fsencode(path)
-        return self._call("aclmdlRIDebugJsonPrint", as_ptr(model), raw, int(flags) & 0xFFFFFFFF)
+        a0 = model.ptr if model.__class__ is Handle else as_ptr(model)
+        a2 = int(flags) & 0xFFFFFFFF
+        fn = self._c.aclmdlRIDebugJsonPrint
+        if fn is None:
+            return self._missing("aclmdlRIDebugJsonPrint")
+        rc = fn(a0, raw, a2)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     def debug_print(self, model: Any) -> int:
         """aclmdlRIDebugPrint."""
-        return self._call("aclmdlRIDebugPrint", as_ptr(model))
+        a0 = model.ptr if model.__class__ is Handle else as_ptr(model)
+        fn = self._c.aclmdlRIDebugPrint
+        if fn is None:
+            return self._missing("aclmdlRIDebugPrint")
+        rc = fn(a0)
+        return self._rc(rc) if rc else rc  # OK is 0
 
     # =========================================================================================
     # ExtendedBackend: destroy callbacks (LIFE-09..14)

@@ -44,7 +44,7 @@ from typing import Any, Callable
 import pytest
 
 from .. import backend_session
-from . import fuzz_failures
+from . import fuzz_coverage, fuzz_failures, fuzz_observations, fuzz_weights
 
 #: a target runs this long before the scheduler draws again
 SLICE_S = 2.0
@@ -81,7 +81,8 @@ class _Captured(Exception):
 class Target:
     """One fuzzed spec: its HypoFuzz target and what became of it."""
 
-    def __init__(self, nodeid: str, kind: str, fuzz: Any, item: pytest.Item) -> None:
+    def __init__(self, nodeid: str, kind: str, fuzz: Any, item: pytest.Item,
+                 collector: Any = None) -> None:
         self.nodeid = nodeid
         self.kind = kind  # "given" or "state_machine"
         self.fuzz = fuzz
@@ -96,6 +97,8 @@ class Target:
         #: left out) -> all its choices (what ConjectureData.for_choices replays)
         self.seen: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         provider = fuzz.provider
+        if collector is not None:
+            provider.collector = collector  # the C tracer's arcs (:mod:`.fuzz_coverage`)
         observe = provider.on_observation
 
         def on_observation(observation: Any) -> None:
@@ -169,6 +172,8 @@ class FuzzSession:
         self.sim_source = sim_source
         self.shard, self.shards = shard
         self.collector = _ItemsCollector()  # HypoFuzz's own FuzzTarget builder
+        self.arcs = fuzz_coverage.ArcCollector()  # every target's behaviours, in C
+        fuzz_weights.install()  # HypoFuzz's crossover weights, the same numbers in C
         self.targets: list[Target] = []
         self.not_fuzzed: dict[str, str] = {}
         self.started = time.monotonic()
@@ -187,7 +192,8 @@ class FuzzSession:
         self._targets(session)
         self.started = time.monotonic()
         try:
-            self._fuzz()
+            with fuzz_observations.lean():  # nothing rendered that guidance never reads
+                self._fuzz()
         finally:
             self.fuzz_seconds = time.monotonic() - self.started
             self._switch(None)
@@ -216,7 +222,8 @@ class FuzzSession:
             if not in_shard(fuzzable - 1, self.shard, self.shards):
                 continue
             if item.nodeid in by_id:
-                self.targets.append(Target(item.nodeid, "given", by_id[item.nodeid], item))
+                self.targets.append(Target(item.nodeid, "given", by_id[item.nodeid], item,
+                                           self.arcs))
             else:
                 fuzz = self._state_machine(session, item)
                 if fuzz is None:
@@ -226,7 +233,8 @@ class FuzzSession:
                                                     else str(skipped.get("status_reason")
                                                              or "not collected by HypoFuzz"))
                 else:
-                    self.targets.append(Target(item.nodeid, "state_machine", fuzz, item))
+                    self.targets.append(Target(item.nodeid, "state_machine", fuzz, item,
+                                               self.arcs))
 
     def _state_machine(self, session: pytest.Session, item: pytest.Item) -> Any:
         """The FuzzTarget of the state machine test ``item`` runs, or None when it runs none:

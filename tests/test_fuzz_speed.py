@@ -1,0 +1,97 @@
+"""The deep campaign's per-example machinery: behaviours from coverage.py's C tracer
+(power/fuzz_coverage.py) and lean observations while fuzzing (power/fuzz_observations.py)."""
+
+from __future__ import annotations
+
+import threading
+
+import hypothesis.core as core
+import hypothesis.strategies._internal.utils as hyp_utils
+from hypothesis.vendor.pretty import RepresentationPrinter
+
+from mdlri_conformance.conformance.framework.power import fuzz_coverage, fuzz_observations
+
+
+def _branchy(x: int) -> int:
+    if x > 0:
+        return 1
+    return 2
+
+
+def test_arcs_are_the_examples_own_and_tell_branches_apart() -> None:
+    col = fuzz_coverage.ArcCollector()
+    with col:
+        _branchy(1)
+    positive = set(col.branches)
+    with col:
+        _branchy(-1)
+    negative = set(col.branches)
+    with col:
+        _branchy(1)
+    assert col.branches == positive, "the same example must give the same behaviours"
+    assert positive and negative and positive != negative
+    here = {name for name, _ in positive}
+    assert __file__ in here, here
+    with col:
+        pass
+    assert __file__ not in {name for name, _ in col.branches}, "arcs of an earlier use leak"
+
+
+def test_threads_started_in_an_example_are_not_traced_and_the_hook_is_kept() -> None:
+    col = fuzz_coverage.ArcCollector()
+    before = threading.gettrace()
+    with col:
+        t = threading.Thread(target=_branchy, args=(1,))
+        t.start()
+        t.join()
+        assert threading.gettrace() is before
+    assert threading.gettrace() is before
+
+
+def test_lean_renders_nothing_inside_and_restores_after() -> None:
+    printer, jsonable = core.RepresentationPrinter, hyp_utils.to_jsonable
+    with fuzz_observations.lean():
+        p = core.RepresentationPrinter()
+        p.repr_call("f", (), {"case": list(range(5))})
+        assert p.getvalue() == fuzz_observations.NOT_RENDERED
+        assert hyp_utils.to_jsonable([1, 2], avoid_realization=False) == fuzz_observations.NOT_RENDERED
+    assert core.RepresentationPrinter is printer is RepresentationPrinter
+    assert hyp_utils.to_jsonable is jsonable and jsonable([1, 2], avoid_realization=False) == [1, 2]
+
+
+def test_lean_restores_after_an_error() -> None:
+    printer = core.RepresentationPrinter
+    try:
+        with fuzz_observations.lean():
+            raise KeyError("x")
+    except KeyError:
+        pass
+    assert core.RepresentationPrinter is printer
+
+
+def test_crossover_weights_are_hypofuzz_own() -> None:
+    import random
+    from collections import Counter
+
+    from hypofuzz.mutator import CrossOverMutator
+
+    from mdlri_conformance.conformance.framework.power import fuzz_weights
+
+    rng = random.Random(7)
+    counts: Counter[object] = Counter({("f", i): rng.randint(1, 50) for i in range(300)})
+    prints = {frozenset(rng.sample(sorted(counts), rng.randint(1, 40))): i for i in range(60)}
+    prints[frozenset()] = -1
+
+    class Corpus:
+        behavior_counts = counts
+        fingerprints = prints
+
+    original = CrossOverMutator.__dict__["_get_weights"]
+    if original is fuzz_weights.crossover_weights:  # installed earlier in this process
+        import importlib
+
+        import hypofuzz.mutator
+        original = importlib.reload(hypofuzz.mutator).CrossOverMutator._get_weights
+    m = CrossOverMutator(Corpus(), random.Random(0))  # type: ignore[arg-type]
+    assert fuzz_weights.crossover_weights(m) == original(m)
+    assert len(original(m)) == len(prints)
