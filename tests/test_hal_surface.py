@@ -186,7 +186,9 @@ def test_device_memory_is_usable_and_says_what_it_is(lib: ctypes.CDLL) -> None:
     assert list(out) == [*range(8), 0xAB, 0xAB, 0xAB, 0xAB, *range(12, 256)]
     assert lib.halMemFree(dev) == OK
     assert lib.mdlri_hal_mem_in_use() == before
-    assert attribute(lib, dev).memType != DV_MEM_LOCK_DEV  # forgotten once freed
+    attr = DVattribute()
+    rc = lib.drvMemGetAttribute(dev, ctypes.byref(attr))
+    assert rc != OK or attr.memType != DV_MEM_LOCK_DEV  # forgotten once freed
 
 
 def test_copies_past_the_destination_are_refused(lib: ctypes.CDLL) -> None:
@@ -197,7 +199,9 @@ def test_copies_past_the_destination_are_refused(lib: ctypes.CDLL) -> None:
     assert list(dst) == [1, 2, 3, 4]
 
 
-def test_host_memory_kinds(lib: ctypes.CDLL) -> None:
+def test_host_memory_kinds(lib: ctypes.CDLL, settings: pytest.MonkeyPatch) -> None:
+    settings.setenv("MDLRI_HAL_FEATURES", "on")
+    lib.mdlri_hal_settings_reload()
     host = alloc(lib, 64, MEM_HOST)
     assert attribute(lib, host).memType == DV_MEM_LOCK_HOST
     assert lib.halMemFree(host) == OK
@@ -210,6 +214,24 @@ def test_host_memory_kinds(lib: ctypes.CDLL) -> None:
     assert lib.halHostUnregister(ctypes.addressof(plain), 0) == OK
     assert attribute(lib, ctypes.addressof(plain)).memType == DV_MEM_USER_MALLOC
     assert lib.halHostUnregister(ctypes.addressof(plain), 0) == INVALID_VALUE
+
+
+def test_pageable_memory_is_unknown_without_the_feature(lib: ctypes.CDLL,
+                                                        settings: pytest.MonkeyPatch) -> None:
+    """A driver without SVM_GET_USER_MALLOC_ATTR fails drvMemGetAttribute for malloc'd memory
+    (api_error.cc:2812-2826) and still answers for the memory it handed out or registered."""
+    settings.setenv("MDLRI_HAL_FEATURES", "off")
+    lib.mdlri_hal_settings_reload()
+    plain = (ctypes.c_uint8 * 64)()
+    attr = DVattribute()
+    assert lib.drvMemGetAttribute(ctypes.addressof(plain), ctypes.byref(attr)) == INVALID_VALUE
+    dev_ptr = P()
+    assert lib.halHostRegister(ctypes.addressof(plain), 64, 0, 0, ctypes.byref(dev_ptr)) == OK
+    assert attribute(lib, ctypes.addressof(plain)).memType == DV_MEM_USER_REGISTER
+    assert lib.halHostUnregister(ctypes.addressof(plain), 0) == OK
+    host = alloc(lib, 64, MEM_HOST)
+    assert attribute(lib, host).memType == DV_MEM_LOCK_HOST
+    assert lib.halMemFree(host) == OK
 
 
 def test_free_takes_only_what_was_allocated(lib: ctypes.CDLL) -> None:

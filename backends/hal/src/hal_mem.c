@@ -9,6 +9,9 @@
  * DV_MEM_LOCK_DEV, host memory from halMemAlloc(MEM_HOST) DV_MEM_LOCK_HOST, registered
  * host memory DV_MEM_USER_REGISTER, any other pointer DV_MEM_USER_MALLOC (pageable host
  * memory: the runtime's pageable-memory checks depend on it, api_error.cc:2610-2624).
+ * With MDLRI_HAL_FEATURES=off the driver lacks SVM_GET_USER_MALLOC_ATTR, so any other
+ * pointer is an error, as such a driver answers; the runtime then skips its pageable
+ * checks (api_error.cc:2812-2826).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -154,6 +157,11 @@ drvError_t drvMemGetAttribute(DVdeviceptr vptr, struct DVattribute *attr) {
     if (i >= 0) {
         attr->memType = g_blocks[i].memType;
         attr->devId = g_blocks[i].devId;
+    } else if (!mdlri_hal_features_on()) {
+        /* a driver without SVM_GET_USER_MALLOC_ATTR cannot answer for malloc'd memory
+         * (api_error.cc:2812-2826); the runtime then skips its pageable checks */
+        pthread_mutex_unlock(&g_mu);
+        return DRV_ERROR_INVALID_VALUE;
     } else {
         attr->memType = DV_MEM_USER_MALLOC;
     }
