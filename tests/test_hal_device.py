@@ -321,6 +321,40 @@ def test_a_kernel_fault_is_an_exception(dev: HalDevice, kernels: Path, raised: i
     assert c.error_type == (sqe.ERR_EXCEPTION if raised else 0)
 
 
+def kernel_record(name: str, args_size: int) -> bytes:
+    """The virtual kernel binary's record for ``name`` (kbin.c): magic, version 1, argument
+    size, flags, name length, name."""
+    return b"MDLRIKRN" + struct.pack("<IIII", 1, args_size, 0, len(name)) + name.encode()
+
+
+def test_freed_kernel_code_names_nothing(dev: HalDevice, kernels: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runtime copies a kernel binary to device memory and frees that copy when it unloads
+    the binary; the next copy may land at the same address with other kernels. A pc inside
+    freed memory is forgotten, so each load runs its own kernel, past any count of loads."""
+    monkeypatch.setenv("MDLRI_HAL_HOST_KERNELS", str(kernels))
+    lib = dev.lib
+    lib.halMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64, ctypes.c_uint64]
+    lib.halMemFree.argtypes = [ctypes.c_void_p]
+    q = dev.alloc(stream_id=1)
+    flag, out = i32([1]), i32([0])
+    wait_args = ctypes.create_string_buffer(
+        struct.pack("<QQi4x", address(flag), address(out), 9), 24)
+    trap_args = ctypes.create_string_buffer(struct.pack("<Q", address(flag)), 8)
+    for load in range(300):
+        name, args = ("trap_if", trap_args) if load % 2 else ("wait_flag", wait_args)
+        code = ctypes.c_void_p()
+        assert lib.halMemAlloc(ctypes.byref(code), 64, 1 << 10) == 0
+        record = kernel_record(name, len(args))
+        ctypes.memmove(code.value, record, len(record))
+        dev.submit(q.sq, sqe.kernel(1, load, code.value, ctypes.addressof(args)))
+        c = only(dev.collect(q.cq, 1))
+        assert c.error_type == (sqe.ERR_EXCEPTION if load % 2 else 0), f"load {load}: {name}"
+        if c.error_type:  # STARS stops an SQ on error; the runtime re-enables it
+            assert dev.config(q.sq, PROP_SQ_STATUS, 1) == 0
+        assert lib.halMemFree(code) == 0
+
+
 # ---- value wait: the cond ISA program the runtime builds ----
 
 class ValueWait:

@@ -104,13 +104,20 @@ def _steps(r: Runner, res: ModelUpdateResult) -> None:
     for i in range(LOOP_COUNT):
         r.info(f"Execute model, loop count: {i + 1}.")
         r.check(b.execute_async(model, stream), "aclmdlRIExecuteAsync")
+        # a step that fails below leaves this run blocked on the event: record it before the
+        # cleanup, or destroying the stream waits for the run forever
+        blocked = r.opened(lambda: (b.record_event(event, update_stream),
+                                    b.synchronize_stream(stream)))
         if i == 1:
             r.check(b.capture_task_update_begin(update_stream, handle),
                     "aclmdlRICaptureTaskUpdateBegin")
+            updating = r.opened(lambda: b.capture_task_update_end(update_stream))
             add(tmp_dev, out_dev, UPDATE_ALPHA, update_stream)
             r.info("Update alpha value of aclnnAdd")
             r.check(b.capture_task_update_end(update_stream), "aclmdlRICaptureTaskUpdateEnd")
+            r.closed(updating)
         r.check(b.record_event(event, update_stream), "aclrtRecordEvent")
+        r.closed(blocked)
         r.check(b.synchronize_stream(update_stream), "aclrtSynchronizeStream")
         r.check(b.synchronize_stream(stream), "aclrtSynchronizeStream")
         out = r.d2h(out_dev, SELF)

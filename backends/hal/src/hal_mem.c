@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "mdlri_hal.h"
+#include "ts.h"
 
 typedef struct {
     uintptr_t base;
@@ -93,12 +94,15 @@ drvError_t halMemFree(void *pp) {
     long i = find_block((uintptr_t)pp);
     int ok = i >= 0 && g_blocks[i].base == (uintptr_t)pp &&
              g_blocks[i].memType != DV_MEM_USER_REGISTER;
+    uint64_t size = 0;
     if (ok) {
-        g_in_use -= g_blocks[i].size;
+        size = g_blocks[i].size;
+        g_in_use -= size;
         drop_block((size_t)i);
     }
     pthread_mutex_unlock(&g_mu);
     if (!ok) return DRV_ERROR_INVALID_VALUE;
+    ts_kernel_forget_range((uintptr_t)pp, size);
     free(pp);
     return DRV_ERROR_NONE;
 }

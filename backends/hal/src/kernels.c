@@ -92,6 +92,22 @@ void mdlri_hal_kernel_clear(void) {
     pthread_mutex_unlock(&g_reg_mu);
 }
 
+/* Device memory [base, base + size) was freed: the pcs bound inside it name nothing now (the
+ * runtime frees a kernel binary's copy when it unloads it, and a later copy may reuse the
+ * address for other kernels). */
+void ts_kernel_forget_range(uint64_t base, uint64_t size) {
+    pthread_mutex_lock(&g_reg_mu);
+    for (uint32_t i = 0; i < g_reg_n;) {
+        if (g_reg[i].pc >= base && g_reg[i].pc - base < size) {
+            g_reg[i] = g_reg[--g_reg_n];
+            memset(&g_reg[g_reg_n], 0, sizeof g_reg[g_reg_n]);
+        } else {
+            i++;
+        }
+    }
+    pthread_mutex_unlock(&g_reg_mu);
+}
+
 int ts_kernel_lookup(uint64_t pc, ts_kernel *out) {
     int rc = -1;
     pthread_mutex_lock(&g_reg_mu);

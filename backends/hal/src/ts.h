@@ -221,6 +221,7 @@ typedef struct {
     mdlri_hal_kernel_check_fn ready, fault;
 } ts_kernel;
 int ts_kernel_lookup(uint64_t pc, ts_kernel *out);
+void ts_kernel_forget_range(uint64_t base, uint64_t size); /* freed device memory */
 /* kbin.c: the registry, else the virtual kernel binary's record at pc (bound on first use) */
 int ts_kernel_find(uint64_t pc, ts_kernel *out);
 int ts_kernel_record_name(uint64_t pc, char *name, size_t cap);

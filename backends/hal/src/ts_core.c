@@ -211,7 +211,10 @@ static ts_result run_kernel(ts_sq *sq, const uint8_t *s, int *stopped) {
     unsigned credit = sqe_u8(s, 14);
     void *a = (void *)(uintptr_t)args;
     ts_kernel k;
-    if (ts_kernel_find(pc, &k) != 0) return EXCEPTION;
+    if (ts_kernel_find(pc, &k) != 0) {
+        mdlri_hal_trace("no kernel bound at pc", (long)pc, (long)sqe_type(s));
+        return EXCEPTION;
+    }
     if (blocks == 0) blocks = 1;
     if (k.ready != NULL) {
         uint64_t limit_ns = (uint64_t)(credit * MDLRI_KERNEL_CREDIT_MS * 1e6);
