@@ -278,7 +278,6 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
     case SQE_NOTIFY_RECORD: {
         uint32_t id = sqe_u32(s, 8) & 0x1FFFu;
         g_ts.notify[id] = 1;
-        g_ts.notify_abort[id] = 0;
         ts_model_notify_recorded(id); /* a model's end graph */
         return OK;
     }
@@ -287,11 +286,6 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
         int got = wait_flag(sq, g_ts.notify, id, sqe_u32(s, 16));
         if (got < 0) *stopped = 1;
         if (got == 1) g_ts.notify[id] = 0;
-        if (got == 1 && g_ts.notify_abort[id]) { /* the end-graph wait of an aborted run */
-            g_ts.notify_abort[id] = 0;
-            ts_result aborted = {TS_CQE_ERR_SW_STATUS, TS_MODEL_EXE_ABORT_STATUS, 0, {0, 0}, 1};
-            return aborted;
-        }
         return got == 0 ? TIMED_OUT : OK;
     }
     case SQE_WRITE_VALUE:
