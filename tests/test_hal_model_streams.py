@@ -400,7 +400,9 @@ def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:
     """A model whose head stream waits for a side stream nothing activates never reaches its end
     graph. MMT_MODEL_ABORT through the control SQ completes, ends the run with the abort status
     (the execute's CQE: errorType SW status, result TS_STARS_MODEL_EXE_ABORT, read as
-    TS_ERROR_MODEL_ABORTED, model_execute_task.cc:227-238) without stopping the executing SQ,
+    TS_ERROR_MODEL_ABORTED, model_execute_task.cc:227-238), which stops the executing SQ on the
+    execute like any error CQE: the runtime moves its head past the execute and its end-graph
+    wait and re-enables it (StarsResumeRtsq, stars_engine.cc:1410-1412, 1477-1519). The abort
     cuts the wait short and leaves the model's SQs disabled at their tails; the model then
     executes again."""
     model = StreamModel(dev, model_id=7, head=[MAIN], wait_active=[SIDE], end_notify=45)
@@ -413,13 +415,19 @@ def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:
     dev.submit(side.sq, sqe.event_record(SIDE, 1, join))
     model.load_complete()
     dev.submit(model.exe.sq, model.execute(1),
-               sqe.write_value(EXEC_STREAM, 2, address(after), struct.pack("<i", 2)))
+               sqe.notify_wait(EXEC_STREAM, 2, model.end_notify),
+               sqe.write_value(EXEC_STREAM, 3, address(after), struct.pack("<i", 3)))
     assert dev.recv(model.exe.cq, timeout_ms=QUIET_MS) == (DRV_ERROR_WAIT_TIMEOUT, [])
     assert model.control(sqe.MMT_MODEL_ABORT, op_stream_id=CTRL_STREAM).error_type == 0
-    got = dev.collect(model.exe.cq, 2)
-    assert [(c.task_id, c.error_type, c.error_code) for c in got] == [
-        (1, ERR_SW_STATUS, MODEL_EXE_ABORT), (2, 0, 0)], "the abort status, then the next task"
-    assert after[0] == 2 and dev.query(model.exe.sq, PROP_SQ_STATUS) == 1
+    c = only(dev.collect(model.exe.cq, 1))
+    assert (c.task_id, c.error_type, c.error_code) == (1, ERR_SW_STATUS, MODEL_EXE_ABORT)
+    assert dev.query(model.exe.sq, PROP_SQ_STATUS) == 0
+    assert dev.query(model.exe.sq, PROP_SQ_HEAD) == c.sq_head, "stopped on the execute"
+    assert dev.config(model.exe.sq, PROP_SQ_HEAD, c.sq_head + 2) == 0
+    assert dev.config(model.exe.sq, PROP_SQ_STATUS, 1) == 0
+    c = only(dev.collect(model.exe.cq, 1))
+    assert (c.task_id, c.error_type, after[0]) == (3, 0, 3), "the task after the end-graph wait"
+    assert dev.query(model.exe.sq, PROP_SQ_STATUS) == 1
     assert marker[0] == 0 and model.count(SIDE) == 0
     assert dev.recv(main.cq, timeout_ms=0)[1] == [], "the cut wait reports nothing"
     for q in (main, side):

@@ -433,15 +433,16 @@ typedef void (*mdlri_hal_kernel_fn)(void *args, size_t args_size, uint32_t block
 typedef int (*mdlri_hal_kernel_check_fn)(const void *args, size_t args_size);
 
 /* Bind the kernel code address `pc` (what a kernel SQE carries in pc_addr) to `fn`, called
- * with `args_size` bytes of arguments; `ready` and `fault` may be NULL. 0, or -1 when the
- * registry is full or fn is NULL. */
+ * with `args_size` bytes of arguments; `ready` and `fault` may be NULL. 0, or -1 when fn is
+ * NULL. A full registry (256 pcs) gives up its entries in turn: a pc whose kernel binary
+ * record names its kernel is bound again when it runs. */
 MDLRI_HAL_API int mdlri_hal_kernel_register(uint64_t pc, const char *name,
                                             mdlri_hal_kernel_fn fn, uint32_t args_size,
                                             mdlri_hal_kernel_check_fn ready,
                                             mdlri_hal_kernel_check_fn fault);
 /* Bind `pc` to kernel `name` of the host kernel library `library` (dlopen): the function
  * NAME, its args size the end of its NAME__params table, NAME__ready and NAME__fault when
- * the library has them. 0; -1 library not loadable; -2 no such kernel; -3 registry full. */
+ * the library has them. 0; -1 library not loadable; -2 no such kernel. */
 MDLRI_HAL_API int mdlri_hal_kernel_bind(uint64_t pc, const char *library, const char *name);
 /* Forget every binding. */
 MDLRI_HAL_API void mdlri_hal_kernel_clear(void);

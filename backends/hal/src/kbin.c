@@ -47,12 +47,19 @@ int ts_kernel_record_name(uint64_t pc, char *name, size_t cap) {
     return strlen(name) == n ? 0 : -1;
 }
 
+/* A pc with a record runs the kernel its record names now (the memory may hold another
+ * binary's copy than when the pc was first bound); a pc without one, a kernel registered
+ * directly. */
 int ts_kernel_find(uint64_t pc, ts_kernel *out) {
-    if (ts_kernel_lookup(pc, out) == 0) return 0;
     char name[KBIN_NAME_MAX + 1];
+    if (ts_kernel_record_name(pc, name, sizeof name) != 0) return ts_kernel_lookup(pc, NULL, out);
+    if (ts_kernel_lookup(pc, name, out) == 0) return 0;
     const char *lib = getenv(HOST_KERNELS_VAR);
-    if (lib == NULL || *lib == '\0' || ts_kernel_record_name(pc, name, sizeof name) != 0)
+    if (lib == NULL || *lib == '\0') return -1;
+    int rc = mdlri_hal_kernel_bind(pc, lib, name);
+    if (rc != 0) { /* -1 the library does not load, -2 no such kernel */
+        mdlri_hal_trace("kernel bind failed", rc, (long)pc);
         return -1;
-    if (mdlri_hal_kernel_bind(pc, lib, name) != 0) return -1;
-    return ts_kernel_lookup(pc, out);
+    }
+    return ts_kernel_lookup(pc, name, out);
 }

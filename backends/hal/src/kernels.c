@@ -34,25 +34,22 @@ typedef struct {
 static pthread_mutex_t g_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static reg_entry g_reg[REG_MAX];
 static uint32_t g_reg_n;
+static uint32_t g_evict; /* the next entry a full table gives up */
 
 int mdlri_hal_kernel_register(uint64_t pc, const char *name, mdlri_hal_kernel_fn fn,
                               uint32_t args_size, mdlri_hal_kernel_check_fn ready,
                               mdlri_hal_kernel_check_fn fault) {
     if (fn == NULL) return -1;
-    int rc = -1;
     pthread_mutex_lock(&g_reg_mu);
     uint32_t i = 0;
     while (i < g_reg_n && g_reg[i].pc != pc) i++; /* a pc bound again takes the new kernel */
-    if (i < REG_MAX) {
-        g_reg[i].pc = pc;
-        snprintf(g_reg[i].name, sizeof g_reg[i].name, "%s", name ? name : "");
-        g_reg[i].k = (ts_kernel){.fn = fn, .args_size = args_size, .ready = ready,
-                                 .fault = fault};
-        if (i == g_reg_n) g_reg_n++;
-        rc = 0;
-    }
+    if (i == REG_MAX) i = g_evict++ % REG_MAX; /* full: an entry a record can bind again */
+    g_reg[i].pc = pc;
+    snprintf(g_reg[i].name, sizeof g_reg[i].name, "%s", name ? name : "");
+    g_reg[i].k = (ts_kernel){.fn = fn, .args_size = args_size, .ready = ready, .fault = fault};
+    if (i == g_reg_n) g_reg_n++;
     pthread_mutex_unlock(&g_reg_mu);
-    return rc;
+    return 0;
 }
 
 int mdlri_hal_kernel_bind(uint64_t pc, const char *library, const char *name) {
@@ -82,7 +79,7 @@ int mdlri_hal_kernel_bind(uint64_t pc, const char *library, const char *name) {
         void *c = dlsym(lib, pname);
         if (c != NULL) memcpy(&checks[i], &c, sizeof checks[i]);
     }
-    return mdlri_hal_kernel_register(pc, name, fn, size, checks[0], checks[1]) == 0 ? 0 : -3;
+    return mdlri_hal_kernel_register(pc, name, fn, size, checks[0], checks[1]) == 0 ? 0 : -2;
 }
 
 void mdlri_hal_kernel_clear(void) {
@@ -108,11 +105,11 @@ void ts_kernel_forget_range(uint64_t base, uint64_t size) {
     pthread_mutex_unlock(&g_reg_mu);
 }
 
-int ts_kernel_lookup(uint64_t pc, ts_kernel *out) {
+int ts_kernel_lookup(uint64_t pc, const char *name, ts_kernel *out) {
     int rc = -1;
     pthread_mutex_lock(&g_reg_mu);
     for (uint32_t i = 0; i < g_reg_n; i++) {
-        if (g_reg[i].pc == pc) {
+        if (g_reg[i].pc == pc && (name == NULL || strcmp(g_reg[i].name, name) == 0)) {
             *out = g_reg[i].k;
             rc = 0;
             break;

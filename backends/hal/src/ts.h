@@ -217,7 +217,7 @@ typedef struct {
     uint32_t args_size;
     mdlri_hal_kernel_check_fn ready, fault;
 } ts_kernel;
-int ts_kernel_lookup(uint64_t pc, ts_kernel *out);
+int ts_kernel_lookup(uint64_t pc, const char *name, ts_kernel *out); /* name NULL: any */
 void ts_kernel_forget_range(uint64_t base, uint64_t size); /* freed device memory */
 /* kbin.c: the registry, else the virtual kernel binary's record at pc (bound on first use) */
 int ts_kernel_find(uint64_t pc, ts_kernel *out);

@@ -22,16 +22,15 @@ typedef struct {
     uint32_t error_code;
     uint64_t timestamp;
     ts_cond_effect fx; /* a COND SQE's GOTO_I on its own SQ */
-    int keep_enabled;  /* an error report that does not stop the SQ (an aborted model run) */
 } ts_result;
 
-static const ts_result OK = {0, 0, 0, {0, 0}, 0};
+static const ts_result OK = {0, 0, 0, {0, 0}};
 static const ts_result SQE_ERROR = {MDLRI_CQE_ERR_SQE_ERROR, MDLRI_TS_ERROR_TASK_SQE_ERROR, 0,
-                                    {0, 0}, 0};
+                                    {0, 0}};
 static const ts_result TIMED_OUT = {MDLRI_CQE_ERR_TASK_TIMEOUT, MDLRI_TS_ERROR_TASK_TIMEOUT, 0,
-                                    {0, 0}, 0};
+                                    {0, 0}};
 static const ts_result EXCEPTION = {MDLRI_CQE_ERR_EXCEPTION, MDLRI_TS_ERROR_TASK_EXCEPTION, 0,
-                                    {0, 0}, 0};
+                                    {0, 0}};
 
 void ts_sq_publish(ts_sq *sq) {
     sq->regs[0x8 / 4] = sq->tail;
@@ -243,7 +242,7 @@ static ts_result run_cond_locked(ts_sq *sq, const uint8_t *s, int *stopped) {
     ts_result r = OK;
     int model_exec = sqe_u8(s, 8) == CONDS_SUB_MODEL_EXEC;
     uint32_t model = sqe_u16(s, 12), gen = 0;
-    int was_running = 0;
+    int was_running = 0, aborted = 0; /* an aborted run stops the SQ like any error */
     if (model_exec && ts_model_exec_begin(model, &gen, &was_running) != 0) return SQE_ERROR;
     pthread_mutex_unlock(&g_ts.mu);
     int rc = ts_cond_run(sq, s, &r.fx);
@@ -254,7 +253,7 @@ static ts_result run_cond_locked(ts_sq *sq, const uint8_t *s, int *stopped) {
         return rc < 0 ? SQE_ERROR : OK;
     }
     if (model_exec &&
-        ts_model_exec_wait(sq, model, gen, &r.error_type, &r.error_code, &r.keep_enabled) != 0)
+        ts_model_exec_wait(sq, model, gen, &r.error_type, &r.error_code, &aborted) != 0)
         *stopped = 1;
     return r;
 }
@@ -353,14 +352,19 @@ static void *sq_thread(void *arg) {
         /* MDLRI_HAL_TRACE=1: "sqe <sq id * 65536 + position> <type * 256 + CQE error type>" */
         mdlri_hal_trace("sqe", (long)sq->id * 65536 + (long)at,
                         (long)sqe_type(sqe) * 256 + r.error_type);
-        if (r.fx.has_goto) {
+        int failed = r.error_type != 0;
+        if (failed) {
+            /* STARS stops an SQ on error with its head on the failed SQE, which the CQE names;
+             * the runtime moves the head past it (an execute: past it and its end-graph wait)
+             * and re-enables the SQ (StarsResumeRtsq, stars_engine.cc:1404-1412, 1477-1519) */
+        } else if (r.fx.has_goto) {
             ts_sq_set_head(sq, r.fx.goto_head);
         } else {
             sq->head = (sq->head + 1) % sq->depth;
             sq->queued--;
             ts_sq_publish(sq);
         }
-        if (r.error_type != 0 || sqe_wr_cqe(sqe)) {
+        if (failed || sqe_wr_cqe(sqe)) {
             ts_cqe e = {
                 .stream_id = sqe_stream_id(sqe),
                 .task_id = sqe_task_id(sqe),
@@ -373,7 +377,7 @@ static void *sq_thread(void *arg) {
             };
             cq_push(sq->cq_id, &e);
         }
-        if (r.error_type != 0 && !r.keep_enabled) { /* STARS stops an SQ on error */
+        if (failed) {
             sq->paused = 1;
             ts_sq_publish(sq);
             ts_model_sq_failed(sq, r.error_type, r.error_code); /* ends its model's run */
