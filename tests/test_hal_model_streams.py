@@ -400,9 +400,7 @@ def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:
     """A model whose head stream waits for a side stream nothing activates never reaches its end
     graph. MMT_MODEL_ABORT through the control SQ completes, ends the run with the abort status
     (the execute's CQE: errorType SW status, result TS_STARS_MODEL_EXE_ABORT, read as
-    TS_ERROR_MODEL_ABORTED, model_execute_task.cc:227-238), which stops the executing SQ on the
-    execute like any error CQE: the runtime moves its head past the execute and its end-graph
-    wait and re-enables it (StarsResumeRtsq, stars_engine.cc:1410-1412, 1477-1519). The abort
+    TS_ERROR_MODEL_ABORTED, model_execute_task.cc:227-238) without stopping the executing SQ,
     cuts the wait short and leaves the model's SQs disabled at their tails; the model then
     executes again."""
     model = StreamModel(dev, model_id=7, head=[MAIN], wait_active=[SIDE], end_notify=45)
@@ -415,19 +413,13 @@ def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:
     dev.submit(side.sq, sqe.event_record(SIDE, 1, join))
     model.load_complete()
     dev.submit(model.exe.sq, model.execute(1),
-               sqe.notify_wait(EXEC_STREAM, 2, model.end_notify),
-               sqe.write_value(EXEC_STREAM, 3, address(after), struct.pack("<i", 3)))
+               sqe.write_value(EXEC_STREAM, 2, address(after), struct.pack("<i", 2)))
     assert dev.recv(model.exe.cq, timeout_ms=QUIET_MS) == (DRV_ERROR_WAIT_TIMEOUT, [])
     assert model.control(sqe.MMT_MODEL_ABORT, op_stream_id=CTRL_STREAM).error_type == 0
-    c = only(dev.collect(model.exe.cq, 1))
-    assert (c.task_id, c.error_type, c.error_code) == (1, ERR_SW_STATUS, MODEL_EXE_ABORT)
-    assert dev.query(model.exe.sq, PROP_SQ_STATUS) == 0
-    assert dev.query(model.exe.sq, PROP_SQ_HEAD) == c.sq_head, "stopped on the execute"
-    assert dev.config(model.exe.sq, PROP_SQ_HEAD, c.sq_head + 2) == 0
-    assert dev.config(model.exe.sq, PROP_SQ_STATUS, 1) == 0
-    c = only(dev.collect(model.exe.cq, 1))
-    assert (c.task_id, c.error_type, after[0]) == (3, 0, 3), "the task after the end-graph wait"
-    assert dev.query(model.exe.sq, PROP_SQ_STATUS) == 1
+    got = dev.collect(model.exe.cq, 2)
+    assert [(c.task_id, c.error_type, c.error_code) for c in got] == [
+        (1, ERR_SW_STATUS, MODEL_EXE_ABORT), (2, 0, 0)], "the abort status, then the next task"
+    assert after[0] == 2 and dev.query(model.exe.sq, PROP_SQ_STATUS) == 1
     assert marker[0] == 0 and model.count(SIDE) == 0
     assert dev.recv(main.cq, timeout_ms=0)[1] == [], "the cut wait reports nothing"
     for q in (main, side):
@@ -441,6 +433,38 @@ def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:
     dev.submit(dev.alloc(stream_id=OUTSIDE_STREAM).sq, sqe.event_record(OUTSIDE_STREAM, 1, join))
     c = only(dev.collect(model.exe.cq, 1))
     assert (c.task_id, c.error_type, marker[0]) == (3, 0, 1)
+
+
+def test_an_abort_releases_the_end_graph_wait_behind_the_execute(dev: HalDevice) -> None:
+    """On STARS the runtime follows each model execute with a NOTIFY_WAIT of the end-graph
+    notify on the executing stream (model.cc:1311-1322). An abort of the running model
+    completes that wait too, with the abort status, which the runtime takes on a NOTIFY_WAIT
+    CQE as no exception (stars_engine.cc:1541-1547); the SQ runs on, and the next execute's
+    wait is not released early: it ends only when the next run does."""
+    model = StreamModel(dev, model_id=6, head=[MAIN], wait_active=[SIDE], end_notify=44)
+    main, side = model.sqs[MAIN], model.sqs[SIDE]
+    join = 36
+    after = i32([0])
+    dev.submit(main.sq, sqe.event_wait(MAIN, 1, join),
+               sqe.notify_record(MAIN, 2, model.end_notify))
+    dev.submit(side.sq, sqe.event_record(SIDE, 1, join))
+    model.load_complete()
+    dev.submit(model.exe.sq, model.execute(1),
+               sqe.notify_wait(EXEC_STREAM, 2, model.end_notify),
+               sqe.write_value(EXEC_STREAM, 3, address(after), struct.pack("<i", 3)))
+    assert dev.recv(model.exe.cq, timeout_ms=QUIET_MS) == (DRV_ERROR_WAIT_TIMEOUT, [])
+    assert model.control(sqe.MMT_MODEL_ABORT, op_stream_id=CTRL_STREAM).error_type == 0
+    got = dev.collect(model.exe.cq, 3)
+    assert [(c.task_id, c.error_type, c.error_code) for c in got] == [
+        (1, ERR_SW_STATUS, MODEL_EXE_ABORT), (2, ERR_SW_STATUS, MODEL_EXE_ABORT), (3, 0, 0)], (
+        "the execute and its end-graph wait report the abort, then the next task runs")
+    assert after[0] == 3 and dev.query(model.exe.sq, PROP_SQ_STATUS) == 1
+    dev.submit(model.exe.sq, model.execute(4), sqe.notify_wait(EXEC_STREAM, 5, model.end_notify))
+    assert dev.recv(model.exe.cq, timeout_ms=QUIET_MS) == (DRV_ERROR_WAIT_TIMEOUT, []), (
+        "the next run waits again: the abort left no end-graph record behind")
+    dev.submit(dev.alloc(stream_id=OUTSIDE_STREAM).sq, sqe.event_record(OUTSIDE_STREAM, 1, join))
+    got = dev.collect(model.exe.cq, 2)
+    assert [(c.task_id, c.error_type) for c in got] == [(4, 0), (5, 0)]
 
 
 def test_an_abort_cuts_a_program_polling_a_busy_sq(dev: HalDevice) -> None:

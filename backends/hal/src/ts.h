@@ -171,6 +171,9 @@ typedef struct {
     ts_cq cq[TS_MAX_CQ];
     uint8_t event[TS_MAX_EVENT];
     uint8_t notify[TS_MAX_NOTIFY];
+    /* set with notify[id] by MMT_MODEL_ABORT of a running model on its end-graph notify: the
+     * NOTIFY_WAIT that takes it completes with the abort status (ts_model.c) */
+    uint8_t notify_abort[TS_MAX_NOTIFY];
     ts_model model[TS_MAX_MODEL];
     uint32_t fsm_sel; /* the SQ id last written to the FSM select register */
 } ts_device;

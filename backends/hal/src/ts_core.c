@@ -22,15 +22,16 @@ typedef struct {
     uint32_t error_code;
     uint64_t timestamp;
     ts_cond_effect fx; /* a COND SQE's GOTO_I on its own SQ */
+    int keep_enabled;  /* an error report that does not stop the SQ (an aborted model run) */
 } ts_result;
 
-static const ts_result OK = {0, 0, 0, {0, 0}};
+static const ts_result OK = {0, 0, 0, {0, 0}, 0};
 static const ts_result SQE_ERROR = {MDLRI_CQE_ERR_SQE_ERROR, MDLRI_TS_ERROR_TASK_SQE_ERROR, 0,
-                                    {0, 0}};
+                                    {0, 0}, 0};
 static const ts_result TIMED_OUT = {MDLRI_CQE_ERR_TASK_TIMEOUT, MDLRI_TS_ERROR_TASK_TIMEOUT, 0,
-                                    {0, 0}};
+                                    {0, 0}, 0};
 static const ts_result EXCEPTION = {MDLRI_CQE_ERR_EXCEPTION, MDLRI_TS_ERROR_TASK_EXCEPTION, 0,
-                                    {0, 0}};
+                                    {0, 0}, 0};
 
 void ts_sq_publish(ts_sq *sq) {
     sq->regs[0x8 / 4] = sq->tail;
@@ -242,7 +243,7 @@ static ts_result run_cond_locked(ts_sq *sq, const uint8_t *s, int *stopped) {
     ts_result r = OK;
     int model_exec = sqe_u8(s, 8) == CONDS_SUB_MODEL_EXEC;
     uint32_t model = sqe_u16(s, 12), gen = 0;
-    int was_running = 0, aborted = 0; /* an aborted run stops the SQ like any error */
+    int was_running = 0;
     if (model_exec && ts_model_exec_begin(model, &gen, &was_running) != 0) return SQE_ERROR;
     pthread_mutex_unlock(&g_ts.mu);
     int rc = ts_cond_run(sq, s, &r.fx);
@@ -253,7 +254,7 @@ static ts_result run_cond_locked(ts_sq *sq, const uint8_t *s, int *stopped) {
         return rc < 0 ? SQE_ERROR : OK;
     }
     if (model_exec &&
-        ts_model_exec_wait(sq, model, gen, &r.error_type, &r.error_code, &aborted) != 0)
+        ts_model_exec_wait(sq, model, gen, &r.error_type, &r.error_code, &r.keep_enabled) != 0)
         *stopped = 1;
     return r;
 }
@@ -277,6 +278,7 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
     case SQE_NOTIFY_RECORD: {
         uint32_t id = sqe_u32(s, 8) & 0x1FFFu;
         g_ts.notify[id] = 1;
+        g_ts.notify_abort[id] = 0;
         ts_model_notify_recorded(id); /* a model's end graph */
         return OK;
     }
@@ -285,6 +287,11 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
         int got = wait_flag(sq, g_ts.notify, id, sqe_u32(s, 16));
         if (got < 0) *stopped = 1;
         if (got == 1) g_ts.notify[id] = 0;
+        if (got == 1 && g_ts.notify_abort[id]) { /* the end-graph wait of an aborted run */
+            g_ts.notify_abort[id] = 0;
+            ts_result aborted = {TS_CQE_ERR_SW_STATUS, TS_MODEL_EXE_ABORT_STATUS, 0, {0, 0}, 1};
+            return aborted;
+        }
         return got == 0 ? TIMED_OUT : OK;
     }
     case SQE_WRITE_VALUE:
@@ -352,19 +359,14 @@ static void *sq_thread(void *arg) {
         /* MDLRI_HAL_TRACE=1: "sqe <sq id * 65536 + position> <type * 256 + CQE error type>" */
         mdlri_hal_trace("sqe", (long)sq->id * 65536 + (long)at,
                         (long)sqe_type(sqe) * 256 + r.error_type);
-        int failed = r.error_type != 0;
-        if (failed) {
-            /* STARS stops an SQ on error with its head on the failed SQE, which the CQE names;
-             * the runtime moves the head past it (an execute: past it and its end-graph wait)
-             * and re-enables the SQ (StarsResumeRtsq, stars_engine.cc:1404-1412, 1477-1519) */
-        } else if (r.fx.has_goto) {
+        if (r.fx.has_goto) {
             ts_sq_set_head(sq, r.fx.goto_head);
         } else {
             sq->head = (sq->head + 1) % sq->depth;
             sq->queued--;
             ts_sq_publish(sq);
         }
-        if (failed || sqe_wr_cqe(sqe)) {
+        if (r.error_type != 0 || sqe_wr_cqe(sqe)) {
             ts_cqe e = {
                 .stream_id = sqe_stream_id(sqe),
                 .task_id = sqe_task_id(sqe),
@@ -377,7 +379,7 @@ static void *sq_thread(void *arg) {
             };
             cq_push(sq->cq_id, &e);
         }
-        if (failed) {
+        if (r.error_type != 0 && !r.keep_enabled) { /* STARS stops an SQ on error */
             sq->paused = 1;
             ts_sq_publish(sq);
             ts_model_sq_failed(sq, r.error_type, r.error_code); /* ends its model's run */

@@ -30,7 +30,9 @@ static void end_run(ts_model *m, uint8_t error_type, uint32_t error_code, int ab
 /* MMT_MODEL_ABORT (ctrl_sq.cc:262-273, model.cc:1903-1953): every SQ bound to the model is
  * disabled with its head moved to its tail (its SQEs stay in the ring for the next execute,
  * which sends the head back to 0); an SQE it is running (a wait, a kernel not ready, a program
- * polling) is cut short without a report; a run in progress ends with the abort status. */
+ * polling) is cut short without a report; a run in progress ends with the abort status, and
+ * so does the NOTIFY_WAIT of its end-graph notify that the runtime queued behind the execute:
+ * the runtime takes that status on a NOTIFY_WAIT CQE as no exception (stars_engine.cc:1541-1547). */
 static void model_abort(uint32_t model) {
     for (uint32_t i = 0; i < TS_MAX_SQ; i++) {
         ts_sq *q = &g_ts.sq[i];
@@ -39,6 +41,11 @@ static void model_abort(uint32_t model) {
         __atomic_store_n(&q->abort_req, q->busy, __ATOMIC_RELEASE); /* read by a running
                                                                        * program, cond.c */
         ts_sq_set_head(q, q->tail);
+    }
+    ts_model *m = &g_ts.model[model];
+    if (m->running && m->has_end) { /* release the executing stream's end-graph wait */
+        g_ts.notify[m->end_notify] = 1;
+        g_ts.notify_abort[m->end_notify] = 1;
     }
     end_run(&g_ts.model[model], TS_CQE_ERR_SW_STATUS, TS_MODEL_EXE_ABORT_STATUS, 1);
     pthread_cond_broadcast(&g_ts.cv);
