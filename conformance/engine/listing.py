@@ -159,7 +159,8 @@ class TaskMap:
         obs = [Observation("listing", index, f"stream {u} ops", ids)
                for u, ids in sorted(per_user.items())]
         obs.append(Observation("listing", index, model_key(self.model, "seq ids"),
-                               self.seq_flags(listed, first)))
+                               self.seq_flags(listed, first,
+                                              {t for _, ts in visible for t, _ in ts})))
         return obs
 
     def capture_extras(self, model: Any) -> list[Observation]:
@@ -302,9 +303,13 @@ class TaskMap:
                     self.op_task[i] = ts[cand][0]
                     self.task_op[ts[cand][0]] = i
 
-    def seq_flags(self, listed: list[tuple[Any, list[Any]]], first: bool) -> dict[str, bool]:
+    def seq_flags(self, listed: list[tuple[Any, list[Any]]], first: bool,
+                  visible: set[Any]) -> dict[str, bool]:
         """unique within the model (SEQ-04), increasing along each list (SEQ-03), equal to
-        the capture-time ids for every surviving task (SEQ-05)."""
+        the capture-time ids for every surviving user task (SEQ-05). Only a task ``visible``
+        now (a user task, DEFAULT/internal ones aside) is held to its capture-time id: the
+        runtime may hand the handle of a task that Update removed (DIS-05) to the internal
+        NOP it adds (DIS-07), which takes a new id (SEQ-06)."""
         seen: list[int] = []
         increasing = True
         stable = True
@@ -321,7 +326,7 @@ class TaskMap:
                 prev = sid
                 if first:
                     self.seq0[t] = sid
-                elif t in self.seq0 and self.seq0[t] != sid:
+                elif t in visible and t in self.seq0 and self.seq0[t] != sid:
                     stable = False
         return {"unique": len(seen) == len(set(seen)), "increasing": increasing,
                 "stable": stable}
