@@ -1,5 +1,5 @@
 """What the virtual device's own tests share: the device (one per module, reset around each
-test), C buffers and their addresses, polling an SQ's head, and the one CQE a step expects."""
+test), C buffers (host or device memory) and their addresses, polling an SQ's head, and the one CQE a step expects."""
 
 from __future__ import annotations
 
@@ -31,6 +31,13 @@ def dev(device: HalDevice) -> Iterator[HalDevice]:
 
 def i32(values: list[int]) -> ctypes.Array[ctypes.c_int32]:
     return (ctypes.c_int32 * len(values))(*values)
+
+
+def dev_i32(dev: HalDevice, values: list[int]) -> ctypes.Array[ctypes.c_int32]:
+    """``values`` in device memory (a kernel touches nothing else)."""
+    arr = (ctypes.c_int32 * len(values)).from_address(dev.malloc(4 * max(len(values), 1)))
+    arr[:] = values
+    return arr
 
 
 def address(buf: ctypes.Array) -> int:  # type: ignore[type-arg]

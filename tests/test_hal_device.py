@@ -25,7 +25,7 @@ from mdlri_conformance.backends.hal.device import (
     DRV_ERROR_WAIT_TIMEOUT, DRV_EVENT_ID, DRV_NOTIFY_ID, DRV_RESOURCE_EVENT_ID,
     DRV_RESOURCE_SQ_ID, PROP_CQE_SIZE, PROP_SQ_DEPTH, PROP_SQ_HEAD, PROP_SQ_STATUS, PROP_SQ_TAIL,
     PROP_SQE_SIZE, HalDevice, Queue)
-from tests.hal_helpers import device, dev, i32, address, wait_head, only  # noqa: F401 (device, dev: fixtures)
+from tests.hal_helpers import device, dev, i32, dev_i32, address, wait_head, only  # noqa: F401 (device, dev: fixtures)
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
                                 reason="gcc is not installed: the virtual device cannot be built")
@@ -255,13 +255,35 @@ def test_kernel_runs_the_bound_host_kernel_per_block(dev: HalDevice, kernels: Pa
     assert dev.bind_kernel(AFFINE_PC, kernels, "affine") == 0
     q = dev.alloc(stream_id=8)
     n = 10
-    x, y = i32(list(range(n))), i32([0] * n)
-    args = struct.pack("<QQiii4x", address(x), address(y), n, 3, -2)  # mdlri_affine_args
-    argbuf = ctypes.create_string_buffer(args, len(args))
-    dev.submit(q.sq, sqe.kernel(8, 5, AFFINE_PC, ctypes.addressof(argbuf), block_dim=3))
+    x, y = dev_i32(dev, list(range(n))), dev_i32(dev, [0] * n)
+    args = dev.put(struct.pack("<QQiii4x", address(x), address(y), n, 3, -2))  # affine's
+    dev.submit(q.sq, sqe.kernel(8, 5, AFFINE_PC, args, block_dim=3))
     c = only(dev.collect(q.cq, 1))
     assert (c.task_id, c.sqe_type, c.error_type) == (5, sqe.FFTS, 0)
     assert list(y) == [3 * i - 2 for i in range(n)]
+
+
+@pytest.mark.parametrize("where", ["output in host memory", "output past its block",
+                                   "arguments in host memory"])
+def test_a_kernel_touching_memory_outside_the_device_faults(dev: HalDevice, kernels: Path,
+                                                            where: str) -> None:
+    """The SMMU maps only device memory: a launch whose arguments or spans lie outside it is an
+    AI Core exception before the kernel runs, and nothing is written (a stale argument block
+    the runtime sends again cannot write over the host process)."""
+    assert dev.bind_kernel(AFFINE_PC, kernels, "affine") == 0
+    q = dev.alloc(stream_id=8)
+    n = 4
+    x = dev_i32(dev, [1] * n)
+    y = i32([-1] * (2 * n)) if where == "output in host memory" else dev_i32(dev, [-1] * n)
+    count = 2 * n if where == "output past its block" else n
+    packed = struct.pack("<QQiii4x", address(x), address(y), count, 1, 0)
+    host_args = ctypes.create_string_buffer(packed, len(packed))
+    args = ctypes.addressof(host_args) if where == "arguments in host memory" else dev.put(packed)
+    dev.submit(q.sq, sqe.kernel(8, 5, AFFINE_PC, args))
+    c = only(dev.collect(q.cq, 1))
+    assert (c.task_id, c.error_type, c.ts_error()) == (5, sqe.ERR_EXCEPTION,
+                                                       sqe.TS_ERROR_TASK_EXCEPTION)
+    assert set(y) == {-1}, "the kernel wrote"
 
 
 def test_kernel_binding_errors(dev: HalDevice, kernels: Path) -> None:
@@ -284,10 +306,10 @@ def test_a_kernel_waiting_on_memory_runs_once_another_sq_writes_it(dev: HalDevic
                                                                     kernels: Path) -> None:
     assert dev.bind_kernel(WAIT_FLAG_PC, kernels, "wait_flag") == 0
     a, b = dev.alloc(stream_id=1), dev.alloc(stream_id=2)
-    flag, out = i32([0]), i32([0])
-    args = ctypes.create_string_buffer(struct.pack("<QQi4x", address(flag), address(out), 9), 24)
+    flag, out = dev_i32(dev, [0]), dev_i32(dev, [0])
+    args = dev.put(struct.pack("<QQi4x", address(flag), address(out), 9))
     dev.submit(a.sq, sqe.nop(1, 0, wr_cqe=1),
-               sqe.kernel(1, 1, WAIT_FLAG_PC, ctypes.addressof(args),
+               sqe.kernel(1, 1, WAIT_FLAG_PC, args,
                           credit=sqe.NEVER_TIMEOUT_CREDIT))
     assert only(dev.collect(a.cq, 1)).task_id == 0
     assert dev.recv(a.cq, timeout_ms=200) == (DRV_ERROR_WAIT_TIMEOUT, []), "the kernel ran"
@@ -301,9 +323,9 @@ def test_a_kernel_past_its_credit_times_out(dev: HalDevice, kernels: Path) -> No
     """Kernel credit 1: one credit of kernel time (stars_base.hpp:46), then a task timeout."""
     assert dev.bind_kernel(WAIT_FLAG_PC, kernels, "wait_flag") == 0
     q = dev.alloc(stream_id=1)
-    flag, out = i32([0]), i32([0])
-    args = ctypes.create_string_buffer(struct.pack("<QQi4x", address(flag), address(out), 9), 24)
-    dev.submit(q.sq, sqe.kernel(1, 1, WAIT_FLAG_PC, ctypes.addressof(args), credit=1))
+    flag, out = dev_i32(dev, [0]), dev_i32(dev, [0])
+    args = dev.put(struct.pack("<QQi4x", address(flag), address(out), 9))
+    dev.submit(q.sq, sqe.kernel(1, 1, WAIT_FLAG_PC, args, credit=1))
     c = only(dev.collect(q.cq, 1, deadline_ms=30000))
     assert (c.sqe_type, c.error_type, c.ts_error()) == (sqe.FFTS, sqe.ERR_TASK_TIMEOUT,
                                                          sqe.TS_ERROR_TASK_TIMEOUT)
@@ -314,9 +336,9 @@ def test_a_kernel_past_its_credit_times_out(dev: HalDevice, kernels: Path) -> No
 def test_a_kernel_fault_is_an_exception(dev: HalDevice, kernels: Path, raised: int) -> None:
     assert dev.bind_kernel(TRAP_IF_PC, kernels, "trap_if") == 0
     q = dev.alloc(stream_id=1)
-    flag = i32([raised])
-    args = ctypes.create_string_buffer(struct.pack("<Q", address(flag)), 8)
-    dev.submit(q.sq, sqe.kernel(1, 1, TRAP_IF_PC, ctypes.addressof(args)))
+    flag = dev_i32(dev, [raised])
+    args = dev.put(struct.pack("<Q", address(flag)))
+    dev.submit(q.sq, sqe.kernel(1, 1, TRAP_IF_PC, args))
     c = only(dev.collect(q.cq, 1))
     assert c.error_type == (sqe.ERR_EXCEPTION if raised else 0)
 
@@ -337,17 +359,16 @@ def test_freed_kernel_code_names_nothing(dev: HalDevice, kernels: Path,
     lib.halMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64, ctypes.c_uint64]
     lib.halMemFree.argtypes = [ctypes.c_void_p]
     q = dev.alloc(stream_id=1)
-    flag, out = i32([1]), i32([0])
-    wait_args = ctypes.create_string_buffer(
-        struct.pack("<QQi4x", address(flag), address(out), 9), 24)
-    trap_args = ctypes.create_string_buffer(struct.pack("<Q", address(flag)), 8)
+    flag, out = dev_i32(dev, [1]), dev_i32(dev, [0])
+    wait_args = dev.put(struct.pack("<QQi4x", address(flag), address(out), 9))
+    trap_args = dev.put(struct.pack("<Q", address(flag)))
     for load in range(300):
-        name, args = ("trap_if", trap_args) if load % 2 else ("wait_flag", wait_args)
+        name, args, size = ("trap_if", trap_args, 8) if load % 2 else ("wait_flag", wait_args, 24)
         code = ctypes.c_void_p()
         assert lib.halMemAlloc(ctypes.byref(code), 64, 1 << 10) == 0
-        record = kernel_record(name, len(args))
+        record = kernel_record(name, size)
         ctypes.memmove(code.value, record, len(record))
-        dev.submit(q.sq, sqe.kernel(1, load, code.value, ctypes.addressof(args)))
+        dev.submit(q.sq, sqe.kernel(1, load, code.value, args))
         c = only(dev.collect(q.cq, 1))
         assert c.error_type == (sqe.ERR_EXCEPTION if load % 2 else 0), f"load {load}: {name}"
         if c.error_type:  # STARS stops an SQ on error; the runtime re-enables it
@@ -361,15 +382,15 @@ def test_a_rewritten_record_runs_its_new_kernel(dev: HalDevice, kernels: Path,
     with no free between: the pc runs the kernel its record names when the SQE runs."""
     monkeypatch.setenv("MDLRI_HAL_HOST_KERNELS", str(kernels))
     q = dev.alloc(stream_id=1)
-    flag, out = i32([1]), i32([0])
-    wait_args = ctypes.create_string_buffer(
-        struct.pack("<QQi4x", address(flag), address(out), 9), 24)
-    trap_args = ctypes.create_string_buffer(struct.pack("<Q", address(flag)), 8)
+    flag, out = dev_i32(dev, [1]), dev_i32(dev, [0])
+    wait_args = dev.put(struct.pack("<QQi4x", address(flag), address(out), 9))
+    trap_args = dev.put(struct.pack("<Q", address(flag)))
     code = ctypes.create_string_buffer(64)
-    for task, (name, args) in enumerate([("wait_flag", wait_args), ("trap_if", trap_args)]):
-        record = kernel_record(name, len(args))
+    for task, (name, args, size) in enumerate([("wait_flag", wait_args, 24),
+                                               ("trap_if", trap_args, 8)]):
+        record = kernel_record(name, size)
         ctypes.memmove(code, record, len(record))
-        dev.submit(q.sq, sqe.kernel(1, task, ctypes.addressof(code), ctypes.addressof(args)))
+        dev.submit(q.sq, sqe.kernel(1, task, ctypes.addressof(code), args))
         c = only(dev.collect(q.cq, 1))
         assert c.error_type == (sqe.ERR_EXCEPTION if name == "trap_if" else 0), name
     assert out[0] == 9

@@ -17,6 +17,7 @@ from mdlri_conformance.backends.hal import sqe
 from mdlri_conformance.backends.hal.build import hal_library, host_kernel_library
 from mdlri_conformance.backends.hal.device import HalDevice
 from mdlri_conformance.kernel.catalog import NATURAL
+from tests.hal_helpers import dev_i32
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
                                 reason="gcc is not installed: the virtual device cannot be built")
@@ -51,10 +52,9 @@ def pc_of(text: ctypes.Array[ctypes.c_char], name: str) -> int:
 def run_affine(dev: HalDevice, pc: int) -> tuple[sqe.Cqe, list[int]]:
     q = dev.alloc(stream_id=3)
     n = 6
-    x, y = (ctypes.c_int32 * n)(*range(n)), (ctypes.c_int32 * n)()
-    args = ctypes.create_string_buffer(struct.pack("<QQiii4x", ctypes.addressof(x),
-                                                   ctypes.addressof(y), n, 5, 1))
-    dev.submit(q.sq, sqe.kernel(3, 9, pc, ctypes.addressof(args), block_dim=2))
+    x, y = dev_i32(dev, list(range(n))), dev_i32(dev, [0] * n)
+    args = dev.put(struct.pack("<QQiii4x", ctypes.addressof(x), ctypes.addressof(y), n, 5, 1))
+    dev.submit(q.sq, sqe.kernel(3, 9, pc, args, block_dim=2))
     cqes = dev.collect(q.cq, 1)
     assert len(cqes) == 1, cqes
     return cqes[0], list(y)

@@ -22,6 +22,8 @@ PROP_SQE_SIZE, PROP_CQE_SIZE = 13, 14
 # allocation flags (ascend_hal_define.h:1093-1101, 1115)
 FLAG_REUSE_CQ = 1 << 0
 RES_SPECIFIED_ID = 1 << 1
+# halMemAlloc's flag: device memory on device 0 (ascend_hal_define.h:704-723)
+MEM_DEV = 1 << 10
 # drvIdType_t (trs_pkg.h:177-187) and drvResourceType_t (ascend_hal_base.h:4239-4249)
 DRV_STREAM_ID, DRV_EVENT_ID, DRV_MODEL_ID, DRV_NOTIFY_ID = 0, 1, 2, 3
 DRV_RESOURCE_EVENT_ID, DRV_RESOURCE_SQ_ID = 1, 5
@@ -137,6 +139,27 @@ class HalDevice:
         for name in ("mdlri_hal_event_state", "mdlri_hal_notify_state"):
             getattr(lib, name).argtypes, getattr(lib, name).restype = [U32], ctypes.c_int
         lib.mdlri_hal_reset.argtypes, lib.mdlri_hal_reset.restype = [], None
+        lib.halMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64,
+                                    ctypes.c_uint64]
+        lib.halMemFree.argtypes = [ctypes.c_void_p]
+        lib.halMemAlloc.restype = lib.halMemFree.restype = ctypes.c_int
+        self._blocks: list[int] = []
+
+    # ---- memory ----
+    def malloc(self, nbytes: int) -> int:
+        """Device memory (halMemAlloc, MEM_DEV): its address, zeroed; freed by :meth:`reset`."""
+        ptr = ctypes.c_void_p()
+        self._check("halMemAlloc", self.lib.halMemAlloc(ctypes.byref(ptr), nbytes, MEM_DEV))
+        assert ptr.value is not None
+        ctypes.memset(ptr.value, 0, nbytes)
+        self._blocks.append(ptr.value)
+        return ptr.value
+
+    def put(self, data: bytes) -> int:
+        """``data`` copied into new device memory: its address."""
+        at = self.malloc(max(len(data), 1))
+        ctypes.memmove(at, data, len(data))
+        return at
 
     # ---- SQ/CQ ----
     def alloc(self, stream_id: int, *, depth: int = 1024, reuse_cq: int | None = None) -> Queue:
@@ -249,8 +272,10 @@ class HalDevice:
         return int(self.lib.mdlri_hal_notify_state(notify_id))
 
     def reset(self) -> None:
-        """Stop and free everything (mdlri_hal_reset)."""
+        """Stop and free everything (mdlri_hal_reset), and the memory :meth:`malloc` gave."""
         self.lib.mdlri_hal_reset()
+        while self._blocks:
+            self.lib.halMemFree(self._blocks.pop())
 
     @staticmethod
     def _check(call: str, rc: int) -> None:

@@ -18,6 +18,7 @@ _Static_assert(sizeof(mdlri_axpy_f32_args) == 32, "axpy_f32 args");
 _Static_assert(sizeof(mdlri_mul_f32_args) == 32, "mul_f32 args");
 _Static_assert(sizeof(mdlri_wait_flag_args) == 24, "wait_flag args");
 _Static_assert(sizeof(mdlri_trap_if_args) == 8, "trap_if args");
+_Static_assert(sizeof(mdlri_host_span) == 16, "span");
 
 /* wrap-around int32 arithmetic without signed-overflow UB */
 static inline int32_t wrap(uint32_t v) { return (int32_t)v; }
@@ -161,3 +162,53 @@ const mdlri_host_params wait_flag__params = {
     3, {PARAM(mdlri_wait_flag_args, flag), PARAM(mdlri_wait_flag_args, out),
         PARAM(mdlri_wait_flag_args, value)}};
 const mdlri_host_params trap_if__params = {1, {PARAM(mdlri_trap_if_args, flag)}};
+
+/* ---- the memory each launch touches (NAME__spans) ---- */
+
+/* `count` int32 elements at `p`; a negative count touches nothing */
+static inline mdlri_host_span span(const void *p, int32_t count) {
+    return (mdlri_host_span){(uint64_t)(uintptr_t)p,
+                             count > 0 ? (uint64_t)count * sizeof(int32_t) : 0u};
+}
+
+#define SPANS(T, ...)                                                                    \
+    T a;                                                                                 \
+    if (args == NULL || args_size < sizeof(T)) return 0;                                 \
+    memcpy(&a, args, sizeof(T));                                                         \
+    const mdlri_host_span s[] = {__VA_ARGS__};                                           \
+    memcpy(out, s, sizeof s);                                                            \
+    return (int)(sizeof s / sizeof s[0])
+
+int fallback_main__spans(const void *args, size_t args_size, mdlri_host_span *out) {
+    SPANS(mdlri_seed_args, span(a.input, MDLRI_SEED_ELEMENTS), span(a.output, MDLRI_SEED_ELEMENTS));
+}
+int fallback_postprocess__spans(const void *args, size_t args_size, mdlri_host_span *out) {
+    SPANS(mdlri_seed_args, span(a.input, MDLRI_SEED_ELEMENTS), span(a.output, MDLRI_SEED_ELEMENTS));
+}
+int affine__spans(const void *args, size_t args_size, mdlri_host_span *out) {
+    SPANS(mdlri_affine_args, span(a.x, a.n), span(a.y, a.n));
+}
+int add__spans(const void *args, size_t args_size, mdlri_host_span *out) {
+    SPANS(mdlri_add_args, span(a.a, a.n), span(a.b, a.n), span(a.out, a.n));
+}
+int accumulate__spans(const void *args, size_t args_size, mdlri_host_span *out) {
+    SPANS(mdlri_accumulate_args, span(a.acc, a.n), span(a.x, a.n));
+}
+int fill__spans(const void *args, size_t args_size, mdlri_host_span *out) {
+    SPANS(mdlri_fill_args, span(a.out, a.n));
+}
+int copy__spans(const void *args, size_t args_size, mdlri_host_span *out) {
+    SPANS(mdlri_copy_args, span(a.src, a.n), span(a.dst, a.n));
+}
+int axpy_f32__spans(const void *args, size_t args_size, mdlri_host_span *out) {
+    SPANS(mdlri_axpy_f32_args, span(a.x, a.n), span(a.y, a.n), span(a.out, a.n));
+}
+int mul_f32__spans(const void *args, size_t args_size, mdlri_host_span *out) {
+    SPANS(mdlri_mul_f32_args, span(a.x, a.n), span(a.y, a.n), span(a.out, a.n));
+}
+int wait_flag__spans(const void *args, size_t args_size, mdlri_host_span *out) {
+    SPANS(mdlri_wait_flag_args, span(a.flag, 1), span(a.out, 1));
+}
+int trap_if__spans(const void *args, size_t args_size, mdlri_host_span *out) {
+    SPANS(mdlri_trap_if_args, span(a.flag, 1));
+}

@@ -40,6 +40,14 @@
  * When it returns non-zero the emulator does not run NAME and the launch fails on the device
  * with an AI Core exception (a stream's next sync 507015; inside a model replay the execution
  * ends and the execute stream's next sync gives 507011).
+ *
+ * Every kernel also exports the memory a launch touches, read from its arguments:
+ *
+ *     int NAME__spans(const void *args, size_t args_size, mdlri_host_span out[MDLRI_MAX_SPANS]);
+ *
+ * returning how many {base, bytes} it wrote (0 for arguments that do not fit). A device that
+ * maps only its own memory (the virtual device's SMMU) checks them before it runs NAME: a span
+ * outside that memory is an AI Core exception, and NAME never runs.
  */
 #ifndef MDLRI_HOST_KERNEL_H
 #define MDLRI_HOST_KERNEL_H
@@ -76,6 +84,13 @@ typedef struct {
     uint32_t count;
     mdlri_host_param params[MDLRI_MAX_PARAMS];
 } mdlri_host_params;
+
+/* one range of memory a launch reads or writes (NAME__spans) */
+#define MDLRI_MAX_SPANS 4
+typedef struct {
+    uint64_t base;
+    uint64_t bytes;
+} mdlri_host_span;
 
 /* The share [*lo, *hi) of n elements that block `block_idx` of `num_blocks` computes: chunks of
  * ceil(n / num_blocks) elements in block order (the last blocks' may be short or empty); no
@@ -130,5 +145,21 @@ MDLRI_PARAMS_DECL(axpy_f32);
 MDLRI_PARAMS_DECL(mul_f32);
 MDLRI_PARAMS_DECL(wait_flag);
 MDLRI_PARAMS_DECL(trap_if);
+
+/* the memory each launch touches (see the top of this file) */
+#define MDLRI_SPANS_DECL(name)                                                           \
+    MDLRI_HOST_KERNEL int name##__spans(const void *args, size_t args_size,              \
+                                        mdlri_host_span *out)
+MDLRI_SPANS_DECL(fallback_main);
+MDLRI_SPANS_DECL(fallback_postprocess);
+MDLRI_SPANS_DECL(affine);
+MDLRI_SPANS_DECL(add);
+MDLRI_SPANS_DECL(accumulate);
+MDLRI_SPANS_DECL(fill);
+MDLRI_SPANS_DECL(copy);
+MDLRI_SPANS_DECL(axpy_f32);
+MDLRI_SPANS_DECL(mul_f32);
+MDLRI_SPANS_DECL(wait_flag);
+MDLRI_SPANS_DECL(trap_if);
 
 #endif

@@ -432,6 +432,16 @@ typedef void (*mdlri_hal_kernel_fn)(void *args, size_t args_size, uint32_t block
  * instead of running it. */
 typedef int (*mdlri_hal_kernel_check_fn)(const void *args, size_t args_size);
 
+/* One range of memory a launch touches, {base, bytes}; a kernel's NAME__spans writes up to
+ * MDLRI_HAL_MAX_SPANS of them and returns the count (mdlri_host_kernel.h). */
+#define MDLRI_HAL_MAX_SPANS 4
+typedef struct {
+    uint64_t base;
+    uint64_t bytes;
+} mdlri_hal_span;
+typedef int (*mdlri_hal_kernel_spans_fn)(const void *args, size_t args_size,
+                                         mdlri_hal_span *out);
+
 /* Bind the kernel code address `pc` (what a kernel SQE carries in pc_addr) to `fn`, called
  * with `args_size` bytes of arguments; `ready` and `fault` may be NULL. 0, or -1 when fn is
  * NULL. A full registry (256 pcs) gives up its entries in turn: a pc whose kernel binary
@@ -441,8 +451,11 @@ MDLRI_HAL_API int mdlri_hal_kernel_register(uint64_t pc, const char *name,
                                             mdlri_hal_kernel_check_fn ready,
                                             mdlri_hal_kernel_check_fn fault);
 /* Bind `pc` to kernel `name` of the host kernel library `library` (dlopen): the function
- * NAME, its args size the end of its NAME__params table, NAME__ready and NAME__fault when
- * the library has them. 0; -1 library not loadable; -2 no such kernel. */
+ * NAME, its args size the end of its NAME__params table, NAME__ready, NAME__fault and
+ * NAME__spans when the library has them. A kernel bound with its spans touches only device
+ * memory: a span outside what halMemAlloc handed out or halHostRegister mapped is an AI Core
+ * exception before it runs (the SMMU's fault), so a stale argument block cannot write over
+ * this process's own memory. 0; -1 library not loadable; -2 no such kernel. */
 MDLRI_HAL_API int mdlri_hal_kernel_bind(uint64_t pc, const char *library, const char *name);
 /* Forget every binding. */
 MDLRI_HAL_API void mdlri_hal_kernel_clear(void);

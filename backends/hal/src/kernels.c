@@ -36,20 +36,25 @@ static reg_entry g_reg[REG_MAX];
 static uint32_t g_reg_n;
 static uint32_t g_evict; /* the next entry a full table gives up */
 
-int mdlri_hal_kernel_register(uint64_t pc, const char *name, mdlri_hal_kernel_fn fn,
-                              uint32_t args_size, mdlri_hal_kernel_check_fn ready,
-                              mdlri_hal_kernel_check_fn fault) {
-    if (fn == NULL) return -1;
+static int reg_put(uint64_t pc, const char *name, ts_kernel k) {
+    if (k.fn == NULL) return -1;
     pthread_mutex_lock(&g_reg_mu);
     uint32_t i = 0;
     while (i < g_reg_n && g_reg[i].pc != pc) i++; /* a pc bound again takes the new kernel */
     if (i == REG_MAX) i = g_evict++ % REG_MAX; /* full: an entry a record can bind again */
     g_reg[i].pc = pc;
     snprintf(g_reg[i].name, sizeof g_reg[i].name, "%s", name ? name : "");
-    g_reg[i].k = (ts_kernel){.fn = fn, .args_size = args_size, .ready = ready, .fault = fault};
+    g_reg[i].k = k;
     if (i == g_reg_n) g_reg_n++;
     pthread_mutex_unlock(&g_reg_mu);
     return 0;
+}
+
+int mdlri_hal_kernel_register(uint64_t pc, const char *name, mdlri_hal_kernel_fn fn,
+                              uint32_t args_size, mdlri_hal_kernel_check_fn ready,
+                              mdlri_hal_kernel_check_fn fault) {
+    return reg_put(pc, name, (ts_kernel){.fn = fn, .args_size = args_size, .ready = ready,
+                                         .fault = fault});
 }
 
 int mdlri_hal_kernel_bind(uint64_t pc, const char *library, const char *name) {
@@ -72,14 +77,15 @@ int mdlri_hal_kernel_bind(uint64_t pc, const char *library, const char *name) {
     /* object pointers to function pointers, as dlsym requires */
     mdlri_hal_kernel_fn fn;
     memcpy(&fn, &sym, sizeof fn);
-    mdlri_hal_kernel_check_fn checks[2] = {NULL, NULL};
-    static const char *const suffix[2] = {"__ready", "__fault"};
-    for (int i = 0; i < 2; i++) {
-        snprintf(pname, sizeof pname, "%s%s", name, suffix[i]);
-        void *c = dlsym(lib, pname);
-        if (c != NULL) memcpy(&checks[i], &c, sizeof checks[i]);
-    }
-    return mdlri_hal_kernel_register(pc, name, fn, size, checks[0], checks[1]) == 0 ? 0 : -2;
+    ts_kernel k = {.fn = fn, .args_size = size};
+    void *c;
+    snprintf(pname, sizeof pname, "%s__ready", name);
+    if ((c = dlsym(lib, pname)) != NULL) memcpy(&k.ready, &c, sizeof k.ready);
+    snprintf(pname, sizeof pname, "%s__fault", name);
+    if ((c = dlsym(lib, pname)) != NULL) memcpy(&k.fault, &c, sizeof k.fault);
+    snprintf(pname, sizeof pname, "%s__spans", name);
+    if ((c = dlsym(lib, pname)) != NULL) memcpy(&k.spans, &c, sizeof k.spans);
+    return reg_put(pc, name, k) == 0 ? 0 : -2;
 }
 
 void mdlri_hal_kernel_clear(void) {

@@ -219,6 +219,7 @@ typedef struct {
     mdlri_hal_kernel_fn fn;
     uint32_t args_size;
     mdlri_hal_kernel_check_fn ready, fault;
+    mdlri_hal_kernel_spans_fn spans; /* NULL: not checked */
 } ts_kernel;
 int ts_kernel_lookup(uint64_t pc, const char *name, ts_kernel *out); /* name NULL: any */
 void ts_kernel_forget_range(uint64_t base, uint64_t size); /* freed device memory */

@@ -202,6 +202,30 @@ int ts_sq_stopping(ts_sq *sq) {
     return stop;
 }
 
+/* The SMMU's check: a kernel with spans reads its argument block and touches its spans only
+ * inside memory this device handed out or mapped (mdlri_hal_mem_room); anything else faults
+ * before the kernel runs. A kernel SQE whose argument block was freed and reused (a stale
+ * SQE the runtime sends again) then faults as on the NPU instead of writing over the host
+ * process through pointers that are not device addresses. */
+static int kernel_memory_mapped(const ts_kernel *k, const void *args) {
+    if (k->spans == NULL) return 1;
+    if (mdlri_hal_mem_room((uint64_t)(uintptr_t)args) < k->args_size) {
+        mdlri_hal_trace("kernel arguments outside device memory", (long)(uintptr_t)args,
+                        (long)k->args_size);
+        return 0;
+    }
+    mdlri_hal_span span[MDLRI_HAL_MAX_SPANS];
+    int n = k->spans(args, k->args_size, span);
+    for (int i = 0; i < n && i < MDLRI_HAL_MAX_SPANS; i++) {
+        if (span[i].bytes != 0 && mdlri_hal_mem_room(span[i].base) < span[i].bytes) {
+            mdlri_hal_trace("kernel access outside device memory", (long)span[i].base,
+                            (long)span[i].bytes);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* A kernel SQE: the host kernel bound to its pc, once per block. A kernel with a ready check
  * counts as running until the check passes; its kernel credit (u8 @14) bounds that time. */
 static ts_result run_kernel(ts_sq *sq, const uint8_t *s, int *stopped) {
@@ -216,6 +240,7 @@ static ts_result run_kernel(ts_sq *sq, const uint8_t *s, int *stopped) {
         return EXCEPTION;
     }
     if (blocks == 0) blocks = 1;
+    if (!kernel_memory_mapped(&k, a)) return EXCEPTION;
     if (k.ready != NULL) {
         uint64_t limit_ns = (uint64_t)(credit * MDLRI_KERNEL_CREDIT_MS * 1e6);
         uint64_t start = ts_now_ns();
