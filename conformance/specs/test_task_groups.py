@@ -18,7 +18,7 @@ import pytest
 
 from mdlri_conformance.backends.contract import UNWRITTEN, Cap, CaptureStatus, Err, TaskType
 from mdlri_conformance.conformance import expect
-from mdlri_conformance.conformance.harness import Buf, Dev
+from mdlri_conformance.conformance.harness import SENTINEL, Buf, Dev
 from mdlri_conformance.conformance.specs._setups import Case, bound_stream, case
 
 pytestmark = pytest.mark.requires(Cap.TASK_GROUPS, Cap.CAPTURE, Cap.KERNELS)
@@ -298,6 +298,40 @@ def test_update_may_change_the_operator(dev: Dev) -> None:
     dev.sync(u)
     dev.execute(g.model, g.stream)
     expect.eq(dev.read(g.ys[0]), np.full(8, 42, dtype=np.int32), "output after the update")
+
+
+@pytest.mark.clause("TG-10")
+@pytest.mark.clause("UPD-07")
+@pytest.mark.requires(Cap.LISTING, Cap.TASK_TYPE, Cap.SET_PARAMS, Cap.UPDATE)
+def test_group_update_survives_a_later_update(dev: Dev) -> None:
+    """TG-10, UPD-07: a group update made after the model ran stays in force across a later
+    aclmdlRIUpdate that commits another task's SetParams: the updated task was not touched by
+    that Update, so it keeps its (updated) behaviour."""
+    s = dev.stream()
+    x, y, z = dev.buffer(X), dev.buffer(n=8), dev.buffer(n=8)
+    open_group(dev, s)
+    dev.launch("affine", s, x=x, y=y, n=8, a=2, b=1)
+    rc, h = dev.b.capture_task_grp_end(s)
+    expect.ok(rc, "aclmdlRICaptureTaskGrpEnd (setup)")
+    dev.launch("fill", s, out=z, n=8, value=1)
+    model = dev.end(s)
+    dev.execute(model, s)
+    expect.eq(dev.read(y), affine(X, 2, 1), "grouped output before the group update (setup)")
+    u = dev.stream()
+    expect.ok(dev.b.capture_task_update_begin(u, h), "aclmdlRICaptureTaskUpdateBegin")
+    dev.launch("affine", u, x=x, y=y, n=8, a=5, b=7)
+    expect.ok(dev.b.capture_task_update_end(u), "aclmdlRICaptureTaskUpdateEnd")
+    dev.sync(u)
+    dev.execute(model, s)
+    expect.eq(dev.read(y), affine(X, 5, 7), "grouped output after the group update")
+    fill = dev.kernel_tasks(model)[-1]
+    expect.ok(dev.b.task_set_params(fill, dev.kernel_params("fill", out=z, n=8, value=2)),
+              "aclmdlRITaskSetParams(fill, value=2)")
+    expect.ok(dev.b.update(model), "aclmdlRIUpdate")
+    dev.write(y, np.full(8, SENTINEL, dtype=np.int32))
+    dev.execute(model, s)
+    expect.eq(dev.read(z), np.full(8, 2, dtype=np.int32), "updated fill output after Update")
+    expect.eq(dev.read(y), affine(X, 5, 7), "group-updated output after a later Update")
 
 
 @pytest.mark.clause("TG-11")
