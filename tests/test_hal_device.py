@@ -104,7 +104,8 @@ def test_the_sq_registers_show_head_tail_and_enable(dev: HalDevice) -> None:
     regs = (ctypes.c_uint32 * (size // 4)).from_address(base)
     dev.submit(q.sq, sqe.nop(1, 1), sqe.nop(1, 2), sqe.event_wait(1, 3, event_id=8, timeout_s=1))
     assert only(dev.collect(q.cq, 1)).error_type == sqe.ERR_TASK_TIMEOUT
-    assert (regs[0x8 // 4], regs[0xC // 4], regs[0x10 // 4], regs[0x14 // 4]) == (3, 0, 3, 0)
+    # stopped with its head on the failed wait (position 2)
+    assert (regs[0x8 // 4], regs[0xC // 4], regs[0x10 // 4], regs[0x14 // 4]) == (3, 0, 2, 0)
     assert dev.config(q.sq, PROP_SQ_STATUS, 1) == DRV_ERROR_NONE
     assert regs[0x14 // 4] == 1
 
@@ -203,10 +204,12 @@ def test_event_wait_times_out_with_the_ts_status(dev: HalDevice) -> None:
     assert (c.task_id, c.sqe_type) == (1, sqe.EVENT_WAIT)
     assert c.error_type == sqe.ERR_TASK_TIMEOUT
     assert c.error_code == sqe.TS_ERROR_TASK_TIMEOUT == c.ts_error()
-    assert (c.sq_head, dev.query(q.sq, PROP_SQ_HEAD)) == (1, 1)
+    assert (c.sq_head, dev.query(q.sq, PROP_SQ_HEAD)) == (0, 0), "the head on the failed SQE"
     assert dev.query(q.sq, PROP_SQ_STATUS) == 0, "STARS stops the SQ on an error"
     assert dev.recv(q.cq, timeout_ms=50)[1] == [] and marker[0] == 0
-    assert dev.config(q.sq, PROP_SQ_STATUS, 1) == DRV_ERROR_NONE  # the runtime's EnableSq
+    # the runtime's StarsResumeRtsq: the head past the failed SQE, then the SQ enabled
+    assert dev.config(q.sq, PROP_SQ_HEAD, c.sq_head + 1) == DRV_ERROR_NONE
+    assert dev.config(q.sq, PROP_SQ_STATUS, 1) == DRV_ERROR_NONE
     assert only(dev.collect(q.cq, 1)).task_id == 2
     assert marker[0] == 5
 
@@ -371,7 +374,8 @@ def test_freed_kernel_code_names_nothing(dev: HalDevice, kernels: Path,
         dev.submit(q.sq, sqe.kernel(1, load, code.value, args))
         c = only(dev.collect(q.cq, 1))
         assert c.error_type == (sqe.ERR_EXCEPTION if load % 2 else 0), f"load {load}: {name}"
-        if c.error_type:  # STARS stops an SQ on error; the runtime re-enables it
+        if c.error_type:  # STARS stops an SQ on its failed SQE; the runtime moves past it
+            assert dev.config(q.sq, PROP_SQ_HEAD, c.sq_head + 1) == 0
             assert dev.config(q.sq, PROP_SQ_STATUS, 1) == 0
         assert lib.halMemFree(code) == 0
 

@@ -398,10 +398,9 @@ def test_a_label_switch_past_the_label_count_is_an_sqe_error(dev: HalDevice) -> 
 
 def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:
     """A model whose head stream waits for a side stream nothing activates never reaches its end
-    graph. MMT_MODEL_ABORT through the control SQ completes, ends the run with the abort status
-    (the execute's CQE: errorType SW status, result TS_STARS_MODEL_EXE_ABORT, read as
-    TS_ERROR_MODEL_ABORTED, model_execute_task.cc:227-238) without stopping the executing SQ,
-    cuts the wait short and leaves the model's SQs disabled at their tails; the model then
+    graph. MMT_MODEL_ABORT through the control SQ completes and ends the run: the execute
+    completes without error (the end-graph wait behind it carries the abort status) and the
+    executing SQ runs on; it cuts the wait short and leaves the model's SQs disabled at their tails; the model then
     executes again."""
     model = StreamModel(dev, model_id=7, head=[MAIN], wait_active=[SIDE], end_notify=45)
     main, side = model.sqs[MAIN], model.sqs[SIDE]
@@ -418,7 +417,7 @@ def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:
     assert model.control(sqe.MMT_MODEL_ABORT, op_stream_id=CTRL_STREAM).error_type == 0
     got = dev.collect(model.exe.cq, 2)
     assert [(c.task_id, c.error_type, c.error_code) for c in got] == [
-        (1, ERR_SW_STATUS, MODEL_EXE_ABORT), (2, 0, 0)], "the abort status, then the next task"
+        (1, 0, 0), (2, 0, 0)], "the execute completes, then the next task"
     assert after[0] == 2 and dev.query(model.exe.sq, PROP_SQ_STATUS) == 1
     assert marker[0] == 0 and model.count(SIDE) == 0
     assert dev.recv(main.cq, timeout_ms=0)[1] == [], "the cut wait reports nothing"
@@ -438,7 +437,7 @@ def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:
 def test_an_abort_releases_the_end_graph_wait_behind_the_execute(dev: HalDevice) -> None:
     """On STARS the runtime follows each model execute with a NOTIFY_WAIT of the end-graph
     notify on the executing stream (model.cc:1311-1322). An abort of the running model
-    completes that wait too, with the abort status, which the runtime takes on a NOTIFY_WAIT
+    completes the execute without error and that wait with the abort status, which the runtime takes on a NOTIFY_WAIT
     CQE as no exception (stars_engine.cc:1541-1547); the SQ runs on, and the next execute's
     wait is not released early: it ends only when the next run does."""
     model = StreamModel(dev, model_id=6, head=[MAIN], wait_active=[SIDE], end_notify=44)
@@ -456,8 +455,8 @@ def test_an_abort_releases_the_end_graph_wait_behind_the_execute(dev: HalDevice)
     assert model.control(sqe.MMT_MODEL_ABORT, op_stream_id=CTRL_STREAM).error_type == 0
     got = dev.collect(model.exe.cq, 3)
     assert [(c.task_id, c.error_type, c.error_code) for c in got] == [
-        (1, ERR_SW_STATUS, MODEL_EXE_ABORT), (2, ERR_SW_STATUS, MODEL_EXE_ABORT), (3, 0, 0)], (
-        "the execute and its end-graph wait report the abort, then the next task runs")
+        (1, 0, 0), (2, ERR_SW_STATUS, MODEL_EXE_ABORT), (3, 0, 0)], (
+        "the execute completes, its end-graph wait reports the abort, then the next task runs")
     assert after[0] == 3 and dev.query(model.exe.sq, PROP_SQ_STATUS) == 1
     dev.submit(model.exe.sq, model.execute(4), sqe.notify_wait(EXEC_STREAM, 5, model.end_notify))
     assert dev.recv(model.exe.cq, timeout_ms=QUIET_MS) == (DRV_ERROR_WAIT_TIMEOUT, []), (
@@ -470,7 +469,7 @@ def test_an_abort_releases_the_end_graph_wait_behind_the_execute(dev: HalDevice)
 def test_an_abort_cuts_a_program_polling_a_busy_sq(dev: HalDevice) -> None:
     """A head stream's stream-active task polls the FSM register while the SQ it activates is
     held at a wait that never passes: the run can never finish. MMT_MODEL_ABORT cuts both the
-    polling program and the wait (neither reports), ends the run with the abort status and
+    polling program and the wait (neither reports), completes the execute and
     leaves both SQs disabled at their tails: nothing hangs."""
     model = StreamModel(dev, model_id=11, head=[MAIN], wait_active=[SIDE], end_notify=49)
     main, side = model.sqs[MAIN], model.sqs[SIDE]
@@ -487,7 +486,7 @@ def test_an_abort_cuts_a_program_polling_a_busy_sq(dev: HalDevice) -> None:
     assert model.count(SIDE) == 0 and dev.query(main.sq, PROP_SQ_HEAD) == 0
     assert model.control(sqe.MMT_MODEL_ABORT, op_stream_id=CTRL_STREAM).error_type == 0
     c = only(dev.collect(model.exe.cq, 1))
-    assert (c.task_id, c.error_type, c.error_code) == (1, ERR_SW_STATUS, MODEL_EXE_ABORT)
+    assert (c.task_id, c.error_type, c.error_code) == (1, 0, 0)
     for q in (main, side):
         assert dev.query(q.sq, PROP_SQ_STATUS) == 0
         assert dev.query(q.sq, PROP_SQ_HEAD) == dev.query(q.sq, PROP_SQ_TAIL)

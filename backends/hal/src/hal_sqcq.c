@@ -275,8 +275,12 @@ static drvError_t sq_query(ts_sq *sq, drvSqCqPropType_t prop, uint32_t value[8])
     case DRV_SQCQ_PROP_SQ_TAIL:
         value[0] = sq->tail;
         break;
-    case DRV_SQCQ_PROP_SQ_CQE_STATUS: /* no CQE held back (npu_driver_res.cc:861-878) */
-        value[0] = 0;
+    case DRV_SQCQ_PROP_SQ_CQE_STATUS: /* a CQE reported since the last query, read clear
+                                        * (trs_pkg.h:79; NpuDriver::GetCqeStatus,
+                                        * npu_driver_res.cc:861-879): the runtime's recycle
+                                        * thread reads the CQ only on it (stars_engine.cc:2045-2052) */
+        value[0] = sq->cqe_reported ? 1u : 0u;
+        sq->cqe_reported = 0;
         return DRV_ERROR_NONE;
     case DRV_SQCQ_PROP_SQ_DEPTH:
         value[0] = sq->depth;

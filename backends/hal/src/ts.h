@@ -151,6 +151,7 @@ typedef struct {
     int busy;             /* running an SQE: the FSM state reads non-idle */
     int abort_req;        /* its model was aborted while it ran an SQE: cut that SQE short */
     uint32_t model_plus1; /* the model the SQ's stream is bound to, plus 1; 0: none */
+    int cqe_reported;     /* a CQE since the last SQ_CQE_STATUS query (read clear) */
 } ts_sq;
 
 /* a model as the TS knows it: its end-graph notify (MMT_MODEL_PRE_PROC) and its run state */

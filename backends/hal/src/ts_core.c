@@ -281,6 +281,12 @@ static ts_result run_cond_locked(ts_sq *sq, const uint8_t *s, int *stopped) {
     if (model_exec &&
         ts_model_exec_wait(sq, model, gen, &r.error_type, &r.error_code, &r.keep_enabled) != 0)
         *stopped = 1;
+    if (r.keep_enabled) { /* an aborted run: the execute itself completes; the end-graph wait
+                           * behind it carries the abort status (notify_abort) */
+        r.error_type = 0;
+        r.error_code = 0;
+        r.keep_enabled = 0;
+    }
     return r;
 }
 
@@ -384,7 +390,13 @@ static void *sq_thread(void *arg) {
         /* MDLRI_HAL_TRACE=1: "sqe <sq id * 65536 + position> <type * 256 + CQE error type>" */
         mdlri_hal_trace("sqe", (long)sq->id * 65536 + (long)at,
                         (long)sqe_type(sqe) * 256 + r.error_type);
-        if (r.fx.has_goto) {
+        /* an error that stops the SQ leaves its head on the failed SQE, which the CQE names:
+         * the runtime moves the head past it and re-enables the SQ (StarsResumeRtsq,
+         * stars_engine.cc:1398-1526) */
+        int stops = r.error_type != 0 && !r.keep_enabled;
+        if (stops) {
+            /* the head stays */
+        } else if (r.fx.has_goto) {
             ts_sq_set_head(sq, r.fx.goto_head);
         } else {
             sq->head = (sq->head + 1) % sq->depth;
@@ -403,8 +415,9 @@ static void *sq_thread(void *arg) {
                 .timestamp = r.timestamp,
             };
             cq_push(sq->cq_id, &e);
+            sq->cqe_reported = 1; /* SQ_CQE_STATUS: the recycle thread drains the CQ on it */
         }
-        if (r.error_type != 0 && !r.keep_enabled) { /* STARS stops an SQ on error */
+        if (stops) { /* STARS stops an SQ on error */
             sq->paused = 1;
             ts_sq_publish(sq);
             ts_model_sq_failed(sq, r.error_type, r.error_code); /* ends its model's run */
