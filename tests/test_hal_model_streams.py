@@ -437,9 +437,11 @@ def test_an_abort_ends_a_run_that_cannot_finish(dev: HalDevice) -> None:
 def test_an_abort_releases_the_end_graph_wait_behind_the_execute(dev: HalDevice) -> None:
     """On STARS the runtime follows each model execute with a NOTIFY_WAIT of the end-graph
     notify on the executing stream (model.cc:1311-1322). An abort of the running model
-    completes the execute without error and that wait with the abort status, which the runtime takes on a NOTIFY_WAIT
-    CQE as no exception (stars_engine.cc:1541-1547); the SQ runs on, and the next execute's
-    wait is not released early: it ends only when the next run does."""
+    completes the execute without error and that wait with the abort status, which the runtime
+    takes on a NOTIFY_WAIT CQE as no exception (stars_engine.cc:1541-1547) but resumes like any
+    CQE with an error type: the SQ stops with its head on the wait, the runtime moves it past
+    and re-enables the SQ (StarsResumeRtsq, :1404-1519). The next execute's wait is not
+    released early: it ends only when the next run does."""
     model = StreamModel(dev, model_id=6, head=[MAIN], wait_active=[SIDE], end_notify=44)
     main, side = model.sqs[MAIN], model.sqs[SIDE]
     join = 36
@@ -453,11 +455,15 @@ def test_an_abort_releases_the_end_graph_wait_behind_the_execute(dev: HalDevice)
                sqe.write_value(EXEC_STREAM, 3, address(after), struct.pack("<i", 3)))
     assert dev.recv(model.exe.cq, timeout_ms=QUIET_MS) == (DRV_ERROR_WAIT_TIMEOUT, [])
     assert model.control(sqe.MMT_MODEL_ABORT, op_stream_id=CTRL_STREAM).error_type == 0
-    got = dev.collect(model.exe.cq, 3)
+    got = dev.collect(model.exe.cq, 2)
     assert [(c.task_id, c.error_type, c.error_code) for c in got] == [
-        (1, 0, 0), (2, ERR_SW_STATUS, MODEL_EXE_ABORT), (3, 0, 0)], (
-        "the execute completes, its end-graph wait reports the abort, then the next task runs")
-    assert after[0] == 3 and dev.query(model.exe.sq, PROP_SQ_STATUS) == 1
+        (1, 0, 0), (2, ERR_SW_STATUS, MODEL_EXE_ABORT)], (
+        "the execute completes, its end-graph wait reports the abort")
+    assert dev.query(model.exe.sq, PROP_SQ_STATUS) == 0 and after[0] == 0, "stopped on the wait"
+    assert dev.query(model.exe.sq, PROP_SQ_HEAD) == got[1].sq_head == 1
+    assert dev.config(model.exe.sq, PROP_SQ_HEAD, got[1].sq_head + 1) == 0
+    assert dev.config(model.exe.sq, PROP_SQ_STATUS, 1) == 0
+    assert only(dev.collect(model.exe.cq, 1)).task_id == 3 and after[0] == 3
     dev.submit(model.exe.sq, model.execute(4), sqe.notify_wait(EXEC_STREAM, 5, model.end_notify))
     assert dev.recv(model.exe.cq, timeout_ms=QUIET_MS) == (DRV_ERROR_WAIT_TIMEOUT, []), (
         "the next run waits again: the abort left no end-graph record behind")

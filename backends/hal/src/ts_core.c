@@ -22,7 +22,7 @@ typedef struct {
     uint32_t error_code;
     uint64_t timestamp;
     ts_cond_effect fx; /* a COND SQE's GOTO_I on its own SQ */
-    int keep_enabled;  /* an error report that does not stop the SQ (an aborted model run) */
+    int keep_enabled;  /* the run an execute waited for was aborted (the execute completes) */
 } ts_result;
 
 static const ts_result OK = {0, 0, 0, {0, 0}, 0};
@@ -318,9 +318,12 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
         int got = wait_flag(sq, g_ts.notify, id, sqe_u32(s, 16));
         if (got < 0) *stopped = 1;
         if (got == 1) g_ts.notify[id] = 0;
-        if (got == 1 && g_ts.notify_abort[id]) { /* the end-graph wait of an aborted run */
+        if (got == 1 && g_ts.notify_abort[id]) {
+            /* the end-graph wait of an aborted run: the abort status, which the runtime takes
+             * as no exception (stars_engine.cc:1541-1547) but, like any CQE with an error type,
+             * resumes with StarsResumeRtsq once the SQ reads disabled (:1404-1447): it stops */
             g_ts.notify_abort[id] = 0;
-            ts_result aborted = {TS_CQE_ERR_SW_STATUS, TS_MODEL_EXE_ABORT_STATUS, 0, {0, 0}, 1};
+            ts_result aborted = {TS_CQE_ERR_SW_STATUS, TS_MODEL_EXE_ABORT_STATUS, 0, {0, 0}, 0};
             return aborted;
         }
         return got == 0 ? TIMED_OUT : OK;
