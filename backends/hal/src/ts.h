@@ -240,5 +240,7 @@ void ts_sq_route_reports(ts_sq *sq);
 
 /* ts_caps.c: write the capability block a ring-buffer SQE asks for; 0 done, -1 bad SQE */
 int ts_caps_ringbuffer(const uint8_t *s);
+/* ts_caps.c (lock held): an element naming the failed SQE in the error ring buffer */
+void ts_error_ring_put(const uint8_t *sqe, uint32_t sq_id, uint32_t sq_head);
 
 #endif

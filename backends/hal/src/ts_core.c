@@ -406,6 +406,9 @@ static void *sq_thread(void *arg) {
             sq->queued--;
             ts_sq_publish(sq);
         }
+        if (r.error_type != 0 &&
+            !(r.error_type == TS_CQE_ERR_SW_STATUS && r.error_code == TS_MODEL_EXE_ABORT_STATUS))
+            ts_error_ring_put(sqe, sq->id, at); /* before its CQE, as the runtime reads them */
         if (r.error_type != 0 || sqe_wr_cqe(sqe)) {
             ts_cqe e = {
                 .stream_id = sqe_stream_id(sqe),
