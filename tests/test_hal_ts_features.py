@@ -181,3 +181,54 @@ def test_a_pcie_dma_form_not_modelled_is_an_sqe_error(dev: HalDevice, flags: int
                                   flags=flags))
     (c,) = dev.collect(q.cq, 1)
     assert (c.error_type, dst[0]) == (sqe.ERR_SQE_ERROR, 0)
+
+
+# ---- the error ring buffer (device_error_info.hpp:202-220, device_error_proc.cc:638-744) ----
+
+ERR_MAGIC, ERR_LEN, ERR_ELEMENT = 0xA55A2020, 10, 12288
+
+
+def error_element(ring: int, index: int) -> tuple[int, bytes]:
+    """Element ``index``'s errorType and its first 32 payload bytes."""
+    at = ring + 32 + index * ERR_ELEMENT
+    error_type = struct.unpack_from("<I", ctypes.string_at(at + 12, 4))[0]
+    return error_type, ctypes.string_at(at + 32, 32)
+
+
+@pytest.mark.parametrize("setting", [None, "on"])
+def test_an_error_names_its_task_in_the_error_ring_buffer(dev: HalDevice,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          setting: str | None) -> None:
+    """Task 83 hands the ring buffer over: the TS sets its control header (magic, head 0,
+    tail 0, 10 elements of 12288 bytes). Each error CQE is preceded by an element naming the
+    failed task, the tail moving on: a wait timeout as WAIT_TIMEOUT (10: waitType, streamId,
+    sqId, taskId), so the runtime's error processing finds it at once instead of copying the
+    buffer for seconds."""
+    if setting:
+        monkeypatch.setenv("MDLRI_HAL_FEATURES", setting)
+        dev.lib.mdlri_hal_settings_reload()
+    ring = ring_buffer(dev)
+    assert hand_over(dev, ring).error_type == 0
+    magic, head, tail, length, pid, size = struct.unpack_from("<IIIIQI", ctypes.string_at(ring, 28))
+    assert (magic, head, tail, length, size) == (ERR_MAGIC, 0, 0, ERR_LEN, ERR_ELEMENT) and pid > 0
+    q = dev.alloc(stream_id=6)
+    dev.submit(q.sq, sqe.event_wait(6, 9, event_id=77, timeout_s=1))
+    (c,) = dev.collect(q.cq, 1)
+    assert c.error_type == sqe.ERR_TASK_TIMEOUT
+    head, tail = struct.unpack_from("<II", ctypes.string_at(ring + 4, 8))
+    assert (head, tail) == (0, 1)
+    error_type, payload = error_element(ring, 0)
+    wait_type, stream, sq, task = struct.unpack_from("<BxHHH", payload)
+    assert (error_type, wait_type, stream, sq, task) == (10, sqe.EVENT_WAIT, 6, q.sq, 9)
+    dev.lib.halMemFree(ctypes.c_void_p(ring))
+
+
+def test_no_ring_buffer_element_without_a_hand_over(dev: HalDevice) -> None:
+    """Before task 83 (or after the buffer is freed) an error writes nothing anywhere."""
+    ring = ring_buffer(dev)
+    q = dev.alloc(stream_id=6)
+    dev.submit(q.sq, sqe.event_wait(6, 9, event_id=77, timeout_s=1))
+    (c,) = dev.collect(q.cq, 1)
+    assert c.error_type == sqe.ERR_TASK_TIMEOUT
+    assert ctypes.string_at(ring, 64) == bytes(64)
+    dev.lib.halMemFree(ctypes.c_void_p(ring))

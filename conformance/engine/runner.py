@@ -238,10 +238,17 @@ class _Replay(CaptureCalls, PlanSteps):
     # -- cleanup ---------------------------------------------------------------------------
     def cleanup(self) -> None:
         """End an open capture, release blocked waits (the last value the plan stores in
-        each host word), drain (bounded), destroy, free; never raises."""
+        each host word), drain (bounded), destroy (the models an open capture's end gives
+        too: the runtime holds each one's model id until it is destroyed), free; never
+        raises."""
         b = self.b
         calls: list[Callable[[], Any]] = []
-        calls += [lambda m=m: b.capture_end(self.streams[self.case.origins[m]])
+        ended: list[Any] = []  # what ending an open capture returned: destroyed below
+
+        def end(m: int) -> None:
+            ended.append(b.capture_end(self.streams[self.case.origins[m]])[1])
+
+        calls += [lambda m=m: end(m)
                   for m in sorted(self.capturing) if self.case.origins[m] < len(self.streams)]
         release = {s.word: s.value for s in self.case.plan if isinstance(s, HostWrite)}
         release.update({s.release_word: s.release_value for s in self.case.plan
@@ -256,6 +263,7 @@ class _Replay(CaptureCalls, PlanSteps):
                                                                    CLEANUP_SYNC_MS))
         calls += [lambda m=m: b.destroy(m) for m in self.models if m is not None]
         calls += [lambda m=m: b.destroy(m) for m in self.built if m is not None]
+        calls.append(lambda: [b.destroy(m) for m in ended if m])
         if self.binary is not None:
             calls.append(lambda: b.binary_unload(self.binary))
         calls += [lambda e=e: b.destroy_event(e) for e in self.events]

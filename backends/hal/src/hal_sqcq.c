@@ -364,6 +364,7 @@ void mdlri_hal_reset(void) {
     memset(g_ts.notify, 0, sizeof g_ts.notify);
     ts_resources_reset();
     ts_models_reset();
+    ts_error_ring_reset();
     pthread_mutex_unlock(&g_ts.mu);
     mdlri_hal_kernel_clear();
 }

@@ -242,5 +242,6 @@ void ts_sq_route_reports(ts_sq *sq);
 int ts_caps_ringbuffer(const uint8_t *s);
 /* ts_caps.c (lock held): an element naming the failed SQE in the error ring buffer */
 void ts_error_ring_put(const uint8_t *sqe, uint32_t sq_id, uint32_t sq_head);
+void ts_error_ring_reset(void); /* lock held: no ring buffer handed over */
 
 #endif

@@ -93,6 +93,8 @@ static void err_ring_open(uint64_t base) {
     g_err_ring = base;
 }
 
+void ts_error_ring_reset(void) { g_err_ring = 0; }
+
 void ts_error_ring_put(const uint8_t *sqe, uint32_t sq_id, uint32_t sq_head) {
     if (g_err_ring == 0 ||
         mdlri_hal_mem_block_size(g_err_ring) < ERR_RING_HEADER + ERR_RING_LEN * ERR_RING_ELEMENT)
@@ -154,8 +156,8 @@ void ts_error_ring_put(const uint8_t *sqe, uint32_t sq_id, uint32_t sq_head) {
 int ts_caps_ringbuffer(const uint8_t *s) {
     uint64_t base = sqe_u64(s, 16);
     uint8_t del = sqe_u8(s, 44);
-    if (del != 0) {
-        if (base == g_err_ring) g_err_ring = 0;
+    if (del != 0) { /* the delete task names no address (ringbuffer_offset 0) */
+        g_err_ring = 0;
         return 0;
     }
     err_ring_open(base);
