@@ -22,6 +22,9 @@ from mdlri_conformance.backends.hal.device import (
     DRV_ERROR_WAIT_TIMEOUT, PROP_SQ_HEAD, PROP_SQ_STATUS, PROP_SQ_TAIL, HalDevice, Queue)
 from tests.hal_helpers import device, dev, i32, address, only  # noqa: F401 (device, dev: fixtures)
 
+#: errorType SW status (stars.hpp:34-39)
+ERR_SW_STATUS = 0x20
+
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
                                 reason="gcc is not installed: the virtual device cannot be built")
 
@@ -225,21 +228,27 @@ def test_a_head_sq_without_a_register_address_goes_to_the_error_instruction(
 
 def test_a_wait_that_times_out_in_a_model_fails_the_execute(dev: HalDevice) -> None:
     """A notify wait in a model stream that times out reports the task timeout on its own SQ
-    (as any wait) and ends the run: the execute's CQE carries errorType 0x04, which the runtime
-    reads as TS_ERROR_TASK_TIMEOUT (model_execute_task.cc:67-95)."""
+    (as any wait) and ends the run. The execute completes; the end-graph NOTIFY_WAIT the runtime
+    queues behind it reports the failure: errorType SW status, errorCode {task_id, stream_id:12,
+    result:4} with result 1 (TS_STARS_MODEL_STREAM_EXE_FAILED, the failed task 1 of stream 10),
+    which the runtime reads as 507011 (model_execute_task.cc:227-295), and that SQ stops there
+    for the runtime to resume."""
     model = Model(dev, model_id=7, streams=[10], end_notify=44)
     exe = model.exe
     q = model.sqs[10]
     dev.submit(q.sq, sqe.notify_wait(10, 1, notify_id=9, timeout_s=1),
                sqe.notify_record(10, 2, model.end_notify))
     model.load_complete()
-    dev.submit(exe.sq, model.execute(EXEC_STREAM, 3))
-    c = only(dev.collect(exe.cq, 1))
-    assert (c.task_id, c.sqe_type, c.error_type, c.ts_error()) == (
-        3, sqe.COND, sqe.ERR_TASK_TIMEOUT, sqe.TS_ERROR_TASK_TIMEOUT)
+    dev.submit(exe.sq, model.execute(EXEC_STREAM, 3),
+               sqe.notify_wait(EXEC_STREAM, 4, model.end_notify))
+    got = dev.collect(exe.cq, 2)
+    assert [(c.task_id, c.sqe_type, c.error_type) for c in got] == [
+        (3, sqe.COND, 0), (4, sqe.NOTIFY_WAIT, ERR_SW_STATUS)]
+    assert got[1].error_code == (1 << 28) | (10 << 16) | 1
     w = only(dev.collect(q.cq, 1))
     assert (w.task_id, w.sqe_type, w.error_type) == (1, sqe.NOTIFY_WAIT, sqe.ERR_TASK_TIMEOUT)
     assert dev.query(q.sq, PROP_SQ_STATUS) == 0 and dev.query(exe.sq, PROP_SQ_STATUS) == 0
+    assert dev.query(exe.sq, PROP_SQ_HEAD) == got[1].sq_head == 1, "stopped on the wait"
 
 
 ACTIVE_R_WORD = cond_isa.encode(cond_isa.STREAM, cond_isa.R5, cond_isa.ACTIVE_R, cond_isa.R3)

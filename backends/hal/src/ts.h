@@ -85,6 +85,10 @@ enum {
  * (model_execute_task.cc:237-238) */
 #define TS_CQE_ERR_SW_STATUS 0x20u
 #define TS_MODEL_EXE_ABORT_STATUS (3u << 28)
+/* TS_STARS_MODEL_STREAM_EXE_FAILED (runtime_tsch_defines.h:195) */
+#define TS_MODEL_STREAM_EXE_FAILED 1u
+/* TS_FEATURE_SOFTWARE_SQ_ENABLE (capability.hpp) */
+#define TS_FEATURE_SOFTWARE_SQ 45u
 
 static inline uint8_t sqe_u8(const uint8_t *s, unsigned off) { return s[off]; }
 static inline uint16_t sqe_u16(const uint8_t *s, unsigned off) {
@@ -172,9 +176,10 @@ typedef struct {
     ts_cq cq[TS_MAX_CQ];
     uint8_t event[TS_MAX_EVENT];
     uint8_t notify[TS_MAX_NOTIFY];
-    /* set with notify[id] by MMT_MODEL_ABORT of a running model on its end-graph notify: the
-     * NOTIFY_WAIT that takes it completes with the abort status (ts_model.c) */
-    uint8_t notify_abort[TS_MAX_NOTIFY];
+    /* set with notify[id] when a model's run ends other than by its end graph (MMT_MODEL_ABORT,
+     * or an SQE of the model failed): the sq_sw_status the NOTIFY_WAIT that takes the
+     * end-graph notify completes with (errorType SW status, ts_model.c); 0: none */
+    uint32_t notify_status[TS_MAX_NOTIFY];
     ts_model model[TS_MAX_MODEL];
     uint32_t fsm_sel; /* the SQ id last written to the FSM select register */
 } ts_device;
@@ -204,8 +209,9 @@ int ts_cond_run(ts_sq *sq, const uint8_t *sqe, ts_cond_effect *fx);
 /* ts_model.c (lock held unless said) */
 int ts_model_maintain(const uint8_t *sqe); /* 0 done; -1 an SQE error */
 void ts_model_notify_recorded(uint32_t notify_id);
-void ts_model_sq_failed(const ts_sq *sq, uint8_t error_type, uint32_t error_code);
-int ts_model_exec_begin(uint32_t model, uint32_t *gen, int *was_running);
+void ts_model_sq_failed(const ts_sq *sq, const uint8_t *sqe, uint8_t error_type,
+                        uint32_t error_code);
+int ts_model_exec_begin(ts_sq *sq, uint32_t model, uint32_t *gen, int *was_running);
 void ts_model_exec_abort(uint32_t model, int was_running);
 int ts_model_exec_wait(ts_sq *sq, uint32_t model, uint32_t gen, uint8_t *error_type,
                        uint32_t *error_code, int *aborted);
@@ -243,5 +249,7 @@ int ts_caps_ringbuffer(const uint8_t *s);
 /* ts_caps.c (lock held): an element naming the failed SQE in the error ring buffer */
 void ts_error_ring_put(const uint8_t *sqe, uint32_t sq_id, uint32_t sq_head);
 void ts_error_ring_reset(void); /* lock held: no ring buffer handed over */
+/* ts_caps.c: whether this TS reports TS feature bit `f` (MDLRI_HAL_FEATURES, _TS_FEATURES) */
+int ts_feature_on(unsigned f);
 
 #endif

@@ -95,6 +95,13 @@ static void err_ring_open(uint64_t base) {
 
 void ts_error_ring_reset(void) { g_err_ring = 0; }
 
+int ts_feature_on(unsigned f) {
+    if (!mdlri_hal_features_on()) return 0;
+    uint8_t bits[CAPA_TSCH_LEN - CAPA_HEADER_LEN];
+    uint32_t used = feature_bytes(bits, sizeof bits);
+    return f / 8 < used && (bits[f / 8] >> (f % 8) & 1u);
+}
+
 void ts_error_ring_put(const uint8_t *sqe, uint32_t sq_id, uint32_t sq_head) {
     if (g_err_ring == 0 ||
         mdlri_hal_mem_block_size(g_err_ring) < ERR_RING_HEADER + ERR_RING_LEN * ERR_RING_ELEMENT)

@@ -269,7 +269,14 @@ static ts_result run_cond_locked(ts_sq *sq, const uint8_t *s, int *stopped) {
     int model_exec = sqe_u8(s, 8) == CONDS_SUB_MODEL_EXEC;
     uint32_t model = sqe_u16(s, 12), gen = 0;
     int was_running = 0;
-    if (model_exec && ts_model_exec_begin(model, &gen, &was_running) != 0) return SQE_ERROR;
+    if (model_exec) {
+        int rc = ts_model_exec_begin(sq, model, &gen, &was_running);
+        if (rc > 0) {
+            *stopped = 1;
+            return OK;
+        }
+        if (rc < 0) return SQE_ERROR;
+    }
     pthread_mutex_unlock(&g_ts.mu);
     int rc = ts_cond_run(sq, s, &r.fx);
     pthread_mutex_lock(&g_ts.mu);
@@ -282,7 +289,7 @@ static ts_result run_cond_locked(ts_sq *sq, const uint8_t *s, int *stopped) {
         ts_model_exec_wait(sq, model, gen, &r.error_type, &r.error_code, &r.keep_enabled) != 0)
         *stopped = 1;
     if (r.keep_enabled) { /* an aborted run: the execute itself completes; the end-graph wait
-                           * behind it carries the abort status (notify_abort) */
+                           * behind it carries the run's status (notify_status) */
         r.error_type = 0;
         r.error_code = 0;
         r.keep_enabled = 0;
@@ -309,7 +316,7 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
     case SQE_NOTIFY_RECORD: {
         uint32_t id = sqe_u32(s, 8) & 0x1FFFu;
         g_ts.notify[id] = 1;
-        g_ts.notify_abort[id] = 0;
+        g_ts.notify_status[id] = 0;
         ts_model_notify_recorded(id); /* a model's end graph */
         return OK;
     }
@@ -318,13 +325,15 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
         int got = wait_flag(sq, g_ts.notify, id, sqe_u32(s, 16));
         if (got < 0) *stopped = 1;
         if (got == 1) g_ts.notify[id] = 0;
-        if (got == 1 && g_ts.notify_abort[id]) {
-            /* the end-graph wait of an aborted run: the abort status, which the runtime takes
-             * as no exception (stars_engine.cc:1541-1547) but, like any CQE with an error type,
-             * resumes with StarsResumeRtsq once the SQ reads disabled (:1404-1447): it stops */
-            g_ts.notify_abort[id] = 0;
-            ts_result aborted = {TS_CQE_ERR_SW_STATUS, TS_MODEL_EXE_ABORT_STATUS, 0, {0, 0}, 0};
-            return aborted;
+        if (got == 1 && g_ts.notify_status[id]) {
+            /* the end-graph wait of a run that was aborted or failed: the run's status
+             * (ts_model.c). The abort status the runtime takes as no exception
+             * (stars_engine.cc:1541-1547), a failed run's as an exception naming the failed
+             * task; like any CQE with an error type it resumes with StarsResumeRtsq once the SQ
+             * reads disabled (:1404-1447): it stops */
+            ts_result ended = {TS_CQE_ERR_SW_STATUS, g_ts.notify_status[id], 0, {0, 0}, 0};
+            g_ts.notify_status[id] = 0;
+            return ended;
         }
         return got == 0 ? TIMED_OUT : OK;
     }
@@ -426,7 +435,7 @@ static void *sq_thread(void *arg) {
         if (stops) { /* STARS stops an SQ on error */
             sq->paused = 1;
             ts_sq_publish(sq);
-            ts_model_sq_failed(sq, r.error_type, r.error_code); /* ends its model's run */
+            ts_model_sq_failed(sq, sqe, r.error_type, r.error_code); /* ends its model's run */
         }
         pthread_cond_broadcast(&g_ts.cv);
         if (r.fx.has_goto && (at + sq->depth - r.fx.goto_head) % sq->depth < sq->depth / 2) {

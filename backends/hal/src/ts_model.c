@@ -45,7 +45,7 @@ static void model_abort(uint32_t model) {
     ts_model *m = &g_ts.model[model];
     if (m->running && m->has_end) { /* release the executing stream's end-graph wait */
         g_ts.notify[m->end_notify] = 1;
-        g_ts.notify_abort[m->end_notify] = 1;
+        g_ts.notify_status[m->end_notify] = TS_MODEL_EXE_ABORT_STATUS;
     }
     end_run(&g_ts.model[model], TS_CQE_ERR_SW_STATUS, TS_MODEL_EXE_ABORT_STATUS, 1);
     pthread_cond_broadcast(&g_ts.cv);
@@ -106,16 +106,42 @@ void ts_model_notify_recorded(uint32_t notify_id) {
     }
 }
 
-/* An SQE of a model's SQ failed: the run ends with that error. */
-void ts_model_sq_failed(const ts_sq *sq, uint8_t error_type, uint32_t error_code) {
-    if (sq->model_plus1 != 0) end_run(&g_ts.model[sq->model_plus1 - 1], error_type, error_code, 0);
+/* An SQE of a model's SQ failed: the run ends. With an end-graph notify the execute completes
+ * and the executing stream's end-graph NOTIFY_WAIT reports the failure: errorType SW status,
+ * errorCode an rtStarsModelExecuteError_t (stars.hpp:58-75) {u16 task_id; u16 stream_id:12,
+ * result:4} with result TS_STARS_MODEL_STREAM_EXE_FAILED (1, runtime_tsch_defines.h:195) and
+ * the failed task; the 12 bits hold its SQ id where the software SQ feature (45) is on
+ * (model_execute_task.cc:227-295). The runtime reads that as 507011 (RT_MODEL_EXECUTE) at the
+ * executing stream's sync. Without one the execute itself carries the error. */
+void ts_model_sq_failed(const ts_sq *sq, const uint8_t *sqe, uint8_t error_type,
+                        uint32_t error_code) {
+    if (sq->model_plus1 == 0) return;
+    ts_model *m = &g_ts.model[sq->model_plus1 - 1];
+    if (!m->running) return;
+    if (!m->has_end) {
+        end_run(m, error_type, error_code, 0);
+        return;
+    }
+    uint32_t who = ts_feature_on(TS_FEATURE_SOFTWARE_SQ) ? sq->id : sqe_stream_id(sqe);
+    g_ts.notify[m->end_notify] = 1;
+    g_ts.notify_status[m->end_notify] =
+        (TS_MODEL_STREAM_EXE_FAILED << 28) | ((who & 0xFFFu) << 16) | sqe_task_id(sqe);
+    end_run(m, 0, 0, 1); /* the execute completes */
 }
 
-/* Before the model-execute program runs: mark the model running (an execute that finds it
- * running already joins that run). -1 for a model id past the table. */
-int ts_model_exec_begin(uint32_t model, uint32_t *gen, int *was_running) {
+/* Before the model-execute program runs: mark the model running. An execute that finds the
+ * model running (another stream's execute, EXE-15 / Q-11) waits for that run to end and then
+ * runs the model itself: each execute is one run with its own end-graph record, which the
+ * NOTIFY_WAIT the runtime queues behind each execute takes (joining the running run left one
+ * record for two waits, and the second executing stream hung). -1 for a model id past the
+ * table; 1 when the SQ is stopping meanwhile. */
+int ts_model_exec_begin(ts_sq *sq, uint32_t model, uint32_t *gen, int *was_running) {
     if (model >= TS_MAX_MODEL) return -1;
     ts_model *m = &g_ts.model[model];
+    while (m->running) {
+        if (sq->stop || sq->abort_req) return 1;
+        pthread_cond_wait(&g_ts.cv, &g_ts.mu);
+    }
     *gen = m->gen;
     *was_running = m->running;
     m->running = 1;
