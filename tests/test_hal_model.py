@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import shutil
 import struct
+import time
 
 import pytest
 
@@ -162,6 +163,37 @@ def test_a_one_stream_model_runs_again_on_each_execute(dev: HalDevice) -> None:
         assert dev.notify_state(model.end_notify) == 0, "the wait takes the record"
         assert [c.task_id for c in dev.collect(q.cq, 3)] == [1, 2, 3]
         assert dev.query(q.sq, PROP_SQ_HEAD) == dev.query(q.sq, PROP_SQ_TAIL) == 3
+
+
+def test_two_executes_in_flight_each_run_the_model_and_pass_their_end_graph_waits(
+        dev: HalDevice) -> None:
+    """A second execute of a model that is running (another stream's, EXE-15 / Q-11) waits for
+    that run to end and runs the model again: two runs, and each executing stream's end-graph
+    NOTIFY_WAIT passes, even when both end-graph records come before either wait takes one."""
+    model = Model(dev, model_id=5, streams=[10], end_notify=42)
+    q = model.sqs[10]
+    gate = 33
+    dev.submit(q.sq, sqe.event_wait(10, 1, gate), sqe.notify_record(10, 2, model.end_notify))
+    model.load_complete()
+    other = dev.alloc(stream_id=EXEC_STREAM + 1)
+    dev.submit(model.exe.sq, model.execute(EXEC_STREAM, 5))
+    for _ in range(2000):  # the first run started (generous deadline)
+        if model.count(10) == 1:
+            break
+        time.sleep(0.005)
+    assert model.count(10) == 1, "the first run started"
+    dev.submit(other.sq, model.execute(EXEC_STREAM + 1, 6))
+    assert dev.recv(other.cq, timeout_ms=200) == (DRV_ERROR_WAIT_TIMEOUT, []), (
+        "the second execute waits for the running run")
+    dev.submit(dev.alloc(stream_id=60).sq, sqe.event_record(60, 1, gate))
+    assert only(dev.collect(model.exe.cq, 1)).error_type == 0
+    assert only(dev.collect(other.cq, 1)).error_type == 0
+    assert model.count(10) == 2, "the model ran twice"
+    for queue, stream, task in ((model.exe, EXEC_STREAM, 7), (other, EXEC_STREAM + 1, 8)):
+        dev.submit(queue.sq, sqe.notify_wait(stream, task, model.end_notify))
+        c = only(dev.collect(queue.cq, 1))
+        assert (c.task_id, c.error_type) == (task, 0), "each end-graph wait passes"
+    assert dev.notify_state(model.end_notify) == 0
 
 
 def test_a_two_stream_model_ends_only_at_its_end_graph(dev: HalDevice) -> None:

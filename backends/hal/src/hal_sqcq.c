@@ -362,6 +362,8 @@ void mdlri_hal_reset(void) {
     memset(g_stream_cq, 0, sizeof g_stream_cq);
     memset(g_ts.event, 0, sizeof g_ts.event);
     memset(g_ts.notify, 0, sizeof g_ts.notify);
+    memset(g_ts.notify_status, 0, sizeof g_ts.notify_status);
+    memset(g_ts.notify_extra, 0, sizeof g_ts.notify_extra);
     ts_resources_reset();
     ts_models_reset();
     ts_error_ring_reset();

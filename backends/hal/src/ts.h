@@ -180,6 +180,9 @@ typedef struct {
      * or an SQE of the model failed): the sq_sw_status the NOTIFY_WAIT that takes the
      * end-graph notify completes with (errorType SW status, ts_model.c); 0: none */
     uint32_t notify_status[TS_MAX_NOTIFY];
+    /* end-graph records made while the notify was still set (two executes of one model in
+     * flight): each is kept for one more NOTIFY_WAIT, so every execute's end-graph wait passes */
+    uint8_t notify_extra[TS_MAX_NOTIFY];
     ts_model model[TS_MAX_MODEL];
     uint32_t fsm_sel; /* the SQ id last written to the FSM select register */
 } ts_device;
@@ -208,7 +211,7 @@ int ts_cond_run(ts_sq *sq, const uint8_t *sqe, ts_cond_effect *fx);
 
 /* ts_model.c (lock held unless said) */
 int ts_model_maintain(const uint8_t *sqe); /* 0 done; -1 an SQE error */
-void ts_model_notify_recorded(uint32_t notify_id);
+int ts_model_notify_recorded(uint32_t notify_id); /* 1: it ended a run */
 void ts_model_sq_failed(const ts_sq *sq, const uint8_t *sqe, uint8_t error_type,
                         uint32_t error_code);
 int ts_model_exec_begin(ts_sq *sq, uint32_t model, uint32_t *gen, int *was_running);

@@ -315,16 +315,23 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
     }
     case SQE_NOTIFY_RECORD: {
         uint32_t id = sqe_u32(s, 8) & 0x1FFFu;
+        int was_set = g_ts.notify[id];
         g_ts.notify[id] = 1;
         g_ts.notify_status[id] = 0;
-        ts_model_notify_recorded(id); /* a model's end graph */
+        if (ts_model_notify_recorded(id) && was_set && g_ts.notify_extra[id] < UINT8_MAX)
+            g_ts.notify_extra[id]++; /* a model's end graph, the last one not taken yet */
         return OK;
     }
     case SQE_NOTIFY_WAIT: {
         uint32_t id = sqe_u32(s, 8) & 0x1FFFu;
         int got = wait_flag(sq, g_ts.notify, id, sqe_u32(s, 16));
         if (got < 0) *stopped = 1;
-        if (got == 1) g_ts.notify[id] = 0;
+        if (got == 1) {
+            if (g_ts.notify_extra[id] > 0)
+                g_ts.notify_extra[id]--;
+            else
+                g_ts.notify[id] = 0;
+        }
         if (got == 1 && g_ts.notify_status[id]) {
             /* the end-graph wait of a run that was aborted or failed: the run's status
              * (ts_model.c). The abort status the runtime takes as no exception

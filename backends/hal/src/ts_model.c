@@ -97,13 +97,16 @@ int ts_model_maintain(const uint8_t *s) {
 /* A NOTIFY_RECORD of a running model's end-graph notify ends the run. The record stays set:
  * on STARS the runtime follows every model execute with a NOTIFY_WAIT of the end-graph notify
  * on the executing stream (Model::Execute, model.cc:1311-1322), which takes it. */
-void ts_model_notify_recorded(uint32_t notify_id) {
+int ts_model_notify_recorded(uint32_t notify_id) {
+    int ended = 0;
     for (uint32_t i = 0; i < TS_MAX_MODEL; i++) {
         ts_model *m = &g_ts.model[i];
         if (m->running && m->has_end && m->end_notify == notify_id) {
             end_run(m, 0, 0, 0);
+            ended = 1;
         }
     }
+    return ended;
 }
 
 /* An SQE of a model's SQ failed: the run ends. With an end-graph notify the execute completes
