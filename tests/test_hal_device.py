@@ -623,3 +623,13 @@ def test_free_stops_a_blocked_sq(dev: HalDevice) -> None:
     assert dev.free(q) == DRV_ERROR_NONE
     assert dev.free(q) != DRV_ERROR_NONE, "a freed SQ is gone"
 
+
+
+def test_a_device_to_device_copy_takes_sdma(dev: HalDevice) -> None:
+    """drvDeviceGetTransWay answers SDMA (0) for a copy inside the one device: the runtime asks
+    at every D2D aclrtMemcpyAsync and fails it with the driver's error otherwise."""
+    fn = dev.lib.drvDeviceGetTransWay
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint8)]
+    way = ctypes.c_uint8(0xFF)
+    assert fn(None, None, ctypes.byref(way)) == DRV_ERROR_NONE and way.value == 0
+    assert fn(None, None, None) != DRV_ERROR_NONE

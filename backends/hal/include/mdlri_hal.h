@@ -398,6 +398,8 @@ MDLRI_HAL_API drvError_t halMemAlloc(void **pp, unsigned long long size, unsigne
 MDLRI_HAL_API drvError_t halMemFree(void *pp);
 MDLRI_HAL_API drvError_t halMemcpy(DVdeviceptr dst, size_t destMax, DVdeviceptr src,
                                    size_t byteCount, int kind);
+/* the channel of a device-to-device copy: 0 SDMA (ascend_hal_base.h:880-892) */
+MDLRI_HAL_API drvError_t drvDeviceGetTransWay(void *src, void *dest, uint8_t *trans_type);
 MDLRI_HAL_API drvError_t drvMemcpy(DVdeviceptr dst, size_t destMax, DVdeviceptr src,
                                    size_t byteCount);
 /* the handle halMemCpyAsync returns: the copy is already done (hal_mem.c) */

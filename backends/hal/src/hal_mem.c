@@ -327,3 +327,15 @@ drvError_t drvMemAddressTranslate(DVdeviceptr vptr, unsigned long long *pptr) {
     *pptr = vptr;
     return DRV_ERROR_NONE;
 }
+
+/* The channel a device-to-device copy takes (ascend_hal_base.h:880-892: 0 SDMA, 1 PCIe DMA):
+ * SDMA, the one device's own copy engine. The runtime asks at every D2D aclrtMemcpyAsync
+ * (ConvertD2DCpyType, memory_memcpy_async_task.cc:363-395); refusing it made each one fail
+ * with 207000. */
+drvError_t drvDeviceGetTransWay(void *src, void *dest, uint8_t *trans_type) {
+    (void)src;
+    (void)dest;
+    if (trans_type == NULL) return DRV_ERROR_INVALID_VALUE;
+    *trans_type = 0;
+    return DRV_ERROR_NONE;
+}

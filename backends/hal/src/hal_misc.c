@@ -203,7 +203,6 @@ MDLRI_NOT_SUPPORTED(halStreamRestore)
 
 /* ---- Device, fault, HDC and other queries ---- */
 MDLRI_NOT_SUPPORTED(drvCustomCall)
-MDLRI_NOT_SUPPORTED(drvDeviceGetTransWay)
 MDLRI_NOT_SUPPORTED(drvHdcServerCreate)
 MDLRI_NOT_SUPPORTED(drvHdcServerDestroy)
 MDLRI_NOT_SUPPORTED(drvHdcSessionClose)
