@@ -28,12 +28,22 @@ def test_blocking_values_block_then_release(flag: int, want: int, near: int, far
     value, blocking, releasing = blocking_values(flag, want, near, far)
     assert not graphs.wait_holds(blocking, value, flag)
     assert graphs.wait_holds(releasing, value, flag)
+    if flag == 0:  # the runtime's signed comparison says the same (abi.md §3.5)
+        assert graphs.geq_readings_agree(blocking, value)
+        assert graphs.geq_readings_agree(releasing, value)
 
 
 @given(words, st.sampled_from(strategies.WAIT_FLAGS), strategies.distances)
 def test_satisfied_value_holds(have: int, flag: int, distance: int) -> None:
     value, used = strategies.satisfied_value(have, flag, distance)
     assert graphs.wait_holds(have, value, used)
+    assert used != 0 or graphs.geq_readings_agree(have, value)
+
+
+def test_the_two_readings_of_geq_differ_only_2_63_apart() -> None:
+    """abi.md §3.5: the docs' signed difference and the runtime's signed comparison."""
+    assert graphs.geq_readings_agree(2**63 + 1, 1) and graphs.geq_readings_agree(5, 3)
+    assert not graphs.geq_readings_agree(2**63, 2**63 - 1)
 
 
 @settings(max_examples=60)

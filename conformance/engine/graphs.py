@@ -513,9 +513,25 @@ def grouped_ops(case: Case) -> dict[int, int]:
     return {i: g for g, members in enumerate(groups(case)) for i in members}
 
 
+def signed64(v: int) -> int:
+    """A 64-bit word as a signed integer."""
+    v &= WORD_MASK
+    return v - (1 << 64) if v >> 63 else v
+
+
+def geq_readings_agree(have: int, want: int) -> bool:
+    """Whether the two readings of a GEQ value wait agree for ``*addr == have``: the
+    documented signed difference ``(int64)(have - want) >= 0`` (11-09_stream_memory_operation.md)
+    and the runtime's signed comparison ``(int64)have >= (int64)want`` (the BGE its cond
+    program branches on, ConvertConditionToOpAndBranchFunc, stars_cond_isa_helper.cc:1234-1256).
+    They differ where the operands are 2^63 or more apart."""
+    return wait_holds(have, want, 0) == (signed64(have) >= signed64(want))
+
+
 def wait_holds(have: int, want: int, flag: int) -> bool:
     """Whether ``aclrtValueWait(addr, want, flag)`` is satisfied by ``*addr == have``
-    (abi.md §3.5): GEQ ``(int64)(have - want) >= 0`` (wrap-around counts), EQ equality,
+    (abi.md §3.5): GEQ ``(int64)(have - want) >= 0`` (wrap-around counts; the runtime's
+    program compares signed, :func:`geq_readings_agree`), EQ equality,
     AND ``(have & want) != 0``, NOR ``~(have | want) != 0``, all on 64 bits. Raises
     GraphError for another flag."""
     have, want = have & WORD_MASK, want & WORD_MASK

@@ -33,13 +33,19 @@ _word_value = st.one_of(st.sampled_from(EDGE_VALUES), st.integers(0, M64))
 def blocking_values(flag: int, want: int, near: int, far: int) -> tuple[int, int, int]:
     """(wait value, a word value that blocks it, a word value that releases it) for
     ``aclrtValueWait(addr, value, flag)`` (graphs.wait_holds): GEQ compares the signed
-    difference, so a word just below the value (mod 2^64) blocks and one at or above
-    it releases; EQ blocks on any other value; AND needs a non-zero value and blocks on its
+    difference, so a word below the value blocks and one at or above it releases, each less
+    than 2^63 away on the value's side of the signed range, where the runtime's signed
+    comparison agrees; EQ blocks on any other value; AND needs a non-zero value and blocks on its
     complement; NOR needs a value other than all-ones, blocks on its complement and
     releases on 0."""
     want &= M64
     if flag == 0:
-        return want, (want - 1 - far) & M64, (want + near) & M64
+        # within 2^63 of the value on its own side, so the documented signed difference and
+        # the runtime's signed comparison agree (graphs.geq_readings_agree, abi.md §3.5)
+        w = max(graphs.signed64(want), -(1 << 63) + 1)
+        below = min(far, (1 << 63) - 2, w + (1 << 63) - 1)
+        above = min(near, (1 << 63) - 1, (1 << 63) - 1 - w)
+        return w & M64, (w - 1 - below) & M64, (w + above) & M64
     if flag == 1:
         return want, (want + 1 + far) & M64, want
     if flag == 2:

@@ -288,12 +288,13 @@ EDGE_VALUES: tuple[int, ...] = (0, 1, 2, (1 << 63) - 1, 1 << 63, (1 << 63) + 1,
 
 def satisfied_value(have: int, flag: int, distance: int) -> tuple[int, int]:
     """(value, flag) of a wait that a word holding ``have`` satisfies (graphs.wait_holds):
-    GEQ with a value ``distance`` below it (mod 2^64: the signed difference is what counts),
+    GEQ with a value up to ``distance`` below it in the signed range (graphs.geq_readings_agree),
     EQ with the value itself, AND with its lowest set bit, NOR with 0. AND of a zero word
     and NOR of an all-ones word can never hold: EQ instead."""
     have &= graphs.WORD_MASK
-    if flag == 0:
-        return (have - distance) & graphs.WORD_MASK, 0
+    if flag == 0:  # not below the signed range: both readings of GEQ hold (abi.md §3.5)
+        h = graphs.signed64(have)
+        return (h - min(distance, h + (1 << 63), (1 << 63) - 1)) & graphs.WORD_MASK, 0
     if flag == 2 and have:
         return have & -have, 2
     if flag == 3 and have != graphs.WORD_MASK:
