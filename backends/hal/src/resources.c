@@ -51,7 +51,11 @@ drvError_t halResourceIdAlloc(uint32_t devId, struct halResourceIdInputInfo *in,
         used[id] = 1;
         g_count[in->type]++;
         if (in->type == DRV_EVENT_ID) g_ts.event[id] = 0;
-        if (in->type == DRV_NOTIFY_ID) g_ts.notify[id] = 0, g_ts.notify_status[id] = 0, g_ts.notify_extra[id] = 0;
+        if (in->type == DRV_NOTIFY_ID) {
+            g_ts.notify[id] = 0;
+            g_ts.notify_status[id] = 0;
+            g_ts.notify_extra[id] = 0;
+        }
         out->resourceId = id;
     }
     pthread_mutex_unlock(&g_ts.mu);

@@ -166,7 +166,6 @@ typedef struct {
     uint32_t gen; /* +1 each time a run ends */
     uint8_t end_error_type;
     uint32_t end_error_code;
-    int end_aborted; /* the last run ended by MMT_MODEL_ABORT */
 } ts_model;
 
 typedef struct {
@@ -217,7 +216,7 @@ void ts_model_sq_failed(const ts_sq *sq, const uint8_t *sqe, uint8_t error_type,
 int ts_model_exec_begin(ts_sq *sq, uint32_t model, uint32_t *gen, int *was_running);
 void ts_model_exec_abort(uint32_t model, int was_running);
 int ts_model_exec_wait(ts_sq *sq, uint32_t model, uint32_t gen, uint8_t *error_type,
-                       uint32_t *error_code, int *aborted);
+                       uint32_t *error_code);
 void ts_fsm_select(uint64_t v); /* lock NOT held */
 uint64_t ts_fsm_read(void);     /* lock NOT held */
 

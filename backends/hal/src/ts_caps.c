@@ -72,6 +72,7 @@ static uint32_t feature_bytes(uint8_t *out, uint32_t cap) {
 #define ERR_RING_LEN 10u
 #define ERR_RING_ELEMENT 12288u
 #define ERR_RING_HEADER 32u
+#define ERR_RING_BYTES (ERR_RING_HEADER + ERR_RING_LEN * ERR_RING_ELEMENT)
 /* rtErrorType (device_error_info.hpp:55-75) */
 #define ERR_SQE_ERROR 9u
 #define ERR_WAIT_TIMEOUT 10u
@@ -82,7 +83,7 @@ static uint64_t g_err_serial;
 
 static void err_ring_open(uint64_t base) {
     g_err_ring = 0;
-    if (mdlri_hal_mem_block_size(base) < ERR_RING_HEADER + ERR_RING_LEN * ERR_RING_ELEMENT) return;
+    if (mdlri_hal_mem_block_size(base) < ERR_RING_BYTES) return;
     uint8_t *b = (uint8_t *)(uintptr_t)base;
     uint32_t ctl[4] = {ERR_RING_MAGIC, 0u, 0u, ERR_RING_LEN};
     uint64_t pid = (uint64_t)getpid();
@@ -103,8 +104,7 @@ int ts_feature_on(unsigned f) {
 }
 
 void ts_error_ring_put(const uint8_t *sqe, uint32_t sq_id, uint32_t sq_head) {
-    if (g_err_ring == 0 ||
-        mdlri_hal_mem_block_size(g_err_ring) < ERR_RING_HEADER + ERR_RING_LEN * ERR_RING_ELEMENT)
+    if (g_err_ring == 0 || mdlri_hal_mem_block_size(g_err_ring) < ERR_RING_BYTES)
         return; /* none, or freed without its delete task */
     uint8_t *b = (uint8_t *)(uintptr_t)g_err_ring;
     uint32_t head, tail;

@@ -22,16 +22,15 @@ typedef struct {
     uint32_t error_code;
     uint64_t timestamp;
     ts_cond_effect fx; /* a COND SQE's GOTO_I on its own SQ */
-    int keep_enabled;  /* the run an execute waited for was aborted (the execute completes) */
 } ts_result;
 
-static const ts_result OK = {0, 0, 0, {0, 0}, 0};
+static const ts_result OK = {0, 0, 0, {0, 0}};
 static const ts_result SQE_ERROR = {MDLRI_CQE_ERR_SQE_ERROR, MDLRI_TS_ERROR_TASK_SQE_ERROR, 0,
-                                    {0, 0}, 0};
+                                    {0, 0}};
 static const ts_result TIMED_OUT = {MDLRI_CQE_ERR_TASK_TIMEOUT, MDLRI_TS_ERROR_TASK_TIMEOUT, 0,
-                                    {0, 0}, 0};
+                                    {0, 0}};
 static const ts_result EXCEPTION = {MDLRI_CQE_ERR_EXCEPTION, MDLRI_TS_ERROR_TASK_EXCEPTION, 0,
-                                    {0, 0}, 0};
+                                    {0, 0}};
 
 void ts_sq_publish(ts_sq *sq) {
     sq->regs[0x8 / 4] = sq->tail;
@@ -286,14 +285,8 @@ static ts_result run_cond_locked(ts_sq *sq, const uint8_t *s, int *stopped) {
         return rc < 0 ? SQE_ERROR : OK;
     }
     if (model_exec &&
-        ts_model_exec_wait(sq, model, gen, &r.error_type, &r.error_code, &r.keep_enabled) != 0)
+        ts_model_exec_wait(sq, model, gen, &r.error_type, &r.error_code) != 0)
         *stopped = 1;
-    if (r.keep_enabled) { /* an aborted run: the execute itself completes; the end-graph wait
-                           * behind it carries the run's status (notify_status) */
-        r.error_type = 0;
-        r.error_code = 0;
-        r.keep_enabled = 0;
-    }
     return r;
 }
 
@@ -326,23 +319,22 @@ static ts_result execute(ts_sq *sq, const uint8_t *s, int *stopped) {
         uint32_t id = sqe_u32(s, 8) & 0x1FFFu;
         int got = wait_flag(sq, g_ts.notify, id, sqe_u32(s, 16));
         if (got < 0) *stopped = 1;
-        if (got == 1) {
-            if (g_ts.notify_extra[id] > 0)
-                g_ts.notify_extra[id]--;
-            else
-                g_ts.notify[id] = 0;
-        }
-        if (got == 1 && g_ts.notify_status[id]) {
+        if (got != 1) return got == 0 ? TIMED_OUT : OK;
+        if (g_ts.notify_extra[id] > 0)
+            g_ts.notify_extra[id]--;
+        else
+            g_ts.notify[id] = 0;
+        if (g_ts.notify_status[id]) {
             /* the end-graph wait of a run that was aborted or failed: the run's status
              * (ts_model.c). The abort status the runtime takes as no exception
              * (stars_engine.cc:1541-1547), a failed run's as an exception naming the failed
              * task; like any CQE with an error type it resumes with StarsResumeRtsq once the SQ
              * reads disabled (:1404-1447): it stops */
-            ts_result ended = {TS_CQE_ERR_SW_STATUS, g_ts.notify_status[id], 0, {0, 0}, 0};
+            ts_result ended = {TS_CQE_ERR_SW_STATUS, g_ts.notify_status[id], 0, {0, 0}};
             g_ts.notify_status[id] = 0;
             return ended;
         }
-        return got == 0 ? TIMED_OUT : OK;
+        return OK;
     }
     case SQE_WRITE_VALUE:
         return run_write_value_locked(s);
@@ -409,11 +401,11 @@ static void *sq_thread(void *arg) {
         /* MDLRI_HAL_TRACE=1: "sqe <sq id * 65536 + position> <type * 256 + CQE error type>" */
         mdlri_hal_trace("sqe", (long)sq->id * 65536 + (long)at,
                         (long)sqe_type(sqe) * 256 + r.error_type);
-        /* an error that stops the SQ leaves its head on the failed SQE, which the CQE names:
-         * the runtime moves the head past it and re-enables the SQ (StarsResumeRtsq,
+        /* an error stops the SQ with its head on the failed SQE, which the CQE names: the
+         * runtime moves the head past it and re-enables the SQ (StarsResumeRtsq,
          * stars_engine.cc:1398-1526) */
-        int stops = r.error_type != 0 && !r.keep_enabled;
-        if (stops) {
+        int failed = r.error_type != 0;
+        if (failed) {
             /* the head stays */
         } else if (r.fx.has_goto) {
             ts_sq_set_head(sq, r.fx.goto_head);
@@ -422,10 +414,10 @@ static void *sq_thread(void *arg) {
             sq->queued--;
             ts_sq_publish(sq);
         }
-        if (r.error_type != 0 &&
+        if (failed &&
             !(r.error_type == TS_CQE_ERR_SW_STATUS && r.error_code == TS_MODEL_EXE_ABORT_STATUS))
             ts_error_ring_put(sqe, sq->id, at); /* before its CQE, as the runtime reads them */
-        if (r.error_type != 0 || sqe_wr_cqe(sqe)) {
+        if (failed || sqe_wr_cqe(sqe)) {
             ts_cqe e = {
                 .stream_id = sqe_stream_id(sqe),
                 .task_id = sqe_task_id(sqe),
@@ -439,7 +431,7 @@ static void *sq_thread(void *arg) {
             cq_push(sq->cq_id, &e);
             sq->cqe_reported = 1; /* SQ_CQE_STATUS: the recycle thread drains the CQ on it */
         }
-        if (stops) { /* STARS stops an SQ on error */
+        if (failed) { /* STARS stops an SQ on error */
             sq->paused = 1;
             ts_sq_publish(sq);
             ts_model_sq_failed(sq, sqe, r.error_type, r.error_code); /* ends its model's run */

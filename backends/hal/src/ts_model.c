@@ -17,22 +17,30 @@ void ts_models_reset(void) {
     g_ts.fsm_sel = 0;
 }
 
-static void end_run(ts_model *m, uint8_t error_type, uint32_t error_code, int aborted) {
+/* The run ends; the execute waiting for it completes with this error (0: none). */
+static void end_run(ts_model *m, uint8_t error_type, uint32_t error_code) {
     if (!m->running) return;
     m->running = 0;
     m->end_error_type = error_type;
     m->end_error_code = error_code;
-    m->end_aborted = aborted;
     m->gen++;
     pthread_cond_broadcast(&g_ts.cv);
+}
+
+/* End a run through the executing stream's end-graph wait: the execute completes, and the
+ * NOTIFY_WAIT that takes the end-graph notify reports `status` (ts_core.c). */
+static void end_run_reported(ts_model *m, uint32_t status) {
+    g_ts.notify[m->end_notify] = 1;
+    g_ts.notify_status[m->end_notify] = status;
+    end_run(m, 0, 0);
 }
 
 /* MMT_MODEL_ABORT (ctrl_sq.cc:262-273, model.cc:1903-1953): every SQ bound to the model is
  * disabled with its head moved to its tail (its SQEs stay in the ring for the next execute,
  * which sends the head back to 0); an SQE it is running (a wait, a kernel not ready, a program
- * polling) is cut short without a report; a run in progress ends with the abort status, and
- * so does the NOTIFY_WAIT of its end-graph notify that the runtime queued behind the execute:
- * the runtime takes that status on a NOTIFY_WAIT CQE as no exception (stars_engine.cc:1541-1547). */
+ * polling) is cut short without a report; a run in progress ends: the execute completes and
+ * the NOTIFY_WAIT of its end-graph notify that the runtime queued behind it reports the abort
+ * status, which the runtime takes on a NOTIFY_WAIT CQE as no exception (stars_engine.cc:1541-1547). */
 static void model_abort(uint32_t model) {
     for (uint32_t i = 0; i < TS_MAX_SQ; i++) {
         ts_sq *q = &g_ts.sq[i];
@@ -43,11 +51,10 @@ static void model_abort(uint32_t model) {
         ts_sq_set_head(q, q->tail);
     }
     ts_model *m = &g_ts.model[model];
-    if (m->running && m->has_end) { /* release the executing stream's end-graph wait */
-        g_ts.notify[m->end_notify] = 1;
-        g_ts.notify_status[m->end_notify] = TS_MODEL_EXE_ABORT_STATUS;
-    }
-    end_run(&g_ts.model[model], TS_CQE_ERR_SW_STATUS, TS_MODEL_EXE_ABORT_STATUS, 1);
+    if (m->running && m->has_end) /* release the executing stream's end-graph wait */
+        end_run_reported(m, TS_MODEL_EXE_ABORT_STATUS);
+    else
+        end_run(m, 0, 0);
     pthread_cond_broadcast(&g_ts.cv);
 }
 
@@ -102,7 +109,7 @@ int ts_model_notify_recorded(uint32_t notify_id) {
     for (uint32_t i = 0; i < TS_MAX_MODEL; i++) {
         ts_model *m = &g_ts.model[i];
         if (m->running && m->has_end && m->end_notify == notify_id) {
-            end_run(m, 0, 0, 0);
+            end_run(m, 0, 0);
             ended = 1;
         }
     }
@@ -122,14 +129,12 @@ void ts_model_sq_failed(const ts_sq *sq, const uint8_t *sqe, uint8_t error_type,
     ts_model *m = &g_ts.model[sq->model_plus1 - 1];
     if (!m->running) return;
     if (!m->has_end) {
-        end_run(m, error_type, error_code, 0);
+        end_run(m, error_type, error_code);
         return;
     }
     uint32_t who = ts_feature_on(TS_FEATURE_SOFTWARE_SQ) ? sq->id : sqe_stream_id(sqe);
-    g_ts.notify[m->end_notify] = 1;
-    g_ts.notify_status[m->end_notify] =
-        (TS_MODEL_STREAM_EXE_FAILED << 28) | ((who & 0xFFFu) << 16) | sqe_task_id(sqe);
-    end_run(m, 0, 0, 1); /* the execute completes */
+    end_run_reported(m, (TS_MODEL_STREAM_EXE_FAILED << 28) | ((who & 0xFFFu) << 16) |
+                            sqe_task_id(sqe));
 }
 
 /* Before the model-execute program runs: mark the model running. An execute that finds the
@@ -158,7 +163,7 @@ void ts_model_exec_abort(uint32_t model, int was_running) {
 
 /* Block until the run ends; its error fields. -1 when the SQ is stopping. */
 int ts_model_exec_wait(ts_sq *sq, uint32_t model, uint32_t gen, uint8_t *error_type,
-                       uint32_t *error_code, int *aborted) {
+                       uint32_t *error_code) {
     ts_model *m = &g_ts.model[model];
     while (m->gen == gen) {
         if (sq->stop) return -1;
@@ -166,7 +171,6 @@ int ts_model_exec_wait(ts_sq *sq, uint32_t model, uint32_t gen, uint8_t *error_t
     }
     *error_type = m->end_error_type;
     *error_code = m->end_error_code;
-    *aborted = m->end_aborted;
     return 0;
 }
 
