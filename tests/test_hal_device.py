@@ -359,8 +359,6 @@ def test_freed_kernel_code_names_nothing(dev: HalDevice, kernels: Path,
     freed memory is forgotten, so each load runs its own kernel, past any count of loads."""
     monkeypatch.setenv("MDLRI_HAL_HOST_KERNELS", str(kernels))
     lib = dev.lib
-    lib.halMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64, ctypes.c_uint64]
-    lib.halMemFree.argtypes = [ctypes.c_void_p]
     q = dev.alloc(stream_id=1)
     flag, out = dev_i32(dev, [1]), dev_i32(dev, [0])
     wait_args = dev.put(struct.pack("<QQi4x", address(flag), address(out), 9))

@@ -30,7 +30,6 @@ pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
                                 reason="gcc is not installed: the virtual device cannot be built")
 
 FLAG_NO_SQ_MEM = 1 << 16  # ascend_hal_define.h:1109
-MEM_DEV = 1 << 10  # halMemAlloc flag (ascend_hal_define.h:704-723)
 SQ_MEM = 32 * 1024  # SQ_ADDR_ITEM_SIZE_32K, the smallest SQ memory order (sq_addr_memory_pool.cc)
 DEPTH = SQ_MEM // sqe.SQE_SIZE
 CTRL_STREAM, EXEC_STREAM = 100, 1
@@ -56,11 +55,8 @@ class SoftwareSq:
     """The driver calls of the software SQ, as the runtime makes them."""
 
     def __init__(self, dev: HalDevice) -> None:  # noqa: F811
-        self.dev, self._blocks = dev, []
+        self.dev = dev
         lib = dev.lib
-        lib.halMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64,
-                                    ctypes.c_uint64]
-        lib.halMemFree.argtypes = [ctypes.c_void_p]
         lib.halStreamTaskFill.argtypes = [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_void_p,
                                           ctypes.c_void_p, ctypes.c_uint32]
         lib.halSqSwitchStreamBatch.argtypes = [ctypes.c_uint32, ctypes.POINTER(SwitchInfo),
@@ -68,16 +64,10 @@ class SoftwareSq:
 
     def memory(self, size: int = SQ_MEM) -> int:
         """Device memory (halMemAlloc), as Stream::AllocSoftwareSqAddr gets it."""
-        ptr = ctypes.c_void_p()
-        assert self.dev.lib.halMemAlloc(ctypes.byref(ptr), size, MEM_DEV) == DRV_ERROR_NONE
-        ctypes.memset(ptr.value, 0, size)
-        self._blocks.append(int(ptr.value))
-        return int(ptr.value)
+        return self.dev.malloc(size)
 
     def free_all(self) -> None:
         self.dev.reset()  # the SQs stop reading the memory before it goes
-        for b in self._blocks:
-            self.dev.lib.halMemFree(ctypes.c_void_p(b))
 
     def pool_sq(self) -> Queue:
         """An SQ of the runtime's pool: no SQ memory, stream id UINT32_MAX

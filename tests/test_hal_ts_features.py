@@ -18,7 +18,6 @@ from mdlri_conformance.backends.hal.device import DRV_ERROR_NONE, HalDevice
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None,
                                 reason="gcc is not installed: the virtual device cannot be built")
 
-MEM_DEV = 1 << 10  # halMemAlloc flag (ascend_hal_define.h:704-723)
 RING = 2 * 1024 * 1024  # DEVICE_RINGBUFFER_SIZE (device_properties.h:31)
 CAPA_AT = RING - 17 * 1024 - 10240  # ring size - (snapshot 17 KiB + TSCH capability 10 KiB)
 MAGIC, DEPTH = 0xA55A2022, 10240 - 32  # capability.hpp:140-162
@@ -27,9 +26,6 @@ MAGIC, DEPTH = 0xA55A2022, 10240 - 32  # capability.hpp:140-162
 @pytest.fixture(scope="module")
 def device() -> HalDevice:
     d = HalDevice(hal_library())
-    d.lib.halMemAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64,
-                                  ctypes.c_uint64]
-    d.lib.halMemFree.argtypes = [ctypes.c_void_p]
     d.lib.halMemCpyAsync.argtypes = [ctypes.c_uint64, ctypes.c_size_t, ctypes.c_uint64,
                                      ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]
     d.lib.halMemCpyAsyncWaitFinish.argtypes = [ctypes.c_uint64]
@@ -49,10 +45,8 @@ def dev(device: HalDevice, monkeypatch: pytest.MonkeyPatch) -> Iterator[HalDevic
 
 
 def ring_buffer(dev: HalDevice) -> int:
-    ptr = ctypes.c_void_p()
-    assert dev.lib.halMemAlloc(ctypes.byref(ptr), RING, MEM_DEV) == DRV_ERROR_NONE
-    ctypes.memset(ptr.value, 0, RING)
-    return int(ptr.value)
+    """The runtime's ring buffer: zeroed device memory (freed by the fixture's reset)."""
+    return dev.malloc(RING)
 
 
 def hand_over(dev: HalDevice, address: int) -> sqe.Cqe:
@@ -86,7 +80,6 @@ def test_without_features_the_ts_writes_no_capability_block(dev: HalDevice,
     rb = ring_buffer(dev)
     assert hand_over(dev, rb).error_type == 0
     assert ctypes.string_at(rb + CAPA_AT, 32) == bytes(32), "the runtime must read 'no block'"
-    dev.lib.halMemFree(ctypes.c_void_p(rb))
 
 
 def test_with_features_on_the_ts_writes_its_capability_block(dev: HalDevice,
@@ -103,7 +96,6 @@ def test_with_features_on_the_ts_writes_its_capability_block(dev: HalDevice,
     assert offered == list(range(52)), f"every TS feature 0..51, observed {offered}"
     # 44 op-exec timeout (hal_tsctl.c), 45 software SQ (hal_swsq.c), 51 cond op (needs 45)
     assert feature(block, 44) and feature(block, 45) and feature(block, 51)
-    dev.lib.halMemFree(ctypes.c_void_p(rb))
 
 
 def test_the_ts_feature_list_can_be_chosen(dev: HalDevice, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,7 +107,6 @@ def test_the_ts_feature_list_can_be_chosen(dev: HalDevice, monkeypatch: pytest.M
     block = ctypes.string_at(rb + CAPA_AT, 64)
     assert [b for b in range(52) if feature(block, b)] == [45, 51]
     assert struct.unpack_from("<I", block, 8)[0] == 51 // 8 + 1
-    dev.lib.halMemFree(ctypes.c_void_p(rb))
 
 
 class CtrlMsg(ctypes.Structure):
@@ -220,7 +211,6 @@ def test_an_error_names_its_task_in_the_error_ring_buffer(dev: HalDevice,
     error_type, payload = error_element(ring, 0)
     wait_type, stream, sq, task = struct.unpack_from("<BxHHH", payload)
     assert (error_type, wait_type, stream, sq, task) == (10, sqe.EVENT_WAIT, 6, q.sq, 9)
-    dev.lib.halMemFree(ctypes.c_void_p(ring))
 
 
 def test_no_ring_buffer_element_without_a_hand_over(dev: HalDevice) -> None:
@@ -231,4 +221,3 @@ def test_no_ring_buffer_element_without_a_hand_over(dev: HalDevice) -> None:
     (c,) = dev.collect(q.cq, 1)
     assert c.error_type == sqe.ERR_TASK_TIMEOUT
     assert ctypes.string_at(ring, 64) == bytes(64)
-    dev.lib.halMemFree(ctypes.c_void_p(ring))
