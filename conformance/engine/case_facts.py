@@ -4,8 +4,8 @@ execution can block, which streams the committed Disables emptied."""
 
 from __future__ import annotations
 
-from .graphs import (DEFAULT_OPS, TASK_OPS, Case, Launch, PageableCopy, ValueWait, ValueWrite,
-                     host_words, kinds, model_events, stream_models)
+from .graphs import (DEFAULT_OPS, TASK_OPS, Case, GroupBegin, Launch, PageableCopy, ValueWait,
+                     ValueWrite, host_words, kinds, model_events, stream_models)
 
 
 def stream_classes(case: Case) -> list[int]:
@@ -38,13 +38,16 @@ def emptied_streams(case: Case, removed: set[int]) -> list[int]:
     """The user streams whose every task op is in ``removed`` (op indices an Update took
     out), among those that can be emptied: all their tasks kernels or value tasks (event
     tasks cannot be disabled), and a model's origin only when that model has no events (it
-    carries their EVENT_RESET tasks, XS-08). Update gives such a stream one NOP (DIS-07)."""
+    carries their EVENT_RESET tasks, XS-08). Update gives such a stream one NOP (DIS-07).
+    A stream that opened a task group is never emptied: the NOP tasks GrpBegin issued on it
+    (TG-03) stay through every Update, so its task list is never empty."""
     out = []
     models = stream_models(case)
+    grouped = {op.stream for op in case.ops if isinstance(op, GroupBegin)}
     for s in range(case.streams):
         mine = [i for i, op in enumerate(case.ops)
                 if op.stream == s and isinstance(op, TASK_OPS)]
-        if not mine or (s in case.origins and model_events(case, models[s])):
+        if not mine or s in grouped or (s in case.origins and model_events(case, models[s])):
             continue
         if all(isinstance(case.ops[i], (Launch, ValueWrite, ValueWait)) and i in removed
                for i in mine):
