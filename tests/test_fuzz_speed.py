@@ -95,3 +95,65 @@ def test_crossover_weights_are_hypofuzz_own() -> None:
     m = CrossOverMutator(Corpus(), random.Random(0))  # type: ignore[arg-type]
     assert fuzz_weights.crossover_weights(m) == original(m)
     assert len(original(m)) == len(prints)
+
+
+def _hypofuzz_weights() -> object:
+    """HypoFuzz's own ``CrossOverMutator._get_weights``, even after ``install``."""
+    from hypofuzz.mutator import CrossOverMutator
+
+    from mdlri_conformance.conformance.framework.power import fuzz_weights
+    original = CrossOverMutator.__dict__["_get_weights"]
+    if original is fuzz_weights.crossover_weights:
+        import importlib
+
+        import hypofuzz.mutator
+        original = importlib.reload(hypofuzz.mutator).CrossOverMutator._get_weights
+    return original
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def _corpora(draw: st.DrawFn) -> tuple[dict[object, int], list[frozenset[object]]]:
+    """Behaviour counts over few or many levels (HypoFuzz resets them all to 1 on a new
+    fingerprint, then adds 1 per example) and fingerprints over those behaviours, nested,
+    overlapping or single."""
+    n = draw(st.integers(1, 60))
+    top = draw(st.sampled_from([1, 2, 3, 8, 1000]))
+    counts = {("f", i): draw(st.integers(1, top)) for i in range(n)}
+    names = sorted(counts)
+    prints = draw(st.lists(st.frozensets(st.sampled_from(names), max_size=n), max_size=30))
+    return counts, prints
+
+
+@settings(max_examples=300, deadline=None)
+@given(_corpora())
+def test_rarest_counts_by_levels_are_the_walks(corpus: tuple[dict[object, int],
+                                                            list[frozenset[object]]]) -> None:
+    import random
+    from collections import Counter
+
+    from hypofuzz.mutator import CrossOverMutator
+
+    from mdlri_conformance.conformance.framework.power import fuzz_weights
+    counts, prints = corpus
+    expected = [min(counts[b] for b in fp) if fp else 0 for fp in prints]
+    assert fuzz_weights._rarest_counts(counts, prints) == expected
+    if not prints:
+        return
+
+    class Corpus:
+        behavior_counts = Counter(counts)
+        fingerprints = dict.fromkeys(prints)
+
+    m = CrossOverMutator(Corpus(), random.Random(0))  # type: ignore[arg-type]
+    assert fuzz_weights.crossover_weights(m) == _hypofuzz_weights()(m)  # type: ignore[operator]
+
+
+def test_a_behaviour_without_a_count_reads_as_hypofuzz_reads_it() -> None:
+    from mdlri_conformance.conformance.framework.power import fuzz_weights
+    counts = {"a": 3, "b": 2}
+    assert fuzz_weights._rarest_counts(counts, [frozenset({"a", "zz"}), frozenset({"a"})]) \
+        == [0, 3]
