@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import hypothesis.core as core
 import hypothesis.strategies._internal.utils as hyp_utils
@@ -18,8 +19,11 @@ def _branchy(x: int) -> int:
     return 2
 
 
+HERE = [str(Path(__file__).resolve().parent)]
+
+
 def test_arcs_are_the_examples_own_and_tell_branches_apart() -> None:
-    col = fuzz_coverage.ArcCollector()
+    col = fuzz_coverage.ArcCollector(HERE)
     with col:
         _branchy(1)
     positive = set(col.branches)
@@ -38,7 +42,7 @@ def test_arcs_are_the_examples_own_and_tell_branches_apart() -> None:
 
 
 def test_threads_started_in_an_example_are_not_traced_and_the_hook_is_kept() -> None:
-    col = fuzz_coverage.ArcCollector()
+    col = fuzz_coverage.ArcCollector(HERE)
     before = threading.gettrace()
     with col:
         t = threading.Thread(target=_branchy, args=(1,))
@@ -46,6 +50,35 @@ def test_threads_started_in_an_example_are_not_traced_and_the_hook_is_kept() -> 
         t.join()
         assert threading.gettrace() is before
     assert threading.gettrace() is before
+
+
+def test_the_default_traces_the_suite_and_the_backend_wherever_installed() -> None:
+    """The suite's own folders are named, so an installed suite (in site-packages, which
+    coverage.py's default leaves out) still gives behaviours: the simulator's arcs are
+    recorded, this test file's are not."""
+    import mdlri_conformance.backends.sim as sim
+    col = fuzz_coverage.ArcCollector()
+    backend = sim.create()
+    try:
+        with col:
+            _branchy(1)
+            rc, stream = backend.create_stream()
+            backend.synchronize_stream(stream)
+    finally:
+        backend.close()
+    files = {name for name, _ in col.branches}
+    sim_dir = str(Path(sim.__file__).resolve().parent)
+    assert rc == 0 and any(f.startswith(sim_dir) for f in files), files
+    assert __file__ not in files
+
+
+def test_a_backend_from_outside_the_suite_is_traced_too() -> None:
+    class Outside:
+        pass
+    Outside.__module__ = __name__  # a backend class defined in this tests folder
+    dirs = fuzz_coverage.suite_sources(Outside())
+    assert HERE[0] in dirs and len(dirs) == 4
+    assert len(fuzz_coverage.suite_sources(None)) == 3
 
 
 def test_lean_renders_nothing_inside_and_restores_after() -> None:

@@ -172,7 +172,8 @@ class FuzzSession:
         self.sim_source = sim_source
         self.shard, self.shards = shard
         self.collector = _ItemsCollector()  # HypoFuzz's own FuzzTarget builder
-        self.arcs = fuzz_coverage.ArcCollector()  # every target's behaviours, in C
+        #: every target's behaviours, in C (made once the backend is loaded: its folder is traced)
+        self.arcs: fuzz_coverage.ArcCollector | None = None
         fuzz_weights.install()  # HypoFuzz's crossover weights, the same numbers in C
         self.targets: list[Target] = []
         self.not_fuzzed: dict[str, str] = {}
@@ -211,6 +212,8 @@ class FuzzSession:
         drives and the backend can run; every other selected spec is in ``not_fuzzed`` with
         the reason (a spec of another shard is that process's business)."""
         by_id = {t.nodeid: t for t in self.collector.fuzz_targets}
+        self.arcs = fuzz_coverage.ArcCollector(fuzz_coverage.suite_sources(
+            backend_session.current_backend(session.config)))
         first_batch: dict[str, str] = {}
         fuzzable = 0
         for item in session.items:
