@@ -184,9 +184,3 @@ def test_rarest_counts_by_levels_are_the_walks(corpus: tuple[dict[object, int],
     m = CrossOverMutator(Corpus(), random.Random(0))  # type: ignore[arg-type]
     assert fuzz_weights.crossover_weights(m) == _hypofuzz_weights()(m)  # type: ignore[operator]
 
-
-def test_a_behaviour_without_a_count_reads_as_hypofuzz_reads_it() -> None:
-    from mdlri_conformance.conformance.framework.power import fuzz_weights
-    counts = {"a": 3, "b": 2}
-    assert fuzz_weights._rarest_counts(counts, [frozenset({"a", "zz"}), frozenset({"a"})]) \
-        == [0, 3]

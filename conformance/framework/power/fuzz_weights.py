@@ -28,7 +28,8 @@ from typing import Any, Callable, Collection, Mapping
 def _rarest_counts(counts: Mapping[Any, int],
                    fingerprints: Collection[frozenset[Any]]) -> list[int]:
     """``min(counts[b] for b in F)`` for each non-empty ``F`` of ``fingerprints`` (0 for an
-    empty one), by inclusion in the count level sets."""
+    empty one), by inclusion in the count level sets. Every behaviour of every ``F`` must
+    have a count, as in HypoFuzz's corpus."""
     order = sorted(counts, key=counts.__getitem__)
     values = list(map(counts.__getitem__, order))
     levels = sorted(set(values))
@@ -47,10 +48,8 @@ def _rarest_counts(counts: Mapping[Any, int],
         if not fp:
             rarest.append(0)
             continue
-        if top < 0 or not fp <= at_least(0):
-            # a behaviour without a count: HypoFuzz's own reading (Counter gives 0)
-            rarest.append(min(counts.get(b, 0) for b in fp))
-            continue
+        # every behaviour of a fingerprint has a count (HypoFuzz's corpus invariant: the
+        # counts' keys are the union of the fingerprints), so fp is within levels[0]
         lo, step = 0, 1  # fp is within levels[lo]; gallop up, then bisect
         while lo + step <= top and fp <= at_least(lo + step):
             lo += step
