@@ -91,13 +91,17 @@ def test_share_bound_is_the_ceiling_over_ceiling_plus_replay_and_oracle() -> Non
     assert generated_rate._share_bound(acc) == pytest.approx(0.4)
 
 
-def test_deep_speedup_compares_campaigns_of_the_same_backend_and_cores() -> None:
-    new = {"backend": "sim", "cores": 2, "graphs_per_minute": 1800.0}
-    old = {"backend": "sim", "cores": 2, "graphs_per_minute": 600.0}
+def test_deep_speedup_compares_campaigns_of_the_same_backend_and_machine() -> None:
+    new = {"backend": "sim", "cores": 2, "machine_cores": 2, "graphs_per_minute": 1800.0}
+    old = {"backend": "sim", "cores": 2, "machine_cores": 2, "graphs_per_minute": 600.0}
     assert targets.deep_speedup(new, old) == 3.0
     assert targets.TARGETS["deep_speedup"].met(3.0) and not targets.TARGETS["deep_speedup"].met(2.9)
-    with pytest.raises(ValueError, match="cores"):
-        targets.deep_speedup(new, {**old, "cores": 1})
+    # one process before -j, on the same machine: spreading over the cores is measured
+    assert targets.deep_speedup(new, {"backend": "sim", "graphs_per_minute": 900.0}) == 2.0
+    with pytest.raises(ValueError, match="core counts"):
+        targets.deep_speedup(new, {**old, "machine_cores": 4})
+    with pytest.raises(ValueError, match="backend"):
+        targets.deep_speedup(new, {**old, "backend": "acl"})
 
 
 def test_binding_target_names_the_floor_as_its_bound() -> None:

@@ -252,6 +252,9 @@ def _figures(plan: Plan, data: dict[str, Any] | None, wall: float, killed: bool,
         "backend": plan.backend, "acl_lib": plan.acl_lib, "faults": plan.faults,
         "keyword": plan.keyword, "seconds": plan.seconds, "wall_seconds": round(wall, 1),
         "child_exit": code, "killed_at_deadline": killed, "notes": [],
+        # the machine's cores (``cores`` is the fuzzing processes): campaigns compare only
+        # on the same machine
+        "machine_cores": available_cores(),
     }
     cores = max(1, int(plan.jobs))
     if data is None:
