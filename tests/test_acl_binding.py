@@ -335,9 +335,10 @@ def test_threads_calling_at_once_each_read_their_own_out_parameters() -> None:
 
 
 def test_prepared_resolves_each_function_once_then_serves_it_as_an_attribute() -> None:
-    """``Prepared`` asks the table once per C name (a missing one stays None), keeps the
-    answer as a plain instance attribute, and refuses names that are no C function."""
-    from mdlri_conformance.backends.acl.symbols import Prepared
+    """``Prepared`` asks the table once per C name when it is built (a missing one is None),
+    keeps each answer as a plain instance attribute with nothing of that name on the class
+    (so the per-call lookup specialises), and refuses names that are no C function."""
+    from mdlri_conformance.backends.acl.symbols import SIGNATURES, Prepared
 
     asked: list[str] = []
 
@@ -347,9 +348,11 @@ def test_prepared_resolves_each_function_once_then_serves_it_as_an_attribute() -
             return None if name == "aclrtFree" else f"fn:{name}"
 
     p: Any = Prepared(Table())  # type: ignore[arg-type]
+    assert sorted(asked) == sorted(SIGNATURES)
     assert p.aclrtFree is None and p.aclrtFree is None
     assert p.aclrtMalloc == "fn:aclrtMalloc" and p.aclrtMalloc == "fn:aclrtMalloc"
-    assert asked == ["aclrtFree", "aclrtMalloc"]
+    assert len(asked) == len(SIGNATURES)
     assert vars(p)["aclrtMalloc"] == "fn:aclrtMalloc"
+    assert not any(hasattr(Prepared, name) for name in SIGNATURES)
     with pytest.raises(AttributeError):
         p.notACFunction

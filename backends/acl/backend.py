@@ -35,8 +35,9 @@ bare ctypes call). A method of one C function reads like this::
         v = out.value
         return (rc if rc == OK else self._rc(rc)), (UNWRITTEN if v == U32_SENTINEL else v)
 
-``self._c`` (:class:`~.symbols.Prepared`) resolves a symbol on its first use and keeps it as
-a plain instance attribute (None when missing; after :meth:`close` every access raises). A
+``self._c`` (:class:`~.symbols.Prepared`) resolves every symbol when the backend is built and
+keeps each as a plain instance attribute, which CPython specialises into a hinted dict load
+(None when missing; after :meth:`close` every access raises). A
 method without out-parameters converts its arguments into locals first (a
 :class:`~.convert.Handle` by its ``ptr`` inline, anything else through ``as_ptr``), then looks
 the function up, calls it and checks the rc in its own frame, with no helper frame per call
@@ -178,7 +179,7 @@ class AclBackend:
         self._kernel_binary = kernel_binary
         desc = str(lib_path) if lib_path else "the ACL library"
         self.sym = SymbolTable(lib, desc, unavailable)
-        #: the prepared C functions (restype and argtypes set once, on first use):
+        #: the prepared C functions (restype and argtypes set once, when it is built):
         #: ``self._c.aclrtFree`` is the function, None when the library lacks it; after
         #: :meth:`close` every access raises (:class:`~.symbols.Closed`)
         self._c: Any = Prepared(self.sym)
