@@ -554,8 +554,9 @@ class AclBackend:
         fn = self._c.aclrtStreamQuery
         if fn is None:
             return self._missing("aclrtStreamQuery"), UNWRITTEN
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
         out = c_int(I32_SENTINEL)
-        rc = fn(as_ptr(stream), out)
+        rc = fn(a0, out)
         v = out.value
         return (rc if rc == OK else self._rc(rc)), _stream_status_out(v, v)
 
@@ -931,9 +932,10 @@ class AclBackend:
         fn = self._c.aclmdlRICaptureGetInfo
         if fn is None:
             return self._missing("aclmdlRICaptureGetInfo"), UNWRITTEN, UNWRITTEN
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
         st = None if null_status else c_int(I32_SENTINEL)
         model = None if null_model else c_void_p(PTR_SENTINEL)
-        rc = fn(as_ptr(stream), st, model)
+        rc = fn(a0, st, model)
         if rc != OK:
             rc = self._rc(rc)
         status: Any = UNWRITTEN
@@ -1010,8 +1012,9 @@ class AclBackend:
             return self._missing("aclmdlRITaskGetType"), UNWRITTEN
         if null_out:
             return self._rc(fn(as_ptr(task), None)), UNWRITTEN
+        a0 = task.ptr if task.__class__ is Handle else as_ptr(task)
         out = c_int(I32_SENTINEL)
-        rc = fn(as_ptr(task), out)
+        rc = fn(a0, out)
         v = out.value
         return (rc if rc == OK else self._rc(rc)), _task_type_out(v, v)
 
@@ -1022,8 +1025,9 @@ class AclBackend:
             return self._missing("aclmdlRITaskGetSeqId"), UNWRITTEN
         if null_out:
             return self._rc(fn(as_ptr(task), None)), UNWRITTEN
+        a0 = task.ptr if task.__class__ is Handle else as_ptr(task)
         out = c_uint32(U32_SENTINEL)
-        rc = fn(as_ptr(task), out)
+        rc = fn(a0, out)
         v = out.value
         return (rc if rc == OK else self._rc(rc)), (UNWRITTEN if v == U32_SENTINEL else v)
 
