@@ -284,12 +284,12 @@ def test_hardware_without_kernel_binary_lacks_kernels(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# reused out-parameters (one set per thread) and the closed backend
+# out-parameters (each call's own), inline handle conversion, the closed backend
 
 
 def test_threads_calling_at_once_each_read_their_own_out_parameters() -> None:
-    """The binding reuses its out-parameters per thread: two threads asking about different
-    tasks at once (the C call releases the GIL) each read back their own task's answer."""
+    """Each call makes its own out-parameters: threads asking about different tasks at once
+    (the C call releases the GIL) each read back their own task's answer."""
     import threading
 
     from mdlri_conformance.backends.contract import CaptureMode
@@ -335,9 +335,10 @@ def test_threads_calling_at_once_each_read_their_own_out_parameters() -> None:
 
 
 def test_prepared_resolves_each_function_once_then_serves_it_as_an_attribute() -> None:
-    """``Prepared`` asks the table once per C name (a missing one stays None), keeps the
-    answer as a plain instance attribute, and refuses names that are no C function."""
-    from mdlri_conformance.backends.acl.symbols import Prepared
+    """``Prepared`` asks the table once per C name when it is built (a missing one is None),
+    keeps each answer as a plain instance attribute with nothing of that name on the class
+    (so the per-call lookup specialises), and refuses names that are no C function."""
+    from mdlri_conformance.backends.acl.symbols import SIGNATURES, Prepared
 
     asked: list[str] = []
 
@@ -347,9 +348,67 @@ def test_prepared_resolves_each_function_once_then_serves_it_as_an_attribute() -
             return None if name == "aclrtFree" else f"fn:{name}"
 
     p: Any = Prepared(Table())  # type: ignore[arg-type]
+    assert sorted(asked) == sorted(SIGNATURES)
     assert p.aclrtFree is None and p.aclrtFree is None
     assert p.aclrtMalloc == "fn:aclrtMalloc" and p.aclrtMalloc == "fn:aclrtMalloc"
-    assert asked == ["aclrtFree", "aclrtMalloc"]
+    assert len(asked) == len(SIGNATURES)
     assert vars(p)["aclrtMalloc"] == "fn:aclrtMalloc"
+    assert not any(hasattr(Prepared, name) for name in SIGNATURES)
     with pytest.raises(AttributeError):
         p.notACFunction
+
+
+def test_inline_handle_conversion_answers_like_as_ptr() -> None:
+    """The methods that convert a :class:`Handle` by its ``ptr`` inline answer exactly what
+    the same pointer gives through ``as_ptr`` (an int, a numpy integer, a Handle subclass):
+    on a live handle, on a stale one, and during a capture; NULL alike (None and 0); a bool
+    is still refused."""
+    import numpy as np
+
+    from mdlri_conformance.backends.contract import CaptureMode
+    b = create(lib="emulator")
+    assert not b.unsupported_reason(), f"emulator unavailable: {b.unsupported_reason()}"
+
+    class SubHandle(Handle):
+        __slots__ = ()
+
+    def answer(method: Any, arg: Any) -> tuple[Any, ...]:
+        """The method's result with each rc as (code, detail)."""
+        res = method(arg)
+        res = res if isinstance(res, tuple) else (res,)
+        return tuple((int(x), getattr(x, "detail", "")) if isinstance(x, int) else x
+                     for x in res)
+
+    def same_for_every_form(method: Any, h: Handle) -> tuple[Any, ...]:
+        first = answer(method, h)
+        for arg in (h.ptr, np.uint64(h.ptr), SubHandle(h.ptr, h.kind)):
+            assert answer(method, arg) == first, (method.__name__, arg)
+        assert answer(method, None) == answer(method, 0), method.__name__
+        with pytest.raises(TypeError):
+            method(True)
+        return first
+
+    try:
+        rc, s = b.create_stream()
+        rc2, addr = b.malloc(64)
+        assert rc == rc2 == 0
+        assert b.capture_begin(s, CaptureMode.RELAXED) == 0
+        status = same_for_every_form(b.capture_get_info, s)
+        assert status[0][0] == 0 and status[2] is not None, status
+        assert b.value_write(addr, 1, 0, s) == 0
+        rc, model = b.capture_end(s)
+        rc, streams, _ = b.get_streams(model, 1)
+        rc, tasks, _ = b.get_tasks_by_stream(streams[0], 1)
+        cases = [(b.synchronize_stream, s), (b.stream_query, s), (b.capture_get_info, s),
+                 (b.task_get_type, tasks[0]), (b.task_get_seq_id, tasks[0])]
+        for method, h in cases:
+            assert same_for_every_form(method, h)[0][0] == 0, method.__name__
+        b.destroy(model)
+        b.free(addr)
+        rc, stale = b.create_stream()
+        assert rc == 0 and b.destroy_stream(stale) == 0
+        for method in (b.synchronize_stream, b.stream_query, b.capture_get_info):
+            assert same_for_every_form(method, stale)[0][0] != 0, method.__name__
+        assert b.destroy_stream(s) == 0
+    finally:
+        b.close()

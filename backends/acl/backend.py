@@ -35,8 +35,9 @@ bare ctypes call). A method of one C function reads like this::
         v = out.value
         return (rc if rc == OK else self._rc(rc)), (UNWRITTEN if v == U32_SENTINEL else v)
 
-``self._c`` (:class:`~.symbols.Prepared`) resolves a symbol on its first use and keeps it as
-a plain instance attribute (None when missing; after :meth:`close` every access raises). A
+``self._c`` (:class:`~.symbols.Prepared`) resolves every symbol when the backend is built and
+keeps each as a plain instance attribute, which CPython specialises into a hinted dict load
+(None when missing; after :meth:`close` every access raises). A
 method without out-parameters converts its arguments into locals first (a
 :class:`~.convert.Handle` by its ``ptr`` inline, anything else through ``as_ptr``), then looks
 the function up, calls it and checks the rc in its own frame, with no helper frame per call
@@ -178,7 +179,7 @@ class AclBackend:
         self._kernel_binary = kernel_binary
         desc = str(lib_path) if lib_path else "the ACL library"
         self.sym = SymbolTable(lib, desc, unavailable)
-        #: the prepared C functions (restype and argtypes set once, on first use):
+        #: the prepared C functions (restype and argtypes set once, when it is built):
         #: ``self._c.aclrtFree`` is the function, None when the library lacks it; after
         #: :meth:`close` every access raises (:class:`~.symbols.Closed`)
         self._c: Any = Prepared(self.sym)
@@ -553,8 +554,9 @@ class AclBackend:
         fn = self._c.aclrtStreamQuery
         if fn is None:
             return self._missing("aclrtStreamQuery"), UNWRITTEN
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
         out = c_int(I32_SENTINEL)
-        rc = fn(as_ptr(stream), out)
+        rc = fn(a0, out)
         v = out.value
         return (rc if rc == OK else self._rc(rc)), _stream_status_out(v, v)
 
@@ -930,9 +932,10 @@ class AclBackend:
         fn = self._c.aclmdlRICaptureGetInfo
         if fn is None:
             return self._missing("aclmdlRICaptureGetInfo"), UNWRITTEN, UNWRITTEN
+        a0 = stream.ptr if stream.__class__ is Handle else as_ptr(stream)
         st = None if null_status else c_int(I32_SENTINEL)
         model = None if null_model else c_void_p(PTR_SENTINEL)
-        rc = fn(as_ptr(stream), st, model)
+        rc = fn(a0, st, model)
         if rc != OK:
             rc = self._rc(rc)
         status: Any = UNWRITTEN
@@ -1009,8 +1012,9 @@ class AclBackend:
             return self._missing("aclmdlRITaskGetType"), UNWRITTEN
         if null_out:
             return self._rc(fn(as_ptr(task), None)), UNWRITTEN
+        a0 = task.ptr if task.__class__ is Handle else as_ptr(task)
         out = c_int(I32_SENTINEL)
-        rc = fn(as_ptr(task), out)
+        rc = fn(a0, out)
         v = out.value
         return (rc if rc == OK else self._rc(rc)), _task_type_out(v, v)
 
@@ -1021,8 +1025,9 @@ class AclBackend:
             return self._missing("aclmdlRITaskGetSeqId"), UNWRITTEN
         if null_out:
             return self._rc(fn(as_ptr(task), None)), UNWRITTEN
+        a0 = task.ptr if task.__class__ is Handle else as_ptr(task)
         out = c_uint32(U32_SENTINEL)
-        rc = fn(as_ptr(task), out)
+        rc = fn(a0, out)
         v = out.value
         return (rc if rc == OK else self._rc(rc)), (UNWRITTEN if v == U32_SENTINEL else v)
 

@@ -1,7 +1,8 @@
 """The lazy symbol table: every C function the binding calls, with restype and argtypes.
 
-A symbol is looked up on first use (many ``aclmdlRI*`` functions are experimental and absent
-from older CANN builds, abi.md §7.14). A missing one is remembered with a one-line reason;
+A symbol is looked up on first use, and only once (the backend's :class:`Prepared` asks for
+all of them when it is built); many ``aclmdlRI*`` functions are experimental and absent from
+older CANN builds (abi.md §7.14). A missing one is remembered with a one-line reason;
 the backend then answers ``207000`` (RT_FEATURE_NOT_SUPPORT) carrying that reason, so the
 dependent specs are UNSUPPORTED with it, never FAIL.
 
@@ -194,39 +195,22 @@ class SymbolTable:
         return dict(self._missing)
 
 
-class _Resolve:
-    """The class attribute of one C function on :class:`Prepared`: its first access resolves
-    the function through the table and stores it in the instance's ``__dict__``, which then
-    shadows this (non-data) descriptor, so every later access is a plain instance lookup."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: "Prepared | None", owner: type) -> Any:
-        if obj is None:
-            return self
-        fn = obj._table.get(self.name)
-        obj.__dict__[self.name] = fn
-        return fn
-
-
 class Prepared:
     """The prepared functions of a :class:`SymbolTable` as attributes, for the binding's
     per-call path: ``prepared.aclrtFree`` is the typed function (None when the library lacks
-    it). The first access of a name resolves it through the table and keeps it as a plain
-    instance attribute, so every later call is one attribute lookup, with no Python frame
-    (no ``__getattr__`` hook: the class holds a :class:`_Resolve` per name of
-    :data:`SIGNATURES`, and a name outside it is an AttributeError)."""
+    it), and a name outside :data:`SIGNATURES` is an AttributeError.
+
+    Every name is resolved through the table when the backend is built (a ``dlsym`` each,
+    restype and argtypes set then) and kept in the instance's ``__dict__``; the class holds no
+    attribute of those names. That is what lets CPython specialise ``self._c.<name>`` into a
+    hinted dict load: a class-level descriptor, or a ``__getattr__`` hook, leaves the lookup
+    on the generic path, which cost a call of this binding more than its own checks."""
 
     def __init__(self, table: SymbolTable) -> None:
         self._table = table
-
-
-for _name in SIGNATURES:
-    setattr(Prepared, _name, _Resolve(_name))
-del _name
+        fns = self.__dict__
+        for name in SIGNATURES:
+            fns[name] = table.get(name)
 
 
 class Closed:
