@@ -156,3 +156,22 @@ def test_an_expression_that_selects_nothing_is_nothing_tested(tmp_path: Path) ->
     assert res.stderr.strip().splitlines()[-1] == (
         "mdlri-conformance faults: NOTHING TESTED: the baseline ran no spec "
         "(-k 'no_spec_is_called_this' selects none)")
+
+
+def test_fault_runs_get_the_run_limit_and_the_baseline_never_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault run is cut at ``run_limit_s`` (a fault not found by then reads as a
+    survivor); the baseline, which every kill is judged against, runs to its end."""
+    limits: dict[str | None, float] = {}
+    fake = _fake_runs({None: 0.0, "no-107039": 0.0, "seq-per-stream": 0.0}, {})
+
+    def run_one(spec: killmatrix.RunSpec, limit_s: float = 0) -> dict[str, Any]:
+        limits[spec.fault] = limit_s
+        return fake(spec, limit_s)
+
+    monkeypatch.setattr(killmatrix, "run_one", run_one)
+    monkeypatch.setattr(killmatrix, "_rebuild_report", lambda out: None)
+    matrix = killmatrix.run_matrix(["no-107039", "seq-per-stream"], tmp_path / "km", jobs=2,
+                                   progress=lambda m: None, run_limit_s=42.0)
+    assert limits == {None: killmatrix.RUN_LIMIT_S, "no-107039": 42.0, "seq-per-stream": 42.0}
+    assert matrix["run_limit_s"] == 42.0

@@ -203,8 +203,11 @@ def fault_line(done: int, total: int, entry: dict[str, Any], res: dict[str, Any]
 def run_matrix(faults: Sequence[str], out: Path, *, backend: str = "sim",
                acl_lib: str | None = None, jobs: int = 2, profile: str = "ci",
                spec_timeout: float = SPEC_TIMEOUT_S, extra: Sequence[str] = (),
-               progress: Callable[[str], None] = say) -> dict[str, Any]:
-    """Run the baseline and every fault; write kill_matrix.json/.html into ``out``.
+               progress: Callable[[str], None] = say,
+               run_limit_s: float = RUN_LIMIT_S) -> dict[str, Any]:
+    """Run the baseline and every fault; write kill_matrix.json/.html into ``out``. A fault
+    run is stopped after ``run_limit_s`` (the baseline never is): its entry is made from the
+    rows it wrote by then, so a fault not found within that time reads as a survivor.
 
     ``progress`` gets one line per run as it ends (:func:`baseline_line`,
     :func:`fault_line`, with a running count of the fault runs); a fault run that ends
@@ -220,7 +223,8 @@ def run_matrix(faults: Sequence[str], out: Path, *, backend: str = "sim",
     baseline: dict[str, str] | None = None
     waiting: list[str] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(run_one, s): s.fault for s in [base, *specs]}
+        futures = {pool.submit(run_one, s, RUN_LIMIT_S if s.fault is None else run_limit_s):
+                   s.fault for s in [base, *specs]}
         for fut in as_completed(futures):
             name = futures[fut]
             results[name] = fut.result()
@@ -240,6 +244,7 @@ def run_matrix(faults: Sequence[str], out: Path, *, backend: str = "sim",
     baseline = baseline or {}  # set: the baseline's future is among those completed
     matrix = {"backend": backend, "acl_lib": acl_lib, "profile": profile,
               "spec_timeout_s": spec_timeout, "jobs": jobs, "pytest_args": list(extra),
+              "run_limit_s": run_limit_s,
               "wall_s": round(time.monotonic() - t0, 2),
               "baseline": {"specs": len(base_res["rows"]), "wall_s": base_res["wall_s"],
                            "not_passing": sorted(n for n, o in baseline.items()
