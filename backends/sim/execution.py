@@ -6,12 +6,16 @@ worked out once per combination of its events' flags and run without queues
 from __future__ import annotations
 
 from collections import deque
+from operator import attrgetter
 from typing import Any, Callable, Iterable
 
 from mdlri_conformance.backends.contract import Err
 
+from .compiled import CompiledRun, compile_run, settle_events
 from .device import DeviceFault, Engine, EventState, Op, Queue, RecordOp, ResetOp, WaitOp
 from .memory import DeviceAccessError
+
+_IS_SET = attrgetter("is_set")
 
 
 class ExecuteOp(Op):
@@ -69,31 +73,34 @@ class ExecuteOp(Op):
 
     def _run_traced(self, engine: "Engine", queue: "Queue", plan: "TracedPlan") -> None:
         """Run a :class:`TracedPlan` in its order for the event flags at this start, with no
-        queue and no engine pass per op. An op that blocks, faults or is no longer
+        queue and no engine pass per op: the order's compiled callables
+        (:mod:`backends.sim.compiled`). An op that blocks, faults or is no longer
         :meth:`Op.stable`, and the ops after the order's end when it stops at a wait that
         nothing in the model satisfies, go to the model stream queues, which the engine runs
         as it runs any execution."""
-        run, complete = plan.run_list(tuple(s.is_set for s in plan.states))
-        k = 0
-        for i, op, step, check, fin in run:
-            if check and not op.stable():
-                break
-            try:
-                ok = step(engine, None)
-            except (DeviceAccessError, DeviceFault) as exc:
-                queues = self._make_queues(queue, plan, plan.done_counts(run, k))
-                engine._fault(queues[i], op, exc)
-                return
-            if not ok:
-                break
-            if fin:
-                op.finish()
-            op.done = True
-            k += 1
-        else:
-            if complete:
-                self.queues, self.active = [], set()
-                return
+        flags = tuple(map(_IS_SET, plan.states))
+        compiled = plan.compiled(flags, engine)
+        calls = compiled.calls
+        call = None
+        try:
+            for call in calls:
+                if call() is False:
+                    break
+            else:
+                if compiled.complete:
+                    self.queues, self.active = [], set()
+                    return
+                call = None
+        except (DeviceAccessError, DeviceFault) as exc:
+            run = plan.run_list(flags)[0]
+            k = compiled.positions[calls.index(call)]
+            settle_events(run, k)
+            queues = self._make_queues(queue, plan, plan.done_counts(run, k))
+            engine._fault(queues[run[k][0]], run[k][1], exc)
+            return
+        run = plan.run_list(flags)[0]
+        k = len(run) if call is None else compiled.positions[calls.index(call)]
+        settle_events(run, k)
         for q in self._make_queues(queue, plan, plan.done_counts(run, k)):
             if q.ops:
                 engine.attach(q)
@@ -133,7 +140,7 @@ class TracedPlan(list):
     hold when the order reaches it blocks its stream there, as in the engine, which runs the
     rest of the execution (:meth:`ExecuteOp._run_traced`)."""
 
-    __slots__ = ("states", "traces", "runs")
+    __slots__ = ("states", "traces", "runs", "_compiled")
     MAX_TRACES = 32  # flag combinations kept per plan
 
     def __init__(self, op_lists: Iterable[list[Op]], states: Iterable[EventState]) -> None:
@@ -141,6 +148,22 @@ class TracedPlan(list):
         self.states = tuple(states)
         self.traces: dict[tuple[bool, ...], tuple[list[tuple[int, Op]], bool]] = {}
         self.runs: dict[tuple[bool, ...], tuple[list[tuple[Any, ...]], bool]] = {}
+        self._compiled: dict[tuple[bool, ...], CompiledRun] = {}
+
+    def compiled(self, flags: tuple[bool, ...], engine: "Engine") -> CompiledRun:
+        """:meth:`run_list` as callables bound to ``engine``'s memory
+        (:func:`~backends.sim.compiled.compile_run`), made again once an allocation was freed
+        since they were made."""
+        got = self._compiled.get(flags)
+        if got is None or got.frees != engine.mem.frees:
+            got = compile_run(*self.run_list(flags), engine)
+            if len(self._compiled) < self.MAX_TRACES or flags in self._compiled:
+                self._compiled[flags] = got
+        return got
+
+    def flags(self) -> tuple[bool, ...]:
+        """The flags of its events now (the combination the next start takes)."""
+        return tuple(map(_IS_SET, self.states))
 
     def order(self, flags: tuple[bool, ...]) -> tuple[list[tuple[int, Op]], bool]:
         """The (stream index, op) completion order from ``flags`` (one per state), and

@@ -309,20 +309,26 @@ class SimModel(Handle):
                 plan.append(shared)
         return plan
 
-    def prepare_plan(self) -> tuple[list[tuple[list[Op], list[tuple[int, Any, Any]]]],
-                                    TracedPlan | None]:
+    def prepare_plan(self, engine: Any = None
+                     ) -> tuple[list[tuple[list[Op], list[tuple[int, Any, Any]]]],
+                                TracedPlan | None]:
         """The per-stream templates of :meth:`execution_plan`, made again when the model
         changed since (:attr:`plan_gen`), and the plan itself as a :class:`TracedPlan` when
         every op is shared and blocks on nothing but this model's own events. CaptureEnd and
         Update call it, as the runtime builds a model's task streams when the model becomes
         READY, not at each launch; making it there or at the first execution runs the same
-        ops."""
+        ops. Given the ``engine`` (a simulator without injected faults), a
+        :class:`TracedPlan` is also compiled for the flags the next start takes, its kernels'
+        argument bytes decoded and their bodies prepared, as the first execution would."""
         cache = self._plan_cache
         if cache is None or cache[0] != self.plan_gen or cache[1] != len(self.streams):
             templates = [_stream_template(ms.tasks) for ms in self.streams]
             cache = self._plan_cache = (self.plan_gen, len(self.streams), templates,
                                         self._traced(templates))
-        return cache[2], cache[3]
+        traced = cache[3]
+        if traced is not None and engine is not None and not engine.injected:
+            traced.compiled(traced.flags(), engine)
+        return cache[2], traced
 
     def _traced(self, templates: list[tuple[list[Op], list[Any]]]) -> TracedPlan | None:
         """The templates as a :class:`TracedPlan`, or None when an op is made per execution,
@@ -341,7 +347,7 @@ class SimModel(Handle):
                 elif kind not in _TRACED_OPS:
                     return None
         plan = TracedPlan((shared for shared, _ in templates), states.values())
-        plan.order(tuple(s.is_set for s in plan.states))  # the order the next start takes
+        plan.order(plan.flags())  # the order the next start takes
         return plan
 
     def _fresh_plan(self) -> list[list[Op]]:
