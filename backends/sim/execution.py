@@ -28,22 +28,26 @@ class ExecuteOp(Op):
     """
 
     label = "execute"
+    #: the model stream queues once started (None before), the indices of those that run,
+    #: the plan, whether the execution failed: class defaults until set, one instance
+    #: attribute fewer to store per execution where a traced plan completes at once
+    queues: "list[Queue] | None" = None
+    active: "set[int] | frozenset[int]" = frozenset()
+    plan: Any = None
+    failed = False
 
     def __init__(self, start: Callable[[], list[list[Op]]],
                  on_finish: Callable[[bool], None]) -> None:
         self._start = start
         self._on_finish = on_finish
-        self.queues: list[Queue] | None = None
-        self.active: set[int] = set()
-        self.plan: Any = None
-        self.failed = False
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
         if self.queues is None:
             op_lists = self._start()
             self.plan = op_lists
             if type(op_lists) is TracedPlan and not engine.injected:
-                self._run_traced(engine, queue, op_lists)
+                if self._run_traced(engine, queue, op_lists):
+                    return True
             else:
                 #: a built model's plan names the streams that run from the start (HEAD);
                 #: the others wait for an activation (backends.sim.switch); None = all
@@ -71,15 +75,17 @@ class ExecuteOp(Op):
             i for i in range(len(queues)) if heads[i]}
         return queues
 
-    def _run_traced(self, engine: "Engine", queue: "Queue", plan: "TracedPlan") -> None:
+    def _run_traced(self, engine: "Engine", queue: "Queue", plan: "TracedPlan") -> bool:
         """Run a :class:`TracedPlan` in its order for the event flags at this start, with no
         queue and no engine pass per op: the order's compiled callables
         (:mod:`backends.sim.compiled`). An op that blocks, faults or is no longer
         :meth:`Op.stable`, and the ops after the order's end when it stops at a wait that
         nothing in the model satisfies, go to the model stream queues, which the engine runs
-        as it runs any execution."""
+        as it runs any execution. True when the whole execution ran."""
         flags = tuple(map(_IS_SET, plan.states))
-        compiled = plan.compiled(flags, engine)
+        compiled = plan._compiled.get(flags)
+        if compiled is None or compiled.frees != engine.mem.frees:
+            compiled = plan.compiled(flags, engine)
         calls = compiled.calls
         call = None
         try:
@@ -88,8 +94,8 @@ class ExecuteOp(Op):
                     break
             else:
                 if compiled.complete:
-                    self.queues, self.active = [], set()
-                    return
+                    self.queues = []
+                    return True
                 call = None
         except (DeviceAccessError, DeviceFault) as exc:
             run = plan.run_list(flags)[0]
@@ -97,13 +103,14 @@ class ExecuteOp(Op):
             settle_events(run, k)
             queues = self._make_queues(queue, plan, plan.done_counts(run, k))
             engine._fault(queues[run[k][0]], run[k][1], exc)
-            return
+            return False
         run = plan.run_list(flags)[0]
         k = len(run) if call is None else compiled.positions[calls.index(call)]
         settle_events(run, k)
         for q in self._make_queues(queue, plan, plan.done_counts(run, k)):
             if q.ops:
                 engine.attach(q)
+        return False
 
     def activate(self, engine: "Engine", index: int) -> None:
         """Start the waiting stream ``index`` of this execution (no-op once started)."""

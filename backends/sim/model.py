@@ -283,6 +283,11 @@ class SimModel(Handle):
             ms.tasks = fresh
 
     # -- execution --------------------------------------------------------------------------
+    def execution_finished(self, ok: bool) -> None:
+        """An execution of the model ended (``ExecuteOp.on_finish``): it no longer counts as
+        running (LIFE-03)."""
+        self.running -= 1
+
     def execution_plan(self) -> list[list[Op]]:
         """One op list per internal stream, from the device records (EXE-01, EXE-02).
 
@@ -295,6 +300,10 @@ class SimModel(Handle):
         self.executions += 1
         if self.faults:
             return self._fresh_plan()
+        cache = self._plan_cache  # the cached plan, without the call (every execution asks)
+        if (cache is not None and cache[3] is not None and cache[0] == self.plan_gen
+                and cache[1] == len(self.streams)):
+            return cache[3]
         templates, traced = self.prepare_plan()
         if traced is not None:
             return traced

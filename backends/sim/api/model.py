@@ -12,7 +12,7 @@ from ..cond import SubModel
 from ..execution import ExecuteOp
 from ..guard import guarded
 from ..limits import RESOURCE_ALLOC_FAIL
-from ..model import ModelStatus, SimModel
+from ..model import ModelStatus
 from ..streams import SYNC_NOOP_FLAGS
 from .checks import E_EXECUTE, E_HANDLE, E_NOT_SUPPORT, E_NULL, E_PARAM, OK
 
@@ -63,11 +63,7 @@ class ModelApi:
         if self._model_streams_refused(m):
             return RESOURCE_ALLOC_FAIL  # FLD-08 (R4): nothing runs, the model stays READY
         m.running += 1
-
-        def finished(ok: bool, m: SimModel = m) -> None:
-            m.running -= 1
-
-        self._enqueue(st, ExecuteOp(m.execution_plan, finished))
+        self._enqueue(st, ExecuteOp(m.execution_plan, m.execution_finished))
         self._assign_defaults(m)  # COND-03
         return OK
 

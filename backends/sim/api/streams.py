@@ -99,6 +99,9 @@ class StreamsApi:
             if st.queue.ops:
                 return self._sync_expired()
             return st.queue.take_error()
+        if not st.queue.ops:
+            # drained already: what waiting would return (the guard runs the device after)
+            return st.queue.take_error()
         limit = None if timeout_ms in (-1, 0) else timeout_ms / 1000.0
         if limit is not None and self.has_fault("timeout-early"):
             limit /= 10
