@@ -46,8 +46,26 @@ class ExecuteOp(Op):
             op_lists = self._start()
             self.plan = op_lists
             if type(op_lists) is TracedPlan and not engine.injected:
-                if self._run_traced(engine, queue, op_lists):
-                    return True
+                # the plan's order for the event flags at this start, run as its compiled
+                # callables (backends.sim.compiled): no queue, no engine pass per op
+                flags = tuple(map(_IS_SET, op_lists.states))
+                compiled = op_lists._compiled.get(flags)
+                if compiled is None or compiled.frees != engine.mem.frees:
+                    compiled = op_lists.compiled(flags, engine)
+                call = None
+                try:
+                    for call in compiled.calls:
+                        if call() is False:
+                            break
+                    else:
+                        if compiled.complete:
+                            self.queues = []
+                            return True
+                        call = None
+                except (DeviceAccessError, DeviceFault) as exc:
+                    self._leave_order(engine, queue, op_lists, flags, compiled, call, exc)
+                else:
+                    self._leave_order(engine, queue, op_lists, flags, compiled, call, None)
             else:
                 #: a built model's plan names the streams that run from the start (HEAD);
                 #: the others wait for an activation (backends.sim.switch); None = all
@@ -75,42 +93,24 @@ class ExecuteOp(Op):
             i for i in range(len(queues)) if heads[i]}
         return queues
 
-    def _run_traced(self, engine: "Engine", queue: "Queue", plan: "TracedPlan") -> bool:
-        """Run a :class:`TracedPlan` in its order for the event flags at this start, with no
-        queue and no engine pass per op: the order's compiled callables
-        (:mod:`backends.sim.compiled`). An op that blocks, faults or is no longer
-        :meth:`Op.stable`, and the ops after the order's end when it stops at a wait that
-        nothing in the model satisfies, go to the model stream queues, which the engine runs
-        as it runs any execution. True when the whole execution ran."""
-        flags = tuple(map(_IS_SET, plan.states))
-        compiled = plan._compiled.get(flags)
-        if compiled is None or compiled.frees != engine.mem.frees:
-            compiled = plan.compiled(flags, engine)
-        calls = compiled.calls
-        call = None
-        try:
-            for call in calls:
-                if call() is False:
-                    break
-            else:
-                if compiled.complete:
-                    self.queues = []
-                    return True
-                call = None
-        except (DeviceAccessError, DeviceFault) as exc:
-            run = plan.run_list(flags)[0]
-            k = compiled.positions[calls.index(call)]
-            settle_events(run, k)
-            queues = self._make_queues(queue, plan, plan.done_counts(run, k))
-            engine._fault(queues[run[k][0]], run[k][1], exc)
-            return False
+    def _leave_order(self, engine: "Engine", queue: "Queue", plan: "TracedPlan",
+                     flags: tuple[bool, ...], compiled: CompiledRun, call: Any,
+                     exc: Exception | None) -> None:
+        """Hand the rest of an execution that left its compiled order at ``call`` (None: at
+        the order's end, which stops at a wait nothing in the model satisfies) to the model
+        stream queues, which the engine runs as it runs any execution: the op did not
+        complete, is no longer :meth:`Op.stable`, or raised device error ``exc``, which
+        abandons the execution (FLD-10)."""
         run = plan.run_list(flags)[0]
-        k = len(run) if call is None else compiled.positions[calls.index(call)]
+        k = len(run) if call is None else compiled.positions[compiled.calls.index(call)]
         settle_events(run, k)
-        for q in self._make_queues(queue, plan, plan.done_counts(run, k)):
+        queues = self._make_queues(queue, plan, plan.done_counts(run, k))
+        if exc is not None:
+            engine._fault(queues[run[k][0]], run[k][1], exc)
+            return
+        for q in queues:
             if q.ops:
                 engine.attach(q)
-        return False
 
     def activate(self, engine: "Engine", index: int) -> None:
         """Start the waiting stream ``index`` of this execution (no-op once started)."""

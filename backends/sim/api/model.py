@@ -60,11 +60,16 @@ class ModelApi:
             return E_EXECUTE  # EXE-12, RT-28
         if st in self._upd:
             return int(Err.RT_TASK_TYPE_NOT_SUPPORT)  # TG-15
-        if self._model_streams_refused(m):
+        limit = self.model_stream_limit
+        if limit is not None and (self._subs or len(m.streams) > limit) \
+                and self._model_streams_refused(m):
             return RESOURCE_ALLOC_FAIL  # FLD-08 (R4): nothing runs, the model stays READY
         m.running += 1
-        self._enqueue(st, ExecuteOp(m.execution_plan, m.execution_finished))
-        self._assign_defaults(m)  # COND-03
+        # queued as SimBackend._enqueue queues it: its refusals (TG-15, a bound stream) are
+        # the checks above
+        self.engine.enqueue(st.queue, ExecuteOp(m.execution_plan, m.execution_finished))
+        if self._conds:
+            self._assign_defaults(m)  # COND-03
         return OK
 
     @guarded()
