@@ -224,6 +224,16 @@ class DeviceMemorySpace:
             v = whole[off:off + count]
         return self._keep(self._views_i32, key, v)
 
+    def bytes_view(self, addr: Any, nbytes: Any) -> memoryview | None:
+        """A writable memoryview of the bytes ``[addr, addr + nbytes)`` when one live
+        allocation holds them, else None (never raises). Valid until that allocation is
+        freed (:attr:`frees`)."""
+        span = self._span(addr, nbytes)
+        if span is None:
+            return None
+        alloc, off = span
+        return memoryview(alloc.raw)[off:off + nbytes]
+
     def _slice(self, addr: int, nbytes: int) -> np.ndarray:
         alloc, off = self._locate(addr, nbytes)
         return alloc.data[off:off + nbytes]
