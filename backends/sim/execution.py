@@ -145,7 +145,7 @@ class TracedPlan(list):
     combination of flags, taking the streams round-robin as the engine does, each as far as it
     goes (EXE-01, EXE-15: streams are ordered only through events). A value wait that does not
     hold when the order reaches it blocks its stream there, as in the engine, which runs the
-    rest of the execution (:meth:`ExecuteOp._run_traced`)."""
+    rest of the execution (:meth:`ExecuteOp.step`, :meth:`ExecuteOp._leave_order`)."""
 
     __slots__ = ("states", "traces", "runs", "_compiled")
     MAX_TRACES = 32  # flag combinations kept per plan

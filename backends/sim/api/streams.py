@@ -92,9 +92,12 @@ class StreamsApi:
         if not (type(timeout_ms) is int or is_int(timeout_ms)) or timeout_ms < -1:
             return E_PARAM
         # _sync_checks written out (every execution of the generated tier is synced here)
-        rc, st = self._stream(stream)  # the stream's own rc first, as _stream
-        if rc:
-            return rc
+        if type(stream) is SimStream and stream.alive:
+            st = stream  # what _stream answers for a live user stream, without the call
+        else:
+            rc, st = self._stream(stream)  # the stream's own rc first, as _stream
+            if rc:
+                return rc
         if st.session is not None:
             return int(Err.RT_STREAM_CAPTURED)  # STAT-06
         if st.flags & SYNC_NOOP_FLAGS:
