@@ -260,14 +260,7 @@ class KernelOp(Op):
             # on every run and decoded again only when they changed
             if spec.ready is None and not engine.injected:
                 if raw != self._raw or self._layout != getattr(mem, "layout", None):
-                    self._args = spec.unpack(raw)
-                    self._raw = raw
-                    self._layout = getattr(mem, "layout", None)
-                    self._fast = (None if self._layout is None
-                                  else fastkernels.prepare(spec.name, mem, self._args))
-                    if self._fast is not None:
-                        self._args_mem, self._args_at = mem.raw_at(self.args_addr)
-                        self._args_end = self._args_at + self.args_size
+                    self._decode(mem, raw)
                 fast = self._fast
                 if fast is not None:
                     fast()
@@ -292,6 +285,35 @@ class KernelOp(Op):
         except Exception as exc:  # noqa: BLE001 - garbage arguments must not poison the engine
             raise DeviceFault(f"kernel {self.spec.name}: {type(exc).__name__}: {exc}") from exc
         return True
+
+    def _decode(self, mem: Any, raw: bytes) -> None:
+        """Decode argument bytes ``raw`` and prepare the kernel's body for them on ``mem``
+        as it is now (backends.sim.fastkernels; None: the catalog body runs)."""
+        self._args = self.spec.unpack(raw)
+        self._raw = raw
+        self._layout = getattr(mem, "layout", None)
+        self._fast = (None if self._layout is None
+                      else fastkernels.prepare(self.spec.name, mem, self._args))
+        if self._fast is not None:
+            self._args_mem, self._args_at = mem.raw_at(self.args_addr)
+            self._args_end = self._args_at + self.args_size
+
+    def prepare(self, mem: Any) -> None:
+        """What the first run of a kernel that never waits decodes and prepares, done now for
+        the argument bytes and memory as they are (a model's plan made at CaptureEnd or
+        Update). Nothing is run, and every run still reads the argument bytes and decodes
+        them again when they changed; argument bytes that cannot be read or decoded are left
+        to the run, which reports them."""
+        if self.spec.ready is not None or self.args_size < self.spec.args_size:
+            return
+        if self._fast is not None and self._layout == getattr(mem, "layout", None):
+            return
+        try:
+            raw = mem.read_bytes(self.args_addr, self.args_size)
+            if raw != self._raw or self._layout != getattr(mem, "layout", None):
+                self._decode(mem, raw)
+        except Exception:  # noqa: BLE001 - the run decodes again and reports it
+            self._raw, self._fast = None, None
 
     def deadline(self) -> float | None:
         if self.started is None or self.timeout_s is None:

@@ -6,12 +6,16 @@ worked out once per combination of its events' flags and run without queues
 from __future__ import annotations
 
 from collections import deque
+from operator import attrgetter
 from typing import Any, Callable, Iterable
 
 from mdlri_conformance.backends.contract import Err
 
+from .compiled import CompiledRun, compile_run, settle_events
 from .device import DeviceFault, Engine, EventState, Op, Queue, RecordOp, ResetOp, WaitOp
 from .memory import DeviceAccessError
+
+_IS_SET = attrgetter("is_set")
 
 
 class ExecuteOp(Op):
@@ -24,22 +28,44 @@ class ExecuteOp(Op):
     """
 
     label = "execute"
+    #: the model stream queues once started (None before), the indices of those that run,
+    #: the plan, whether the execution failed: class defaults until set, one instance
+    #: attribute fewer to store per execution where a traced plan completes at once
+    queues: "list[Queue] | None" = None
+    active: "set[int] | frozenset[int]" = frozenset()
+    plan: Any = None
+    failed = False
 
     def __init__(self, start: Callable[[], list[list[Op]]],
                  on_finish: Callable[[bool], None]) -> None:
         self._start = start
         self._on_finish = on_finish
-        self.queues: list[Queue] | None = None
-        self.active: set[int] = set()
-        self.plan: Any = None
-        self.failed = False
 
     def step(self, engine: "Engine", queue: "Queue") -> bool:
         if self.queues is None:
             op_lists = self._start()
             self.plan = op_lists
             if type(op_lists) is TracedPlan and not engine.injected:
-                self._run_traced(engine, queue, op_lists)
+                # the plan's order for the event flags at this start, run as its compiled
+                # callables (backends.sim.compiled): no queue, no engine pass per op
+                flags = tuple(map(_IS_SET, op_lists.states))
+                compiled = op_lists._compiled.get(flags)
+                if compiled is None or compiled.frees != engine.mem.frees:
+                    compiled = op_lists.compiled(flags, engine)
+                call = None
+                try:
+                    for call in compiled.calls:
+                        if call() is False:
+                            break
+                    else:
+                        if compiled.complete:
+                            self.queues = []
+                            return True
+                        call = None
+                except (DeviceAccessError, DeviceFault) as exc:
+                    self._leave_order(engine, queue, op_lists, flags, compiled, call, exc)
+                else:
+                    self._leave_order(engine, queue, op_lists, flags, compiled, call, None)
             else:
                 #: a built model's plan names the streams that run from the start (HEAD);
                 #: the others wait for an activation (backends.sim.switch); None = all
@@ -67,34 +93,22 @@ class ExecuteOp(Op):
             i for i in range(len(queues)) if heads[i]}
         return queues
 
-    def _run_traced(self, engine: "Engine", queue: "Queue", plan: "TracedPlan") -> None:
-        """Run a :class:`TracedPlan` in its order for the event flags at this start, with no
-        queue and no engine pass per op. An op that blocks, faults or is no longer
-        :meth:`Op.stable`, and the ops after the order's end when it stops at a wait that
-        nothing in the model satisfies, go to the model stream queues, which the engine runs
-        as it runs any execution."""
-        run, complete = plan.run_list(tuple(s.is_set for s in plan.states))
-        k = 0
-        for i, op, step, check, fin in run:
-            if check and not op.stable():
-                break
-            try:
-                ok = step(engine, None)
-            except (DeviceAccessError, DeviceFault) as exc:
-                queues = self._make_queues(queue, plan, plan.done_counts(run, k))
-                engine._fault(queues[i], op, exc)
-                return
-            if not ok:
-                break
-            if fin:
-                op.finish()
-            op.done = True
-            k += 1
-        else:
-            if complete:
-                self.queues, self.active = [], set()
-                return
-        for q in self._make_queues(queue, plan, plan.done_counts(run, k)):
+    def _leave_order(self, engine: "Engine", queue: "Queue", plan: "TracedPlan",
+                     flags: tuple[bool, ...], compiled: CompiledRun, call: Any,
+                     exc: Exception | None) -> None:
+        """Hand the rest of an execution that left its compiled order at ``call`` (None: at
+        the order's end, which stops at a wait nothing in the model satisfies) to the model
+        stream queues, which the engine runs as it runs any execution: the op did not
+        complete, is no longer :meth:`Op.stable`, or raised device error ``exc``, which
+        abandons the execution (FLD-10)."""
+        run = plan.run_list(flags)[0]
+        k = len(run) if call is None else compiled.positions[compiled.calls.index(call)]
+        settle_events(run, k)
+        queues = self._make_queues(queue, plan, plan.done_counts(run, k))
+        if exc is not None:
+            engine._fault(queues[run[k][0]], run[k][1], exc)
+            return
+        for q in queues:
             if q.ops:
                 engine.attach(q)
 
@@ -131,9 +145,9 @@ class TracedPlan(list):
     combination of flags, taking the streams round-robin as the engine does, each as far as it
     goes (EXE-01, EXE-15: streams are ordered only through events). A value wait that does not
     hold when the order reaches it blocks its stream there, as in the engine, which runs the
-    rest of the execution (:meth:`ExecuteOp._run_traced`)."""
+    rest of the execution (:meth:`ExecuteOp.step`, :meth:`ExecuteOp._leave_order`)."""
 
-    __slots__ = ("states", "traces", "runs")
+    __slots__ = ("states", "traces", "runs", "_compiled")
     MAX_TRACES = 32  # flag combinations kept per plan
 
     def __init__(self, op_lists: Iterable[list[Op]], states: Iterable[EventState]) -> None:
@@ -141,6 +155,22 @@ class TracedPlan(list):
         self.states = tuple(states)
         self.traces: dict[tuple[bool, ...], tuple[list[tuple[int, Op]], bool]] = {}
         self.runs: dict[tuple[bool, ...], tuple[list[tuple[Any, ...]], bool]] = {}
+        self._compiled: dict[tuple[bool, ...], CompiledRun] = {}
+
+    def compiled(self, flags: tuple[bool, ...], engine: "Engine") -> CompiledRun:
+        """:meth:`run_list` as callables bound to ``engine``'s memory
+        (:func:`~backends.sim.compiled.compile_run`), made again once an allocation was freed
+        since they were made."""
+        got = self._compiled.get(flags)
+        if got is None or got.frees != engine.mem.frees:
+            got = compile_run(*self.run_list(flags), engine)
+            if len(self._compiled) < self.MAX_TRACES or flags in self._compiled:
+                self._compiled[flags] = got
+        return got
+
+    def flags(self) -> tuple[bool, ...]:
+        """The flags of its events now (the combination the next start takes)."""
+        return tuple(map(_IS_SET, self.states))
 
     def order(self, flags: tuple[bool, ...]) -> tuple[list[tuple[int, Op]], bool]:
         """The (stream index, op) completion order from ``flags`` (one per state), and

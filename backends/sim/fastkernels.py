@@ -1,6 +1,7 @@
 """Prepared bodies of the catalog's int32 kernels: their device views resolved once per
 argument set and memory layout, so a cached plan's kernel task runs as one or two numpy
-calls (the generated tier runs these kernels thousands of times per second).
+calls (the generated tier runs these kernels thousands of times per second); ``fill`` and
+``copy`` move bytes only, as one ``memoryview`` assignment on the allocation's bytes.
 
 A prepared body computes exactly what the catalog body does (kernel.catalog: int32
 arithmetic that wraps like C, every input read before the output is written: numpy ufuncs
@@ -10,6 +11,8 @@ argument set runs the catalog body, which reports the bad access (KRN-01)."""
 
 from __future__ import annotations
 
+import struct
+from functools import partial
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -24,7 +27,8 @@ def _const(value: int) -> np.ndarray:
     return np.array(value, dtype=np.int32)
 
 
-def _fallback_main(v: Callable[[int, int], Any], a: Mapping[str, int]) -> Body | None:
+def _fallback_main(v: Callable[[int, int], Any], a: Mapping[str, int],
+                   raw: Callable[[int, int], Any]) -> Body | None:
     x, y = v(a["input"], catalog.SEED_ELEMENTS), v(a["output"], catalog.SEED_ELEMENTS)
     if x is None or y is None:
         return None
@@ -32,7 +36,8 @@ def _fallback_main(v: Callable[[int, int], Any], a: Mapping[str, int]) -> Body |
     return lambda: add(x, bias, out=y)
 
 
-def _fallback_postprocess(v: Callable[[int, int], Any], a: Mapping[str, int]) -> Body | None:
+def _fallback_postprocess(v: Callable[[int, int], Any], a: Mapping[str, int],
+                          raw: Callable[[int, int], Any]) -> Body | None:
     x, y = v(a["input"], catalog.SEED_ELEMENTS), v(a["output"], catalog.SEED_ELEMENTS)
     if x is None or y is None:
         return None
@@ -40,7 +45,8 @@ def _fallback_postprocess(v: Callable[[int, int], Any], a: Mapping[str, int]) ->
     return lambda: mul(x, scale, out=y)
 
 
-def _affine(v: Callable[[int, int], Any], a: Mapping[str, int]) -> Body | None:
+def _affine(v: Callable[[int, int], Any], a: Mapping[str, int],
+            raw: Callable[[int, int], Any]) -> Body | None:
     n = a["n"]
     x, y = v(a["x"], n), v(a["y"], n)
     if x is None or y is None:
@@ -54,7 +60,8 @@ def _affine(v: Callable[[int, int], Any], a: Mapping[str, int]) -> Body | None:
     return body
 
 
-def _add(v: Callable[[int, int], Any], a: Mapping[str, int]) -> Body | None:
+def _add(v: Callable[[int, int], Any], a: Mapping[str, int],
+         raw: Callable[[int, int], Any]) -> Body | None:
     n = a["n"]
     x, y, out = v(a["a"], n), v(a["b"], n), v(a["out"], n)
     if x is None or y is None or out is None:
@@ -63,7 +70,8 @@ def _add(v: Callable[[int, int], Any], a: Mapping[str, int]) -> Body | None:
     return lambda: add(x, y, out=out)
 
 
-def _accumulate(v: Callable[[int, int], Any], a: Mapping[str, int]) -> Body | None:
+def _accumulate(v: Callable[[int, int], Any], a: Mapping[str, int],
+                raw: Callable[[int, int], Any]) -> Body | None:
     n = a["n"]
     acc, x = v(a["acc"], n), v(a["x"], n)
     if acc is None or x is None:
@@ -72,25 +80,27 @@ def _accumulate(v: Callable[[int, int], Any], a: Mapping[str, int]) -> Body | No
     return lambda: add(acc, x, out=acc)
 
 
-def _fill(v: Callable[[int, int], Any], a: Mapping[str, int]) -> Body | None:
-    out = v(a["out"], a["n"])
+def _fill(v: Callable[[int, int], Any], a: Mapping[str, int],
+          raw: Callable[[int, int], Any]) -> Body | None:
+    n = a["n"]
+    out = raw(a["out"], 4 * n)
     if out is None:
         return None
-    value, fill = np.int32(a["value"]), out.fill
-    return lambda: fill(value)
+    # the value's four little-endian bytes n times: one C call, no numpy dispatch
+    return partial(out.__setitem__, slice(None), struct.pack("<i", a["value"]) * n)
 
 
-def _copy(v: Callable[[int, int], Any], a: Mapping[str, int]) -> Body | None:
+def _copy(v: Callable[[int, int], Any], a: Mapping[str, int],
+          raw: Callable[[int, int], Any]) -> Body | None:
     n = a["n"]
-    src, dst = v(a["src"], n), v(a["dst"], n)
+    src, dst = raw(a["src"], 4 * n), raw(a["dst"], 4 * n)
     if src is None or dst is None:
         return None
-    whole = slice(None)
-    put = dst.__setitem__  # dst[:] = src (an overlap is copied first)
-    return lambda: put(whole, src)
+    # dst[:] = src on the bytes: memoryview assignment moves an overlap as memmove does
+    return partial(dst.__setitem__, slice(None), src)
 
 
-_PREPARE: dict[str, Callable[[Callable[[int, int], Any], Mapping[str, int]], Body | None]] = {
+_PREPARE: dict[str, Callable[..., Body | None]] = {
     "fallback_main": _fallback_main, "fallback_postprocess": _fallback_postprocess,
     "affine": _affine, "add": _add, "accumulate": _accumulate, "fill": _fill, "copy": _copy,
 }
@@ -103,4 +113,4 @@ def prepare(name: str, mem: Any, args: Mapping[str, int]) -> Body | None:
     make = _PREPARE.get(name)
     if make is None or args.get("n", 1) < 1:
         return None
-    return make(mem.view_i32, args)
+    return make(mem.view_i32, args, mem.bytes_view)

@@ -80,10 +80,13 @@ class LimitsMixin:
         return REFUSED
 
     def _model_streams_refused(self, model: Any) -> bool:
-        """R4: a captured model needs more SQ/CQs than the software-SQ pool has."""
-        if self.model_stream_limit is None or isinstance(model, _built_model()):
+        """R4: a captured model needs more SQ/CQs than the software-SQ pool has (a built
+        model is never refused)."""
+        limit = self.model_stream_limit
+        if limit is None:
             return False
-        return self._model_streams(model) > self.model_stream_limit
+        n = self._model_streams(model) if self._subs else len(model.streams)
+        return n > limit and not isinstance(model, _built_model())
 
 
 def _built_model() -> type:

@@ -84,6 +84,9 @@ class DeviceMemorySpace:
         #: changes whenever an allocation comes or goes (what a view prepared earlier may
         #: rely on: backends.sim.fastkernels)
         self.layout = 0
+        #: changes whenever an allocation goes (a range found in a live allocation stays
+        #: valid until then: allocations never move and addresses are never reused)
+        self.frees = 0
 
     # -- allocation ------------------------------------------------------------------------
     def alloc(self, size: int, owner: str = "user") -> int:
@@ -105,6 +108,7 @@ class DeviceMemorySpace:
             return False
         self._last = None
         self.layout += 1
+        self.frees += 1
         self._views.clear()
         self._views_i32.clear()
         i = bisect.bisect_left(self._bases, base)
@@ -146,6 +150,7 @@ class DeviceMemorySpace:
         self._bases.clear()
         self._last = None
         self.layout += 1
+        self.frees += 1
         self._views.clear()
         self._views_i32.clear()
 
@@ -218,6 +223,16 @@ class DeviceMemorySpace:
             off >>= 2
             v = whole[off:off + count]
         return self._keep(self._views_i32, key, v)
+
+    def bytes_view(self, addr: Any, nbytes: Any) -> memoryview | None:
+        """A writable memoryview of the bytes ``[addr, addr + nbytes)`` when one live
+        allocation holds them, else None (never raises). Valid until that allocation is
+        freed (:attr:`frees`)."""
+        span = self._span(addr, nbytes)
+        if span is None:
+            return None
+        alloc, off = span
+        return memoryview(alloc.raw)[off:off + nbytes]
 
     def _slice(self, addr: int, nbytes: int) -> np.ndarray:
         alloc, off = self._locate(addr, nbytes)

@@ -283,6 +283,11 @@ class SimModel(Handle):
             ms.tasks = fresh
 
     # -- execution --------------------------------------------------------------------------
+    def execution_finished(self, ok: bool) -> None:
+        """An execution of the model ended (``ExecuteOp.on_finish``): it no longer counts as
+        running (LIFE-03)."""
+        self.running -= 1
+
     def execution_plan(self) -> list[list[Op]]:
         """One op list per internal stream, from the device records (EXE-01, EXE-02).
 
@@ -295,6 +300,10 @@ class SimModel(Handle):
         self.executions += 1
         if self.faults:
             return self._fresh_plan()
+        cache = self._plan_cache  # the cached plan, without the call (every execution asks)
+        if (cache is not None and cache[3] is not None and cache[0] == self.plan_gen
+                and cache[1] == len(self.streams)):
+            return cache[3]
         templates, traced = self.prepare_plan()
         if traced is not None:
             return traced
@@ -309,20 +318,26 @@ class SimModel(Handle):
                 plan.append(shared)
         return plan
 
-    def prepare_plan(self) -> tuple[list[tuple[list[Op], list[tuple[int, Any, Any]]]],
-                                    TracedPlan | None]:
+    def prepare_plan(self, engine: Any = None
+                     ) -> tuple[list[tuple[list[Op], list[tuple[int, Any, Any]]]],
+                                TracedPlan | None]:
         """The per-stream templates of :meth:`execution_plan`, made again when the model
         changed since (:attr:`plan_gen`), and the plan itself as a :class:`TracedPlan` when
         every op is shared and blocks on nothing but this model's own events. CaptureEnd and
         Update call it, as the runtime builds a model's task streams when the model becomes
         READY, not at each launch; making it there or at the first execution runs the same
-        ops."""
+        ops. Given the ``engine`` (a simulator without injected faults), a
+        :class:`TracedPlan` is also compiled for the flags the next start takes, its kernels'
+        argument bytes decoded and their bodies prepared, as the first execution would."""
         cache = self._plan_cache
         if cache is None or cache[0] != self.plan_gen or cache[1] != len(self.streams):
             templates = [_stream_template(ms.tasks) for ms in self.streams]
             cache = self._plan_cache = (self.plan_gen, len(self.streams), templates,
                                         self._traced(templates))
-        return cache[2], cache[3]
+        traced = cache[3]
+        if traced is not None and engine is not None and not engine.injected:
+            traced.compiled(traced.flags(), engine)
+        return cache[2], traced
 
     def _traced(self, templates: list[tuple[list[Op], list[Any]]]) -> TracedPlan | None:
         """The templates as a :class:`TracedPlan`, or None when an op is made per execution,
@@ -341,7 +356,7 @@ class SimModel(Handle):
                 elif kind not in _TRACED_OPS:
                     return None
         plan = TracedPlan((shared for shared, _ in templates), states.values())
-        plan.order(tuple(s.is_set for s in plan.states))  # the order the next start takes
+        plan.order(plan.flags())  # the order the next start takes
         return plan
 
     def _fresh_plan(self) -> list[list[Op]]:

@@ -128,7 +128,7 @@ class CaptureApi:
                                                event_flag=me.flags))
         model.status = ModelStatus.READY
         if not model.faults:
-            model.prepare_plan()  # the task streams the executions will run
+            model.prepare_plan(self.engine)  # the task streams the executions will run
         self._close_session(sess)
         if self.has_fault("side-stream-stays-captured"):
             for us in sess.streams:

@@ -13,7 +13,7 @@ from ..execution import ExecuteOp
 from ..guard import guarded
 from ..limits import RESOURCE_ALLOC_FAIL
 from ..model import ModelStatus, SimModel
-from ..streams import SYNC_NOOP_FLAGS
+from ..streams import SYNC_NOOP_FLAGS, SimStream
 from .checks import E_EXECUTE, E_HANDLE, E_NOT_SUPPORT, E_NULL, E_PARAM, OK
 
 
@@ -34,15 +34,21 @@ class ModelApi:
         BuildEnd (RT-28, `feature/model/model.cc:1294-1307`) 507011; last, the model-execute
         task refused on a stream in task-update mode 507009 (TG-15,
         `core/src/stream/stream.cc:4747-4760`)."""
-        rc, m = self._model(model, E_PARAM if model is None and self.has_fault(
-            "execute-null-model-107000") else E_NULL)
-        if rc:
-            return rc
-        rc, st = self._stream(stream)
-        if rc == E_HANDLE and self.has_fault("execute-destroyed-stream-ok"):
-            rc, st = self._stream(None)  # EXE-17 broken: a destroyed stream runs it anyway
-        if rc:
-            return rc  # an internal stream 107000 (EXE-06), a destroyed one 107017 (EXE-17)
+        if type(model) is SimModel and model.alive:
+            m = model  # what _model answers for a live capture model, without the call
+        else:
+            rc, m = self._model(model, E_PARAM if model is None and self.has_fault(
+                "execute-null-model-107000") else E_NULL)
+            if rc:
+                return rc
+        if type(stream) is SimStream and stream.alive:
+            st = stream  # what _stream answers for a live user stream, without the call
+        else:
+            rc, st = self._stream(stream)
+            if rc == E_HANDLE and self.has_fault("execute-destroyed-stream-ok"):
+                rc, st = self._stream(None)  # EXE-17 broken: a destroyed stream runs it anyway
+            if rc:
+                return rc  # an internal stream 107000 (EXE-06), a destroyed one 107017 (EXE-17)
         if st in self._bound:
             return E_PARAM  # a stream bound to a built model is a model stream too (EXE-06)
         if st.capturing and not self.has_fault("execute-on-capturing-stream"):
@@ -60,15 +66,16 @@ class ModelApi:
             return E_EXECUTE  # EXE-12, RT-28
         if st in self._upd:
             return int(Err.RT_TASK_TYPE_NOT_SUPPORT)  # TG-15
-        if self._model_streams_refused(m):
+        limit = self.model_stream_limit
+        if limit is not None and (self._subs or len(m.streams) > limit) \
+                and self._model_streams_refused(m):
             return RESOURCE_ALLOC_FAIL  # FLD-08 (R4): nothing runs, the model stays READY
         m.running += 1
-
-        def finished(ok: bool, m: SimModel = m) -> None:
-            m.running -= 1
-
-        self._enqueue(st, ExecuteOp(m.execution_plan, finished))
-        self._assign_defaults(m)  # COND-03
+        # queued as SimBackend._enqueue queues it: its refusals (TG-15, a bound stream) are
+        # the checks above
+        self.engine.enqueue(st.queue, ExecuteOp(m.execution_plan, m.execution_finished))
+        if self._conds:
+            self._assign_defaults(m)  # COND-03
         return OK
 
     @guarded()

@@ -89,16 +89,29 @@ class StreamsApi:
         TMO-08): 0 if the stream has drained, else 507046 at once; expiry -> 507046 with the work
         left queued (it completes later once unblocked). A pending device error of the stream
         (507000, 507011, 507015, 107020) is returned once the stream drains."""
-        if not is_int(timeout_ms) or timeout_ms < -1:
+        if not (type(timeout_ms) is int or is_int(timeout_ms)) or timeout_ms < -1:
             return E_PARAM
-        rc, st, noop = self._sync_checks(stream)  # the stream's own rc first, as _stream
-        if rc or noop:
-            return rc
+        # _sync_checks written out (every execution of the generated tier is synced here)
+        if type(stream) is SimStream and stream.alive:
+            st = stream  # what _stream answers for a live user stream, without the call
+        else:
+            rc, st = self._stream(stream)  # the stream's own rc first, as _stream
+            if rc:
+                return rc
+        if st.session is not None:
+            return int(Err.RT_STREAM_CAPTURED)  # STAT-06
+        if st.flags & SYNC_NOOP_FLAGS:
+            return OK  # TMO-04
         if timeout_ms == 0 and not self.has_fault("timeout-zero-waits"):
             self._kick()
             if st.queue.ops:
                 return self._sync_expired()
             return st.queue.take_error()
+        q = st.queue
+        if not q.ops:
+            # drained already: what waiting would return (the guard runs the device after)
+            err, q.error = q.error, 0
+            return err
         limit = None if timeout_ms in (-1, 0) else timeout_ms / 1000.0
         if limit is not None and self.has_fault("timeout-early"):
             limit /= 10

@@ -153,7 +153,7 @@ class UpdateApi:
         m.commit_update()
         m.status = ModelStatus.READY
         if not m.faults:
-            m.prepare_plan()  # the task streams the next executions will run
+            m.prepare_plan(self.engine)  # the task streams the next executions will run
         return OK
 
 
