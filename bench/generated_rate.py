@@ -70,6 +70,32 @@ class _Timed:
         return timed
 
 
+class _ColdFloor:
+    """Backend proxy that, right before each ExecuteAsync of the replay, executes an empty
+    model on another stream and syncs it, timing that pair: the execution floor measured
+    where the replay executes (its caches as the runner's own code left them), not in a
+    warm loop of back-to-back calls."""
+
+    def __init__(self, backend: Any, empty_model: Any, stream: Any) -> None:
+        self._b = backend
+        self._empty, self._stream = empty_model, stream
+        self.times: list[float] = []
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._b, name)
+        if name != "execute_async":
+            return attr
+        b, empty, stream = self._b, self._empty, self._stream
+
+        def execute_async(*a: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            b.execute_async(empty, stream)
+            b.synchronize_stream_with_timeout(stream, 1000)
+            self.times.append(time.perf_counter() - t0)
+            return attr(*a, **kw)
+        return execute_async
+
+
 class _Counted:
     """Backend proxy that counts the API calls made through it and the seconds spent in
     them (the proxy's own frame included: an upper bound of the backend's share)."""
@@ -226,6 +252,8 @@ def measure(n: int, rounds: int = 3) -> dict[str, float]:
     acc["replay_best_s"] = sum(b[1] for b in best)
     acc["numpy_best_s"] = sum(b[2] for b in best)
 
+    acc["cold_empty_exec_s"] = _cold_floor(backend, drawn, rounds)
+
     counted = _Counted(backend)
     # per case, the replay's time outside the backend's calls: its best replay time above
     # less its least time inside the calls (which holds the counting proxy's own timing, so
@@ -247,6 +275,30 @@ def measure(n: int, rounds: int = 3) -> dict[str, float]:
     acc["choices"] = sum(choices) / len(choices) if choices else 0.0
     acc["ceiling_per_s"] = hypothesis_ceiling(round(acc["choices"]), n) if choices else 0.0
     return acc
+
+
+def _cold_floor(backend: Any, drawn: list[Case], rounds: int) -> float:
+    """Seconds of an empty model's ExecuteAsync + sync at every execute point of the drawn
+    cases' replays (:class:`_ColdFloor`), the best of ``rounds`` per point."""
+    rc, stream = backend.create_stream()
+    rc2, capturing = backend.create_stream()
+    if rc or rc2 or backend.capture_begin(capturing, 0):
+        raise RuntimeError("bench: could not set up the cold floor on the simulator")
+    rc, empty = backend.capture_end(capturing)
+    if rc:
+        raise RuntimeError(f"bench: CaptureEnd of an empty model returned {rc}")
+    total = 0.0
+    for case in drawn:
+        best: list[float] = []
+        for _ in range(rounds):
+            proxy = _ColdFloor(backend, empty, stream)
+            runner.replay(proxy, case)
+            best = proxy.times if not best else [min(x, y) for x, y in zip(best, proxy.times)]
+        total += sum(best)
+    backend.destroy(empty)
+    backend.destroy_stream(capturing)
+    backend.destroy_stream(stream)
+    return total
 
 
 def _settings(n: int) -> Any:
@@ -350,6 +402,10 @@ def figures(acc: dict[str, float]) -> dict[str, float]:
             # the floor plus every executed task at the cost of the cheapest task
             "exec_task_floor": (acc["executions"] * acc["empty_exec_s"]
                                 + acc["tasks"] * acc["task_floor_s"]) / numpy_s,
+            # each execution at least an empty model's at the same point, + every task at
+            # the cheapest task's cost
+            "exec_cold_floor": (acc["cold_empty_exec_s"]
+                                + acc["tasks"] * acc["task_floor_s"]) / numpy_s,
             "choices": acc["choices"],
             # the best share of the ceiling with generation at the ceiling and replay and
             # oracle as measured
@@ -407,6 +463,11 @@ def report(acc: dict[str, float], emit: Callable[[str], None] = print) -> dict[s
     emit(f"  execution task floor: that + {acc['tasks']:.0f} tasks x "
          f"{acc['task_floor_s'] * 1e6:.3f} us per task of the cheapest kind (event record or "
          f"wait in a traced execution) = {fig['exec_task_floor']:.1f}x numpy")
+    emit(f"  execution floor where the replay executes: an empty model's ExecuteAsync + sync "
+         f"timed right before each of the replay's executions, "
+         f"{acc['cold_empty_exec_s'] / max(acc['executions'], 1) * 1e6:.2f} us each (best of "
+         f"{acc['rounds']:.0f}), + every task at the cheapest kind's cost = "
+         f"{fig['exec_cold_floor']:.1f}x numpy")
     return fig
 
 

@@ -91,8 +91,10 @@ class Target:
 TARGETS = {
     # the targets are each against the stack's own bound, measured in the same run
     "exec_over_floor": Target("sim execution / execution floor", 2, "x", True, "always",
-                              "exec_task_floor_over_floor",
-                              "floor + every task at the cheapest task's cost"),
+                              "exec_bound_over_floor",
+                              "the empty model's execution timed at the replay's own execute "
+                              "points (or warm, if larger) + every task at the cheapest "
+                              "task's cost"),
     "replay_over_floor": Target("whole-case replay / replay floor", 2, "x", True, "always",
                                 "replay_outside_over_floor",
                                 "floor + the replay's time outside the backend"),
@@ -168,8 +170,9 @@ def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> 
     measured["exec_over_floor"] = fig["exec_ratio"] / max(fig["exec_floor"], 1e-12)
     measured["replay_over_floor"] = fig["replay_ratio"] / max(fig["replay_floor"], 1e-12)
     measured["cases_share"] = fig["share"]
-    bounds = {"exec_task_floor_over_floor": fig["exec_task_floor"] / max(fig["exec_floor"],
-                                                                          1e-12),
+    # the warm floor's own bound and the floor where the replay executes: the larger holds
+    bounds = {"exec_bound_over_floor": max(fig["exec_task_floor"], fig["exec_cold_floor"])
+              / max(fig["exec_floor"], 1e-12),
               "replay_outside_over_floor": fig["replay_outside_floor"]
               / max(fig["replay_floor"], 1e-12),
               "share_bound": fig["share_bound"]}
