@@ -98,6 +98,8 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         self.promised_capabilities = self.capabilities
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
+        #: the lock's own methods, bound once: what the guard takes and releases per call
+        self._acquire, self._release = self._lock.acquire, self._lock.release
         self._closed = False
         self.destroy_wait_s = float(destroy_wait_s)
         self.device_count = int(device_count)
@@ -105,6 +107,8 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         self.pinned = PinnedRegistry()
         self.engine = Engine(self.mem)
         self.engine.injected = self.faults
+        #: the engine's progress, bound once: the guard runs it after every API call
+        self._progress: Callable[[], bool] = self.engine.progress
         self.default_stream = SimStream(default=True)
         self.engine.attach(self.default_stream.queue)
         self._streams: list[SimStream] = []
@@ -140,8 +144,9 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         return getattr(self._tls, "context", False)
 
     def _kick(self) -> None:
-        """Run the progress engine; wake waiters if anything happened."""
-        if not self._closed and self.engine.progress():
+        """Run the progress engine; wake waiters if anything happened (the guard does the
+        same after every API call)."""
+        if not self._closed and self._progress():
             self._cond.notify_all()
 
     def _wait_until(self, pred: Callable[[], bool], timeout_s: float | None) -> bool:
