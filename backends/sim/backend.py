@@ -56,7 +56,7 @@ from .device import Engine, Op, Queue
 from .execution import ExecuteOp
 from .events import SimEvent
 from .guard import ApiReturn, ThreadContext
-from .handles import SimContext, live
+from .handles import SimContext
 from .kernels import MANIFEST_PATH, BinHandle
 from .limits import (DEFAULT_MODEL_STREAM_LIMIT, DEFAULT_STREAM_LIMIT, LimitsMixin,
                      field_capabilities)
@@ -182,14 +182,14 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
     def _event(self, event: Any) -> tuple[int, SimEvent | None]:
         if event is None:
             return E_NULL, None
-        if live(event, SimEvent):
+        if isinstance(event, SimEvent) and event.alive:  # handles.live, without its frame
             return OK, event
         return E_HANDLE, None
 
     def _model(self, model: Any, null_rc: int) -> tuple[int, SimModel | None]:
         if model is None:
             return null_rc, None
-        if live(model, SimModel):
+        if isinstance(model, SimModel) and model.alive:
             return OK, model
         return E_HANDLE, None
 
@@ -197,7 +197,7 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         """Task handles: NULL -> 107000; stale (removed by Update, destroyed model) -> 107017."""
         if task is None:
             return E_PARAM, None
-        if live(task, Task) and task.model.alive:
+        if isinstance(task, Task) and task.alive and task.model.alive:
             return OK, task
         return E_HANDLE, None
 

@@ -60,6 +60,11 @@ class TaskMap:
     level: str = "full"                                        # signature level (LEVELS)
     model: int = 0                                             # the case model mapped
     users: list[int] = field(init=False)                       # its user streams
+    #: id(op) -> (op, its full expected signature): the addresses are fixed once setup ran,
+    #: before any listing, so an op's signature is packed once (the op is kept, so its id
+    #: is not reused while the entry lives)
+    _sigs: dict[int, tuple[Op, Sig | None]] = field(default_factory=dict, init=False,
+                                                    repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.users = graphs.model_streams(self.case, self.model)
@@ -71,7 +76,12 @@ class TaskMap:
     # -- signatures ------------------------------------------------------------------------
     def expected_sig(self, op: Op) -> Sig | None:
         """What GetType/GetParams show for an op's task (None: DEFAULT, not mapped)."""
-        return signature.of_op(op, self.buf_addr.__getitem__, self.word_addr.__getitem__)
+        hit = self._sigs.get(id(op))
+        if hit is not None and hit[0] is op:
+            return hit[1]
+        sig = signature.of_op(op, self.buf_addr.__getitem__, self.word_addr.__getitem__)
+        self._sigs[id(op)] = (op, sig)
+        return sig
 
     def task_type(self, task: Any) -> int | None:
         """GetType of a listed task (None when it fails)."""
@@ -242,16 +252,21 @@ class TaskMap:
         """Assign internal streams to user streams (best total alignment of the user-visible
         tasks; among equally good assignments, the one whose DEFAULT task counts best match
         the user streams' memsets), then tasks to ops along the alignment."""
-        expected = {u: [(i, coarse(self.expected_sig(op), self.level))
-                        for i, op in enumerate(self.case.ops)
-                        if op.stream == u and self.expected_sig(op) is not None]
-                    for u in self.users}
-        memsets = {u: sum(isinstance(op, DEFAULT_OPS) and op.stream == u for op in self.case.ops)
-                   for u in self.users}
+        expected: dict[int, list[tuple[int, Sig | None]]] = {u: [] for u in self.users}
+        memsets = dict.fromkeys(self.users, 0)
+        for i, op in enumerate(self.case.ops):
+            if op.stream not in expected:
+                continue
+            sig = self.expected_sig(op)
+            if sig is not None:
+                expected[op.stream].append((i, coarse(sig, self.level)))
+            if isinstance(op, DEFAULT_OPS):
+                memsets[op.stream] += 1
         defaults = [sum(ty == TaskType.DEFAULT for _, ty in ts) for _, ts in typed]
         k = len(visible)
         users = list(self.users)
-        score = {(a, u): (_align(visible[a][1], expected[u])[0],
+        score = {(a, u): (_lcs_length([t[1] for t in visible[a][1]],
+                                      [o[1] for o in expected[u]]),
                           -abs(defaults[a] - memsets[u]))
                  for a in range(k) for u in users}
         best: tuple[int | None, ...] = ()
@@ -335,6 +350,25 @@ class TaskMap:
 def _capacity(value: Any, capacity: int) -> Any:
     """``"capacity"`` when ``value`` equals it (what the oracle names), else the value."""
     return "capacity" if value == capacity else value
+
+
+def _lcs_length(a: Sequence[Sig], b: Sequence[Sig]) -> int:
+    """The length of the longest common subsequence of two signature lists: what
+    :func:`_align` gives as its first item, without its table (the bit-parallel algorithm of
+    Allison and Dix, as Hyyrö writes it: one big-int step per item of ``b``). The
+    assignment of internal streams scores every pair of streams with it; only the chosen
+    pairs are aligned."""
+    if len(a) == len(b) and all(x == y for x, y in zip(a, b)):
+        return len(a)
+    where: dict[Sig, int] = {}
+    for i, x in enumerate(a):
+        where[x] = where.get(x, 0) | (1 << i)
+    full = (1 << len(a)) - 1
+    v = full
+    for y in b:
+        u = v & where.get(y, 0)
+        v = ((v + u) | (v - u)) & full
+    return len(a) - v.bit_count()
 
 
 def _align(ts: Sequence[tuple[Any, Sig]], ops: Sequence[tuple[int, Sig | None]]

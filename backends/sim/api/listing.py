@@ -20,6 +20,17 @@ from ..streams import SimStream
 from .checks import E_HANDLE, E_NOT_SUPPORT, E_PARAM, OK, is_int
 
 
+#: every task type by its value: GetType answers the member itself, looked up without an
+#: enum call (``TaskType(value)``) on every listed task
+_TYPES: dict[int, TaskType] = {int(t): t for t in TaskType}
+
+
+def _task_type(value: int) -> TaskType:
+    """``TaskType(value)`` through :data:`_TYPES`."""
+    member = _TYPES.get(value)
+    return TaskType(value) if member is None else member
+
+
 def _listing_no_ctx(a: dict) -> tuple[int, list[Any] | None, Any]:
     cap = a["capacity"]
     return NO_CTX, (None if cap is None else [UNWRITTEN] * cap), UNWRITTEN
@@ -113,7 +124,7 @@ class ListingApi:
         rc, t = self._getter_task(task, null_out, built_too=False)
         if rc:
             return rc, UNWRITTEN
-        return OK, TaskType(t.host.type)
+        return OK, _task_type(t.host.type)
 
     @guarded(NO_CTX_OUT)
     def task_get_seq_id(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
@@ -158,7 +169,7 @@ def _external_params(rec: TaskRecord) -> TaskParams:
 
 def _params_of(rec: TaskRecord) -> TaskParams:
     """Build the zero-initialised aclmdlRITaskParams for a record (GETP-02..05)."""
-    ttype = TaskType(rec.type)
+    ttype = _task_type(rec.type)
     p = TaskParams(type=ttype, rsv0=(0, 0, 0), task_grp=None, rsv1=bytes(32),
                    union_tail=bytes(UNION_SIZE - UNION_MEMBER_SIZE[ttype]))
     if ttype == TaskType.KERNEL:
