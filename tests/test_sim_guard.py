@@ -153,3 +153,24 @@ def test_progress_that_ran_wakes_the_waiters() -> None:
 def test_a_parameter_may_not_shadow_the_guards_names() -> None:
     with pytest.raises(TypeError, match="_fn is reserved"):
         guarded()(lambda self, _fn: None)
+
+
+def test_a_subclass_kick_runs_after_every_call() -> None:
+    """A simulator subclass that overrides ``_kick`` (the partial runtime holds progress back
+    while it undoes a copy) has it run by the guard after each API call, as before."""
+    from mdlri_conformance.backends.sim import SimBackend
+
+    class Counting(SimBackend):
+        kicks = 0
+
+        def _kick(self) -> None:
+            self.kicks += 1
+            super()._kick()
+
+    b = Counting()
+    try:
+        rc, s = b.create_stream()
+        before = b.kicks
+        assert b.stream_query(s) == (0, 0) and b.kicks == before + 1
+    finally:
+        b.close()

@@ -11,11 +11,12 @@ from mdlri_conformance.backends.contract import (UNION_MEMBER_SIZE, UNION_SIZE, 
                                                  TaskParams, TaskType, ValueWaitTaskParams,
                                                  ValueWriteTaskParams)
 
+from ..build import BuiltModel
 from ..cond import SubModel
 from ..external import external_flag, params_type
 from ..guard import NO_CTX, NO_CTX_OUT, guarded
 from ..handles import live
-from ..model import ModelStream, TaskRecord
+from ..model import ModelStream, Task, TaskRecord
 from ..streams import SimStream
 from .checks import E_HANDLE, E_NOT_SUPPORT, E_PARAM, OK, is_int
 
@@ -77,12 +78,13 @@ class ListingApi:
         sub-model's task (and with ``built_too`` a built model's) 207000 (COND-10, BLD-06)."""
         if task is None or null_out:
             return E_PARAM, None
-        rc, t = self._task(task)
-        if rc:
-            return rc, None
-        if self._task_refused(t, built_too):
+        # SimBackend._task and _task_refused written out: three getters run per listed task
+        if not (isinstance(task, Task) and task.alive and task.model.alive):
+            return E_HANDLE, None
+        m = task.model
+        if isinstance(m, SubModel) or (built_too and isinstance(m, BuiltModel)):
             return E_NOT_SUPPORT, None
-        return OK, t
+        return OK, task
 
     @guarded(_listing_no_ctx)
     def get_streams(self, model: Any, capacity: int | None, *,
