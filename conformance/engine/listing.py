@@ -33,6 +33,8 @@ from .graphs import DEFAULT_OPS, Case, Op
 from .observe import Observation, model_key
 from .signature import Sig, coarse
 
+#: a success (note() is asked about the other return codes only: it keeps nothing of 0)
+_OK = Err.SUCCESS
 #: (internal stream, [(task, GetType or None)]) per listed stream
 Typed = list[tuple[Any, list[tuple[Any, int | None]]]]
 #: (internal stream, [(task, signature)]) per listed stream, user-visible tasks only
@@ -86,8 +88,10 @@ class TaskMap:
     def task_type(self, task: Any) -> int | None:
         """GetType of a listed task (None when it fails)."""
         rc, ttype = self.b.task_get_type(task)
-        self.note(rc, "aclmdlRITaskGetType")
-        return int(ttype) if rc == Err.SUCCESS else None
+        if rc != _OK:  # note() keeps nothing of a success: asked only for the others
+            self.note(rc, "aclmdlRITaskGetType")
+            return None
+        return int(ttype)
 
     def observed_sig(self, task: Any, ttype: int | None) -> Sig | None:
         """A listed task's signature from GetType/GetParams (None for DEFAULT/internal).
@@ -152,7 +156,9 @@ class TaskMap:
         typed = [(s, [(t, self.task_type(t)) for t in tasks]) for s, tasks in listed]
         visible = [(s, [(t, sig) for t, sig in ((t, self.observed_sig(t, ty)) for t, ty in ts)
                         if sig is not None]) for s, ts in typed]
-        visible = [(s, [(t, coarse(sig, self.level)) for t, sig in ts]) for s, ts in visible]
+        if self.level != "full":  # coarse() keeps a full signature as it is
+            visible = [(s, [(t, coarse(sig, self.level)) for t, sig in ts])
+                       for s, ts in visible]
         first = index == -1
         if first:
             self.map_capture(visible, typed)
@@ -332,8 +338,10 @@ class TaskMap:
             prev: int | None = None
             for t in tasks:
                 rc, sid = self.b.task_get_seq_id(t)
-                if self.note(rc, "aclmdlRITaskGetSeqId") != Err.SUCCESS or \
-                        not isinstance(sid, int):
+                if rc != _OK:
+                    self.note(rc, "aclmdlRITaskGetSeqId")
+                    continue
+                if not isinstance(sid, int):
                     continue
                 seen.append(sid)
                 if prev is not None and sid <= prev:
