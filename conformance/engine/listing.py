@@ -271,8 +271,9 @@ class TaskMap:
         defaults = [sum(ty == TaskType.DEFAULT for _, ty in ts) for _, ts in typed]
         k = len(visible)
         users = list(self.users)
-        score = {(a, u): (_lcs_length([t[1] for t in visible[a][1]],
-                                      [o[1] for o in expected[u]]),
+        listed_sigs = [[sig for _, sig in ts] for _, ts in visible]
+        op_sigs = {u: [sig for _, sig in expected[u]] for u in users}
+        score = {(a, u): (_lcs_length(listed_sigs[a], op_sigs[u]),
                           -abs(defaults[a] - memsets[u]))
                  for a in range(k) for u in users}
         best: tuple[int | None, ...] = ()
