@@ -110,7 +110,8 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         #: what the guard runs after every API call, True when anything ran (it then wakes
         #: the waiters): the engine's progress, bound once; in a subclass that overrides
         #: :meth:`_kick` (tests/partial_runtime.py holds progress back while it undoes a
-        #: copy), that ``_kick``, which wakes the waiters itself
+        #: copy), that ``_kick``, which wakes the waiters itself. Bound here, once: code that
+        #: replaces ``self.engine`` later rebinds it
         self._progress: Callable[[], bool] = (
             self.engine.progress if type(self)._kick is SimBackend._kick
             else self._kick_instead)

@@ -80,7 +80,8 @@ def guarded(no_ctx: Any = NO_CTX, *, needs_context: bool = True) -> Callable:
 #: bound methods: the same lock a ``with self._lock`` takes, without the ``with``
 #: statement's look-ups of ``__enter__`` / ``__exit__`` on every call. The inner ``finally``
 #: is the backend's ``_kick`` written out (progress, then wake the waiters if anything ran;
-#: ``self._progress`` is the engine's bound ``progress``), one Python frame fewer.
+#: ``self._progress`` is the engine's bound ``progress``, or a subclass's own ``_kick``:
+#: ``SimBackend.__init__``), one Python frame fewer.
 _GUARD = """
 def _guarded({params}):
     self._acquire()
