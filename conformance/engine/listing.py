@@ -99,8 +99,8 @@ class TaskMap:
         When GetParams does not answer, the signature is the type alone and the replay
         matches at the "type" level from then on (the listing order still identifies the
         tasks); without data movement kernel arguments are not read ("no-args")."""
-        if ttype is None:
-            return None
+        if ttype is None or ttype in signature.HIDDEN:
+            return None  # of_task's answer for a hidden type (GetParams is not asked)
         params = None
         if signature.asks_params(ttype):
             rc, params = self.b.task_get_params(task)
@@ -239,8 +239,9 @@ class TaskMap:
 
     def op_of(self, task: Any, sig: Sig, current: dict[int, Op]) -> int:
         """The op of a task: from the capture-time mapping, else by signature (-1: none)."""
-        if task in self.task_op:
-            return self.task_op[task]
+        mapped = self.task_op.get(task)
+        if mapped is not None:
+            return mapped
         for i, op in sorted(current.items()):
             if op.stream not in self.users:
                 continue
