@@ -22,17 +22,22 @@ def _remember(bound: dict[str, Any]) -> int:
 
 
 class Fake:
-    """The attributes the guard reads: the lock, closed flag, thread context, progress."""
+    """The attributes the guard reads: the lock's acquire/release, closed flag, thread
+    context, progress and the condition it notifies when progress ran."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
+        self._acquire, self._release = self._lock.acquire, self._lock.release
+        self._cond = threading.Condition(self._lock)
         self._closed = False
         self._tls = ThreadContext()
         self._tls.context = True
         self.kicks = 0
+        self.ran = False  # what the next progress answers
 
-    def _kick(self) -> None:
+    def _progress(self) -> bool:
         self.kicks += 1
+        return self.ran
 
     @guarded(_remember)
     def every_kind(self, a: int, /, b: int, c: list[int] = [], *rest: int,  # noqa: B006
@@ -89,6 +94,83 @@ def test_api_return_closed_backend_and_progress() -> None:
     assert f.kicks == 1
 
 
+class Holder(Fake):
+    """A method that reports whether the calling thread holds the lock while it runs."""
+
+    @guarded()
+    def holds(self) -> bool:
+        return self._lock._is_owned()  # type: ignore[attr-defined]
+
+    @guarded()
+    def raises(self) -> int:
+        raise KeyError("not an ApiReturn")
+
+
+def test_the_lock_is_held_during_the_call_and_released_on_every_way_out() -> None:
+    f = Holder()
+    assert f.holds() is True
+    with pytest.raises(KeyError):
+        f.raises()
+    assert f.kicks == 2  # progress runs after an exception too
+    f._closed = True
+    with pytest.raises(BackendClosed):
+        f.holds()
+    f._closed = False
+    out: list[Any] = []
+    t = threading.Thread(target=lambda: out.append(f.holds()))
+    t.start()
+    t.join()
+    assert out == [NO_CTX]  # another thread: no context answer
+    # every way out released the lock: another thread can take it at once
+    assert f._lock.acquire(timeout=0) and (f._lock.release() is None)
+    t = threading.Thread(target=lambda: out.append(f._lock.acquire(timeout=1)))
+    t.start()
+    t.join()
+    assert out[-1] is True
+
+
+def test_progress_that_ran_wakes_the_waiters() -> None:
+    f = Fake()
+    woke: list[bool] = []
+
+    def wait() -> None:
+        with f._cond:
+            ready.set()
+            woke.append(f._cond.wait(5))
+
+    ready = threading.Event()
+    t = threading.Thread(target=wait)
+    t.start()
+    ready.wait(5)
+    f.ran = True
+    with f._cond:  # the waiter is inside wait() once it let the lock go
+        pass
+    assert f.anywhere() == "ran"
+    t.join(5)
+    assert woke == [True]
+
+
 def test_a_parameter_may_not_shadow_the_guards_names() -> None:
     with pytest.raises(TypeError, match="_fn is reserved"):
         guarded()(lambda self, _fn: None)
+
+
+def test_a_subclass_kick_runs_after_every_call() -> None:
+    """A simulator subclass that overrides ``_kick`` (the partial runtime holds progress back
+    while it undoes a copy) has it run by the guard after each API call, as before."""
+    from mdlri_conformance.backends.sim import SimBackend
+
+    class Counting(SimBackend):
+        kicks = 0
+
+        def _kick(self) -> None:
+            self.kicks += 1
+            super()._kick()
+
+    b = Counting()
+    try:
+        rc, s = b.create_stream()
+        before = b.kicks
+        assert b.stream_query(s) == (0, 0) and b.kicks == before + 1
+    finally:
+        b.close()

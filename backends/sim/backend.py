@@ -56,7 +56,7 @@ from .device import Engine, Op, Queue
 from .execution import ExecuteOp
 from .events import SimEvent
 from .guard import ApiReturn, ThreadContext
-from .handles import SimContext, live
+from .handles import SimContext
 from .kernels import MANIFEST_PATH, BinHandle
 from .limits import (DEFAULT_MODEL_STREAM_LIMIT, DEFAULT_STREAM_LIMIT, LimitsMixin,
                      field_capabilities)
@@ -98,6 +98,8 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         self.promised_capabilities = self.capabilities
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
+        #: the lock's own methods, bound once: what the guard takes and releases per call
+        self._acquire, self._release = self._lock.acquire, self._lock.release
         self._closed = False
         self.destroy_wait_s = float(destroy_wait_s)
         self.device_count = int(device_count)
@@ -105,6 +107,14 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         self.pinned = PinnedRegistry()
         self.engine = Engine(self.mem)
         self.engine.injected = self.faults
+        #: what the guard runs after every API call, True when anything ran (it then wakes
+        #: the waiters): the engine's progress, bound once; in a subclass that overrides
+        #: :meth:`_kick` (tests/partial_runtime.py holds progress back while it undoes a
+        #: copy), that ``_kick``, which wakes the waiters itself. Bound here, once: code that
+        #: replaces ``self.engine`` later rebinds it
+        self._progress: Callable[[], bool] = (
+            self.engine.progress if type(self)._kick is SimBackend._kick
+            else self._kick_instead)
         self.default_stream = SimStream(default=True)
         self.engine.attach(self.default_stream.queue)
         self._streams: list[SimStream] = []
@@ -140,9 +150,16 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         return getattr(self._tls, "context", False)
 
     def _kick(self) -> None:
-        """Run the progress engine; wake waiters if anything happened."""
+        """Run the progress engine; wake waiters if anything happened (the guard does the
+        same after every API call, through ``_progress``)."""
         if not self._closed and self.engine.progress():
             self._cond.notify_all()
+
+    def _kick_instead(self) -> bool:
+        """``_progress`` of a subclass that overrides :meth:`_kick`: that ``_kick`` (which
+        wakes the waiters itself), then False, so the guard wakes nobody twice."""
+        self._kick()
+        return False
 
     def _wait_until(self, pred: Callable[[], bool], timeout_s: float | None) -> bool:
         """Wait (releasing the lock) until ``pred()``; False on timeout. None waits forever."""
@@ -177,14 +194,14 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
     def _event(self, event: Any) -> tuple[int, SimEvent | None]:
         if event is None:
             return E_NULL, None
-        if live(event, SimEvent):
+        if isinstance(event, SimEvent) and event.alive:  # handles.live, without its frame
             return OK, event
         return E_HANDLE, None
 
     def _model(self, model: Any, null_rc: int) -> tuple[int, SimModel | None]:
         if model is None:
             return null_rc, None
-        if live(model, SimModel):
+        if isinstance(model, SimModel) and model.alive:
             return OK, model
         return E_HANDLE, None
 
@@ -192,7 +209,7 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         """Task handles: NULL -> 107000; stale (removed by Update, destroyed model) -> 107017."""
         if task is None:
             return E_PARAM, None
-        if live(task, Task) and task.model.alive:
+        if isinstance(task, Task) and task.alive and task.model.alive:
             return OK, task
         return E_HANDLE, None
 

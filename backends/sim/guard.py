@@ -3,7 +3,8 @@
 :func:`guarded` takes the big lock, refuses a closed backend (:class:`BackendClosed`), answers
 a thread without a current context (abi.md §6.1, ERR-03: 107002; the ACL-layer checks some
 functions make first are part of that answer), turns :class:`ApiReturn` into its return code,
-and lets the device make progress afterwards.
+and lets the device make progress afterwards (the backend's ``_progress``, then
+``_cond.notify_all()`` when anything ran; nothing after ``close``).
 
 Error style. An API method returns its return code (``rc`` or ``(rc, out...)``) for every check
 it makes itself: that is the code a reader looks for in the method. A refusal decided *deep
@@ -75,11 +76,16 @@ def guarded(no_ctx: Any = NO_CTX, *, needs_context: bool = True) -> Callable:
 
 #: the guard's body; ``{params}`` / ``{call}`` are the method's parameters and the call
 #: passing them on; ``{context_check}`` is the no-context answer (empty with
-#: ``needs_context=False``). The lock is the big lock itself, not its Condition: the same
-#: RLock, one Python frame fewer on each side of every API call.
+#: ``needs_context=False``). ``self._acquire`` / ``self._release`` are the big RLock's own
+#: bound methods: the same lock a ``with self._lock`` takes, without the ``with``
+#: statement's look-ups of ``__enter__`` / ``__exit__`` on every call. The inner ``finally``
+#: is the backend's ``_kick`` written out (progress, then wake the waiters if anything ran;
+#: ``self._progress`` is the engine's bound ``progress``, or a subclass's own ``_kick``:
+#: ``SimBackend.__init__``), one Python frame fewer.
 _GUARD = """
 def _guarded({params}):
-    with self._lock:
+    self._acquire()
+    try:
         if self._closed:
             raise BackendClosed(_closed_message){context_check}
         try:
@@ -87,7 +93,10 @@ def _guarded({params}):
         except ApiReturn as exc:
             return exc.rc
         finally:
-            self._kick()
+            if not self._closed and self._progress():
+                self._cond.notify_all()
+    finally:
+        self._release()
 """
 _CONTEXT_CHECK = """
         if not self._tls.context:

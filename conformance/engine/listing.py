@@ -33,6 +33,8 @@ from .graphs import DEFAULT_OPS, Case, Op
 from .observe import Observation, model_key
 from .signature import Sig, coarse
 
+#: a success (note() is asked about the other return codes only: it keeps nothing of 0)
+_OK = Err.SUCCESS
 #: (internal stream, [(task, GetType or None)]) per listed stream
 Typed = list[tuple[Any, list[tuple[Any, int | None]]]]
 #: (internal stream, [(task, signature)]) per listed stream, user-visible tasks only
@@ -60,6 +62,11 @@ class TaskMap:
     level: str = "full"                                        # signature level (LEVELS)
     model: int = 0                                             # the case model mapped
     users: list[int] = field(init=False)                       # its user streams
+    #: id(op) -> (op, its full expected signature): the addresses are fixed once setup ran,
+    #: before any listing, so an op's signature is packed once (the op is kept, so its id
+    #: is not reused while the entry lives)
+    _sigs: dict[int, tuple[Op, Sig | None]] = field(default_factory=dict, init=False,
+                                                    repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.users = graphs.model_streams(self.case, self.model)
@@ -71,13 +78,20 @@ class TaskMap:
     # -- signatures ------------------------------------------------------------------------
     def expected_sig(self, op: Op) -> Sig | None:
         """What GetType/GetParams show for an op's task (None: DEFAULT, not mapped)."""
-        return signature.of_op(op, self.buf_addr.__getitem__, self.word_addr.__getitem__)
+        hit = self._sigs.get(id(op))
+        if hit is not None and hit[0] is op:
+            return hit[1]
+        sig = signature.of_op(op, self.buf_addr.__getitem__, self.word_addr.__getitem__)
+        self._sigs[id(op)] = (op, sig)
+        return sig
 
     def task_type(self, task: Any) -> int | None:
         """GetType of a listed task (None when it fails)."""
         rc, ttype = self.b.task_get_type(task)
-        self.note(rc, "aclmdlRITaskGetType")
-        return int(ttype) if rc == Err.SUCCESS else None
+        if rc != _OK:  # note() keeps nothing of a success: asked only for the others
+            self.note(rc, "aclmdlRITaskGetType")
+            return None
+        return int(ttype)
 
     def observed_sig(self, task: Any, ttype: int | None) -> Sig | None:
         """A listed task's signature from GetType/GetParams (None for DEFAULT/internal).
@@ -85,8 +99,8 @@ class TaskMap:
         When GetParams does not answer, the signature is the type alone and the replay
         matches at the "type" level from then on (the listing order still identifies the
         tasks); without data movement kernel arguments are not read ("no-args")."""
-        if ttype is None:
-            return None
+        if ttype is None or ttype in signature.HIDDEN:
+            return None  # of_task's answer for a hidden type (GetParams is not asked)
         params = None
         if signature.asks_params(ttype):
             rc, params = self.b.task_get_params(task)
@@ -142,7 +156,9 @@ class TaskMap:
         typed = [(s, [(t, self.task_type(t)) for t in tasks]) for s, tasks in listed]
         visible = [(s, [(t, sig) for t, sig in ((t, self.observed_sig(t, ty)) for t, ty in ts)
                         if sig is not None]) for s, ts in typed]
-        visible = [(s, [(t, coarse(sig, self.level)) for t, sig in ts]) for s, ts in visible]
+        if self.level != "full":  # coarse() keeps a full signature as it is
+            visible = [(s, [(t, coarse(sig, self.level)) for t, sig in ts])
+                       for s, ts in visible]
         first = index == -1
         if first:
             self.map_capture(visible, typed)
@@ -223,8 +239,9 @@ class TaskMap:
 
     def op_of(self, task: Any, sig: Sig, current: dict[int, Op]) -> int:
         """The op of a task: from the capture-time mapping, else by signature (-1: none)."""
-        if task in self.task_op:
-            return self.task_op[task]
+        mapped = self.task_op.get(task)
+        if mapped is not None:
+            return mapped
         for i, op in sorted(current.items()):
             if op.stream not in self.users:
                 continue
@@ -242,16 +259,22 @@ class TaskMap:
         """Assign internal streams to user streams (best total alignment of the user-visible
         tasks; among equally good assignments, the one whose DEFAULT task counts best match
         the user streams' memsets), then tasks to ops along the alignment."""
-        expected = {u: [(i, coarse(self.expected_sig(op), self.level))
-                        for i, op in enumerate(self.case.ops)
-                        if op.stream == u and self.expected_sig(op) is not None]
-                    for u in self.users}
-        memsets = {u: sum(isinstance(op, DEFAULT_OPS) and op.stream == u for op in self.case.ops)
-                   for u in self.users}
+        expected: dict[int, list[tuple[int, Sig | None]]] = {u: [] for u in self.users}
+        memsets = dict.fromkeys(self.users, 0)
+        for i, op in enumerate(self.case.ops):
+            if op.stream not in expected:
+                continue
+            sig = self.expected_sig(op)
+            if sig is not None:
+                expected[op.stream].append((i, coarse(sig, self.level)))
+            if isinstance(op, DEFAULT_OPS):
+                memsets[op.stream] += 1
         defaults = [sum(ty == TaskType.DEFAULT for _, ty in ts) for _, ts in typed]
         k = len(visible)
         users = list(self.users)
-        score = {(a, u): (_align(visible[a][1], expected[u])[0],
+        listed_sigs = [[sig for _, sig in ts] for _, ts in visible]
+        op_sigs = {u: [sig for _, sig in expected[u]] for u in users}
+        score = {(a, u): (_lcs_length(listed_sigs[a], op_sigs[u]),
                           -abs(defaults[a] - memsets[u]))
                  for a in range(k) for u in users}
         best: tuple[int | None, ...] = ()
@@ -317,8 +340,10 @@ class TaskMap:
             prev: int | None = None
             for t in tasks:
                 rc, sid = self.b.task_get_seq_id(t)
-                if self.note(rc, "aclmdlRITaskGetSeqId") != Err.SUCCESS or \
-                        not isinstance(sid, int):
+                if rc != _OK:
+                    self.note(rc, "aclmdlRITaskGetSeqId")
+                    continue
+                if not isinstance(sid, int):
                     continue
                 seen.append(sid)
                 if prev is not None and sid <= prev:
@@ -335,6 +360,25 @@ class TaskMap:
 def _capacity(value: Any, capacity: int) -> Any:
     """``"capacity"`` when ``value`` equals it (what the oracle names), else the value."""
     return "capacity" if value == capacity else value
+
+
+def _lcs_length(a: Sequence[Sig], b: Sequence[Sig]) -> int:
+    """The length of the longest common subsequence of two signature lists: what
+    :func:`_align` gives as its first item, without its table (the bit-parallel algorithm of
+    Allison and Dix, as Hyyrö writes it: one big-int step per item of ``b``). The
+    assignment of internal streams scores every pair of streams with it; only the chosen
+    pairs are aligned."""
+    if len(a) == len(b) and all(x == y for x, y in zip(a, b)):
+        return len(a)
+    where: dict[Sig, int] = {}
+    for i, x in enumerate(a):
+        where[x] = where.get(x, 0) | (1 << i)
+    full = (1 << len(a)) - 1
+    v = full
+    for y in b:
+        u = v & where.get(y, 0)
+        v = ((v + u) | (v - u)) & full
+    return len(a) - v.bit_count()
 
 
 def _align(ts: Sequence[tuple[Any, Sig]], ops: Sequence[tuple[int, Sig | None]]

@@ -48,11 +48,16 @@ class PlanSteps:
     """The plan steps of a replay: a mixin of :class:`conformance.engine.runner._Replay`, whose
     state it reads and changes."""
 
+    #: whether the case's calls run under a host deadline (None until the first is asked)
+    blocks: bool | None = None
+
     # -- the plan --------------------------------------------------------------------------
     def bounded(self, fn: Callable[[], Any], deadline_s: float) -> deadline.Outcome:
         """``fn`` under a host deadline when the case can block and the backend takes calls
         from several threads; else called directly (it cannot hang on defined work)."""
-        if may_block(self.case) and Cap.THREADS in self.b.capabilities:
+        if self.blocks is None:  # a fact of the case and the backend: asked once
+            self.blocks = may_block(self.case) and Cap.THREADS in self.b.capabilities
+        if self.blocks:
             if self.b in _hung:
                 deadline_s += HUNG_SLACK_S - DEADLINE_SLACK_S
             out = deadline.call_within(self.b, fn, deadline_s)
@@ -249,13 +254,13 @@ class PlanSteps:
             rc = self.note(self.b.memcpy(out, out.nbytes, addr, out.nbytes,
                                          MemcpyKind.DEVICE_TO_HOST), "aclrtMemcpy D2H")
             obs.append(Observation("sync", i, f"buffer {b}",
-                                   [int(v) for v in out] if rc == Err.SUCCESS else f"rc {rc}"))
+                                   out.tolist() if rc == Err.SUCCESS else f"rc {rc}"))
         for w, addr in enumerate(self.word_addr):
             out64 = np.zeros(1, dtype=np.uint64)
             rc = self.note(self.b.memcpy(out64, 8, addr, 8, MemcpyKind.DEVICE_TO_HOST),
                            "aclrtMemcpy D2H")
             obs.append(Observation("sync", i, f"word {w}",
                                    int(out64[0]) if rc == Err.SUCCESS else f"rc {rc}"))
-        obs += [Observation("sync", i, f"host {h}", [int(v) for v in self.host_view(h)])
+        obs += [Observation("sync", i, f"host {h}", self.host_view(h).tolist())
                 for h in range(len(self.hosts))]
         return obs

@@ -26,11 +26,21 @@ E_EXECUTE = int(Err.RT_MODEL_EXECUTE)             # 507011
 E_STREAM_MODEL = int(Err.RT_STREAM_MODEL)         # 107005
 
 
+#: the types other than int found to be integer arguments (IntEnum members, numpy integers):
+#: an instance of a proper subclass of int or np.integer is one, so the type decides
+_INT_TYPES: set[type] = set()
+
+
 def is_int(x: Any) -> bool:
     """An integer argument of the task-level API: int or numpy integer, not bool."""
-    if type(x) is int:  # the common case first (a bool's type is bool, not int)
+    t = type(x)
+    if t is int or t in _INT_TYPES:  # the common cases first (a bool's type is bool)
         return True
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        if x.__class__ is t and not issubclass(t, bool):  # an honest type: remember it
+            _INT_TYPES.add(t)
+        return True
+    return False
 
 
 def is_plain_int(x: Any) -> bool:

@@ -35,6 +35,10 @@ def _sync_no_ctx(a: dict) -> int:
 #: (RT_EVENT_MC2 0x10, RT_EVENT_EXTERNAL 0x20, `api/impl/api_error.cc:1638-1644`)
 _EVENT_FLAG_MAX = 0x3F
 _SOLE_FLAGS = (0x10, int(EventFlag.EXTERNAL))
+#: event flags as plain ints: ``ev.flags & flag`` on every record / wait stays an int
+#: operation (an IntFlag operand would build an enum member per test)
+_EXTERNAL, _SYNC = int(EventFlag.EXTERNAL), int(EventFlag.SYNC)
+_DEVICE_USE_ONLY = int(EventFlag.DEVICE_USE_ONLY)
 
 
 def _event_create_flag_ok(flag: Any) -> bool:
@@ -106,8 +110,8 @@ class EventsApi:
     def _external_unbound(ev: SimEvent) -> bool:
         """An aclrtCreateEventWithFlag(ACL_EVENT_EXTERNAL) event without SYNC, not bound to a
         capture: its waits and resets act on the user event's own flag ("external-events")."""
-        return ev.api == "with_flag" and bool(ev.flags & EventFlag.EXTERNAL) \
-            and not ev.flags & EventFlag.SYNC and ev.binding is None
+        return ev.api == "with_flag" and bool(ev.flags & _EXTERNAL) \
+            and not ev.flags & _SYNC and ev.binding is None
 
     def _external_event_task(self, st: SimStream, ev: SimEvent, ttype: TaskType) -> int:
         """The wait or reset of an external event (the 1_model_update pattern): inside a
@@ -132,7 +136,7 @@ class EventsApi:
         to a built model of an aclrtCreateEvent or aclrtCreateEventExWithFlag event -> 207000
         (ApiImpl::EventRecord / StreamWaitEvent, `api/impl/api_impl.cc:2145-2151, 1602-1608`,
         RT-26). 0 when none applies."""
-        if ev.flags & EventFlag.DEVICE_USE_ONLY:
+        if ev.flags & _DEVICE_USE_ONLY:
             return E_PARAM
         if op == TaskType.EVENT_WAIT and not self._external_unbound(ev) and not ev.has_wait_task:
             return int(Err.RT_FEATURE_NOT_SUPPORT)
@@ -265,7 +269,7 @@ class EventsApi:
         rc, ev = self._event(event)
         if rc:
             return rc
-        if ev.flags & EventFlag.EXTERNAL:
+        if ev.flags & _EXTERNAL:
             return int(Err.RT_FEATURE_NOT_SUPPORT)
         if ev.binding is not None:
             return int(Err.RT_EVENT_CAPTURED)

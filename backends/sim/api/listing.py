@@ -11,13 +11,25 @@ from mdlri_conformance.backends.contract import (UNION_MEMBER_SIZE, UNION_SIZE, 
                                                  TaskParams, TaskType, ValueWaitTaskParams,
                                                  ValueWriteTaskParams)
 
+from ..build import BuiltModel
 from ..cond import SubModel
 from ..external import external_flag, params_type
 from ..guard import NO_CTX, NO_CTX_OUT, guarded
 from ..handles import live
-from ..model import ModelStream, TaskRecord
+from ..model import ModelStream, Task, TaskRecord
 from ..streams import SimStream
 from .checks import E_HANDLE, E_NOT_SUPPORT, E_PARAM, OK, is_int
+
+
+#: every task type by its value: GetType answers the member itself, looked up without an
+#: enum call (``TaskType(value)``) on every listed task
+_TYPES: dict[int, TaskType] = {int(t): t for t in TaskType}
+
+
+def _task_type(value: int) -> TaskType:
+    """``TaskType(value)`` through :data:`_TYPES`."""
+    member = _TYPES.get(value)
+    return TaskType(value) if member is None else member
 
 
 def _listing_no_ctx(a: dict) -> tuple[int, list[Any] | None, Any]:
@@ -66,12 +78,13 @@ class ListingApi:
         sub-model's task (and with ``built_too`` a built model's) 207000 (COND-10, BLD-06)."""
         if task is None or null_out:
             return E_PARAM, None
-        rc, t = self._task(task)
-        if rc:
-            return rc, None
-        if self._task_refused(t, built_too):
+        # SimBackend._task and _task_refused written out: three getters run per listed task
+        if not (isinstance(task, Task) and task.alive and task.model.alive):
+            return E_HANDLE, None
+        m = task.model
+        if isinstance(m, SubModel) or (built_too and isinstance(m, BuiltModel)):
             return E_NOT_SUPPORT, None
-        return OK, t
+        return OK, task
 
     @guarded(_listing_no_ctx)
     def get_streams(self, model: Any, capacity: int | None, *,
@@ -113,7 +126,7 @@ class ListingApi:
         rc, t = self._getter_task(task, null_out, built_too=False)
         if rc:
             return rc, UNWRITTEN
-        return OK, TaskType(t.host.type)
+        return OK, _task_type(t.host.type)
 
     @guarded(NO_CTX_OUT)
     def task_get_seq_id(self, task: Any, *, null_out: bool = False) -> tuple[int, Any]:
@@ -158,7 +171,7 @@ def _external_params(rec: TaskRecord) -> TaskParams:
 
 def _params_of(rec: TaskRecord) -> TaskParams:
     """Build the zero-initialised aclmdlRITaskParams for a record (GETP-02..05)."""
-    ttype = TaskType(rec.type)
+    ttype = _task_type(rec.type)
     p = TaskParams(type=ttype, rsv0=(0, 0, 0), task_grp=None, rsv1=bytes(32),
                    union_tail=bytes(UNION_SIZE - UNION_MEMBER_SIZE[ttype]))
     if ttype == TaskType.KERNEL:

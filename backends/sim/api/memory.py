@@ -131,9 +131,10 @@ class MemoryApi:
                 return E_PARAM, None
             return OK, int(ptr)
         if isinstance(ptr, np.ndarray):
-            if not ptr.flags.c_contiguous or ptr.nbytes < count:
+            flags = ptr.flags  # a new flags object on every access
+            if not flags.c_contiguous or ptr.nbytes < count:
                 return E_PARAM, None
-            if writable and not ptr.flags.writeable:
+            if writable and not flags.writeable:
                 return E_PARAM, None
             return OK, as_bytes_view(ptr)
         if not writable and isinstance(ptr, (bytes, bytearray, memoryview)):
@@ -158,8 +159,9 @@ class MemoryApi:
         rc, s = self._endpoint(src, int(count), False)
         if rc:
             return rc, None, None, False
-        pageable = any(isinstance(p, np.ndarray) and not self.pinned.is_pinned(p)
-                       for p in (dst, src)) or isinstance(src, (bytes, bytearray, memoryview))
+        pageable = ((isinstance(dst, np.ndarray) and not self.pinned.is_pinned(dst))
+                    or (isinstance(src, np.ndarray) and not self.pinned.is_pinned(src))
+                    or isinstance(src, (bytes, bytearray, memoryview)))
         return OK, d, s, pageable
 
     @guarded(_copy_without_context)
