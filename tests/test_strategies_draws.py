@@ -16,19 +16,30 @@ from mdlri_conformance.conformance.engine.strategies import _item_kinds
 from mdlri_conformance.conformance.engine.strategies_plans import mod_item
 
 
+def _values(parts: Any) -> list[int]:
+    """Every value the parts (strategy, radix) of one draw sequence assemble to."""
+    out = []
+    for digits in itertools.product(*(range(r) for _, r in parts)):
+        value, scale = 0, 1
+        for v, (_, r) in zip(digits, parts):
+            value += v * scale
+            scale *= r
+        out.append(value)
+    return out
+
+
 def _decode_all(kind: str) -> list[tuple[Any, ...]]:
-    """Every item of ``kind`` a head with stream s and parent p and any parts decode to."""
+    """Every item of ``kind`` a head with stream s and parent p and any parts decode to (a
+    launch: any first part, then any operand parts of the kernel it names)."""
     items = _item_kinds(strategies.KERNELS, True, True)
     k = items.kinds.index(kind)
     decoder, parts = items.parts[k]
-    out = []
-    for values in itertools.product(*(range(r) for _, r in parts)):
-        value, scale = 0, 1
-        for v, (_, r) in zip(values, parts):
-            value += v * scale
-            scale *= r
-        out.append(decoder(items.kernels, 0, 0, strategies._Digits(value)))
-    return out
+    values = _values(parts)
+    if kind == "launch":
+        (_, first), = parts
+        values = [v + first * w for v in values
+                  for w in _values(items.operands[v % len(items.kernels)])]
+    return [decoder(items.kernels, 0, 0, strategies._Digits(v)) for v in values]
 
 
 def test_every_field_value_of_an_item_is_reachable() -> None:
@@ -40,7 +51,9 @@ def test_every_field_value_of_an_item_is_reachable() -> None:
     writes = _decode_all("value_write")
     assert {i[4] for i in writes} == set(strategies.WRITE_VALUES) and {i[3] for i in writes} \
         == set(range(4))
-    assert {i[4] for i in _decode_all("value_wait")} == set(strategies.WAIT_FLAGS)
+    waits = _decode_all("value_wait")
+    assert {i[4] for i in waits} == set(strategies.WAIT_FLAGS)
+    assert {i[5] for i in waits} == {*strategies.NEAR_DISTANCES, strategies.FAR}
     memsets = _decode_all("memset")
     nbytes = 4 * strategies.N
     assert None in {i[5] for i in memsets}
@@ -48,6 +61,39 @@ def test_every_field_value_of_an_item_is_reachable() -> None:
                                                                      range(1, nbytes + 1)))
     assert {i[5] for i in _decode_all("copy")} == set(graphs.COPY_KINDS)
     assert {i[2] for i in _decode_all("event_edge")} == set(range(graphs.MAX_STREAMS))
+
+
+def test_a_launch_draws_exactly_the_operands_of_its_kernel() -> None:
+    """Per kernel, every operand value is reached exactly once (no draw is spent on a
+    field the kernel lacks, which reads as 0), with every block count."""
+    launches = _decode_all("launch")
+    for kernel in strategies.KERNELS:
+        ptrs, scalars = strategies.operand_counts(kernel)
+        mine = [i for i in launches if i[1] == kernel]
+        operands = [(i[4], i[5]) for i in mine if i[6] == 1]
+        assert len(operands) == len(set(operands))
+        scalar_ranges = (range(-3, 4), range(-9, 10))[:scalars]
+        want = {((*p, 0, 0, 0)[:3], (*v, 0, 0)[:2])
+                for p in itertools.product(range(4), repeat=ptrs)
+                for v in itertools.product(*scalar_ranges)}
+        assert set(operands) == want, kernel
+        assert {i[6] for i in mine} == set(strategies.NUM_BLOCKS)
+
+
+def test_the_first_item_draws_its_stream_alone() -> None:
+    """The first item's head is its stream alone (no parent: it forks from the origin
+    whatever it is), then a launch's parts; all zero is the simplest launch on the origin,
+    and every drawn stream is reachable."""
+    items = _item_kinds(strategies.KERNELS, True, True)
+
+    def first(values: list[int]) -> tuple[Any, ...]:
+        it = iter(values)
+        return items.draw_first(lambda _strategy: next(it, 0))
+
+    assert first([0]) == ("launch", "fill", 0, 0, (0, 0, 0), (0, 0), 1)
+    assert {first([s])[2] for s in range(items.streams)} == set(range(items.streams))
+    assert {first([0, v])[1] for v in range(items.parts[0][1][0][1])} == \
+        set(strategies.KERNELS)
 
 
 def test_zero_draws_decode_to_the_simplest_item() -> None:
