@@ -9,11 +9,12 @@ import itertools
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 
 from mdlri_conformance.conformance.engine import graphs, strategies
 from mdlri_conformance.conformance.engine.strategies import _item_kinds
-from mdlri_conformance.conformance.engine.strategies_plans import mod_item
+from mdlri_conformance.conformance.engine.strategies_plans import draw_rounds, mod_item
 
 
 def _values(parts: Any) -> list[int]:
@@ -29,17 +30,11 @@ def _values(parts: Any) -> list[int]:
 
 
 def _decode_all(kind: str) -> list[tuple[Any, ...]]:
-    """Every item of ``kind`` a head with stream s and parent p and any parts decode to (a
-    launch: any first part, then any operand parts of the kernel it names)."""
+    """Every item of ``kind`` a head with stream s and parent p and any parts decode to."""
     items = _item_kinds(strategies.KERNELS, True, True)
     k = items.kinds.index(kind)
     decoder, parts = items.parts[k]
-    values = _values(parts)
-    if kind == "launch":
-        (_, first), = parts
-        values = [v + first * w for v in values
-                  for w in _values(items.operands[v % len(items.kernels)])]
-    return [decoder(items.kernels, 0, 0, strategies._Digits(v)) for v in values]
+    return [decoder(items.kernels, 0, 0, strategies._Digits(v)) for v in _values(parts)]
 
 
 def test_every_field_value_of_an_item_is_reachable() -> None:
@@ -61,23 +56,6 @@ def test_every_field_value_of_an_item_is_reachable() -> None:
                                                                      range(1, nbytes + 1)))
     assert {i[5] for i in _decode_all("copy")} == set(graphs.COPY_KINDS)
     assert {i[2] for i in _decode_all("event_edge")} == set(range(graphs.MAX_STREAMS))
-
-
-def test_a_launch_draws_exactly_the_operands_of_its_kernel() -> None:
-    """Per kernel, every operand value is reached exactly once (no draw is spent on a
-    field the kernel lacks, which reads as 0), with every block count."""
-    launches = _decode_all("launch")
-    for kernel in strategies.KERNELS:
-        ptrs, scalars = strategies.operand_counts(kernel)
-        mine = [i for i in launches if i[1] == kernel]
-        operands = [(i[4], i[5]) for i in mine if i[6] == 1]
-        assert len(operands) == len(set(operands))
-        scalar_ranges = (range(-3, 4), range(-9, 10))[:scalars]
-        want = {((*p, 0, 0, 0)[:3], (*v, 0, 0)[:2])
-                for p in itertools.product(range(4), repeat=ptrs)
-                for v in itertools.product(*scalar_ranges)}
-        assert set(operands) == want, kernel
-        assert {i[6] for i in mine} == set(strategies.NUM_BLOCKS)
 
 
 def test_the_first_item_draws_its_stream_alone() -> None:
@@ -124,3 +102,24 @@ def test_a_case_costs_under_two_thirds_of_the_choices_of_one_draw_per_field() ->
     one()
     # one draw per field made 47 choices per case on average over these examples
     assert sum(made) / len(made) < 47 / 1.5, f"{sum(made) / len(made):.1f} choices per case"
+
+
+def test_plan_rounds_record_no_forced_choice_for_the_first_round() -> None:
+    """1..3 rounds, every count reached, and the only forced choice is the list's stop at
+    its maximum (``st.lists(min_size=1)`` would force one for the first round)."""
+    counts: set[int] = set()
+
+    @st.composite
+    def rounds(draw: st.DrawFn) -> list[int]:
+        return draw_rounds(draw, st.integers(0, 3), 3)
+
+    @settings(max_examples=100, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(rounds())
+    def one(drawn: list[int]) -> None:
+        forced = sum(node.was_forced for node in current_build_context().data.nodes)
+        assert 1 <= len(drawn) <= 3 and forced == (len(drawn) == 3), (drawn, forced)
+        counts.add(len(drawn))
+
+    one()
+    assert counts == {1, 2, 3}

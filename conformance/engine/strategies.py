@@ -32,8 +32,6 @@ from typing import Any, Callable, Sequence
 
 from hypothesis import strategies as st
 
-from mdlri_conformance.kernel import catalog
-
 from . import graphs
 from .graphs import Case, Launch, Memset
 from .steps import Disable, Execute, SetBadType, Step, Sync, Update
@@ -44,8 +42,8 @@ from .strategies_plans import (_multi_round, _round, build_multi_plan, build_pla
 
 __all__ = ["BAD_TYPES", "EDGE_VALUES", "FAR", "KERNELS", "N", "NEAR_DISTANCES", "NUM_BLOCKS",
            "SEED_PAIR", "SYNC_MS", "WAIT_FLAGS", "build_multi_plan", "build_plan", "cases",
-           "distances", "draw_case", "draw_plan", "mod_item", "negative_cases",
-           "operand_counts", "operand_radices", "packed", "plans_for", "positive_cases",
+           "distances", "draw_case", "draw_plan", "mod_item", "negative_cases", "plans_for",
+           "positive_cases",
            "satisfied_value", "zigzag", "_Builder", "_Digits", "_multi_round", "_round"]
 
 
@@ -56,12 +54,13 @@ __all__ = ["BAD_TYPES", "EDGE_VALUES", "FAR", "KERNELS", "N", "NEAR_DISTANCES", 
 # parent its stream forks from on first use) and one to three parts holding the kind's
 # other fields, each read by place value (:class:`_Digits`). One draw per field made a case
 # cost ~47 choices and the generator ran at a third of Hypothesis's rate for as many
-# draws; packed, a launch costs 4 choices (with the list's own; 5 for affine, the one
-# kernel with two scalars) instead of 11, and the other kinds 2-4. A launch draws only the
-# operands its kernel has (its first part names the kernel, :func:`operand_radices`); the
-# first item, always a launch on a stream forked from the origin, draws no parent; a
-# value wait's distance is one of four near ones or, half the time, a
-# far one drawn after the part (as :data:`distances` draws it). A part never spans more
+# draws; packed, a launch costs 5 choices (with the list's own) instead of 11, and the
+# other kinds 2-4. The first item, always a launch on a stream forked from the origin,
+# draws no parent; a value wait's distance is one of four near ones or, half the time, a
+# far one drawn after the part (as :data:`distances` draws it). A launch draws every
+# operand field whatever its kernel: drawing only its kernel's operands saved a choice a
+# launch but left bench/shrink_sizes.py's seq-renumbered-after-update at 5 ops in 19 of 20
+# seeds, where the fixed layout reaches 2 ops in about a third. A part never spans more
 # than 256 values: Hypothesis draws a wider integer from a distribution weighted toward
 # small values, which would leave its high places (a kernel, a plan step's kind) at 0 most
 # of the time; up to 256 the draw is about uniform. Every field still shrinks toward 0,
@@ -90,42 +89,12 @@ DISTANCE_PICKS: tuple[int, ...] = (*NEAR_DISTANCES, *(FAR,) * len(NEAR_DISTANCES
 WRITE_VALUES: tuple[int, ...] = (*range(51), *EDGE_VALUES)
 
 
-@functools.lru_cache(maxsize=None)
-def operand_counts(kernel: str) -> tuple[int, int]:
-    """(pointer fields, scalar fields other than ``n``) of a catalog kernel."""
-    spec = catalog.get(kernel)
-    return (sum(f.kind == "ptr" for f in spec.fields),
-            sum(f.kind == "i32" and f.name != "n" for f in spec.fields))
-
-
-def operand_radices(kernel: str) -> tuple[int, ...]:
-    """The digits of a launch's operands, in the order they are read: a buffer pick per
-    pointer field of ``kernel``, then its scalars (the first in -3..3, the second in
-    -9..9, zigzag). A launch draws only the operands its kernel has."""
-    ptrs, scalars = operand_counts(kernel)
-    return (PICKS,) * ptrs + (2 * SCALAR_A + 1, 2 * SCALAR_B + 1)[:scalars]
-
-
-def packed(radices: Sequence[int]) -> tuple[int, ...]:
-    """``radices`` grouped in order into parts of at most :data:`MAX_PART` values each
-    (the radix of each part)."""
-    parts = [1]
-    for r in radices:
-        if parts[-1] * r > MAX_PART:
-            parts.append(1)
-        parts[-1] *= r
-    return tuple(p for p in parts if p > 1)
-
-
 def _decode_launch(kernels: tuple[str, ...], s: int, parent: int, d: _Digits
                    ) -> tuple[Any, ...]:
     kernel = kernels[d.take(len(kernels))]
     blocks = NUM_BLOCKS[d.take(len(NUM_BLOCKS))]
-    ptrs, n_scalars = operand_counts(kernel)
-    # fields the kernel lacks read as 0 (what the builder's item shape holds)
-    picks = (*(d.take(PICKS) for _ in range(ptrs)), 0, 0, 0)[:3]
-    scalars = (*(zigzag(d.take(r)) for r in (2 * SCALAR_A + 1, 2 * SCALAR_B + 1)[:n_scalars]),
-               0, 0)[:2]
+    picks = (d.take(PICKS), d.take(PICKS), d.take(PICKS))
+    scalars = (zigzag(d.take(2 * SCALAR_A + 1)), zigzag(d.take(2 * SCALAR_B + 1)))
     return ("launch", kernel, s, parent, picks, scalars, blocks)
 
 
@@ -164,8 +133,8 @@ _DECODERS: dict[str, tuple[Callable[..., tuple[Any, ...]],
                            Callable[[int, int], tuple[int, ...]]]] = {
     # kind: (decoder, the radix of each part for k kernels and s drawn stream ids; a
     # decoder reads the parts' digits in this order, lowest part first)
-    # (a launch's operand parts follow, as its kernel has them: _Items.operands)
-    "launch": (_decode_launch, lambda k, s: (k * len(NUM_BLOCKS),)),
+    "launch": (_decode_launch, lambda k, s: (k * len(NUM_BLOCKS), PICKS ** 3,
+                                             (2 * SCALAR_A + 1) * (2 * SCALAR_B + 1))),
     "join": (_decode_join, lambda k, s: (2,)),
     "event_edge": (_decode_edge, lambda k, s: (s,)),
     "value_write": (_decode_write, lambda k, s: (len(WRITE_VALUES) * PICKS,)),
@@ -189,8 +158,6 @@ class _Items:
     first: st.SearchStrategy[int]
     parts: tuple[tuple[Callable[..., tuple[Any, ...]],
                        tuple[tuple[st.SearchStrategy[int], int], ...]], ...]
-    #: per kernel, the strategy and radix of each part of a launch's operands
-    operands: tuple[tuple[tuple[st.SearchStrategy[int], int], ...], ...]
 
     def draw(self, draw: st.DrawFn, head: int) -> tuple[Any, ...]:
         """The builder item (the tuple its method reads) of a drawn head, drawing the parts
@@ -208,27 +175,17 @@ class _Items:
         return self._decode(draw, 0, draw(self.first), 0)
 
     def _decode(self, draw: st.DrawFn, k: int, s: int, parent: int) -> tuple[Any, ...]:
-        """Draw the parts of kind ``k`` (and a launch's operand parts) and decode the
-        item."""
+        """Draw the parts of kind ``k`` and decode the item (a value wait's far distance
+        is drawn after its part)."""
         decoder, parts = self.parts[k]
-        value, scale = _draw_parts(draw, parts, 0, 1)
-        if k == 0:  # a launch: its kernel, the lowest place, decides which operands follow
-            value, scale = _draw_parts(draw, self.operands[value % len(self.kernels)], value,
-                                       scale)
+        value, scale = 0, 1
+        for strategy, radix in parts:
+            value += draw(strategy) * scale
+            scale *= radix
         item = decoder(self.kernels, s, parent, _Digits(value))
         if item[0] == "value_wait" and item[-1] == FAR:
             item = (*item[:-1], draw(far_distances))
         return item
-
-
-def _draw_parts(draw: st.DrawFn, parts: Sequence[tuple[st.SearchStrategy[int], int]],
-                value: int, scale: int) -> tuple[int, int]:
-    """Draw ``parts`` into the higher places of ``value`` (whose places so far multiply to
-    ``scale``); the new value and scale."""
-    for strategy, radix in parts:
-        value += draw(strategy) * scale
-        scale *= radix
-    return value, scale
 
 
 def _item_kinds(kernels: Sequence[str], values: bool, memsets: bool,
@@ -259,10 +216,8 @@ def _items_cached(kernels: tuple[str, ...], values: bool, memsets: bool,
         parts.append((decoder, tuple((_integers(r), r) for r in rs)))
     head = len(kinds) * streams * PARENTS
     assert head <= MAX_PART
-    operands = tuple(tuple((_integers(r), r) for r in packed(operand_radices(k)))
-                     for k in kernels)
     return _Items(kernels, tuple(kinds), streams, _integers(head), _integers(streams),
-                  tuple(parts), operands)
+                  tuple(parts))
 
 
 @functools.lru_cache(maxsize=None)
