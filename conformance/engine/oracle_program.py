@@ -258,11 +258,11 @@ def validate(ops: list[Op | None], streams: int, origin: int = 0) -> None:
                                 "(DIS-08: the execution blocks)")
     foot = {i: footprint(op) for i, op in enumerate(ops)
             if op is not None and not isinstance(op, graphs.NO_TASK_OPS)}
-    for i in foot:
-        for j in foot:
-            if j >= i or j in before[i]:
-                continue
-            if clash(foot[i], foot[j]):
+    touching = [(i, f) for i, f in foot.items() if f[0] or f[1]]  # event tasks touch nothing
+    for k, (i, fi) in enumerate(touching):
+        ordered = before[i]
+        for j, fj in touching[:k]:
+            if j not in ordered and clash(fi, fj):
                 raise UndefinedCase(f"ops[{j}] and ops[{i}] race after the plan's changes")
     on_origin = [i for i in foot if ops[i].stream == origin]
     last0 = on_origin[-1] if on_origin else None

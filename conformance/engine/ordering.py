@@ -29,13 +29,16 @@ def happens_before_ops(ops: list[Op | None]) -> list[set[int]]:
     for i, op in enumerate(ops):
         preds: set[int] = set()
         if op is not None and not isinstance(op, NO_TASK_OPS):
-            if op.stream in last_on:
-                j = last_on[op.stream]
-                preds |= before[j] | {j}
-            if isinstance(op, Wait) and op.event in record_of:
-                j = record_of[op.event]
-                preds |= before[j] | {j}
-            if isinstance(op, Record):
+            j = last_on.get(op.stream)
+            if j is not None:
+                preds.update(before[j])
+                preds.add(j)
+            if isinstance(op, Wait):
+                j = record_of.get(op.event)
+                if j is not None:
+                    preds.update(before[j])
+                    preds.add(j)
+            elif isinstance(op, Record):
                 record_of[op.event] = i
             last_on[op.stream] = i
         before.append(preds)
@@ -75,10 +78,12 @@ def waited_after(case: Case, i: int) -> bool:
         for w in case.ops[i + 1:])
 
 
-def check_races(case: Case) -> None:
+def check_races(case: Case, before: list[set[int]] | None = None) -> None:
     """No two unordered ops of one model touch a buffer, word or host buffer with a write
-    (ops of different models never run together: executions queue on one stream)."""
-    before = happens_before(case)
+    (ops of different models never run together: executions queue on one stream).
+    ``before``: :func:`happens_before` of the case, where the caller has it already."""
+    if before is None:
+        before = happens_before(case)
     models = op_models(case)
     foot = [op_footprint(op) for op in case.ops]
     for i in range(len(case.ops)):

@@ -40,9 +40,10 @@ from .strategies_build import (BAD_TYPES, EDGE_VALUES, KERNELS, N, NUM_BLOCKS, S
 from .strategies_plans import (_multi_round, _round, build_multi_plan, build_plan, draw_plan,
                                mod_item, plans_for)
 
-__all__ = ["BAD_TYPES", "EDGE_VALUES", "KERNELS", "N", "NUM_BLOCKS", "SEED_PAIR", "SYNC_MS",
-           "WAIT_FLAGS", "build_multi_plan", "build_plan", "cases", "distances", "draw_case",
-           "draw_plan", "mod_item", "negative_cases", "plans_for", "positive_cases",
+__all__ = ["BAD_TYPES", "EDGE_VALUES", "FAR", "KERNELS", "N", "NEAR_DISTANCES", "NUM_BLOCKS",
+           "SEED_PAIR", "SYNC_MS", "WAIT_FLAGS", "build_multi_plan", "build_plan", "cases",
+           "distances", "draw_case", "draw_plan", "mod_item", "negative_cases", "plans_for",
+           "positive_cases",
            "satisfied_value", "zigzag", "_Builder", "_Digits", "_multi_round", "_round"]
 
 
@@ -54,11 +55,16 @@ __all__ = ["BAD_TYPES", "EDGE_VALUES", "KERNELS", "N", "NUM_BLOCKS", "SEED_PAIR"
 # other fields, each read by place value (:class:`_Digits`). One draw per field made a case
 # cost ~47 choices and the generator ran at a third of Hypothesis's rate for as many
 # draws; packed, a launch costs 5 choices (with the list's own) instead of 11, and the
-# other kinds 2-5. A part never spans more than 256 values: Hypothesis draws a wider integer
-# from a distribution weighted toward small values, which would leave its high places
-# (a kernel, a plan step's kind) at 0 most of the time; up to 256 the draw is about
-# uniform. Every field still shrinks toward 0, and deleting an item deletes its op, so
-# counterexamples shrink as before.
+# other kinds 2-4. The first item, always a launch on a stream forked from the origin,
+# draws no parent; a value wait's distance is one of four near ones or, half the time, a
+# far one drawn after the part (as :data:`distances` draws it). A launch draws every
+# operand field whatever its kernel: drawing only its kernel's operands saved a choice a
+# launch but left bench/shrink_sizes.py's seq-renumbered-after-update at 5 ops in 19 of 20
+# seeds, where the fixed layout reaches 2 ops in about a third. A part never spans more
+# than 256 values: Hypothesis draws a wider integer from a distribution weighted toward
+# small values, which would leave its high places (a kernel, a plan step's kind) at 0 most
+# of the time; up to 256 the draw is about uniform. Every field still shrinks toward 0,
+# and deleting an item deletes its op, so counterexamples shrink as before.
 
 _pick = st.integers(0, 3)
 _scalars = st.tuples(st.integers(-3, 3), st.integers(-9, 9))
@@ -71,7 +77,14 @@ MAX_PART = 256
 #: value-wait flags, EQ first (shrinking moves toward it): EQ 1, GEQ 0, AND 2, NOR 3
 WAIT_FLAGS: tuple[int, ...] = (1, 0, 2, 3)
 #: distances between a wait's value and the word: near-equal pairs first, then the far edge
-distances = st.one_of(st.sampled_from((0, 1, 2, (1 << 63) - 1)), st.integers(0, (1 << 63) - 1))
+NEAR_DISTANCES: tuple[int, ...] = (0, 1, 2, (1 << 63) - 1)
+#: any distance in the signed 64-bit range (drawn apart: too wide for a packed part)
+far_distances = st.integers(0, (1 << 63) - 1)
+distances = st.one_of(st.sampled_from(NEAR_DISTANCES), far_distances)
+#: a value wait's distance selector: one of NEAR_DISTANCES (half the time, as the first
+#: branch of :data:`distances`) or FAR, a draw of :data:`far_distances` after the part
+FAR = -1
+DISTANCE_PICKS: tuple[int, ...] = (*NEAR_DISTANCES, *(FAR,) * len(NEAR_DISTANCES))
 #: a value write's values: 0..50, then the 64-bit edges
 WRITE_VALUES: tuple[int, ...] = (*range(51), *EDGE_VALUES)
 
@@ -100,7 +113,8 @@ def _decode_write(_k: tuple[str, ...], s: int, parent: int, d: _Digits) -> tuple
 
 def _decode_wait(_k: tuple[str, ...], s: int, parent: int, d: _Digits) -> tuple[Any, ...]:
     flag = WAIT_FLAGS[d.take(len(WAIT_FLAGS))]
-    return ("value_wait", s, parent, d.take(PICKS), flag, None)  # distance drawn apart
+    pick = d.take(PICKS)
+    return ("value_wait", s, parent, pick, flag, DISTANCE_PICKS[d.take(len(DISTANCE_PICKS))])
 
 
 def _decode_memset(_k: tuple[str, ...], s: int, parent: int, d: _Digits) -> tuple[Any, ...]:
@@ -124,7 +138,7 @@ _DECODERS: dict[str, tuple[Callable[..., tuple[Any, ...]],
     "join": (_decode_join, lambda k, s: (2,)),
     "event_edge": (_decode_edge, lambda k, s: (s,)),
     "value_write": (_decode_write, lambda k, s: (len(WRITE_VALUES) * PICKS,)),
-    "value_wait": (_decode_wait, lambda k, s: (len(WAIT_FLAGS) * PICKS,)),
+    "value_wait": (_decode_wait, lambda k, s: (len(WAIT_FLAGS) * PICKS * len(DISTANCE_PICKS),)),
     "memset": (_decode_memset, lambda k, s: (2 * 4 * N, 4 * N * 2 * PICKS)),
     "copy": (_decode_copy, lambda k, s: (len(graphs.COPY_KINDS) * PICKS * PICKS,)),
 }
@@ -140,24 +154,37 @@ class _Items:
     kinds: tuple[str, ...]
     streams: int
     head: st.SearchStrategy[int]
+    #: the first item's head: its drawn stream
+    first: st.SearchStrategy[int]
     parts: tuple[tuple[Callable[..., tuple[Any, ...]],
                        tuple[tuple[st.SearchStrategy[int], int], ...]], ...]
 
     def draw(self, draw: st.DrawFn, head: int) -> tuple[Any, ...]:
         """The builder item (the tuple its method reads) of a drawn head, drawing the parts
-        of its kind (and a value wait's distance)."""
+        of its kind (and a value wait's far distance)."""
         h = _Digits(head)
         parent = h.take(PARENTS)
         s = h.take(self.streams)
-        k = h.take(len(self.kinds))
+        return self._decode(draw, h.take(len(self.kinds)), s, parent)
+
+    def draw_first(self, draw: st.DrawFn) -> tuple[Any, ...]:
+        """The first item, a launch: its drawn stream alone in its head (a first item forks
+        its stream from the origin whatever its parent, so it draws none), then its parts.
+        The stream stays a draw of its own: packed with the kernel, shrinking could not
+        move it to the origin without changing the kernel."""
+        return self._decode(draw, 0, draw(self.first), 0)
+
+    def _decode(self, draw: st.DrawFn, k: int, s: int, parent: int) -> tuple[Any, ...]:
+        """Draw the parts of kind ``k`` and decode the item (a value wait's far distance
+        is drawn after its part)."""
         decoder, parts = self.parts[k]
         value, scale = 0, 1
         for strategy, radix in parts:
             value += draw(strategy) * scale
             scale *= radix
         item = decoder(self.kernels, s, parent, _Digits(value))
-        if item[0] == "value_wait":
-            item = (*item[:-1], draw(distances))
+        if item[0] == "value_wait" and item[-1] == FAR:
+            item = (*item[:-1], draw(far_distances))
         return item
 
 
@@ -189,17 +216,22 @@ def _items_cached(kernels: tuple[str, ...], values: bool, memsets: bool,
         parts.append((decoder, tuple((_integers(r), r) for r in rs)))
     head = len(kinds) * streams * PARENTS
     assert head <= MAX_PART
-    return _Items(kernels, tuple(kinds), streams, _integers(head), tuple(parts))
+    return _Items(kernels, tuple(kinds), streams, _integers(head), _integers(streams),
+                  tuple(parts))
 
 
 @functools.lru_cache(maxsize=None)
 def _item(items: _Items, first: bool) -> st.SearchStrategy[tuple[Any, ...]]:
-    """One item (``first``: a launch, the head's kind place fixed at 0)."""
-    head = _integers(items.streams * PARENTS) if first else items.head
+    """One item (``first``: a launch, :meth:`_Items.draw_first`)."""
+    if first:
+        @st.composite
+        def first_item(draw: st.DrawFn) -> tuple[Any, ...]:
+            return items.draw_first(draw)
+        return first_item()
 
     @st.composite
     def item(draw: st.DrawFn) -> tuple[Any, ...]:
-        return items.draw(draw, draw(head))
+        return items.draw(draw, draw(items.head))
     return item()
 
 

@@ -26,6 +26,7 @@ from . import graphs
 from .graphs import Case, Op
 from .strategies import KERNELS, _Builder, _build_items, _item_kinds, _multi_round, \
     build_multi_plan
+from .strategies_plans import draw_rounds
 
 #: drawn stream ids per model (1-2 streams each keeps listing and replay cheap)
 _model_streams = 2
@@ -73,7 +74,7 @@ def shared_models(draw: st.DrawFn, *, max_ops: int = 5, values: bool = True,
              if draw(st.booleans()) else [])
     case = Case(streams=base, buffers=buffers, words=words, events=events,
                 ops=merge(parts, picks), plan=[], origins=origins, hosts=hosts)
-    rounds = draw(st.lists(_multi_round, min_size=1, max_size=3))
+    rounds = draw_rounds(draw, _multi_round, 3)
     case.plan = build_multi_plan(case, rounds)
     case.name = "shared-models"
     return case

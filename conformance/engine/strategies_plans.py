@@ -253,9 +253,17 @@ def plans_for(draw: st.DrawFn, case: Case, max_rounds: int = 3) -> list[Step]:
 
 def draw_plan(draw: st.DrawFn, case: Case, max_rounds: int = 3) -> list[Step]:
     """:func:`plans_for` as a function of ``draw`` (no strategy object made per draw)."""
-    return build_plan(case, [_round_of(r) for r in draw(_rounds(max_rounds))])
+    return build_plan(case, [_round_of(r) for r in draw_rounds(draw, _raw_round, max_rounds)])
+
+
+def draw_rounds(draw: st.DrawFn, round_: st.SearchStrategy[Any], max_rounds: int) -> list[Any]:
+    """1..``max_rounds`` rounds: the first drawn alone, then a list of up to
+    ``max_rounds - 1``. The sizes are distributed as ``st.lists(min_size=1)`` draws them
+    (the same mean above the minimum), but a list with a minimum records a forced choice
+    for each element it must draw, which costs as much as a drawn one."""
+    return [draw(round_), *draw(_more_rounds(round_, max_rounds - 1))]
 
 
 @functools.lru_cache(maxsize=None)
-def _rounds(max_rounds: int) -> st.SearchStrategy[list[Any]]:
-    return st.lists(_raw_round, min_size=1, max_size=max_rounds)
+def _more_rounds(round_: st.SearchStrategy[Any], most: int) -> st.SearchStrategy[list[Any]]:
+    return st.lists(round_, max_size=most)

@@ -64,9 +64,10 @@ def check(case: Case) -> None:
             raise GraphError(f"{where}: stray wait on event {op.event}, which was recorded "
                              f"at ops[{recorded[op.event]}] (a plain wait, XS-01)")
         _check_op(case, op, where)
-    _check_joins(case)
-    check_races(case)
-    _check_value_waits(case)
+    before = happens_before(case)
+    _check_joins(case, before)
+    check_races(case, before)
+    _check_value_waits(case, before)
     _check_groups(case)
     _check_builds(case)
     for i, step in enumerate(case.plan):
@@ -317,11 +318,11 @@ def _check_launch(case: Case, op: Launch, where: str) -> None:
                 raise GraphError(f"{where}: buffer {b} holds {len(case.buffers[b])} < {n} elements")
 
 
-def _check_joins(case: Case) -> None:
+def _check_joins(case: Case, before: list[set[int]]) -> None:
     """Every side stream issues something; one whose last task is a record must be joined
     back to its model's origin through it (a record nobody orders is left undefined here);
-    one whose last task is not a record is unjoined (:func:`.ordering.unjoined_streams`)."""
-    before = happens_before(case)
+    one whose last task is not a record is unjoined (:func:`.ordering.unjoined_streams`).
+    ``before``: :func:`.ordering.happens_before` of the case."""
     last = last_task_ops(case)
     sm = stream_models(case)
     for s in range(case.streams):
@@ -339,13 +340,13 @@ def _check_joins(case: Case) -> None:
                          "has no model to run a plan on")
 
 
-def _check_value_waits(case: Case) -> None:
+def _check_value_waits(case: Case, before: list[set[int]]) -> None:
     """A value wait on a word the program writes must be satisfied by the last ordered write
     (or the initial value, when no other model writes the word: another model's execution
     would change it), so the program itself never blocks. A wait on a host word may
     block; then a HostWrite step or a Destroy's release store of that word must exist to
-    release it (a model left blocked cannot be destroyed quickly, LIFE-03)."""
-    before = happens_before(case)
+    release it (a model left blocked cannot be destroyed quickly, LIFE-03). ``before``:
+    :func:`.ordering.happens_before` of the case."""
     models = op_models(case)
     hosts = host_words(case)
     released = {s.word for s in case.plan if isinstance(s, HostWrite)}
