@@ -86,15 +86,27 @@ def _ok(value: float | None, limit: float) -> str:
 
 def run(backend: str = "sim", jobs: int = 2, keyword: str = GENERATED_TIER,
         only: list[str] | None = None,
-        spec_timeout: float = killmatrix.SPEC_TIMEOUT_S) -> dict[str, Any]:
-    """Run the kill matrix over the specs ``keyword`` selects; returns the matrix."""
+        spec_timeout: float = killmatrix.SPEC_TIMEOUT_S, *, first_kill: bool = False,
+        seed: int | None = None,
+        run_limit: float = killmatrix.RUN_LIMIT_S) -> dict[str, Any]:
+    """Run the kill matrix over the specs ``keyword`` selects; returns the matrix.
+
+    ``first_kill`` stops each fault run at its first failing spec (pytest ``-x``: the time
+    to the first kill is all the figures need; a CHANGED row, not a pytest failure, lets the
+    run go on), ``seed`` gives every run the same spec order (pytest-randomly's seed: two
+    codes compared side by side meet their specs in the same order), ``run_limit`` cuts a
+    fault run after that many seconds (a fault not found by then is a survivor)."""
     faults = only or killmatrix.default_faults(backend)
     extra = ["-k", keyword] if keyword else []
+    if first_kill:
+        extra.append("-x")
+    if seed is not None:
+        extra += ["-p", "randomly", f"--randomly-seed={seed}"]
     with tempfile.TemporaryDirectory(prefix="mdlri-kill-") as tmp:
         return killmatrix.run_matrix(faults, Path(tmp), backend=backend,
                                      acl_lib="emulator" if backend == "acl" else None,
                                      jobs=jobs, spec_timeout=spec_timeout, extra=extra,
-                                     progress=lambda _m: None)
+                                     progress=lambda _m: None, run_limit_s=run_limit)
 
 
 def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> dict[str, Any]:
@@ -109,6 +121,14 @@ def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> 
     ap.add_argument("--spec-timeout", type=float, default=killmatrix.SPEC_TIMEOUT_S,
                     help="per-spec watchdog of the --run matrix (default "
                          f"{killmatrix.SPEC_TIMEOUT_S:g} s; raise it on a loaded machine)")
+    ap.add_argument("--first-kill", action="store_true",
+                    help="stop each fault run at its first failing spec (pytest -x)")
+    ap.add_argument("--seed", type=int, help="the same spec order in every run "
+                                             "(pytest-randomly's seed)")
+    ap.add_argument("--run-limit", type=float, default=killmatrix.RUN_LIMIT_S,
+                    help="seconds after which a fault run is stopped (default "
+                         f"{killmatrix.RUN_LIMIT_S:g}): a fault not found by then survives")
+    ap.add_argument("--out", help="also write the matrix to this kill_matrix.json")
     ns = ap.parse_args(argv)
     if bool(ns.matrix) == bool(ns.run):
         ap.error("give exactly one of --matrix FILE and --run")
@@ -119,9 +139,13 @@ def main(argv: list[str] | None = None, emit: Callable[[str], None] = print) -> 
         except (OSError, ValueError) as exc:
             ap.error(f"--matrix {path}: {exc}")
         return figures(matrix, emit)
-    if ns.jobs < 1 or ns.spec_timeout < 1:
-        ap.error("-j must be at least 1 and --spec-timeout at least 1 s")
-    return figures(run(ns.backend, ns.jobs, ns.keyword, ns.only, ns.spec_timeout), emit)
+    if ns.jobs < 1 or ns.spec_timeout < 1 or ns.run_limit < 1:
+        ap.error("-j must be at least 1, --spec-timeout and --run-limit at least 1 s")
+    matrix = run(ns.backend, ns.jobs, ns.keyword, ns.only, ns.spec_timeout,
+                 first_kill=ns.first_kill, seed=ns.seed, run_limit=ns.run_limit)
+    if ns.out:
+        Path(ns.out).write_text(json.dumps(matrix, indent=2) + "\n", encoding="utf-8")
+    return figures(matrix, emit)
 
 
 if __name__ == "__main__":

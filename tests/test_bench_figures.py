@@ -112,3 +112,21 @@ def test_binding_target_names_the_floor_as_its_bound() -> None:
     assert "1.55x vs <= 1.5x -> NOT MET" in line and "floor" in line and "1.32x" in line
     assert binding.met(1.5) and not binding.met(1.51)
     assert "NOT MEASURED" in binding.line(None) and "--binding" in binding.line(None)
+
+
+def test_kill_times_run_passes_first_kill_seed_and_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mdlri_conformance.conformance.framework.power import killmatrix
+    seen: dict[str, object] = {}
+
+    def run_matrix(faults: list[str], out: Path, **kw: object) -> dict[str, object]:
+        seen.update(kw, faults=faults)
+        return {}
+
+    monkeypatch.setattr(killmatrix, "run_matrix", run_matrix)
+    kill_times.run(only=["no-107039"], first_kill=True, seed=7, run_limit=60.0)
+    assert seen["extra"] == ["-k", kill_times.GENERATED_TIER, "-x", "-p", "randomly",
+                             "--randomly-seed=7"]
+    assert seen["run_limit_s"] == 60.0 and seen["faults"] == ["no-107039"]
+    kill_times.run(only=["no-107039"])
+    assert seen["extra"] == ["-k", kill_times.GENERATED_TIER]
+    assert seen["run_limit_s"] == killmatrix.RUN_LIMIT_S
