@@ -285,16 +285,23 @@ def measure(n: int, rounds: int = 3) -> dict[str, float]:
     return acc
 
 
-def _cold_floor(backend: Any, drawn: list[Case], rounds: int) -> float:
-    """Seconds of an empty model's ExecuteAsync + sync at every execute point of the drawn
-    cases' replays (:class:`_ColdFloor`), the best of ``rounds`` per point."""
+def _empty_model(backend: Any, what: str) -> tuple[Any, Any, Any]:
+    """A stream to execute on, the stream that captured, and a model captured with no task
+    (CAP-01: an empty capture makes a model)."""
     rc, stream = backend.create_stream()
     rc2, capturing = backend.create_stream()
     if rc or rc2 or backend.capture_begin(capturing, 0):
-        raise RuntimeError("bench: could not set up the cold floor on the simulator")
-    rc, empty = backend.capture_end(capturing)
+        raise RuntimeError(f"bench: could not set up {what} on the simulator")
+    rc, model = backend.capture_end(capturing)
     if rc:
         raise RuntimeError(f"bench: CaptureEnd of an empty model returned {rc}")
+    return stream, capturing, model
+
+
+def _cold_floor(backend: Any, drawn: list[Case], rounds: int) -> float:
+    """Seconds of an empty model's ExecuteAsync + sync at every execute point of the drawn
+    cases' replays (:class:`_ColdFloor`), the best of ``rounds`` per point."""
+    stream, capturing, empty = _empty_model(backend, "the cold floor")
     total = 0.0
     for case in drawn:
         best: list[float] = []
@@ -338,13 +345,7 @@ def _call_floors(backend: Any, repeat: int = 2000) -> tuple[float, float, float]
     ExecuteAsync + timed sync of a model with no task, and per task of a model made of the
     cheapest tasks (event records and waits between two streams, beyond the empty model):
     the best of five runs of each."""
-    rc, stream = backend.create_stream()
-    rc2, capturing = backend.create_stream()
-    if rc or rc2 or backend.capture_begin(capturing, 0):
-        raise RuntimeError("bench: could not set up the call floors on the simulator")
-    rc, model = backend.capture_end(capturing)
-    if rc:
-        raise RuntimeError(f"bench: CaptureEnd of an empty model returned {rc}")
+    stream, capturing, model = _empty_model(backend, "the call floors")
     events_model, tasks, cleanup = _event_model(backend, capturing)
 
     def best(fn: Callable[[], Any]) -> float:
