@@ -287,7 +287,7 @@ def measure(n: int, rounds: int = 3) -> dict[str, float]:
 
 def _empty_model(backend: Any, what: str) -> tuple[Any, Any, Any]:
     """A stream to execute on, the stream that captured, and a model captured with no task
-    (CAP-01: an empty capture makes a model)."""
+    (a capture with no task still ends in a model)."""
     rc, stream = backend.create_stream()
     rc2, capturing = backend.create_stream()
     if rc or rc2 or backend.capture_begin(capturing, 0):
