@@ -14,8 +14,9 @@ it touches:
 * a value write, a memset or a memcpy whose ranges lie inside live allocations (or pinned
   uint8 host arrays) is one C call on the allocation's bytes (``bytearray.__setitem__``, or
   ``memoryview.__setitem__`` for a copy, which moves overlapping bytes as ``memmove`` does);
-* a value wait on a live range reads its 8 bytes and tests the condition (abi.md §3.5); it
-  returns False when the condition does not hold;
+* a value wait on a live range reads its 8 bytes and tests them with the op's own
+  :func:`~backends.sim.device.value_condition` (abi.md §3.5); it returns False when the
+  condition does not hold;
 * a kernel with a prepared body (backends.sim.fastkernels) runs it while its task's device
   record is still the one of the plan (TG-10) and its argument bytes are still the ones
   decoded, else runs as :func:`generic` does;
@@ -37,13 +38,12 @@ import numpy as np
 
 from mdlri_conformance.backends.contract import ValueWaitFlag
 
-from .device import (U64, Engine, KernelOp, MemcpyOp, MemsetOp, NopOp, Op, RecordOp, ResetOp,
-                     ValueWaitOp, ValueWriteOp, WaitOp)
+from .device import (Engine, KernelOp, MemcpyOp, MemsetOp, NopOp, Op, RecordOp, ResetOp,
+                     ValueWaitOp, ValueWriteOp, WaitOp, value_condition)
 from .memory import DeviceMemorySpace
 
 Call = Callable[[], Any]
 _EVENT = frozenset({RecordOp, WaitOp, ResetOp})
-_HALF = 1 << 63
 
 
 class CompiledRun:
@@ -164,35 +164,17 @@ def _value_write(op: ValueWriteOp, mem: DeviceMemorySpace) -> Call | None:
 def _value_wait(op: ValueWaitOp, mem: DeviceMemorySpace) -> Call | None:
     span = _span(mem, op.addr, 8)
     flag = op.flag
-    if span is None or flag not in _CONDITIONS:
+    if span is None or flag not in _FLAGS:
         return None
     raw, off = span
-    return _CONDITIONS[flag](raw, off, off + 8, int(op.value) & U64)
+    end, value, load = off + 8, int(op.value), int.from_bytes
+    return lambda: value_condition(load(raw[off:end], "little"), value, flag)
 
 
-def _geq(raw: bytearray, a: int, b: int, value: int) -> Call:
-    load = int.from_bytes
-    return lambda: ((load(raw[a:b], "little") - value) & U64) < _HALF
-
-
-def _eq(raw: bytearray, a: int, b: int, value: int) -> Call:
-    want = value.to_bytes(8, "little")
-    return lambda: raw[a:b] == want
-
-
-def _and(raw: bytearray, a: int, b: int, value: int) -> Call:
-    load = int.from_bytes
-    return lambda: (load(raw[a:b], "little") & value) != 0
-
-
-def _nor(raw: bytearray, a: int, b: int, value: int) -> Call:
-    load = int.from_bytes
-    return lambda: (~(load(raw[a:b], "little") | value) & U64) != 0
-
-
-_CONDITIONS: dict[int, Callable[[bytearray, int, int, int], Call]] = {
-    int(ValueWaitFlag.GEQ): _geq, int(ValueWaitFlag.EQ): _eq, int(ValueWaitFlag.AND): _and,
-    int(ValueWaitFlag.NOR): _nor}
+#: the conditions :func:`~backends.sim.device.value_condition` knows (another flag faults,
+#: as the op's own step says)
+_FLAGS = frozenset(int(f) for f in (ValueWaitFlag.GEQ, ValueWaitFlag.EQ, ValueWaitFlag.AND,
+                                    ValueWaitFlag.NOR))
 
 
 def _memset(op: MemsetOp, mem: DeviceMemorySpace) -> Call | None:
