@@ -107,14 +107,6 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         self.pinned = PinnedRegistry()
         self.engine = Engine(self.mem)
         self.engine.injected = self.faults
-        #: what the guard runs after every API call, True when anything ran (it then wakes
-        #: the waiters): the engine's progress, bound once; in a subclass that overrides
-        #: :meth:`_kick` (tests/partial_runtime.py holds progress back while it undoes a
-        #: copy), that ``_kick``, which wakes the waiters itself. Bound here, once: code that
-        #: replaces ``self.engine`` later rebinds it
-        self._progress: Callable[[], bool] = (
-            self.engine.progress if type(self)._kick is SimBackend._kick
-            else self._kick_instead)
         self.default_stream = SimStream(default=True)
         self.engine.attach(self.default_stream.queue)
         self._streams: list[SimStream] = []
@@ -150,16 +142,10 @@ class SimBackend(ContextApi, StreamsApi, MemoryApi, EventsApi, BinaryApi, Captur
         return getattr(self._tls, "context", False)
 
     def _kick(self) -> None:
-        """Run the progress engine; wake waiters if anything happened (the guard does the
-        same after every API call, through ``_progress``)."""
+        """Run the progress engine; wake waiters if anything happened (the guard runs it
+        after every API call)."""
         if not self._closed and self.engine.progress():
             self._cond.notify_all()
-
-    def _kick_instead(self) -> bool:
-        """``_progress`` of a subclass that overrides :meth:`_kick`: that ``_kick`` (which
-        wakes the waiters itself), then False, so the guard wakes nobody twice."""
-        self._kick()
-        return False
 
     def _wait_until(self, pred: Callable[[], bool], timeout_s: float | None) -> bool:
         """Wait (releasing the lock) until ``pred()``; False on timeout. None waits forever."""

@@ -3,8 +3,7 @@
 :func:`guarded` takes the big lock, refuses a closed backend (:class:`BackendClosed`), answers
 a thread without a current context (abi.md §6.1, ERR-03: 107002; the ACL-layer checks some
 functions make first are part of that answer), turns :class:`ApiReturn` into its return code,
-and lets the device make progress afterwards (the backend's ``_progress``, then
-``_cond.notify_all()`` when anything ran; nothing after ``close``).
+and lets the device make progress afterwards (the backend's ``_kick``).
 
 Error style. An API method returns its return code (``rc`` or ``(rc, out...)``) for every check
 it makes itself: that is the code a reader looks for in the method. A refusal decided *deep
@@ -78,10 +77,7 @@ def guarded(no_ctx: Any = NO_CTX, *, needs_context: bool = True) -> Callable:
 #: passing them on; ``{context_check}`` is the no-context answer (empty with
 #: ``needs_context=False``). ``self._acquire`` / ``self._release`` are the big RLock's own
 #: bound methods: the same lock a ``with self._lock`` takes, without the ``with``
-#: statement's look-ups of ``__enter__`` / ``__exit__`` on every call. The inner ``finally``
-#: is the backend's ``_kick`` written out (progress, then wake the waiters if anything ran;
-#: ``self._progress`` is the engine's bound ``progress``, or a subclass's own ``_kick``:
-#: ``SimBackend.__init__``), one Python frame fewer.
+#: statement's look-ups of ``__enter__`` / ``__exit__`` on every call.
 _GUARD = """
 def _guarded({params}):
     self._acquire()
@@ -93,8 +89,7 @@ def _guarded({params}):
         except ApiReturn as exc:
             return exc.rc
         finally:
-            if not self._closed and self._progress():
-                self._cond.notify_all()
+            self._kick()
     finally:
         self._release()
 """
