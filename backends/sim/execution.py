@@ -48,10 +48,8 @@ class ExecuteOp(Op):
             if type(op_lists) is TracedPlan and not engine.injected:
                 # the plan's order for the event flags at this start, run as its compiled
                 # callables (backends.sim.compiled): no queue, no engine pass per op
-                flags = tuple(map(_IS_SET, op_lists.states))
-                compiled = op_lists._compiled.get(flags)
-                if compiled is None or compiled.frees != engine.mem.frees:
-                    compiled = op_lists.compiled(flags, engine)
+                flags = op_lists.flags()
+                compiled = op_lists.compiled(flags, engine)
                 call = None
                 try:
                     for call in compiled.calls:
