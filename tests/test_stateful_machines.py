@@ -3,6 +3,8 @@ backend ends with (a shrunk program, never a FlakyStrategyDefinition)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import core
 
@@ -11,6 +13,7 @@ from mdlri_conformance.conformance.engine import machine
 from mdlri_conformance.conformance.engine.modes import GLOBAL, RELAXED, THREAD_LOCAL, CaptureModes
 from mdlri_conformance.conformance.framework.outcomes import ConformanceFailure
 from mdlri_conformance.conformance.specs import test_stateful_capture as capture_specs
+from mdlri_conformance.conformance.specs import test_stateful_exec as exec_specs
 
 
 def test_modes_nothing_active_blocks_nothing() -> None:
@@ -62,17 +65,32 @@ def test_batch_seeds_differ_and_repeat(monkeypatch: pytest.MonkeyPatch) -> None:
     assert machine.batch_seed("N", 0) != seeds[0]
 
 
-def test_broken_backend_ends_with_a_shrunk_program() -> None:
-    """A planted fault ends as the spec's own failure with the shrunk steps attached, not as
-    a Hypothesis error about the test itself."""
-    backend = sim.SimBackend(faults=["execute-null-model-107000"])
+def _failure(run: Any, machine_class: type, fault: str) -> ConformanceFailure:
+    """What a spec's machine runner ``run`` (its module's ``_run``) ends with on a simulator
+    with ``fault`` planted."""
+    backend = sim.SimBackend(faults=[fault])
     backend.set_device(0)
     try:
         with pytest.raises(ConformanceFailure) as info:
-            capture_specs._run(capture_specs.CaptureImplMachine, backend, 0)
+            run(machine_class, backend, 0)
     finally:
         backend.close()
-    assert "EXE-09" in str(info.value)
-    notes = "\n".join(getattr(info.value, "__notes__", []))
+    return info.value
+
+
+def test_broken_backend_ends_with_a_shrunk_program() -> None:
+    """A planted fault ends as the spec's own failure with the shrunk steps attached, not as
+    a Hypothesis error about the test itself."""
+    failure = _failure(capture_specs._run, capture_specs.CaptureImplMachine,
+                       "execute-null-model-107000")
+    assert "EXE-09" in str(failure)
+    notes = "\n".join(getattr(failure, "__notes__", []))
     assert "state.execute_null(" in notes
     assert notes.count("state.") <= 6  # shrunk to a handful of steps
+
+
+def test_exec_machine_destroy_release_catches_a_destroy_that_does_not_wait() -> None:
+    """The exec machine's release RELEASE_AFTER_MS after Destroy fails LIFE-03 on a Destroy
+    that frees the running model at once."""
+    failure = _failure(exec_specs._run, exec_specs.ExecMachine, "destroy-no-wait")
+    assert "LIFE-03" in str(failure)
